@@ -1,0 +1,105 @@
+#include "core/base/file_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace fusionscope {
+namespace {
+
+std::string errnoText(int err) { return std::strerror(err); }
+
+// Writes content to a fresh temporary next to `path`; returns its name.
+StatusOr<std::string> writeTemporary(const std::string& path, std::string_view content) {
+  std::string tmpl = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
+  const char* data = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmpl.c_str());
+      return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(err)));
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  // mkstemp creates 0600; published files get the usual 0644 (before umask).
+  ::fchmod(fd, 0644 & ~[] { mode_t m = ::umask(0); ::umask(m); return m; }());
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmpl.c_str());
+    return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(err)));
+  }
+  return tmpl;
+}
+
+}  // namespace
+
+StatusOr<std::string> readFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::error(fmt::format("{}: error: cannot read: is a directory", path));
+  }
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status::error(fmt::format("{}: error: cannot read: {}", path, errnoText(errno)));
+  std::string content;
+  char buffer[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) content.append(buffer, n);
+  bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return Status::error(fmt::format("{}: error: cannot read: I/O error", path));
+  return content;
+}
+
+Status writeFileAtomic(const std::string& path, std::string_view content) {
+  return writeFilesAtomic({FileContent{path, std::string(content)}});
+}
+
+Status writeFilesAtomic(const std::vector<FileContent>& files) {
+  std::vector<std::string> temporaries;
+  auto cleanup = [&] {
+    for (const std::string& t : temporaries) ::unlink(t.c_str());
+  };
+  for (const FileContent& file : files) {
+    StatusOr<std::string> tmp = writeTemporary(file.path, file.content);
+    if (!tmp.ok()) {
+      cleanup();
+      return tmp.status();
+    }
+    temporaries.push_back(*tmp);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (::rename(temporaries[i].c_str(), files[i].path.c_str()) != 0) {
+      int err = errno;
+      cleanup();
+      return Status::error(fmt::format("{}: error: cannot write: {}", files[i].path, errnoText(err)));
+    }
+    temporaries[i].clear();
+  }
+  return okStatus();
+}
+
+Status makeDirectories(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return Status::error(fmt::format("{}: error: cannot create directory: {}", path, ec.message()));
+  if (!std::filesystem::is_directory(path, ec)) {
+    return Status::error(fmt::format("{}: error: cannot create directory: not a directory", path));
+  }
+  return okStatus();
+}
+
+}  // namespace fusionscope

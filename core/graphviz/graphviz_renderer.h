@@ -1,0 +1,73 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace fusionscope::graphviz {
+
+// fs_graphviz is the only code that includes Graphviz headers. Every call below takes one process-wide
+// mutex because Graphviz (cgraph + gvc) keeps global state and is not thread-safe.
+
+enum class ImageFormat { kPng, kSvg };
+
+// Renders DOT text to an image in memory with the `dot` layout engine. `sourceName` is used in error
+// messages (e.g. "hlo_graph_0.dot:12: syntax error near 'x'").
+// The text must hold exactly one graph. Anything Graphviz reports as an error (a syntax error, a malformed
+// HTML-like label, an unknown output format) fails the call, even where the `dot` program would still draw
+// something; Graphviz's warnings are swallowed, never printed to stderr.
+StatusOr<std::string> renderDot(std::string_view dot, ImageFormat format, std::string_view sourceName = "<dot>");
+
+// Positions from the `dot` layout, in points with the origin at the bottom-left (Graphviz convention).
+struct PointF {
+  double x = 0;
+  double y = 0;
+};
+
+struct NodeLayout {
+  std::string name;   // DOT node id
+  std::string label;  // the `label` attribute, unrendered ("\N" when the node has none)
+  bool labelIsHtml = false;  // label was written as an HTML-like label `<...>`; `label` is then the markup inside
+  PointF center;
+  double width = 0;   // points
+  double height = 0;  // points
+};
+
+struct EdgeLayout {
+  std::string tail;  // DOT node id
+  std::string head;
+  std::string label;
+  bool labelIsHtml = false;
+  std::vector<PointF> controlPoints;  // cubic B-spline control points of the first spline (3k+1 of them)
+  bool hasArrowHead = false;
+  PointF arrowHead;  // tip of the arrow at the head end, when hasArrowHead
+  bool hasArrowTail = false;  // an arrow at the tail end (dir=back or dir=both)
+  PointF arrowTail;
+};
+
+struct ClusterLayout {
+  std::string name;  // subgraph name, e.g. "cluster_fusion_3"
+  std::string label;
+  bool labelIsHtml = false;
+  PointF lowerLeft;
+  PointF upperRight;
+};
+
+struct GraphLayout {
+  PointF lowerLeft;
+  PointF upperRight;
+  std::vector<NodeLayout> nodes;
+  std::vector<EdgeLayout> edges;
+  std::vector<ClusterLayout> clusters;  // every cluster, nested ones included, parents before children
+};
+
+// Lays DOT text out with the `dot` engine and returns plain structs (no Graphviz types escape). Same input rules
+// and errors as renderDot; a `layout=...` attribute in the graph does not switch engines.
+StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceName = "<dot>");
+
+// True when the PNG and SVG render plugins are available (Graphviz's config was found).
+bool renderersAvailable();
+
+}  // namespace fusionscope::graphviz

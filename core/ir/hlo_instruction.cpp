@@ -1,0 +1,95 @@
+#include "core/ir/hlo_instruction.h"
+
+#include <algorithm>
+
+#include "core/ir/hlo_computation.h"
+
+namespace fusionscope::core {
+
+HloInstruction::HloInstruction(std::string name, HloOpcode opcode, Shape shape)
+    : m_name(std::move(name)), m_opcode(opcode), m_shape(std::move(shape)) {}
+
+std::string_view HloInstruction::opcodeString() const {
+  if (m_opcode == HloOpcode::kUnknown && !m_unknownOpcode.empty()) return m_unknownOpcode;
+  return opcodeName(m_opcode);
+}
+
+void HloInstruction::addUser(HloInstruction* user) {
+  if (std::find(m_users.begin(), m_users.end(), user) == m_users.end()) m_users.push_back(user);
+}
+
+void HloInstruction::removeUser(HloInstruction* user) {
+  // A user may use this instruction several times; it stays a user while any use remains.
+  if (std::find(user->m_operands.begin(), user->m_operands.end(), this) != user->m_operands.end()) return;
+  m_users.erase(std::remove(m_users.begin(), m_users.end(), user), m_users.end());
+}
+
+void HloInstruction::appendOperand(HloInstruction* operand) {
+  m_operands.push_back(operand);
+  operand->addUser(this);
+}
+
+void HloInstruction::replaceOperand(int i, HloInstruction* operand) {
+  HloInstruction* old = m_operands[static_cast<size_t>(i)];
+  if (old == operand) return;
+  m_operands[static_cast<size_t>(i)] = operand;
+  old->removeUser(this);
+  operand->addUser(this);
+}
+
+void HloInstruction::replaceAllUsesWith(HloInstruction* replacement) {
+  if (replacement == this) return;
+  std::vector<HloInstruction*> users = m_users;
+  for (HloInstruction* user : users) {
+    for (int i = 0; i < user->operandCount(); ++i) {
+      if (user->operand(i) == this) user->replaceOperand(i, replacement);
+    }
+  }
+  if (m_parent && m_parent->root() == this) m_parent->setRoot(replacement);
+}
+
+void HloInstruction::dropAllOperands() {
+  std::vector<HloInstruction*> operands = std::move(m_operands);
+  m_operands.clear();
+  for (HloInstruction* operand : operands) operand->removeUser(this);
+}
+
+void HloInstruction::addControlDependencyTo(HloInstruction* successor) {
+  if (std::find(m_controlSuccessors.begin(), m_controlSuccessors.end(), successor) != m_controlSuccessors.end()) {
+    return;
+  }
+  m_controlSuccessors.push_back(successor);
+  successor->m_controlPredecessors.push_back(this);
+}
+
+void HloInstruction::dropAllControlDependencies() {
+  for (HloInstruction* pred : m_controlPredecessors) {
+    auto& s = pred->m_controlSuccessors;
+    s.erase(std::remove(s.begin(), s.end(), this), s.end());
+  }
+  for (HloInstruction* succ : m_controlSuccessors) {
+    auto& p = succ->m_controlPredecessors;
+    p.erase(std::remove(p.begin(), p.end(), this), p.end());
+  }
+  m_controlPredecessors.clear();
+  m_controlSuccessors.clear();
+}
+
+std::vector<HloComputation*> HloInstruction::calledComputations() const {
+  std::vector<HloComputation*> result;
+  for (const CalledComputationRef& ref : m_called) {
+    result.insert(result.end(), ref.computations.begin(), ref.computations.end());
+  }
+  return result;
+}
+
+HloComputation* HloInstruction::calledComputation(std::string_view key) const {
+  for (const CalledComputationRef& ref : m_called) {
+    if (ref.key == key && ref.computations.size() == 1) return ref.computations.front();
+  }
+  return nullptr;
+}
+
+bool HloInstruction::isRoot() const { return m_parent && m_parent->root() == this; }
+
+}  // namespace fusionscope::core

@@ -1,0 +1,108 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/attributes.h"
+#include "core/ir/literal.h"
+#include "core/ir/opcode.h"
+#include "core/ir/shape.h"
+
+namespace fusionscope::core {
+
+class HloComputation;
+
+// A computation referenced by an attribute: `to_apply=%add`, `calls=%fused`, `condition=`, `body=`,
+// `branch_computations={%a, %b}`, ... The attribute key is kept so printing restores the same form.
+struct CalledComputationRef {
+  std::string key;
+  std::vector<HloComputation*> computations;
+  bool braced = false;  // printed as `key={%a, %b}` rather than `key=%a`
+};
+
+// One HLO instruction: a name unique within its computation, an opcode, a result shape, operands (other
+// instructions of the same computation), typed and raw attributes, and the computations it calls.
+// Owned by its HloComputation, which maintains the use lists: operands() and users() are kept in sync by
+// the mutation methods below, never edited directly.
+class HloInstruction {
+ public:
+  HloInstruction(std::string name, HloOpcode opcode, Shape shape);
+
+  // Rename through HloComputation::renameInstruction, which keeps the name index right.
+  const std::string& name() const { return m_name; }
+  HloOpcode opcode() const { return m_opcode; }
+  // XLA's spelling; for kUnknown the spelling found in the text.
+  std::string_view opcodeString() const;
+  void setUnknownOpcodeSpelling(std::string spelling) { m_unknownOpcode = std::move(spelling); }
+  OpCategory category() const { return opcodeCategory(m_opcode); }
+
+  const Shape& shape() const { return m_shape; }
+  Shape& mutableShape() { return m_shape; }
+
+  HloComputation* parent() const { return m_parent; }
+
+  // Operands and users. users() lists each user once, in the order the uses were added.
+  const std::vector<HloInstruction*>& operands() const { return m_operands; }
+  HloInstruction* operand(int i) const { return m_operands[static_cast<size_t>(i)]; }
+  int operandCount() const { return static_cast<int>(m_operands.size()); }
+  const std::vector<HloInstruction*>& users() const { return m_users; }
+  void appendOperand(HloInstruction* operand);
+  void replaceOperand(int i, HloInstruction* operand);
+  // Rewrites every use of this instruction (operands of users, control edges stay) to `replacement`.
+  void replaceAllUsesWith(HloInstruction* replacement);
+  void dropAllOperands();
+
+  const std::vector<HloInstruction*>& controlPredecessors() const { return m_controlPredecessors; }
+  const std::vector<HloInstruction*>& controlSuccessors() const { return m_controlSuccessors; }
+  void addControlDependencyTo(HloInstruction* successor);
+  void dropAllControlDependencies();
+
+  const InstructionAttributes& attributes() const { return m_attributes; }
+  InstructionAttributes& mutableAttributes() { return m_attributes; }
+  const OpMetadata* metadata() const { return m_attributes.metadata ? &*m_attributes.metadata : nullptr; }
+
+  // `parameter(N)`: N.
+  int64_t parameterNumber() const { return m_parameterNumber; }
+  void setParameterNumber(int64_t n) { m_parameterNumber = n; }
+
+  // `constant(...)`: the literal; null for other opcodes.
+  const Literal* literal() const { return m_literal.get(); }
+  void setLiteral(Literal literal) { m_literal = std::make_unique<Literal>(std::move(literal)); }
+
+  const std::vector<CalledComputationRef>& calledComputationRefs() const { return m_called; }
+  std::vector<CalledComputationRef>& mutableCalledComputationRefs() { return m_called; }
+  // Every called computation, flattened in attribute order.
+  std::vector<HloComputation*> calledComputations() const;
+  // The computation behind a single-valued key (`to_apply`, `calls`, `condition`, `body`), or null.
+  HloComputation* calledComputation(std::string_view key) const;
+  HloComputation* toApply() const { return calledComputation("to_apply"); }
+  HloComputation* fusedComputation() const { return m_opcode == HloOpcode::kFusion ? calledComputation("calls") : nullptr; }
+
+  bool isRoot() const;
+  bool isFusion() const { return m_opcode == HloOpcode::kFusion; }
+
+ private:
+  friend class HloComputation;
+  void removeUser(HloInstruction* user);
+  void addUser(HloInstruction* user);
+
+  std::string m_name;
+  HloOpcode m_opcode;
+  std::string m_unknownOpcode;
+  Shape m_shape;
+  HloComputation* m_parent = nullptr;
+  std::vector<HloInstruction*> m_operands;
+  std::vector<HloInstruction*> m_users;
+  std::vector<HloInstruction*> m_controlPredecessors;
+  std::vector<HloInstruction*> m_controlSuccessors;
+  InstructionAttributes m_attributes;
+  int64_t m_parameterNumber = -1;
+  std::unique_ptr<Literal> m_literal;
+  std::vector<CalledComputationRef> m_called;
+};
+
+}  // namespace fusionscope::core

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/ir/hlo_computation.h"
+
+namespace fusionscope::core {
+
+// A parsed or built HLO program: computations in text order (callees usually first, as XLA prints them),
+// one of which is the ENTRY, plus the header attributes of the `HloModule` line kept verbatim
+// (`entry_computation_layout`, `input_output_alias`, ...).
+class HloModule {
+ public:
+  explicit HloModule(std::string name);
+  HloModule(const HloModule&) = delete;
+  HloModule& operator=(const HloModule&) = delete;
+
+  const std::string& name() const { return m_name; }
+  void setName(std::string name) { m_name = std::move(name); }
+
+  // Header attributes in source order, values verbatim.
+  const std::vector<std::pair<std::string, std::string>>& headerAttributes() const { return m_header; }
+  std::vector<std::pair<std::string, std::string>>& mutableHeaderAttributes() { return m_header; }
+  const std::string* findHeaderAttribute(std::string_view key) const;
+
+  HloComputation* addComputation(std::unique_ptr<HloComputation> computation);
+  const std::vector<std::unique_ptr<HloComputation>>& computations() const { return m_computations; }
+  HloComputation* findComputation(std::string_view name) const;
+
+  HloComputation* entry() const { return m_entry; }
+  void setEntry(HloComputation* entry) { m_entry = entry; }
+
+  int64_t instructionCount() const;
+
+  // Callees before callers (every computation after the ones it calls); unreachable ones keep text order.
+  std::vector<HloComputation*> computationsPostOrder() const;
+
+  // Marks the computations called by fusion instructions (HloComputation::isFusionComputation).
+  void updateFusionComputationFlags();
+
+ private:
+  std::string m_name;
+  std::vector<std::pair<std::string, std::string>> m_header;
+  std::vector<std::unique_ptr<HloComputation>> m_computations;
+  std::unordered_map<std::string_view, HloComputation*> m_byName;
+  HloComputation* m_entry = nullptr;
+};
+
+}  // namespace fusionscope::core

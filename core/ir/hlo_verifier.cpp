@@ -1,0 +1,441 @@
+#include "core/ir/hlo_verifier.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace fusionscope::core {
+namespace {
+
+constexpr size_t kMaxProblems = 20;
+
+class Verifier {
+ public:
+  explicit Verifier(std::vector<std::string>& problems) : m_problems(problems) {}
+
+  void computation(const HloComputation& comp) {
+    m_comp = &comp;
+    if (!comp.root()) report(nullptr, "has no ROOT instruction");
+    StatusOr<std::vector<HloInstruction*>> order = comp.postOrder();
+    if (!order.ok()) report(nullptr, order.message());
+    checkParameters(comp);
+    for (const auto& inst : comp.instructions()) instruction(*inst);
+  }
+
+ private:
+  void report(const HloInstruction* inst, std::string_view message) {
+    if (m_problems.size() >= kMaxProblems) return;
+    if (inst) {
+      m_problems.push_back(fmt::format("computation {}, %{}: {}", m_comp->name(), inst->name(), message));
+    } else {
+      m_problems.push_back(fmt::format("computation {}: {}", m_comp->name(), message));
+    }
+  }
+
+  void checkParameters(const HloComputation& comp) {
+    std::set<int64_t> seen;
+    for (const auto& inst : comp.instructions()) {
+      if (inst->opcode() != HloOpcode::kParameter) continue;
+      if (!seen.insert(inst->parameterNumber()).second) {
+        report(inst.get(), fmt::format("parameter number {} is used twice", inst->parameterNumber()));
+      }
+    }
+    int64_t expected = 0;
+    for (int64_t n : seen) {
+      if (n != expected) {
+        report(nullptr, fmt::format("parameter numbers must be 0..{} without gaps; {} is missing",
+                                    static_cast<int64_t>(seen.size()) - 1, expected));
+        return;
+      }
+      ++expected;
+    }
+  }
+
+  static std::string str(const Shape& s) { return s.toString(false); }
+  static bool sameDims(const Shape& a, const Shape& b) { return a.isArray() && b.isArray() && a.dimensions() == b.dimensions(); }
+
+  void expectOperands(const HloInstruction& inst, int count) {
+    if (inst.operandCount() != count) {
+      report(&inst, fmt::format("{} takes {} operand(s), has {}", inst.opcodeString(), count, inst.operandCount()));
+    }
+  }
+
+  void expectCalleeParams(const HloInstruction& inst, const HloComputation* callee, int64_t count,
+                          std::string_view role) {
+    if (!callee) {
+      report(&inst, fmt::format("{} needs a {} computation", inst.opcodeString(), role));
+      return;
+    }
+    if (callee->parameterCount() != count) {
+      report(&inst, fmt::format("{} computation {} takes {} parameter(s), expected {}", role, callee->name(),
+                                callee->parameterCount(), count));
+    }
+  }
+
+  // Result dims must equal every (non-scalar, where allowed) operand's dims.
+  void elementwise(const HloInstruction& inst, bool allowScalarOperands, bool sameType) {
+    const Shape& out = inst.shape();
+    if (!out.isArray()) {
+      report(&inst, fmt::format("elementwise result must be an array, is {}", str(out)));
+      return;
+    }
+    for (int i = 0; i < inst.operandCount(); ++i) {
+      const Shape& in = inst.operand(i)->shape();
+      if (allowScalarOperands && in.isScalar()) continue;
+      if (!sameDims(in, out)) {
+        report(&inst, fmt::format("operand {} has shape {} but the result is {}", i, str(in), str(out)));
+      } else if (sameType && in.elementType() != out.elementType()) {
+        report(&inst, fmt::format("operand {} has element type {} but the result is {}", i,
+                                  primitiveTypeName(in.elementType()), primitiveTypeName(out.elementType())));
+      }
+    }
+  }
+
+  void instruction(const HloInstruction& inst) {
+    const Shape& out = inst.shape();
+    switch (inst.opcode()) {
+      case HloOpcode::kAdd: case HloOpcode::kSubtract: case HloOpcode::kMultiply: case HloOpcode::kDivide:
+      case HloOpcode::kMaximum: case HloOpcode::kMinimum: case HloOpcode::kPower: case HloOpcode::kRemainder:
+      case HloOpcode::kAnd: case HloOpcode::kOr: case HloOpcode::kXor: case HloOpcode::kAtan2:
+      case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
+        expectOperands(inst, 2);
+        elementwise(inst, false, true);
+        break;
+      case HloOpcode::kAbs: case HloOpcode::kNegate: case HloOpcode::kExp: case HloOpcode::kExpm1:
+      case HloOpcode::kLog: case HloOpcode::kLog1p: case HloOpcode::kSqrt: case HloOpcode::kRsqrt:
+      case HloOpcode::kCbrt: case HloOpcode::kTanh: case HloOpcode::kTan: case HloOpcode::kSin: case HloOpcode::kCos:
+      case HloOpcode::kFloor: case HloOpcode::kCeil: case HloOpcode::kSign: case HloOpcode::kNot:
+      case HloOpcode::kLogistic: case HloOpcode::kErf: case HloOpcode::kRoundNearestAfz:
+      case HloOpcode::kRoundNearestEven: case HloOpcode::kClz: case HloOpcode::kPopulationCount:
+        expectOperands(inst, 1);
+        // abs of a complex number is real; every other one keeps the element type.
+        elementwise(inst, false, !(inst.opcode() == HloOpcode::kAbs && inst.operandCount() == 1 &&
+                                   isComplex(inst.operand(0)->shape().elementType())));
+        break;
+      case HloOpcode::kConvert: case HloOpcode::kIsFinite: case HloOpcode::kReal: case HloOpcode::kImag:
+      case HloOpcode::kReducePrecision:
+        expectOperands(inst, 1);
+        elementwise(inst, false, false);
+        break;
+      case HloOpcode::kCompare:
+        expectOperands(inst, 2);
+        elementwise(inst, false, false);
+        if (out.isArray() && out.elementType() != PrimitiveType::kPred) report(&inst, "compare must produce pred");
+        if (inst.operandCount() == 2 &&
+            inst.operand(0)->shape().elementType() != inst.operand(1)->shape().elementType()) {
+          report(&inst, "compare operands have different element types");
+        }
+        if (!inst.attributes().direction) report(&inst, "compare needs direction=");
+        break;
+      case HloOpcode::kSelect:
+        expectOperands(inst, 3);
+        if (inst.operandCount() == 3) {
+          const Shape& pred = inst.operand(0)->shape();
+          if (!pred.isArray() || pred.elementType() != PrimitiveType::kPred) {
+            report(&inst, fmt::format("select predicate must be pred, is {}", str(pred)));
+          }
+          elementwise(inst, true, false);
+          for (int i = 1; i < 3; ++i) {
+            if (inst.operand(i)->shape().elementType() != out.elementType()) {
+              report(&inst, fmt::format("select operand {} has element type {} but the result is {}", i,
+                                        primitiveTypeName(inst.operand(i)->shape().elementType()),
+                                        primitiveTypeName(out.elementType())));
+            }
+          }
+        }
+        break;
+      case HloOpcode::kClamp:
+        expectOperands(inst, 3);
+        elementwise(inst, true, true);
+        break;
+      case HloOpcode::kBroadcast: broadcast(inst); break;
+      case HloOpcode::kReshape:
+        expectOperands(inst, 1);
+        if (inst.operandCount() == 1 && inst.operand(0)->shape().isArray() &&
+            inst.operand(0)->shape().elementCount() != out.elementCount()) {
+          report(&inst, fmt::format("reshape changes the element count: {} ({}) to {} ({})",
+                                    str(inst.operand(0)->shape()), inst.operand(0)->shape().elementCount(), str(out),
+                                    out.elementCount()));
+        }
+        break;
+      case HloOpcode::kTranspose: transpose(inst); break;
+      case HloOpcode::kReduce: reduce(inst); break;
+      case HloOpcode::kDot: dot(inst); break;
+      case HloOpcode::kSlice: slice(inst); break;
+      case HloOpcode::kConcatenate: concatenate(inst); break;
+      case HloOpcode::kTuple:
+        if (!out.isTuple() || out.tupleSize() != inst.operandCount()) {
+          report(&inst, fmt::format("tuple of {} operand(s) must have a tuple shape of that size, is {}",
+                                    inst.operandCount(), str(out)));
+          break;
+        }
+        for (int i = 0; i < inst.operandCount(); ++i) {
+          if (!out.tupleElement(i).compatible(inst.operand(i)->shape())) {
+            report(&inst, fmt::format("tuple element {} is {} but operand {} is {}", i, str(out.tupleElement(i)), i,
+                                      str(inst.operand(i)->shape())));
+          }
+        }
+        break;
+      case HloOpcode::kGetTupleElement: getTupleElement(inst); break;
+      case HloOpcode::kFusion:
+      case HloOpcode::kCall:
+        expectCalleeParams(inst, inst.calledComputation("calls") ? inst.calledComputation("calls") : inst.toApply(),
+                           inst.operandCount(), inst.opcode() == HloOpcode::kFusion ? "fused" : "called");
+        if (const HloComputation* callee = inst.calledComputation("calls")) {
+          if (callee->root() && !callee->root()->shape().compatible(out)) {
+            report(&inst, fmt::format("result {} differs from the root {} of {}", str(out),
+                                      str(callee->root()->shape()), callee->name()));
+          }
+        }
+        break;
+      case HloOpcode::kWhile:
+        expectOperands(inst, 1);
+        expectCalleeParams(inst, inst.calledComputation("condition"), 1, "condition");
+        expectCalleeParams(inst, inst.calledComputation("body"), 1, "body");
+        break;
+      default:
+        break;
+    }
+  }
+
+  void broadcast(const HloInstruction& inst) {
+    expectOperands(inst, 1);
+    if (inst.operandCount() != 1) return;
+    const Shape& in = inst.operand(0)->shape();
+    const Shape& out = inst.shape();
+    // XLA's text omits `dimensions={}` when broadcasting a scalar.
+    const std::vector<int64_t> none;
+    const std::vector<int64_t>* dims = inst.attributes().dimensions ? &*inst.attributes().dimensions : &none;
+    if (static_cast<int>(dims->size()) != in.rank()) {
+      report(&inst, fmt::format("broadcast dimensions={{{}}} has {} entries for an operand of rank {}",
+                                fmt::join(*dims, ","), dims->size(), in.rank()));
+      return;
+    }
+    for (int i = 0; i < in.rank(); ++i) {
+      int64_t d = (*dims)[static_cast<size_t>(i)];
+      if (d < 0 || d >= out.rank()) {
+        report(&inst, fmt::format("broadcast dimension {} is out of range for result {}", d, str(out)));
+      } else if (in.dimension(i) != out.dimension(static_cast<int>(d))) {
+        report(&inst, fmt::format("broadcast maps operand dimension {} (size {}) to result dimension {} (size {})", i,
+                                  in.dimension(i), d, out.dimension(static_cast<int>(d))));
+      }
+    }
+    if (in.elementType() != out.elementType()) report(&inst, "broadcast changes the element type");
+  }
+
+  void transpose(const HloInstruction& inst) {
+    expectOperands(inst, 1);
+    if (inst.operandCount() != 1) return;
+    const Shape& in = inst.operand(0)->shape();
+    const Shape& out = inst.shape();
+    const auto& dims = inst.attributes().dimensions;
+    std::vector<int64_t> sorted = dims ? *dims : std::vector<int64_t>();
+    std::sort(sorted.begin(), sorted.end());
+    bool permutation = static_cast<int>(sorted.size()) == in.rank();
+    for (size_t i = 0; permutation && i < sorted.size(); ++i) permutation = sorted[i] == static_cast<int64_t>(i);
+    if (!dims || !permutation) {
+      report(&inst, fmt::format("transpose dimensions must be a permutation of 0..{}", in.rank() - 1));
+      return;
+    }
+    for (int i = 0; i < out.rank() && i < in.rank(); ++i) {
+      if (out.dimension(i) != in.dimension(static_cast<int>((*dims)[static_cast<size_t>(i)]))) {
+        report(&inst, fmt::format("transpose of {} with dimensions={{{}}} gives {}, not {}", str(in),
+                                  fmt::join(*dims, ","), permuted(in, *dims), str(out)));
+        return;
+      }
+    }
+  }
+
+  static std::string permuted(const Shape& in, const std::vector<int64_t>& dims) {
+    std::vector<int64_t> result;
+    for (int64_t d : dims) result.push_back(in.dimension(static_cast<int>(d)));
+    return Shape(in.elementType(), result).toString(false);
+  }
+
+  void reduce(const HloInstruction& inst) {
+    int n = inst.operandCount() / 2;
+    if (inst.operandCount() % 2 != 0 || n == 0) {
+      report(&inst, fmt::format("reduce takes inputs and as many init values, has {} operand(s)", inst.operandCount()));
+      return;
+    }
+    expectCalleeParams(inst, inst.toApply(), 2 * n, "to_apply");
+    const auto& dims = inst.attributes().dimensions;
+    if (!dims) {
+      report(&inst, "reduce needs dimensions=");
+      return;
+    }
+    const Shape& in = inst.operand(0)->shape();
+    std::vector<int64_t> kept;
+    for (int i = 0; i < in.rank(); ++i) {
+      if (std::find(dims->begin(), dims->end(), i) == dims->end()) kept.push_back(in.dimension(i));
+    }
+    for (int64_t d : *dims) {
+      if (d < 0 || d >= in.rank()) report(&inst, fmt::format("reduce dimension {} is out of range for {}", d, str(in)));
+    }
+    for (int i = n; i < 2 * n; ++i) {
+      if (!inst.operand(i)->shape().isScalar()) report(&inst, fmt::format("reduce init value {} must be a scalar", i));
+    }
+    auto checkOne = [&](const Shape& out, int input) {
+      if (!out.isArray() || out.dimensions() != kept) {
+        report(&inst, fmt::format("reduce of {} over dimensions={{{}}} gives {}, not {}",
+                                  str(inst.operand(input)->shape()), fmt::join(*dims, ","),
+                                  Shape(out.isArray() ? out.elementType() : in.elementType(), kept).toString(false),
+                                  str(out)));
+      }
+    };
+    if (n == 1) {
+      checkOne(inst.shape(), 0);
+    } else if (!inst.shape().isTuple() || inst.shape().tupleSize() != n) {
+      report(&inst, fmt::format("variadic reduce of {} inputs must produce a {}-tuple", n, n));
+    } else {
+      for (int i = 0; i < n; ++i) checkOne(inst.shape().tupleElement(i), i);
+    }
+  }
+
+  void dot(const HloInstruction& inst) {
+    expectOperands(inst, 2);
+    if (inst.operandCount() != 2) return;
+    const Shape& lhs = inst.operand(0)->shape();
+    const Shape& rhs = inst.operand(1)->shape();
+    DotDimensionNumbers dnums = inst.attributes().dot.value_or(DotDimensionNumbers());
+    if (dnums.lhsBatch.size() != dnums.rhsBatch.size() || dnums.lhsContracting.size() != dnums.rhsContracting.size()) {
+      report(&inst, "dot has unequal numbers of lhs and rhs batch or contracting dimensions");
+      return;
+    }
+    auto inRange = [&](const std::vector<int64_t>& dims, const Shape& s) {
+      return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d >= 0 && d < s.rank(); });
+    };
+    if (!inRange(dnums.lhsBatch, lhs) || !inRange(dnums.lhsContracting, lhs) || !inRange(dnums.rhsBatch, rhs) ||
+        !inRange(dnums.rhsContracting, rhs)) {
+      report(&inst, "dot dimension numbers are out of range for the operands");
+      return;
+    }
+    for (size_t i = 0; i < dnums.lhsContracting.size(); ++i) {
+      int64_t a = lhs.dimension(static_cast<int>(dnums.lhsContracting[i]));
+      int64_t b = rhs.dimension(static_cast<int>(dnums.rhsContracting[i]));
+      if (a != b) report(&inst, fmt::format("dot contracts lhs size {} with rhs size {}", a, b));
+    }
+    std::vector<int64_t> dims;
+    for (size_t i = 0; i < dnums.lhsBatch.size(); ++i) {
+      int64_t a = lhs.dimension(static_cast<int>(dnums.lhsBatch[i]));
+      if (a != rhs.dimension(static_cast<int>(dnums.rhsBatch[i]))) report(&inst, "dot batch dimensions differ in size");
+      dims.push_back(a);
+    }
+    auto free = [&](const Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+      for (int i = 0; i < s.rank(); ++i) {
+        if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
+            std::find(contracting.begin(), contracting.end(), i) == contracting.end()) {
+          dims.push_back(s.dimension(i));
+        }
+      }
+    };
+    free(lhs, dnums.lhsBatch, dnums.lhsContracting);
+    free(rhs, dnums.rhsBatch, dnums.rhsContracting);
+    if (!inst.shape().isArray() || inst.shape().dimensions() != dims) {
+      report(&inst, fmt::format("dot of {} and {} gives {}, not {}", str(lhs), str(rhs),
+                                Shape(inst.shape().elementType(), dims).toString(false), str(inst.shape())));
+    }
+  }
+
+  void slice(const HloInstruction& inst) {
+    expectOperands(inst, 1);
+    if (inst.operandCount() != 1) return;
+    const Shape& in = inst.operand(0)->shape();
+    const auto& s = inst.attributes().slice;
+    if (!s || static_cast<int>(s->size()) != in.rank()) {
+      report(&inst, fmt::format("slice needs one [start:limit:stride] per dimension of {}", str(in)));
+      return;
+    }
+    std::vector<int64_t> dims;
+    for (int i = 0; i < in.rank(); ++i) {
+      const SliceDim& d = (*s)[static_cast<size_t>(i)];
+      if (d.start < 0 || d.start > d.limit || d.limit > in.dimension(i) || d.stride < 1) {
+        report(&inst, fmt::format("slice [{}:{}:{}] is out of bounds for dimension {} of size {}", d.start, d.limit,
+                                  d.stride, i, in.dimension(i)));
+        return;
+      }
+      dims.push_back((d.limit - d.start + d.stride - 1) / d.stride);
+    }
+    if (!inst.shape().isArray() || inst.shape().dimensions() != dims) {
+      report(&inst, fmt::format("slice of {} gives {}, not {}", str(in),
+                                Shape(in.elementType(), dims).toString(false), str(inst.shape())));
+    }
+  }
+
+  void concatenate(const HloInstruction& inst) {
+    const auto& dims = inst.attributes().dimensions;
+    if (!dims || dims->size() != 1 || inst.operandCount() == 0) {
+      report(&inst, "concatenate needs operands and dimensions={d}");
+      return;
+    }
+    int64_t d = dims->front();
+    const Shape& first = inst.operand(0)->shape();
+    if (d < 0 || d >= first.rank()) {
+      report(&inst, fmt::format("concatenate dimension {} is out of range for {}", d, str(first)));
+      return;
+    }
+    std::vector<int64_t> result = first.dimensions();
+    result[static_cast<size_t>(d)] = 0;
+    for (int i = 0; i < inst.operandCount(); ++i) {
+      const Shape& s = inst.operand(i)->shape();
+      if (s.rank() != first.rank()) {
+        report(&inst, fmt::format("concatenate operand {} has rank {}, expected {}", i, s.rank(), first.rank()));
+        return;
+      }
+      for (int k = 0; k < s.rank(); ++k) {
+        if (k != d && s.dimension(k) != first.dimension(k)) {
+          report(&inst, fmt::format("concatenate operand {} is {}, which differs from {} outside dimension {}", i,
+                                    str(s), str(first), d));
+          return;
+        }
+      }
+      result[static_cast<size_t>(d)] += s.dimension(static_cast<int>(d));
+    }
+    if (!inst.shape().isArray() || inst.shape().dimensions() != result) {
+      report(&inst, fmt::format("concatenate gives {}, not {}", Shape(first.elementType(), result).toString(false),
+                                str(inst.shape())));
+    }
+  }
+
+  void getTupleElement(const HloInstruction& inst) {
+    expectOperands(inst, 1);
+    if (inst.operandCount() != 1) return;
+    const Shape& in = inst.operand(0)->shape();
+    const auto& index = inst.attributes().tupleIndex;
+    if (!in.isTuple()) {
+      report(&inst, fmt::format("get-tuple-element of a non-tuple {}", str(in)));
+    } else if (!index || *index < 0 || *index >= in.tupleSize()) {
+      report(&inst, fmt::format("get-tuple-element index {} is out of range for a {}-tuple",
+                                index ? std::to_string(*index) : "(missing)", in.tupleSize()));
+    } else if (!in.tupleElement(static_cast<int>(*index)).compatible(inst.shape())) {
+      report(&inst, fmt::format("get-tuple-element {} of {} is {}, not {}", *index, str(in),
+                                str(in.tupleElement(static_cast<int>(*index))), str(inst.shape())));
+    }
+  }
+
+  std::vector<std::string>& m_problems;
+  const HloComputation* m_comp = nullptr;
+};
+
+}  // namespace
+
+
+std::vector<std::string> verifyModuleProblems(const HloModule& module) {
+  std::vector<std::string> problems;
+  Verifier verifier(problems);
+  if (!module.entry()) problems.push_back("module has no ENTRY computation");
+  for (const auto& computation : module.computations()) verifier.computation(*computation);
+  return problems;
+}
+
+Status verifyModule(const HloModule& module) {
+  std::vector<std::string> problems = verifyModuleProblems(module);
+  if (problems.empty()) return okStatus();
+  std::string message = fmt::format("verifier: module {} is malformed:", module.name());
+  for (const std::string& p : problems) message += "\n  " + p;
+  if (problems.size() >= kMaxProblems) message += "\n  (further problems not listed)";
+  return Status::error(message);
+}
+
+}  // namespace fusionscope::core

@@ -1,0 +1,655 @@
+#include "core/text/hlo_parser.h"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "core/base/file_util.h"
+#include "core/text/attribute_text.h"
+#include "core/text/text_cursor.h"
+
+namespace fusionscope::core {
+namespace {
+
+// Attribute keys whose values name computations of the module.
+bool isComputationKey(std::string_view key) {
+  return key == "to_apply" || key == "calls" || key == "condition" || key == "body" ||
+         key == "branch_computations" || key == "true_computation" || key == "false_computation" ||
+         key == "select" || key == "scatter" || key == "called_computations";
+}
+
+struct OperandRef {
+  std::string_view name;
+  const char* at;
+};
+
+struct PendingInstruction {
+  HloInstruction* instruction;
+  std::vector<OperandRef> operands;
+  std::vector<OperandRef> controlPredecessors;
+};
+
+struct PendingCall {
+  HloInstruction* instruction;
+  size_t refIndex;
+  std::vector<OperandRef> names;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view fileName) : m_cursor(text, fileName), m_fileName(fileName) {}
+
+  StatusOr<std::unique_ptr<HloModule>> run() {
+    if (!parseModule()) return Status::error(m_error);
+    return std::move(m_module);
+  }
+
+ private:
+  // Records the first error and returns false so callers can `return fail(...)`.
+  bool fail(const char* at, std::string_view message) {
+    if (m_error.empty()) {
+      if (const char* comment = m_cursor.unterminatedComment()) {
+        m_error = m_cursor.formatError(comment, "unterminated comment: '/*' has no closing '*/'");
+      } else {
+        m_error = m_cursor.formatError(at, message);
+      }
+    }
+    return false;
+  }
+  bool failHere(std::string_view message) { return fail(m_cursor.pos(), message); }
+
+  bool expect(char c, std::string_view context) {
+    if (m_cursor.consume(c)) return true;
+    char found = m_cursor.peek();
+    std::string what = found == '\0' ? std::string("end of input") : fmt::format("'{}'", found);
+    return failHere(fmt::format("expected '{}' {}, found {}", c, context, what));
+  }
+
+  bool parseModule() {
+    std::string moduleName = "module";
+    if (m_cursor.consumeKeyword("HloModule")) {
+      const char* at = m_cursor.pos();
+      std::string_view name = m_cursor.readName();
+      if (name.empty()) return fail(at, "expected module name after 'HloModule'");
+      moduleName = std::string(name);
+      // Some dumps end the module name with ':' (e.g. `HloModule convolution.167:`).
+      if (m_cursor.rawPeek() == ':') m_cursor.setPos(m_cursor.pos() + 1);
+    }
+    m_module = std::make_unique<HloModule>(moduleName);
+    if (m_module && m_cursor.peek() == ',') {
+      std::vector<std::pair<std::string, std::string>> header;
+      if (!parseAttributeList(header)) return false;
+      m_module->mutableHeaderAttributes() = std::move(header);
+    }
+    while (!m_cursor.atEnd()) {
+      if (!parseComputation()) return false;
+    }
+    if (m_cursor.unterminatedComment()) return failHere("");
+    if (m_module->computations().empty()) return failHere("no computations in module");
+    if (!m_module->entry()) {
+      return failHere("no ENTRY computation: mark the computation the module runs with 'ENTRY'");
+    }
+    if (!resolveCalls()) return false;
+    m_module->updateFusionComputationFlags();
+    return true;
+  }
+
+  // `, key=value, key=value` (header attributes only; instruction attributes are dispatched by key).
+  bool parseAttributeList(std::vector<std::pair<std::string, std::string>>& out) {
+    while (m_cursor.consume(',')) {
+      const char* at = m_cursor.pos();
+      std::string_view key;
+      std::string_view value;
+      if (!parseKeyValue(key, value)) return false;
+      for (const auto& [k, v] : out) {
+        if (k == key) return fail(at, fmt::format("duplicate attribute '{}'", key));
+      }
+      out.emplace_back(key, value);
+    }
+    return true;
+  }
+
+  bool parseKeyValue(std::string_view& key, std::string_view& value) {
+    m_cursor.skipSpace();
+    const char* at = m_cursor.pos();
+    key = m_cursor.readName();
+    if (key.empty()) return fail(at, "expected attribute name after ','");
+    if (!m_cursor.consume('=')) return failHere(fmt::format("expected '=' after attribute name '{}'", key));
+    return readRawValue(key, value);
+  }
+
+  // The value text of an attribute: a quoted string, or everything up to ',' / whitespace / a closing
+  // bracket at nesting depth 0, with brackets balanced and strings skipped.
+  bool readRawValue(std::string_view key, std::string_view& value) {
+    m_cursor.skipSpace();
+    const char* start = m_cursor.pos();
+    const char* p = start;
+    const char* end = m_cursor.end();
+    std::vector<char> closers;
+    while (p < end) {
+      char c = *p;
+      if (c == '"') {
+        const char* q = p + 1;
+        while (q < end && *q != '"') q += (*q == '\\' && q + 1 < end) ? 2 : 1;
+        if (q >= end) return fail(p, fmt::format("unterminated string in attribute '{}'", key));
+        p = q + 1;
+        if (closers.empty()) break;
+        continue;
+      }
+      if (c == '{' || c == '(' || c == '[') {
+        closers.push_back(c == '{' ? '}' : c == '(' ? ')' : ']');
+      } else if (c == '}' || c == ')' || c == ']') {
+        if (closers.empty()) break;
+        if (c != closers.back()) {
+          return fail(p, fmt::format("mismatched '{}' in attribute '{}' (expected '{}')", c, key, closers.back()));
+        }
+        closers.pop_back();
+        if (closers.empty()) {
+          ++p;
+          break;
+        }
+      } else if (closers.empty() && (c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
+        break;
+      }
+      ++p;
+    }
+    if (!closers.empty()) {
+      return fail(start, fmt::format("unterminated attribute '{}': missing '{}'", key, closers.back()));
+    }
+    if (p == start) return fail(start, fmt::format("expected a value for attribute '{}'", key));
+    value = std::string_view(start, static_cast<size_t>(p - start));
+    m_cursor.setPos(p);
+    return true;
+  }
+
+  bool parseShape(Shape& shape) {
+    m_cursor.skipSpace();
+    const char* at = m_cursor.pos();
+    if (m_cursor.consume('(')) {
+      std::vector<Shape> elements;
+      if (!m_cursor.consume(')')) {
+        do {
+          Shape element;
+          if (!parseShape(element)) return false;
+          elements.push_back(std::move(element));
+        } while (m_cursor.consume(','));
+        if (!expect(')', "to close tuple shape")) return false;
+      }
+      shape = Shape::tuple(std::move(elements));
+      return true;
+    }
+    std::string_view typeName = m_cursor.readName();
+    if (typeName.empty()) return fail(at, "expected a shape such as f32[2,3]");
+    PrimitiveType type = parsePrimitiveType(typeName);
+    if (type == PrimitiveType::kInvalid) return fail(at, fmt::format("unknown element type '{}'", typeName));
+    if (m_cursor.rawPeek() != '[') return failHere(fmt::format("expected '[' after element type '{}'", typeName));
+    m_cursor.setPos(m_cursor.pos() + 1);
+    std::vector<int64_t> dims;
+    std::vector<bool> dynamic;
+    if (!m_cursor.consume(']')) {
+      do {
+        m_cursor.skipSpace();
+        const char* dimAt = m_cursor.pos();
+        bool isDynamic = false;
+        int64_t d = 0;
+        if (m_cursor.consume('?')) {
+          d = -1;
+        } else {
+          if (m_cursor.consume('<')) {
+            if (!expect('=', "in dynamic dimension '<=N'")) return false;
+            isDynamic = true;
+          }
+          if (!m_cursor.readInt(d) || d < 0) return fail(dimAt, "expected a non-negative dimension size");
+        }
+        dims.push_back(d);
+        dynamic.push_back(isDynamic);
+      } while (m_cursor.consume(','));
+      if (!expect(']', "to close dimensions")) return false;
+    }
+    shape = Shape(type, std::move(dims));
+    for (size_t i = 0; i < dynamic.size(); ++i) {
+      if (dynamic[i]) shape.setDynamicDimension(static_cast<int>(i), true);
+    }
+    if (m_cursor.rawPeek() == '{') return parseLayout(shape);
+    return true;
+  }
+
+  bool parseLayout(Shape& shape) {
+    const char* at = m_cursor.pos();
+    m_cursor.setPos(at + 1);
+    Layout layout;
+    if (m_cursor.peek() != '}' && m_cursor.peek() != ':') {
+      do {
+        int64_t d = 0;
+        const char* dimAt = m_cursor.pos();
+        if (!m_cursor.readInt(d)) return fail(dimAt, "expected a dimension number in layout");
+        layout.minorToMajor.push_back(d);
+      } while (m_cursor.consume(','));
+    }
+    if (m_cursor.consume(':')) {
+      const char* start = m_cursor.pos();
+      const char* p = start;
+      int depth = 0;
+      while (p < m_cursor.end() && !(depth == 0 && *p == '}')) {
+        if (*p == '(') ++depth;
+        if (*p == ')') --depth;
+        if (*p == '\n') break;
+        ++p;
+      }
+      layout.annotations.assign(start, p);
+      m_cursor.setPos(p);
+    }
+    if (!expect('}', "to close layout")) return false;
+    if (shape.rank() != static_cast<int>(layout.minorToMajor.size()) && !layout.minorToMajor.empty()) {
+      return fail(at, fmt::format("layout has {} dimensions but shape has {}", layout.minorToMajor.size(),
+                                  shape.rank()));
+    }
+    shape.setLayout(std::move(layout));
+    return true;
+  }
+
+  bool parseComputation() {
+    m_cursor.skipSpace();
+    const char* start = m_cursor.pos();
+    bool isEntry = m_cursor.consumeKeyword("ENTRY");
+    m_cursor.consume('%');
+    const char* nameAt = m_cursor.pos();
+    std::string_view name = m_cursor.readName();
+    if (name.empty()) {
+      return fail(nameAt, m_cursor.peek() == '\0' ? "expected a computation after 'ENTRY'"
+                                                  : "expected a computation name or 'ENTRY'");
+    }
+    if (m_module->findComputation(name)) return fail(nameAt, fmt::format("duplicate computation name '{}'", name));
+    if (m_cursor.peek() == '(' && !parseSignature()) return false;
+    if (!expect('{', fmt::format("to open the body of computation '{}'", name))) return false;
+
+    auto computation = std::make_unique<HloComputation>(std::string(name));
+    HloComputation* comp = computation.get();
+    std::vector<PendingInstruction> pending;
+    const char* rootAt = nullptr;
+    while (!m_cursor.consume('}')) {
+      if (m_cursor.atEnd()) {
+        return fail(m_cursor.end(), fmt::format("unexpected end of input: computation '{}' is missing '}}'", name));
+      }
+      if (!parseInstruction(*comp, pending, rootAt)) return false;
+    }
+    if (pending.empty()) return fail(start, fmt::format("computation '{}' has no instructions", name));
+    if (!comp->root()) comp->setRoot(pending.back().instruction);
+    if (!resolveOperands(*comp, pending)) return false;
+
+    HloComputation* added = m_module->addComputation(std::move(computation));
+    if (isEntry) {
+      if (m_module->entry()) {
+        return fail(start, fmt::format("second ENTRY computation '{}' (the first is '{}')", name,
+                                       m_module->entry()->name()));
+      }
+      m_module->setEntry(added);
+    }
+    return true;
+  }
+
+  // `(p0: f32[2], p1: s32[]) -> f32[2]`: checked for syntax; the parameters themselves define the shapes.
+  bool parseSignature() {
+    if (!expect('(', "to open the computation signature")) return false;
+    if (!m_cursor.consume(')')) {
+      do {
+        m_cursor.consume('%');
+        const char* at = m_cursor.pos();
+        if (m_cursor.readName().empty()) return fail(at, "expected a parameter name in the signature");
+        if (!expect(':', "after a parameter name in the signature")) return false;
+        Shape ignored;
+        if (!parseShape(ignored)) return false;
+      } while (m_cursor.consume(','));
+      if (!expect(')', "to close the computation signature")) return false;
+    }
+    m_cursor.skipSpace();
+    if (!(m_cursor.consume('-') && m_cursor.rawPeek() == '>')) {
+      return failHere("expected '->' and the result shape after the signature");
+    }
+    m_cursor.setPos(m_cursor.pos() + 1);
+    Shape ignored;
+    return parseShape(ignored);
+  }
+
+  bool parseInstruction(HloComputation& comp, std::vector<PendingInstruction>& pending, const char*& rootAt) {
+    m_cursor.skipSpace();
+    const char* lineStart = m_cursor.pos();
+    bool isRoot = m_cursor.consumeKeyword("ROOT");
+    m_cursor.consume('%');
+    const char* nameAt = m_cursor.pos();
+    std::string_view name = m_cursor.readName();
+    if (name.empty()) return fail(nameAt, "expected an instruction name");
+    if (HloInstruction* existing = comp.findInstruction(name)) {
+      (void)existing;
+      return fail(nameAt, fmt::format("duplicate instruction name '{}' in computation '{}'", name, comp.name()));
+    }
+    if (!expect('=', fmt::format("after instruction name '{}'", name))) return false;
+    Shape shape;
+    if (!parseShape(shape)) return false;
+    m_cursor.skipSpace();
+    const char* opcodeAt = m_cursor.pos();
+    std::string_view opcodeText = m_cursor.readName();
+    if (opcodeText.empty()) return fail(opcodeAt, "expected an opcode after the shape");
+    HloOpcode opcode = parseOpcode(opcodeText);
+    auto owned = std::make_unique<HloInstruction>(std::string(name), opcode, std::move(shape));
+    HloInstruction* inst = owned.get();
+    if (opcode == HloOpcode::kUnknown) inst->setUnknownOpcodeSpelling(std::string(opcodeText));
+    comp.addInstruction(std::move(owned));
+    PendingInstruction entry{inst, {}, {}};
+    if (m_cursor.rawPeek() != '(' && m_cursor.peek() != '(') {
+      return failHere(fmt::format("expected '(' after opcode '{}'", opcodeText));
+    }
+    m_cursor.consume('(');
+    bool ok = opcode == HloOpcode::kParameter  ? parseParameterNumber(*inst)
+              : opcode == HloOpcode::kConstant ? parseConstant(*inst)
+                                               : parseOperands(entry.operands);
+    if (!ok) return false;
+    if (!parseInstructionAttributes(*inst, entry)) return false;
+    if (isRoot) {
+      if (rootAt) return fail(lineStart, fmt::format("second ROOT in computation '{}'", comp.name()));
+      rootAt = lineStart;
+      comp.setRoot(inst);
+    }
+    pending.push_back(std::move(entry));
+    return true;
+  }
+
+  bool parseParameterNumber(HloInstruction& inst) {
+    const char* at = m_cursor.pos();
+    int64_t n = 0;
+    if (!m_cursor.readInt(n) || n < 0) return fail(at, "expected a parameter number, e.g. parameter(0)");
+    inst.setParameterNumber(n);
+    return expect(')', "after the parameter number");
+  }
+
+  bool parseOperands(std::vector<OperandRef>& operands) {
+    if (m_cursor.consume(')')) return true;
+    do {
+      m_cursor.skipSpace();
+      // An operand may carry its shape: `f32[2]{0} %x` or `(f32[], s32[]) %t`.
+      const char* save = m_cursor.pos();
+      if (m_cursor.rawPeek() == '(') {
+        Shape ignored;
+        if (!parseShape(ignored)) return false;
+      } else {
+        std::string_view word = m_cursor.readName();
+        if (!(parsePrimitiveType(word) != PrimitiveType::kInvalid && m_cursor.rawPeek() == '[')) {
+          m_cursor.setPos(save);
+        } else {
+          m_cursor.setPos(save);
+          Shape ignored;
+          if (!parseShape(ignored)) return false;
+        }
+      }
+      m_cursor.consume('%');
+      const char* at = m_cursor.pos();
+      std::string_view name = m_cursor.readName();
+      if (name.empty()) return fail(at, "expected an operand name");
+      operands.push_back({name, at});
+    } while (m_cursor.consume(','));
+    return expect(')', "after the operand list");
+  }
+
+  bool parseConstant(HloInstruction& inst) {
+    m_cursor.skipSpace();
+    const char* start = m_cursor.pos();
+    const Shape& shape = inst.shape();
+    // `{...}`: XLA elided a large constant's values.
+    {
+      TextCursor probe = m_cursor;
+      if (probe.consume('{') && probe.consume('.') && probe.consume('.') && probe.consume('.') && probe.consume('}')) {
+        m_cursor = probe;
+        inst.setLiteral(Literal::elided(shape));
+        return expect(')', "after the constant literal");
+      }
+    }
+    if (!shape.isArray()) {
+      // Tuple constants and other rare forms are kept as text.
+      int depth = 0;
+      const char* p = start;
+      while (p < m_cursor.end() && !(depth == 0 && *p == ')')) {
+        if (*p == '(' || *p == '{') ++depth;
+        if (*p == ')' || *p == '}') --depth;
+        ++p;
+      }
+      inst.setLiteral(Literal::raw(shape, std::string(start, p)));
+      m_cursor.setPos(p);
+      return expect(')', "after the constant literal");
+    }
+    bool floating = isFloatingPoint(shape.elementType()) || isComplex(shape.elementType());
+    std::vector<double> floats;
+    std::vector<int64_t> ints;
+    if (!parseLiteralValues(shape, 0, floating, floats, ints)) return false;
+    int64_t count = floating ? static_cast<int64_t>(floats.size()) : static_cast<int64_t>(ints.size());
+    if (isComplex(shape.elementType())) count /= 2;
+    if (count != shape.elementCount()) {
+      return fail(start, fmt::format("constant of shape {} needs {} value(s), found {}", shape.toString(false),
+                                     shape.elementCount(), count));
+    }
+    inst.setLiteral(floating ? Literal::floats(shape, std::move(floats)) : Literal::integers(shape, std::move(ints)));
+    return expect(')', "after the constant literal");
+  }
+
+  // Nested `{ {1, 2}, {3, 4} }` for arrays (nesting depth = rank), a bare value for scalars.
+  bool parseLiteralValues(const Shape& shape, int dim, bool floating, std::vector<double>& floats,
+                          std::vector<int64_t>& ints) {
+    if (dim == shape.rank()) return parseScalarValue(shape.elementType(), floating, floats, ints);
+    if (!expect('{', fmt::format("to open dimension {} of the {} constant", dim, shape.toString(false)))) {
+      return false;
+    }
+    if (m_cursor.consume('}')) return true;
+    do {
+      if (!parseLiteralValues(shape, dim + 1, floating, floats, ints)) return false;
+    } while (m_cursor.consume(','));
+    return expect('}', fmt::format("to close dimension {} of the constant", dim));
+  }
+
+  bool parseScalarValue(PrimitiveType type, bool floating, std::vector<double>& floats, std::vector<int64_t>& ints) {
+    if (isComplex(type)) {
+      if (!expect('(', "to open a complex value (re, im)")) return false;
+      if (!parseScalarValue(PrimitiveType::kF64, true, floats, ints)) return false;
+      if (!expect(',', "between the parts of a complex value")) return false;
+      if (!parseScalarValue(PrimitiveType::kF64, true, floats, ints)) return false;
+      return expect(')', "to close a complex value");
+    }
+    m_cursor.skipSpace();
+    const char* start = m_cursor.pos();
+    const char* p = start;
+    while (p < m_cursor.end() && (TextCursor::isNameChar(*p) || *p == '+')) ++p;
+    std::string_view token(start, static_cast<size_t>(p - start));
+    if (token.empty()) return fail(start, fmt::format("expected a {} value", primitiveTypeName(type)));
+    std::string_view digits = token.front() == '+' ? token.substr(1) : token;
+    if (floating) {
+      double v = 0;
+      bool negative = !digits.empty() && digits.front() == '-';
+      std::string_view body = negative ? digits.substr(1) : digits;
+      if (body == "inf") {
+        v = std::numeric_limits<double>::infinity();
+      } else if (body == "nan") {
+        v = std::numeric_limits<double>::quiet_NaN();
+      } else {
+        auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+        if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+          return fail(start, fmt::format("invalid {} value '{}'", primitiveTypeName(type), token));
+        }
+      }
+      floats.push_back(negative && (body == "inf" || body == "nan") ? -v : v);
+    } else if (type == PrimitiveType::kPred) {
+      if (token == "true" || token == "1") ints.push_back(1);
+      else if (token == "false" || token == "0") ints.push_back(0);
+      else return fail(start, fmt::format("invalid pred value '{}' (expected true or false)", token));
+    } else {
+      int64_t v = 0;
+      std::errc ec{};
+      const char* end = nullptr;
+      if (type == PrimitiveType::kU64) {
+        uint64_t u = 0;
+        auto r = std::from_chars(digits.data(), digits.data() + digits.size(), u);
+        ec = r.ec;
+        end = r.ptr;
+        v = static_cast<int64_t>(u);
+      } else {
+        auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+        ec = r.ec;
+        end = r.ptr;
+      }
+      if (ec != std::errc() || end != digits.data() + digits.size()) {
+        return fail(start, fmt::format("invalid {} value '{}'", primitiveTypeName(type), token));
+      }
+      ints.push_back(v);
+    }
+    m_cursor.setPos(p);
+    return true;
+  }
+
+  bool parseInstructionAttributes(HloInstruction& inst, PendingInstruction& entry) {
+    std::unordered_set<std::string_view> seen;
+    InstructionAttributes& attrs = inst.mutableAttributes();
+    while (m_cursor.consume(',')) {
+      m_cursor.skipSpace();
+      const char* keyAt = m_cursor.pos();
+      std::string_view key;
+      std::string_view value;
+      if (!parseKeyValue(key, value)) return false;
+      if (!seen.insert(key).second) return fail(keyAt, fmt::format("duplicate attribute '{}'", key));
+      if (!applyAttribute(inst, attrs, entry, key, value)) return false;
+    }
+    return true;
+  }
+
+  bool check(const AttributeResult& result, std::string_view key) {
+    if (!result) return true;
+    return fail(result->at, fmt::format("invalid '{}': {}", key, result->message));
+  }
+
+  bool applyAttribute(HloInstruction& inst, InstructionAttributes& attrs, PendingInstruction& entry,
+                      std::string_view key, std::string_view value) {
+    HloOpcode op = inst.opcode();
+    if (key == "dimensions") return check(parseIntList(value, attrs.dimensions.emplace()), key);
+    if (key == "slice") return check(parseSlice(value, attrs.slice.emplace()), key);
+    if (key == "padding") return check(parsePadding(value, attrs.padding.emplace()), key);
+    if (key == "window") return check(parseWindow(value, attrs.window.emplace()), key);
+    if (key == "metadata") return check(parseMetadata(value, attrs.metadata.emplace()), key);
+    if (key == "custom_call_target") return check(parseQuoted(value, attrs.customCallTarget.emplace()), key);
+    if (key == "iota_dimension") return check(parseInt(value, attrs.iotaDimension.emplace()), key);
+    if (key == "index" && op == HloOpcode::kGetTupleElement) return check(parseInt(value, attrs.tupleIndex.emplace()), key);
+    if (key == "lhs_batch_dims" || key == "rhs_batch_dims" || key == "lhs_contracting_dims" ||
+        key == "rhs_contracting_dims") {
+      DotDimensionNumbers& dot = attrs.dot ? *attrs.dot : attrs.dot.emplace();
+      std::vector<int64_t>& target = key == "lhs_batch_dims"         ? dot.lhsBatch
+                                     : key == "rhs_batch_dims"       ? dot.rhsBatch
+                                     : key == "lhs_contracting_dims" ? dot.lhsContracting
+                                                                     : dot.rhsContracting;
+      return check(parseIntList(value, target), key);
+    }
+    if (key == "direction") {
+      auto direction = parseComparisonDirection(value);
+      if (!direction) {
+        return fail(value.data(), fmt::format("invalid comparison direction '{}' (expected EQ, NE, GE, GT, LE or LT)",
+                                              value));
+      }
+      attrs.direction = *direction;
+      return true;
+    }
+    if (key == "kind" && op == HloOpcode::kFusion) {
+      auto kind = parseFusionKind(value);
+      if (!kind) {
+        return fail(value.data(), fmt::format("invalid fusion kind '{}' (expected kLoop, kInput, kOutput or kCustom)",
+                                              value));
+      }
+      attrs.fusionKind = *kind;
+      return true;
+    }
+    if (key == "backend_config") return (attrs.backendConfig = std::string(value)), true;
+    if (key == "sharding") return (attrs.sharding = std::string(value)), true;
+    if (key == "frontend_attributes") return (attrs.frontendAttributes = std::string(value)), true;
+    if (key == "control-predecessors") {
+      std::vector<std::string_view> names;
+      bool braced = false;
+      if (!check(parseNameList(value, names, braced), key)) return false;
+      for (std::string_view n : names) entry.controlPredecessors.push_back({n, n.data()});
+      return true;
+    }
+    if (isComputationKey(key) && !(key == "select" && op != HloOpcode::kSelectAndScatter) &&
+        !(key == "scatter" && op != HloOpcode::kSelectAndScatter)) {
+      std::vector<std::string_view> names;
+      bool braced = false;
+      if (!check(parseNameList(value, names, braced), key)) return false;
+      auto& refs = inst.mutableCalledComputationRefs();
+      refs.push_back({std::string(key), {}, braced});
+      PendingCall call{&inst, refs.size() - 1, {}};
+      for (std::string_view n : names) call.names.push_back({n, n.data()});
+      m_pendingCalls.push_back(std::move(call));
+      return true;
+    }
+    attrs.raw.emplace_back(key, value);
+    return true;
+  }
+
+  bool resolveOperands(HloComputation& comp, std::vector<PendingInstruction>& pending) {
+    for (PendingInstruction& entry : pending) {
+      for (const OperandRef& ref : entry.operands) {
+        HloInstruction* operand = comp.findInstruction(ref.name);
+        if (!operand) {
+          return fail(ref.at, fmt::format("unknown operand '{}' in computation '{}'", ref.name, comp.name()));
+        }
+        entry.instruction->appendOperand(operand);
+      }
+      for (const OperandRef& ref : entry.controlPredecessors) {
+        HloInstruction* pred = comp.findInstruction(ref.name);
+        if (!pred) {
+          return fail(ref.at, fmt::format("unknown control predecessor '{}' in computation '{}'", ref.name,
+                                          comp.name()));
+        }
+        pred->addControlDependencyTo(entry.instruction);
+      }
+    }
+    return true;
+  }
+
+  bool resolveCalls() {
+    for (PendingCall& call : m_pendingCalls) {
+      CalledComputationRef& ref = call.instruction->mutableCalledComputationRefs()[call.refIndex];
+      for (const OperandRef& name : call.names) {
+        HloComputation* callee = m_module->findComputation(name.name);
+        if (!callee) {
+          return fail(name.at, fmt::format("unknown computation '{}' in '{}' of {}", name.name, ref.key,
+                                           call.instruction->name()));
+        }
+        if (callee == call.instruction->parent()) {
+          return fail(name.at, fmt::format("computation '{}' calls itself through '{}'", name.name, ref.key));
+        }
+        ref.computations.push_back(callee);
+      }
+    }
+    return true;
+  }
+
+  TextCursor m_cursor;
+  std::string m_fileName;
+  std::string m_error;
+  std::unique_ptr<HloModule> m_module;
+  std::vector<PendingCall> m_pendingCalls;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<HloModule>> parseHloModule(std::string_view text, std::string_view fileName) {
+  Parser parser(text, fileName);
+  return parser.run();
+}
+
+StatusOr<std::unique_ptr<HloModule>> parseHloModuleFile(const std::string& path) {
+  StatusOr<std::string> text = readFile(path);
+  if (!text.ok()) return text.status();
+  return parseHloModule(*text, path);
+}
+
+}  // namespace fusionscope::core

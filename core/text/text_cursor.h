@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace fusionscope::core {
+
+// A read position over HLO text that skips whitespace and comments (`/* ... */`, `// ...`) and turns a
+// pointer into `FILE:LINE:COL` plus the offending line with a caret. Positions are plain pointers into the
+// text, which must outlive the cursor. Line/column are only computed when an error is formatted, so the
+// hot path is a pointer bump.
+class TextCursor {
+ public:
+  TextCursor(std::string_view text, std::string_view fileName);
+
+  const char* pos() const { return m_pos; }
+  void setPos(const char* pos) { m_pos = pos; }
+  const char* begin() const { return m_begin; }
+  const char* end() const { return m_end; }
+  bool atEnd() { skipSpace(); return m_pos >= m_end; }
+  // The current character after skipping space, or '\0' at the end.
+  char peek() { skipSpace(); return m_pos < m_end ? *m_pos : '\0'; }
+  // The character right at the position (no skipping), or '\0' at the end.
+  char rawPeek() const { return m_pos < m_end ? *m_pos : '\0'; }
+
+  void skipSpace();
+  // Skips space, then consumes `c` if it is next.
+  bool consume(char c);
+  // Skips space, then consumes `word` if it is next and not followed by a name character.
+  bool consumeKeyword(std::string_view word);
+  // Skips space, then reads a name: [A-Za-z0-9_.-]+ (XLA instruction/computation names). Empty if none.
+  std::string_view readName();
+  // Reads an optionally signed decimal integer; false (position unchanged) if there is none or it overflows.
+  bool readInt(int64_t& value);
+
+  // Start of an unterminated `/*` comment, if skipSpace met one.
+  const char* unterminatedComment() const { return m_unterminatedComment; }
+
+  std::string_view fileName() const { return m_fileName; }
+  // 1-based line and column of `at`.
+  void lineColumn(const char* at, int64_t& line, int64_t& column) const;
+  // `FILE:LINE:COL: error: MESSAGE\n<line>\n<spaces>^`
+  std::string formatError(const char* at, std::string_view message) const;
+
+  static bool isNameChar(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
+  }
+
+ private:
+  const char* m_begin;
+  const char* m_end;
+  const char* m_pos;
+  const char* m_unterminatedComment = nullptr;
+  std::string m_fileName;
+};
+
+}  // namespace fusionscope::core

@@ -1,0 +1,432 @@
+#include "core/graphviz/graphviz_renderer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+// Graphviz 2.43 leaks inside `dot` layout (cluster skeleton edges, aux edges, HTML-like label parsing) and
+// fontconfig/pango keep process-wide caches that LeakSanitizer reports at exit. None of it is reachable from our
+// code; everything allocated through our calls (graphs, layouts, render buffers) is still checked. Graphviz is
+// built without frame pointers, so matching these needs the slow unwinder for allocation stacks.
+extern "C" const char* __asan_default_options() {  // NOLINT(bugprone-reserved-identifier)
+  return "fast_unwind_on_malloc=0";
+}
+extern "C" const char* __lsan_default_suppressions() {  // NOLINT(bugprone-reserved-identifier)
+  return "leak:new_virtual_edge\n"
+         "leak:make_aux_edge\n"
+         "leak:htmlparse\n"
+         "leak:libfontconfig.so\n"
+         "leak:libpango-1.0.so\n"
+         "leak:libpangoft2-1.0.so\n";
+}
+#endif
+
+namespace fusionscope::graphviz {
+namespace {
+
+struct PngSize {
+  uint32_t width = 0;
+  uint32_t height = 0;
+};
+
+uint32_t readBigEndian32(const std::string& bytes, size_t offset) {
+  uint32_t value = 0;
+  for (size_t i = 0; i < 4; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
+  return value;
+}
+
+// Checks the PNG signature and that the first chunk is IHDR, then returns its width and height.
+PngSize pngSize(const std::string& png) {
+  static const std::string kSignature("\x89PNG\r\n\x1a\n", 8);
+  EXPECT_GE(png.size(), 33u);
+  if (png.size() < 33) return {};
+  EXPECT_EQ(png.substr(0, 8), kSignature);
+  EXPECT_EQ(readBigEndian32(png, 8), 13u);  // IHDR data length
+  EXPECT_EQ(png.substr(12, 4), "IHDR");
+  return {readBigEndian32(png, 16), readBigEndian32(png, 20)};
+}
+
+std::string chain(int length) {
+  std::string dot = "digraph chain {\n";
+  for (int i = 0; i + 1 < length; ++i) dot += "  n" + std::to_string(i) + " -> n" + std::to_string(i + 1) + ";\n";
+  return dot + "}\n";
+}
+
+std::string fan(int width) {
+  std::string dot = "digraph fan {\n";
+  for (int i = 0; i < width; ++i) dot += "  root -> leaf" + std::to_string(i) + ";\n";
+  return dot + "}\n";
+}
+
+const NodeLayout* findNode(const GraphLayout& layout, const std::string& name) {
+  for (const NodeLayout& node : layout.nodes) {
+    if (node.name == name) return &node;
+  }
+  return nullptr;
+}
+
+const ClusterLayout* findCluster(const GraphLayout& layout, const std::string& name) {
+  for (const ClusterLayout& cluster : layout.clusters) {
+    if (cluster.name == name) return &cluster;
+  }
+  return nullptr;
+}
+
+bool inside(PointF p, PointF lowerLeft, PointF upperRight, double slack = 0.01) {
+  return p.x >= lowerLeft.x - slack && p.x <= upperRight.x + slack && p.y >= lowerLeft.y - slack &&
+         p.y <= upperRight.y + slack;
+}
+
+// The whole node box, not just its center, lies in the rectangle.
+bool nodeInside(const NodeLayout& node, PointF lowerLeft, PointF upperRight) {
+  const PointF ll{node.center.x - node.width / 2, node.center.y - node.height / 2};
+  const PointF ur{node.center.x + node.width / 2, node.center.y + node.height / 2};
+  return inside(ll, lowerLeft, upperRight, 0.5) && inside(ur, lowerLeft, upperRight, 0.5);
+}
+
+double distance(PointF a, PointF b) { return std::hypot(a.x - b.x, a.y - b.y); }
+
+constexpr const char* kClusterGraph = R"(digraph G {
+  subgraph cluster_fusion {
+    label="fusion.1";
+    a [label="add"];
+    b [label="mul"];
+  }
+  c;
+  a -> b;
+  b -> c [label="f32[4]"];
+})";
+
+TEST(GraphvizRendererTest, RenderersAreAvailable) { EXPECT_TRUE(renderersAvailable()); }
+
+TEST(GraphvizRendererTest, PngHasSignatureAndSaneSize) {
+  StatusOr<std::string> png = renderDot("digraph { a -> b }", ImageFormat::kPng);
+  ASSERT_TRUE(png.ok()) << png.message();
+  const PngSize size = pngSize(*png);
+  EXPECT_GT(size.width, 10u);
+  EXPECT_GT(size.height, 10u);
+  EXPECT_LT(size.width, 2000u);
+  EXPECT_LT(size.height, 2000u);
+}
+
+TEST(GraphvizRendererTest, PngGrowsWithGraphSize) {
+  StatusOr<std::string> shortChain = renderDot(chain(2), ImageFormat::kPng);
+  StatusOr<std::string> longChain = renderDot(chain(8), ImageFormat::kPng);
+  StatusOr<std::string> wideFan = renderDot(fan(8), ImageFormat::kPng);
+  ASSERT_TRUE(shortChain.ok()) << shortChain.message();
+  ASSERT_TRUE(longChain.ok()) << longChain.message();
+  ASSERT_TRUE(wideFan.ok()) << wideFan.message();
+  const PngSize shortSize = pngSize(*shortChain);
+  const PngSize longSize = pngSize(*longChain);
+  const PngSize fanSize = pngSize(*wideFan);
+  EXPECT_GT(longSize.height, 3 * shortSize.height);  // 8 ranks against 2
+  EXPECT_GT(fanSize.width, 4 * shortSize.width);     // 8 nodes side by side against 1
+}
+
+TEST(GraphvizRendererTest, SvgLooksWellFormed) {
+  StatusOr<std::string> svg = renderDot(kClusterGraph, ImageFormat::kSvg);
+  ASSERT_TRUE(svg.ok()) << svg.message();
+  const std::string& text = *svg;
+  EXPECT_EQ(text.rfind("<?xml", 0), 0u) << text.substr(0, 100);
+  const size_t svgTag = text.find("<svg");
+  ASSERT_NE(svgTag, std::string::npos);
+  const std::string openTag = text.substr(svgTag, text.find('>', svgTag) - svgTag);
+  EXPECT_NE(openTag.find("width=\""), std::string::npos) << openTag;
+  EXPECT_NE(openTag.find("height=\""), std::string::npos) << openTag;
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+  EXPECT_GT(text.find("</svg>"), svgTag);
+  EXPECT_NE(text.find("<title>a&#45;&gt;b</title>"), std::string::npos);
+  EXPECT_NE(text.find(">fusion.1</text>"), std::string::npos);
+  EXPECT_NE(text.find(">add</text>"), std::string::npos);
+}
+
+TEST(GraphvizRendererTest, LayoutReportsNodesEdgesAndClusters) {
+  StatusOr<GraphLayout> layout = layoutDot(kClusterGraph, "cluster.dot");
+  ASSERT_TRUE(layout.ok()) << layout.message();
+  const PointF ll = layout->lowerLeft;
+  const PointF ur = layout->upperRight;
+  EXPECT_GT(ur.x - ll.x, 10);
+  EXPECT_GT(ur.y - ll.y, 10);
+
+  ASSERT_EQ(layout->nodes.size(), 3u);
+  std::set<std::string> names;
+  for (const NodeLayout& node : layout->nodes) {
+    names.insert(node.name);
+    EXPECT_GT(node.width, 20) << node.name;  // points, not inches
+    EXPECT_GT(node.height, 20) << node.name;
+    EXPECT_TRUE(nodeInside(node, ll, ur)) << node.name;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"a", "b", "c"}));
+  const NodeLayout* a = findNode(*layout, "a");
+  const NodeLayout* b = findNode(*layout, "b");
+  const NodeLayout* c = findNode(*layout, "c");
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(a->label, "add");
+  EXPECT_FALSE(a->labelIsHtml);
+  EXPECT_EQ(c->label, "\\N");
+  // Rank direction top to bottom with the origin at the bottom-left: a tail sits above its head.
+  EXPECT_GT(a->center.y, b->center.y);
+  EXPECT_GT(b->center.y, c->center.y);
+
+  ASSERT_EQ(layout->edges.size(), 2u);
+  for (const EdgeLayout& edge : layout->edges) {
+    const NodeLayout* tail = findNode(*layout, edge.tail);
+    const NodeLayout* head = findNode(*layout, edge.head);
+    ASSERT_TRUE(tail && head) << edge.tail << " -> " << edge.head;
+    const size_t n = edge.controlPoints.size();
+    EXPECT_GE(n, 4u);
+    EXPECT_EQ((n - 1) % 3, 0u) << n;
+    for (const PointF& p : edge.controlPoints) EXPECT_TRUE(inside(p, ll, ur));
+    // The spline starts at the tail's boundary and the arrow tip touches the head's boundary.
+    EXPECT_LT(distance(edge.controlPoints.front(), tail->center), tail->height / 2 + 2);
+    ASSERT_TRUE(edge.hasArrowHead);
+    EXPECT_FALSE(edge.hasArrowTail);
+    EXPECT_LT(distance(edge.arrowHead, head->center), head->height / 2 + 2);
+    EXPECT_GT(distance(edge.arrowHead, edge.controlPoints.back()), 1);  // the arrow has a length
+  }
+  const auto labelled = std::find_if(layout->edges.begin(), layout->edges.end(),
+                                     [](const EdgeLayout& e) { return e.tail == "b" && e.head == "c"; });
+  ASSERT_NE(labelled, layout->edges.end());
+  EXPECT_EQ(labelled->label, "f32[4]");
+
+  ASSERT_EQ(layout->clusters.size(), 1u);
+  const ClusterLayout& cluster = layout->clusters[0];
+  EXPECT_EQ(cluster.name, "cluster_fusion");
+  EXPECT_EQ(cluster.label, "fusion.1");
+  EXPECT_TRUE(inside(cluster.lowerLeft, ll, ur));
+  EXPECT_TRUE(inside(cluster.upperRight, ll, ur));
+  EXPECT_TRUE(nodeInside(*a, cluster.lowerLeft, cluster.upperRight));
+  EXPECT_TRUE(nodeInside(*b, cluster.lowerLeft, cluster.upperRight));
+  EXPECT_FALSE(inside(c->center, cluster.lowerLeft, cluster.upperRight));
+}
+
+TEST(GraphvizRendererTest, LayoutFindsNestedClusters) {
+  StatusOr<GraphLayout> layout = layoutDot(R"(digraph {
+    subgraph cluster_outer {
+      x;
+      subgraph plain { subgraph cluster_inner { y; z; } }
+    }
+    subgraph cluster_other { w; }
+    x -> y; y -> z; z -> w;
+  })");
+  ASSERT_TRUE(layout.ok()) << layout.message();
+  ASSERT_EQ(layout->clusters.size(), 3u);
+  const ClusterLayout* outer = findCluster(*layout, "cluster_outer");
+  const ClusterLayout* inner = findCluster(*layout, "cluster_inner");
+  const ClusterLayout* other = findCluster(*layout, "cluster_other");
+  ASSERT_TRUE(outer && inner && other);
+  EXPECT_LT(outer - layout->clusters.data(), inner - layout->clusters.data());  // parents first
+  EXPECT_TRUE(inside(inner->lowerLeft, outer->lowerLeft, outer->upperRight));
+  EXPECT_TRUE(inside(inner->upperRight, outer->lowerLeft, outer->upperRight));
+  for (const char* name : {"y", "z"}) {
+    const NodeLayout* node = findNode(*layout, name);
+    ASSERT_TRUE(node);
+    EXPECT_TRUE(nodeInside(*node, inner->lowerLeft, inner->upperRight)) << name;
+  }
+  const NodeLayout* x = findNode(*layout, "x");
+  const NodeLayout* w = findNode(*layout, "w");
+  ASSERT_TRUE(x && w);
+  EXPECT_TRUE(nodeInside(*x, outer->lowerLeft, outer->upperRight));
+  EXPECT_FALSE(inside(x->center, inner->lowerLeft, inner->upperRight));
+  EXPECT_TRUE(nodeInside(*w, other->lowerLeft, other->upperRight));
+  EXPECT_FALSE(inside(w->center, outer->lowerLeft, outer->upperRight));
+}
+
+TEST(GraphvizRendererTest, LayoutAttributeCannotSwitchEngines) {
+  StatusOr<GraphLayout> layout = layoutDot("digraph { layout=neato; subgraph cluster_k { a; b; } a -> b -> c; }");
+  ASSERT_TRUE(layout.ok()) << layout.message();
+  // Only `dot` ranks a chain top to bottom in one column and lays out clusters.
+  const NodeLayout* a = findNode(*layout, "a");
+  const NodeLayout* b = findNode(*layout, "b");
+  const NodeLayout* c = findNode(*layout, "c");
+  ASSERT_TRUE(a && b && c);
+  EXPECT_GT(a->center.y, b->center.y);
+  EXPECT_GT(b->center.y, c->center.y);
+  EXPECT_NEAR(a->center.x, b->center.x, 0.5);  // neato draws this chain as a diagonal
+  EXPECT_NEAR(b->center.x, c->center.x, 0.5);
+  EXPECT_EQ(layout->clusters.size(), 1u);
+}
+
+TEST(GraphvizRendererTest, ArrowsAtBothEnds) {
+  StatusOr<GraphLayout> layout = layoutDot("digraph { a -> b [dir=both]; b -> c [dir=none]; }");
+  ASSERT_TRUE(layout.ok()) << layout.message();
+  ASSERT_EQ(layout->edges.size(), 2u);
+  for (const EdgeLayout& edge : layout->edges) {
+    if (edge.tail == "a") {
+      EXPECT_TRUE(edge.hasArrowHead);
+      ASSERT_TRUE(edge.hasArrowTail);
+      const NodeLayout* a = findNode(*layout, "a");
+      ASSERT_TRUE(a);
+      EXPECT_LT(distance(edge.arrowTail, a->center), a->height / 2 + 2);
+    } else {
+      EXPECT_FALSE(edge.hasArrowHead);
+      EXPECT_FALSE(edge.hasArrowTail);
+    }
+  }
+}
+
+TEST(GraphvizRendererTest, SyntaxErrorNamesSourceAndLine) {
+  const char* kBad = "digraph {\n  a -> b;\n  c d e -> ;\n}\n";
+  StatusOr<GraphLayout> layout = layoutDot(kBad, "hlo_graph_3.dot");
+  ASSERT_FALSE(layout.ok());
+  EXPECT_EQ(layout.message().rfind("hlo_graph_3.dot:3: ", 0), 0u) << layout.message();
+  EXPECT_NE(layout.message().find("syntax error"), std::string::npos) << layout.message();
+
+  StatusOr<std::string> png = renderDot(kBad, ImageFormat::kPng, "other.dot");
+  ASSERT_FALSE(png.ok());
+  EXPECT_EQ(png.message().rfind("other.dot:3: syntax error", 0), 0u) << png.message();
+
+  // The parser recovers: the next call parses cleanly, and its line count starts again at 1.
+  StatusOr<GraphLayout> good = layoutDot("digraph {\n\n\n\n\n\n a -> b\n}");
+  ASSERT_TRUE(good.ok()) << good.message();
+  EXPECT_EQ(good->nodes.size(), 2u);
+  StatusOr<GraphLayout> firstLine = layoutDot("digraph { -> }", "one.dot");
+  ASSERT_FALSE(firstLine.ok());
+  EXPECT_EQ(firstLine.message().rfind("one.dot:1: ", 0), 0u) << firstLine.message();
+}
+
+TEST(GraphvizRendererTest, EmptyAndGarbageInputAreErrors) {
+  const std::vector<std::string> inputs = {
+      "",
+      "   \n\t ",
+      "hello world",
+      "digraph {",
+      "digraph { a -> }",
+      "}}}{{{",
+      std::string("digraph { a }\0digraph { b }", 27),
+      std::string("\xff\xfe\x00\x01garbage\x80", 12),
+      "digraph { a [label=<<b>unclosed] }",
+      "strict strict graph",
+  };
+  for (const std::string& input : inputs) {
+    StatusOr<GraphLayout> layout = layoutDot(input, "in.dot");
+    EXPECT_FALSE(layout.ok()) << testing::PrintToString(input);
+    if (!layout.ok()) {
+      EXPECT_EQ(layout.message().rfind("in.dot:", 0), 0u) << layout.message();
+    }
+    StatusOr<std::string> svg = renderDot(input, ImageFormat::kSvg, "in.dot");
+    EXPECT_FALSE(svg.ok()) << testing::PrintToString(input);
+  }
+  // None of that leaves state behind.
+  StatusOr<GraphLayout> after = layoutDot("digraph { only }");
+  ASSERT_TRUE(after.ok()) << after.message();
+  ASSERT_EQ(after->nodes.size(), 1u);
+  EXPECT_EQ(after->nodes[0].name, "only");
+}
+
+TEST(GraphvizRendererTest, TextAfterTheGraphIsAnError) {
+  StatusOr<GraphLayout> two = layoutDot("digraph { a } digraph { p; q; r }", "two.dot");
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.message().find("expected one graph, found 2"), std::string::npos) << two.message();
+
+  StatusOr<GraphLayout> trailing = layoutDot("digraph { a }\n\ntrailing junk", "junk.dot");
+  ASSERT_FALSE(trailing.ok());
+  EXPECT_EQ(trailing.message().rfind("junk.dot:3: syntax error", 0), 0u) << trailing.message();
+
+  // cgraph would otherwise hand the leftover "digraph { p; q; r }" to the next parse.
+  StatusOr<GraphLayout> next = layoutDot("digraph { z }");
+  ASSERT_TRUE(next.ok()) << next.message();
+  ASSERT_EQ(next->nodes.size(), 1u);
+  EXPECT_EQ(next->nodes[0].name, "z");
+}
+
+TEST(GraphvizRendererTest, HtmlLabelsRender) {
+  const char* kHtml =
+      "digraph { node [height=0.1]; n [shape=box, label=<<b>x</b><br/>y>]; n -> m [label=<<i>e</i>>]; }";
+  StatusOr<std::string> png = renderDot(kHtml, ImageFormat::kPng);
+  ASSERT_TRUE(png.ok()) << png.message();
+  const PngSize size = pngSize(*png);
+  EXPECT_GT(size.width, 0u);
+  StatusOr<std::string> svg = renderDot(kHtml, ImageFormat::kSvg);
+  ASSERT_TRUE(svg.ok()) << svg.message();
+  EXPECT_NE(svg->find("font-weight=\"bold\""), std::string::npos);
+  EXPECT_NE(svg->find(">x</text>"), std::string::npos);
+  EXPECT_NE(svg->find(">y</text>"), std::string::npos);
+
+  StatusOr<GraphLayout> layout = layoutDot(kHtml);
+  ASSERT_TRUE(layout.ok()) << layout.message();
+  const NodeLayout* n = findNode(*layout, "n");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->label, "<b>x</b><br/>y");
+  EXPECT_TRUE(n->labelIsHtml);
+  ASSERT_EQ(layout->edges.size(), 1u);
+  EXPECT_EQ(layout->edges[0].label, "<i>e</i>");
+  EXPECT_TRUE(layout->edges[0].labelIsHtml);
+  // Two lines of text make the box taller than a one-line node (both may shrink to their text).
+  const NodeLayout* m = findNode(*layout, "m");
+  ASSERT_TRUE(m);
+  EXPECT_GT(n->height, m->height);
+}
+
+TEST(GraphvizRendererTest, MalformedHtmlLabelIsAnError) {
+  StatusOr<std::string> png = renderDot("digraph { n [label=<<b>x</i>>] }", ImageFormat::kPng, "html.dot");
+  ASSERT_FALSE(png.ok());
+  EXPECT_EQ(png.message().rfind("html.dot: ", 0), 0u) << png.message();
+  EXPECT_NE(png.message().find("label of node n"), std::string::npos) << png.message();
+}
+
+TEST(GraphvizRendererTest, WarningsAreNotErrorsAndStayOffStderr) {
+  testing::internal::CaptureStderr();
+  StatusOr<std::string> svg =
+      renderDot("digraph { a:nosuchport -> b [arrowhead=nosucharrow]; a [shape=nosuchshape] }", ImageFormat::kSvg);
+  StatusOr<std::string> bad = renderDot("digraph { -> }", ImageFormat::kSvg);
+  const std::string stderrText = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(svg.ok()) << svg.message();
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(stderrText, "");
+}
+
+TEST(GraphvizRendererTest, LargeGraphParsesCompletely) {
+  // Far beyond the lexer's read buffer, so the input arrives in several chunks.
+  std::string dot = "digraph big {\n";
+  for (int i = 0; i < 600; ++i) {
+    dot += "  node_with_a_long_name_" + std::to_string(i) + " -> node_with_a_long_name_" + std::to_string(i + 1) +
+           " [label=\"edge " + std::to_string(i) + "\"];\n";
+  }
+  dot += "}\n";
+  ASSERT_GT(dot.size(), 40000u);
+  StatusOr<GraphLayout> layout = layoutDot(dot);
+  ASSERT_TRUE(layout.ok()) << layout.message();
+  EXPECT_EQ(layout->nodes.size(), 601u);
+  EXPECT_EQ(layout->edges.size(), 600u);
+  StatusOr<GraphLayout> next = layoutDot("digraph { z }");
+  ASSERT_TRUE(next.ok()) << next.message();
+  EXPECT_EQ(next->nodes.size(), 1u);
+}
+
+TEST(GraphvizRendererTest, ConcurrentCallsAllSucceed) {
+  constexpr int kThreads = 4;
+  constexpr int kIterations = 6;
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  threads.reserve(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &failures] {
+      // Each thread has its own graph, so a result that leaked between threads would show wrong nodes.
+      const size_t nodes = static_cast<size_t>(t) + 2;
+      const std::string dot = chain(t + 2);
+      for (int i = 0; i < kIterations; ++i) {
+        StatusOr<GraphLayout> layout = layoutDot(dot, "thread.dot");
+        if (!layout.ok() || layout->nodes.size() != nodes || layout->edges.size() != nodes - 1) {
+          ++failures[t];
+        }
+        StatusOr<std::string> image = renderDot(dot, i % 2 == 0 ? ImageFormat::kPng : ImageFormat::kSvg);
+        if (!image.ok() || image->empty()) ++failures[t];
+        StatusOr<GraphLayout> bad = layoutDot("digraph {\n -> }", "bad.dot");
+        if (bad.ok() || bad.message().rfind("bad.dot:2: ", 0) != 0) ++failures[t];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+}  // namespace
+}  // namespace fusionscope::graphviz
