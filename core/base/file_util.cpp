@@ -70,25 +70,51 @@ Status writeFileAtomic(const std::string& path, std::string_view content) {
 
 Status writeFilesAtomic(const std::vector<FileContent>& files) {
   std::vector<std::string> temporaries;
-  auto cleanup = [&] {
-    for (const std::string& t : temporaries) ::unlink(t.c_str());
+  auto removeTemporaries = [&] {
+    for (const std::string& t : temporaries) {
+      if (!t.empty()) ::unlink(t.c_str());
+    }
   };
   for (const FileContent& file : files) {
     StatusOr<std::string> tmp = writeTemporary(file.path, file.content);
     if (!tmp.ok()) {
-      cleanup();
+      removeTemporaries();
       return tmp.status();
     }
     temporaries.push_back(*tmp);
   }
+  // A file being replaced is kept under a backup name (a hard link) until every rename worked, so a
+  // failure half-way restores the old files and removes the new ones.
+  std::vector<std::string> backups(files.size());
+  auto rollback = [&](size_t published) {
+    for (size_t i = 0; i < published; ++i) {
+      if (!backups[i].empty()) {
+        ::rename(backups[i].c_str(), files[i].path.c_str());
+      } else {
+        ::unlink(files[i].path.c_str());
+      }
+    }
+    removeTemporaries();
+  };
+  auto dropBackups = [&] {
+    for (const std::string& b : backups) {
+      if (!b.empty()) ::unlink(b.c_str());
+    }
+  };
   for (size_t i = 0; i < files.size(); ++i) {
+    std::string backup = files[i].path + ".bak.fs";
+    if (::link(files[i].path.c_str(), backup.c_str()) == 0) backups[i] = backup;
     if (::rename(temporaries[i].c_str(), files[i].path.c_str()) != 0) {
       int err = errno;
-      cleanup();
+      if (!backups[i].empty()) ::unlink(backups[i].c_str());
+      backups[i].clear();
+      rollback(i);
+      dropBackups();
       return Status::error(fmt::format("{}: error: cannot write: {}", files[i].path, errnoText(err)));
     }
     temporaries[i].clear();
   }
+  dropBackups();
   return okStatus();
 }
 

@@ -1,8 +1,14 @@
 #include "core/dot/dot_writer.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
+#include <cstdint>
+#include <iterator>
 #include <string_view>
+#include <utility>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/ir/attributes.h"
@@ -23,19 +29,6 @@ struct NodeColors {
   std::string_view font;
 };
 
-constexpr NodeColors kWhite{"white", "#9e9e9e", "black"};
-constexpr NodeColors kGreen{"#c8e6c9", "#97b498", "black"};
-constexpr NodeColors kPurple{"#e1bee7", "#af8eb5", "black"};
-constexpr NodeColors kDarkBlue{"#1565c0", "#003c8f", "white"};
-constexpr NodeColors kYellow{"#fff9c4", "#cbc693", "black"};
-constexpr NodeColors kOrange{"#ffe0b2", "#cbae82", "black"};
-constexpr NodeColors kDarkOrange{"#ffb74d", "#c88719", "black"};
-constexpr NodeColors kDarkGreen{"#2e7d32", "#005005", "white"};
-constexpr NodeColors kBrown{"#bcaaa4", "#8c7b75", "black"};
-constexpr NodeColors kRed{"#ffcdd2", "#cb9ca1", "black"};
-constexpr NodeColors kGray{"#cfd8dc", "#9ea7aa", "black"};
-constexpr NodeColors kLightGray{"#f5f5f5", "#9e9e9e", "black"};
-
 // Fusion clusters get a lighter fill than a (collapsed) fusion node; nested ones a shade darker so the
 // nesting stays visible.
 constexpr std::string_view kClusterFill = "#f5f5f5";
@@ -54,22 +47,23 @@ constexpr int kMaxFusionDepth = 32;
 
 NodeColors colorsFor(OpCategory category) {
   switch (category) {
-    case OpCategory::kElementwise: return kWhite;
-    case OpCategory::kDataMovement: return kGreen;
-    case OpCategory::kReduction: return kPurple;
-    case OpCategory::kContraction: return kDarkBlue;
-    case OpCategory::kNormalization: return kYellow;
-    case OpCategory::kParameter: return kOrange;
-    case OpCategory::kConstant: return kLightGray;
-    case OpCategory::kControlFlow: return kDarkGreen;
-    case OpCategory::kFusion: return kGray;
-    case OpCategory::kCollective: return kBrown;
-    case OpCategory::kCustomCall: return kRed;
-    case OpCategory::kRandom: return kDarkOrange;
-    case OpCategory::kTuple: return kWhite;
-    case OpCategory::kOther: return kWhite;
+    case OpCategory::kDataMovement: return {"#c8e6c9", "#97b498", "black"};
+    case OpCategory::kReduction: return {"#e1bee7", "#af8eb5", "black"};
+    case OpCategory::kContraction: return {"#1565c0", "#003c8f", "white"};
+    case OpCategory::kNormalization: return {"#fff9c4", "#cbc693", "black"};
+    case OpCategory::kParameter: return {"#ffe0b2", "#cbae82", "black"};
+    case OpCategory::kConstant: return {"#f5f5f5", "#9e9e9e", "black"};
+    case OpCategory::kControlFlow: return {"#2e7d32", "#005005", "white"};
+    case OpCategory::kFusion: return {"#cfd8dc", "#9ea7aa", "black"};
+    case OpCategory::kCollective: return {"#bcaaa4", "#8c7b75", "black"};
+    case OpCategory::kCustomCall: return {"#ffcdd2", "#cb9ca1", "black"};
+    // Darker than parameters' orange so that random sources stand out from inputs.
+    case OpCategory::kRandom: return {"#ffb74d", "#c88719", "black"};
+    case OpCategory::kElementwise:
+    case OpCategory::kTuple:
+    case OpCategory::kOther: break;
   }
-  return kWhite;
+  return {"white", "#9e9e9e", "black"};
 }
 
 void appendInt(std::string& out, int64_t value) {
@@ -118,12 +112,8 @@ void appendIntList(std::string& out, const std::vector<int64_t>& values) {
 }
 
 void appendTruncated(std::string& out, std::string_view text, size_t maxChars) {
-  if (text.size() <= maxChars) {
-    out += text;
-    return;
-  }
   out += text.substr(0, maxChars);
-  out += "...";
+  if (text.size() > maxChars) out += "...";
 }
 
 // Plain (unescaped) shape text. Arrays print as XLA does; tuples past a few elements print the first two
@@ -146,28 +136,19 @@ void appendShapeText(std::string& out, const Shape& shape) {
   for (int i = 0; i < 2; ++i) {
     if (i > 0) out += ", ";
     const Shape& element = shape.tupleElement(i);
-    if (element.isTuple()) {
-      appendShapeText(out, element);
-    } else {
-      element.appendTo(out, false);
-    }
+    element.isTuple() ? appendShapeText(out, element) : element.appendTo(out, false);
   }
   out += " ... ";
   appendInt(out, shape.tupleSize());
   out += " elements)";
 }
 
-bool hasControlEdges(const HloInstruction& inst) {
-  return !inst.controlPredecessors().empty() || !inst.controlSuccessors().empty();
-}
-
 // Small constants are noise as nodes (every reduce has its init value), so they become a line in each
 // user's label instead, as in XLA's dumps. Roots, unused constants and constants on control edges keep
 // their node: otherwise they would vanish from the picture.
 bool isInlinedConstant(const HloInstruction& inst, const DotOptions& options) {
-  if (inst.opcode() != HloOpcode::kConstant || inst.isRoot() || inst.users().empty() || hasControlEdges(inst)) {
-    return false;
-  }
+  if (inst.opcode() != HloOpcode::kConstant || inst.isRoot() || inst.users().empty()) return false;
+  if (!inst.controlPredecessors().empty() || !inst.controlSuccessors().empty()) return false;
   const Shape& shape = inst.shape();
   return shape.isArray() && shape.elementCount() <= options.inlineConstantMaxElements;
 }
@@ -183,37 +164,87 @@ void appendInlinedValue(std::string& out, const HloInstruction& constant) {
   appendTruncated(out, literal->toString(kMaxPreviewElements), kMaxPreviewChars);
 }
 
+// Where edges attach to a drawn instruction (`out` < 0: not drawn). For an expanded fusion, edges leave
+// from the fused root's node and enter at the fused parameters' nodes; `cluster` is then its cluster number.
+struct NodeInfo {
+  int32_t out = -1;
+  int32_t cluster = -1;
+  uint32_t paramBegin = 0;
+  uint32_t paramCount = 0;
+};
+
+// Instruction -> NodeInfo, looked up for every node and edge. Open addressing keyed by pointer: no node
+// allocations and one cache line per probe, several times faster than std::unordered_map on big modules.
+class InfoTable {
+ public:
+  explicit InfoTable(size_t expected) { rehash(expected * 2); }
+
+  NodeInfo& operator[](const HloInstruction* key) {
+    if (2 * (m_size + 1) > m_slots.size()) rehash(m_slots.size() * 2);
+    Slot& slot = m_slots[probe(key)];
+    m_size += slot.key == nullptr;
+    slot.key = key;
+    return slot.value;
+  }
+  const NodeInfo* find(const HloInstruction* key) const {
+    const Slot& slot = m_slots[probe(key)];
+    return slot.key == nullptr ? nullptr : &slot.value;
+  }
+
+ private:
+  struct Slot {
+    const HloInstruction* key = nullptr;
+    NodeInfo value;
+  };
+  size_t probe(const HloInstruction* key) const {
+    size_t i = (reinterpret_cast<uintptr_t>(key) * 0x9E3779B97F4A7C15ull) >> m_shift;
+    while (m_slots[i].key != nullptr && m_slots[i].key != key) i = (i + 1) & (m_slots.size() - 1);
+    return i;
+  }
+  void rehash(size_t minimum) {
+    size_t capacity = 16;
+    m_shift = 60;
+    while (capacity < minimum) {
+      capacity <<= 1;
+      --m_shift;
+    }
+    std::vector<Slot> old = std::exchange(m_slots, std::vector<Slot>(capacity));
+    for (const Slot& slot : old) {
+      if (slot.key != nullptr) m_slots[probe(slot.key)] = slot;
+    }
+  }
+
+  std::vector<Slot> m_slots;
+  size_t m_size = 0;
+  int m_shift = 60;
+};
+
 // Writes one digraph. Nodes (and fusion clusters) are written in text order into m_out; edges go into
 // m_edges and are appended at the end, so that an edge never declares a node inside the wrong cluster.
 class DotWriter {
  public:
-  DotWriter(const HloModule& module, const DotOptions& options) : m_module(module), m_options(options) {}
+  DotWriter(const HloModule& module, const DotOptions& options)
+      : m_module(module), m_options(options), m_info(static_cast<size_t>(module.instructionCount())) {}
 
   std::string write();
 
  private:
-  // Where edges attach to a drawn instruction. For an expanded fusion, edges leave from the fused root's
-  // node and enter at the fused parameters' nodes; `cluster` is then its cluster number.
-  struct NodeInfo {
-    int out = -1;
-    int cluster = -1;
-    size_t paramBegin = 0;
-    size_t paramCount = 0;
-  };
-
   void emitComputation(const HloComputation& computation, const HloInstruction* fusion, int depth);
-  void emitNode(const HloInstruction& inst, const HloInstruction* fusion, int depth);
+  // Writes a node; returns its id. A copy (of a source drawn next to a far user) leaves m_info alone.
+  int emitNode(const HloInstruction& inst, const HloInstruction* fusion, int depth, bool copy = false);
   void emitFusionCluster(const HloInstruction& fusion, const HloComputation& fused, int depth);
   void emitEdges(const HloComputation& computation);
+  // Marks the operand slots of `computation` whose edges would span too many ranks (see DotOptions), and
+  // the sources (parameters, constants, ...) all of whose edges are cut: those are drawn next to each user.
+  void planLongEdges(const HloComputation& computation);
+  // A cut edge: a copy of a source operand, or a "from NAME" stub, right above the user.
+  void emitCutEdge(const HloInstruction& operand, const NodeInfo& to, int operandIndex, bool labelled);
   // operandIndex < 0 marks a control edge.
   void emitEdge(const NodeInfo& from, const NodeInfo& to, int operandIndex, bool labelled);
   bool canExpand(const HloInstruction& inst) const;
 
-  void appendNodeId(std::string& out, int id) const {
-    out += 'n';
-    appendInt(out, id);
-  }
   void indent(int depth) { m_out.append(static_cast<size_t>(2 * depth + 2), ' '); }
+  void appendNameLine(const HloInstruction& inst);
   void appendOpcodeLine(const HloInstruction& inst);
   void appendDetailLines(const HloInstruction& inst, bool skipFusedCalls);
   void appendInlinedOperandLines(const HloInstruction& inst, const HloInstruction* fusion);
@@ -225,11 +256,15 @@ class DotWriter {
   std::string m_out;
   std::string m_edges;
   std::string m_scratch;
-  std::unordered_map<const HloInstruction*, NodeInfo> m_info;
+  InfoTable m_info;
   std::vector<int> m_paramIds;
   std::vector<const HloComputation*> m_expanding;
   int m_nextNode = 0;
   int m_nextCluster = 0;
+  int m_nextStub = 0;
+  const HloComputation* m_cutComputation = nullptr;
+  std::vector<char> m_cutSlots;  // per operand slot of m_cutComputation, in instruction order
+  std::unordered_set<const HloInstruction*> m_copiedSources;
 };
 
 std::string DotWriter::write() {
@@ -238,7 +273,6 @@ std::string DotWriter::write() {
   // About 350 bytes per node and 60 per edge in practice; one reservation avoids most regrowth.
   m_out.reserve(static_cast<size_t>(count) * 400 + 1024);
   m_edges.reserve(static_cast<size_t>(count) * 80);
-  m_info.reserve(static_cast<size_t>(count));
 
   m_out += "digraph G {\n";
   m_out += "  graph [rankdir=TB compound=true labelloc=t fontname=\"Helvetica\" label=<";
@@ -274,9 +308,10 @@ bool DotWriter::canExpand(const HloInstruction& inst) const {
 
 void DotWriter::emitComputation(const HloComputation& computation, const HloInstruction* fusion, int depth) {
   m_expanding.push_back(&computation);
+  if (fusion == nullptr) planLongEdges(computation);
   for (const auto& owned : computation.instructions()) {
     const HloInstruction& inst = *owned;
-    if (isInlinedConstant(inst, m_options)) {
+    if (isInlinedConstant(inst, m_options) || m_copiedSources.count(&inst)) {
       m_info[&inst] = NodeInfo{};
       continue;
     }
@@ -291,19 +326,17 @@ void DotWriter::emitComputation(const HloComputation& computation, const HloInst
   m_expanding.pop_back();
 }
 
-void DotWriter::emitNode(const HloInstruction& inst, const HloInstruction* fusion, int depth) {
+int DotWriter::emitNode(const HloInstruction& inst, const HloInstruction* fusion, int depth, bool copy) {
   int id = m_nextNode++;
-  m_info[&inst] = NodeInfo{id, -1, 0, 0};
+  if (!copy) m_info[&inst] = NodeInfo{id, -1, 0, 0};
   bool unknown = inst.opcode() == HloOpcode::kUnknown;
   NodeColors colors = colorsFor(inst.category());
 
   indent(depth);
-  appendNodeId(m_out, id);
+  m_out += 'n';
+  appendInt(m_out, id);
   m_out += " [label=<";
-  if (inst.isRoot()) m_out += "<i>ROOT</i> ";
-  m_out += "<b>";
-  appendHtml(m_out, inst.name());
-  m_out += "</b><br/>";
+  appendNameLine(inst);
   appendOpcodeLine(inst);
   appendDetailLines(inst, false);
   appendInlinedOperandLines(inst, fusion);
@@ -318,16 +351,8 @@ void DotWriter::emitNode(const HloInstruction& inst, const HloInstruction* fusio
       appendHtml(m_out, m_scratch);
     }
   }
-  m_out += "> fillcolor=\"";
-  m_out += colors.fill;
-  m_out += "\" color=\"";
-  m_out += colors.border;
-  m_out += '"';
-  if (colors.font != "black") {
-    m_out += " fontcolor=\"";
-    m_out += colors.font;
-    m_out += '"';
-  }
+  fmt::format_to(std::back_inserter(m_out), "> fillcolor=\"{}\" color=\"{}\"", colors.fill, colors.border);
+  if (colors.font != "black") fmt::format_to(std::back_inserter(m_out), " fontcolor=\"{}\"", colors.font);
   // An opcode we do not know is drawn plainly but marked, so nobody mistakes it for a modelled op.
   if (unknown) m_out += " style=\"rounded,filled,dashed\"";
   if (inst.opcode() == HloOpcode::kConstant) m_out += " fontsize=9";
@@ -346,32 +371,27 @@ void DotWriter::emitNode(const HloInstruction& inst, const HloInstruction* fusio
     m_out += " fs_computation=";
     appendQuoted(m_out, inst.parent() != nullptr ? inst.parent()->name() : std::string());
   }
+  if (copy) m_out += " fs_copy=\"true\"";
   m_out += "];\n";
+  return id;
 }
 
 void DotWriter::emitFusionCluster(const HloInstruction& fusion, const HloComputation& fused, int depth) {
   int cluster = m_nextCluster++;
   indent(depth);
-  m_out += "subgraph cluster_";
-  appendInt(m_out, cluster);
-  m_out += " {\n";
+  fmt::format_to(std::back_inserter(m_out), "subgraph cluster_{} {{\n", cluster);
   indent(depth + 1);
   m_out += "label=<";
-  if (fusion.isRoot()) m_out += "<i>ROOT</i> ";
-  m_out += "<b>";
-  appendHtml(m_out, fusion.name());
-  m_out += "</b><br/>";
+  appendNameLine(fusion);
   appendOpcodeLine(fusion);
   appendDetailLines(fusion, true);
   appendShapeLine(fusion.shape());
   m_out += ">;\n";
   indent(depth + 1);
-  m_out += "style=\"rounded,filled\"; fillcolor=\"";
-  m_out += depth == 0 ? kClusterFill : kNestedClusterFill;
-  m_out += "\"; color=\"";
-  m_out += kClusterBorder;
-  m_out += fusion.isRoot() && depth == 0 ? "\"; penwidth=3; " : "\"; penwidth=1; ";
-  m_out += "labeljust=l; fontname=\"Helvetica\"; fontsize=11;\n";
+  fmt::format_to(std::back_inserter(m_out),
+                 "style=\"rounded,filled\"; fillcolor=\"{}\"; color=\"{}\"; penwidth={}; labeljust=l; "
+                 "fontname=\"Helvetica\"; fontsize=11;\n",
+                 depth == 0 ? kClusterFill : kNestedClusterFill, kClusterBorder, fusion.isRoot() && depth == 0 ? 3 : 1);
   indent(depth + 1);
   m_out += "tooltip=";
   appendTooltip(fusion);
@@ -394,33 +414,102 @@ void DotWriter::emitFusionCluster(const HloInstruction& fusion, const HloComputa
   info.cluster = cluster;
   info.out = m_info[fused.root()].out;
   std::vector<HloInstruction*> params = fused.parameters();
-  info.paramBegin = m_paramIds.size();
-  info.paramCount = params.size();
+  info.paramBegin = static_cast<uint32_t>(m_paramIds.size());
+  info.paramCount = static_cast<uint32_t>(params.size());
   for (const HloInstruction* param : params) {
     m_paramIds.push_back(param != nullptr ? m_info[param].out : -1);
   }
   m_info[&fusion] = info;
 }
 
-void DotWriter::emitEdges(const HloComputation& computation) {
+// An edge is cut when the user's longest-path rank is more than maxEdgeSpan below the operand's. That
+// overestimates dot's real span for sources (which dot could pull down but in practice leaves high), and
+// those are exactly the edges that make its crossing minimisation explode.
+void DotWriter::planLongEdges(const HloComputation& computation) {
+  m_cutComputation = &computation;
+  m_cutSlots.clear();
+  m_copiedSources.clear();
+  if (computation.instructionCount() <= m_options.longEdgeMinInstructions || m_options.maxEdgeSpan <= 0) return;
+  auto order = computation.postOrder();
+  if (!order.ok()) return;
+  std::unordered_map<const HloInstruction*, int64_t> rank;
+  rank.reserve(order->size());
+  for (const HloInstruction* inst : *order) {
+    int64_t r = 0;
+    for (const HloInstruction* operand : inst->operands()) r = std::max(r, rank[operand] + 1);
+    rank[inst] = r;
+  }
+  std::unordered_map<const HloInstruction*, int64_t> keptUses;
   for (const auto& owned : computation.instructions()) {
-    const HloInstruction& user = *owned;
-    auto userIt = m_info.find(&user);
-    if (userIt == m_info.end()) continue;
-    const NodeInfo& to = userIt->second;
-    bool labelled = user.operandCount() > 1;
-    for (int i = 0; i < user.operandCount(); ++i) {
-      auto it = m_info.find(user.operand(i));
-      // Inlined constants have no node; operands from another computation (malformed input) are skipped.
-      if (it == m_info.end() || it->second.out < 0) continue;
-      emitEdge(it->second, to, i, labelled);
-    }
-    for (const HloInstruction* pred : user.controlPredecessors()) {
-      auto it = m_info.find(pred);
-      if (it == m_info.end() || it->second.out < 0) continue;
-      emitEdge(it->second, to, -1, false);
+    for (const HloInstruction* operand : owned->operands()) {
+      bool cut = rank[owned.get()] - rank[operand] > m_options.maxEdgeSpan;
+      m_cutSlots.push_back(cut);
+      keptUses[operand] += cut ? 0 : 1;
     }
   }
+  for (const auto& owned : computation.instructions()) {
+    const HloInstruction* inst = owned.get();
+    bool source = inst->operandCount() == 0 && inst->controlPredecessors().empty() &&
+                  inst->controlSuccessors().empty() && !inst->isRoot() && !inst->users().empty();
+    if (source && keptUses[inst] == 0) m_copiedSources.insert(inst);
+  }
+}
+
+void DotWriter::emitEdges(const HloComputation& computation) {
+  bool cutting = &computation == m_cutComputation && !m_cutSlots.empty();
+  size_t slot = 0;
+  for (const auto& owned : computation.instructions()) {
+    const HloInstruction& user = *owned;
+    const NodeInfo* to = m_info.find(&user);
+    if (to == nullptr) {
+      slot += static_cast<size_t>(user.operandCount());
+      continue;
+    }
+    bool labelled = user.operandCount() > 1;
+    for (int i = 0; i < user.operandCount(); ++i, ++slot) {
+      const HloInstruction& operand = *user.operand(i);
+      if (cutting && m_cutSlots[slot] && !isInlinedConstant(operand, m_options)) {
+        emitCutEdge(operand, *to, i, labelled);
+        continue;
+      }
+      const NodeInfo* from = m_info.find(&operand);
+      // Inlined constants have no node; operands from another computation (malformed input) are skipped.
+      if (from == nullptr || from->out < 0) continue;
+      emitEdge(*from, *to, i, labelled);
+    }
+    for (const HloInstruction* pred : user.controlPredecessors()) {
+      const NodeInfo* from = m_info.find(pred);
+      if (from == nullptr || from->out < 0) continue;
+      emitEdge(*from, *to, -1, false);
+    }
+  }
+}
+
+void DotWriter::emitCutEdge(const HloInstruction& operand, const NodeInfo& to, int operandIndex, bool labelled) {
+  int target = to.out;
+  if (to.cluster >= 0) {
+    auto param = static_cast<size_t>(operandIndex);
+    if (param < to.paramCount && m_paramIds[to.paramBegin + param] >= 0) target = m_paramIds[to.paramBegin + param];
+  }
+  if (target < 0) return;
+  auto edges = std::back_inserter(m_edges);
+  if (m_copiedSources.count(&operand)) {
+    // Edges are written after every cluster closed, so a node declared now sits at the top level.
+    int copy = emitNode(operand, nullptr, 0, /*copy=*/true);
+    fmt::format_to(edges, "  n{} -> n{}", copy, target);
+    if (labelled) fmt::format_to(edges, " [headlabel=\"{}\"]", operandIndex);
+    m_edges += ";\n";
+    return;
+  }
+  int stub = m_nextStub++;
+  fmt::format_to(edges, "  s{} [label=<from <b>", stub);
+  appendHtml(m_edges, operand.name());
+  m_edges += "</b>> shape=rect style=\"dashed,rounded\" fontsize=9 color=\"#9e9e9e\" fs_stub_of=";
+  appendQuoted(m_edges, operand.name());
+  m_edges += "];\n";
+  fmt::format_to(edges, "  s{} -> n{} [style=dashed", stub, target);
+  if (labelled) fmt::format_to(edges, " headlabel=\"{}\"", operandIndex);
+  m_edges += "];\n";
 }
 
 void DotWriter::emitEdge(const NodeInfo& from, const NodeInfo& to, int operandIndex, bool labelled) {
@@ -438,31 +527,26 @@ void DotWriter::emitEdge(const NodeInfo& from, const NodeInfo& to, int operandIn
     }
   }
   if (target < 0) return;
-  m_edges += "  ";
-  appendNodeId(m_edges, from.out);
-  m_edges += " -> ";
-  appendNodeId(m_edges, target);
-  bool open = false;
-  auto attribute = [&](std::string_view text) {
-    m_edges += open ? " " : " [";
-    open = true;
-    m_edges += text;
+  auto edges = std::back_inserter(m_edges);
+  fmt::format_to(edges, "  n{} -> n{}", from.out, target);
+  std::string_view separator = " [";
+  auto attribute = [&]() {
+    m_edges += separator;
+    separator = " ";
+    return edges;
   };
-  if (labelled) {
-    attribute("headlabel=\"");
-    appendInt(m_edges, operandIndex);
-    m_edges += '"';
-  }
-  if (control) attribute("style=dashed color=\"#9e9e9e\"");
-  if (toCluster) {
-    attribute("lhead=cluster_");
-    appendInt(m_edges, to.cluster);
-  }
-  if (control && from.cluster >= 0) {
-    attribute("ltail=cluster_");
-    appendInt(m_edges, from.cluster);
-  }
-  m_edges += open ? "];\n" : ";\n";
+  if (labelled) fmt::format_to(attribute(), "headlabel=\"{}\"", operandIndex);
+  if (control) fmt::format_to(attribute(), "style=dashed color=\"#9e9e9e\"");
+  if (toCluster) fmt::format_to(attribute(), "lhead=cluster_{}", to.cluster);
+  if (control && from.cluster >= 0) fmt::format_to(attribute(), "ltail=cluster_{}", from.cluster);
+  m_edges += separator == " " ? "];\n" : ";\n";
+}
+
+void DotWriter::appendNameLine(const HloInstruction& inst) {
+  if (inst.isRoot()) m_out += "<i>ROOT</i> ";
+  m_out += "<b>";
+  appendHtml(m_out, inst.name());
+  m_out += "</b><br/>";
 }
 
 void DotWriter::appendOpcodeLine(const HloInstruction& inst) {
@@ -507,26 +591,14 @@ void DotWriter::appendOpcodeLine(const HloInstruction& inst) {
 
 void DotWriter::appendDetailLines(const HloInstruction& inst, bool skipFusedCalls) {
   const InstructionAttributes& attrs = inst.attributes();
+  auto lhsRhs = [&](std::string_view what, const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs) {
+    if (lhs.empty() && rhs.empty()) return;
+    fmt::format_to(std::back_inserter(m_out), "{} lhs={{{}}} rhs={{{}}}<br/>", what, fmt::join(lhs, ","),
+                   fmt::join(rhs, ","));
+  };
   if (attrs.dot) {
-    const DotDimensionNumbers& dims = *attrs.dot;
-    if (!dims.lhsContracting.empty() || !dims.rhsContracting.empty()) {
-      m_out += "contracting lhs=";
-      m_scratch.clear();
-      appendIntList(m_scratch, dims.lhsContracting);
-      m_scratch += " rhs=";
-      appendIntList(m_scratch, dims.rhsContracting);
-      m_out += m_scratch;
-      m_out += "<br/>";
-    }
-    if (!dims.lhsBatch.empty() || !dims.rhsBatch.empty()) {
-      m_out += "batch lhs=";
-      m_scratch.clear();
-      appendIntList(m_scratch, dims.lhsBatch);
-      m_scratch += " rhs=";
-      appendIntList(m_scratch, dims.rhsBatch);
-      m_out += m_scratch;
-      m_out += "<br/>";
-    }
+    lhsRhs("contracting", attrs.dot->lhsContracting, attrs.dot->rhsContracting);
+    lhsRhs("batch", attrs.dot->lhsBatch, attrs.dot->rhsBatch);
   }
   if (inst.opcode() == HloOpcode::kConvolution) {
     if (const std::string* labels = attrs.findRaw("dim_labels")) {
@@ -536,24 +608,14 @@ void DotWriter::appendDetailLines(const HloInstruction& inst, bool skipFusedCall
     }
   }
   if (attrs.slice) {
-    m_scratch.clear();
-    m_scratch += "slice={";
+    m_out += "slice={";
     for (size_t i = 0; i < attrs.slice->size(); ++i) {
       const SliceDim& dim = (*attrs.slice)[i];
-      if (i > 0) m_scratch += ", ";
-      m_scratch += '[';
-      appendInt(m_scratch, dim.start);
-      m_scratch += ':';
-      appendInt(m_scratch, dim.limit);
-      if (dim.stride != 1) {
-        m_scratch += ':';
-        appendInt(m_scratch, dim.stride);
-      }
-      m_scratch += ']';
+      fmt::format_to(std::back_inserter(m_out), "{}[{}:{}", i > 0 ? ", " : "", dim.start, dim.limit);
+      if (dim.stride != 1) fmt::format_to(std::back_inserter(m_out), ":{}", dim.stride);
+      m_out += ']';
     }
-    m_scratch += '}';
-    appendHtml(m_out, m_scratch);
-    m_out += "<br/>";
+    m_out += "}<br/>";
   }
   // Called computations other than an expanded fusion body are named, not drawn.
   for (const CalledComputationRef& ref : inst.calledComputationRefs()) {
@@ -581,9 +643,7 @@ void DotWriter::appendDetailLines(const HloInstruction& inst, bool skipFusedCall
 void DotWriter::appendInlinedOperandLines(const HloInstruction& inst, const HloInstruction* fusion) {
   auto line = [&](int index, const HloInstruction& constant) {
     m_scratch.clear();
-    m_scratch += "operand ";
-    appendInt(m_scratch, index);
-    m_scratch += " = ";
+    fmt::format_to(std::back_inserter(m_scratch), "operand {} = ", index);
     appendInlinedValue(m_scratch, constant);
     appendHtml(m_out, m_scratch);
     m_out += "<br/>";
@@ -611,26 +671,13 @@ void DotWriter::appendShapeLine(const Shape& shape) {
 
 void DotWriter::appendTooltip(const HloInstruction& inst) {
   m_scratch.clear();
-  m_scratch += inst.name();
-  m_scratch += " = ";
-  m_scratch += inst.opcodeString();
+  auto out = std::back_inserter(m_scratch);
+  fmt::format_to(out, "{} = {}", inst.name(), inst.opcodeString());
   if (const OpMetadata* metadata = inst.metadata()) {
-    if (!metadata->opType.empty()) {
-      m_scratch += "\nop_type: ";
-      m_scratch += metadata->opType;
-    }
-    if (!metadata->opName.empty()) {
-      m_scratch += "\nop_name: ";
-      m_scratch += metadata->opName;
-    }
-    if (!metadata->sourceFile.empty()) {
-      m_scratch += '\n';
-      m_scratch += metadata->sourceFile;
-      if (metadata->sourceLine) {
-        m_scratch += ':';
-        appendInt(m_scratch, *metadata->sourceLine);
-      }
-    }
+    if (!metadata->opType.empty()) fmt::format_to(out, "\nop_type: {}", metadata->opType);
+    if (!metadata->opName.empty()) fmt::format_to(out, "\nop_name: {}", metadata->opName);
+    if (!metadata->sourceFile.empty()) fmt::format_to(out, "\n{}", metadata->sourceFile);
+    if (!metadata->sourceFile.empty() && metadata->sourceLine) fmt::format_to(out, ":{}", *metadata->sourceLine);
   }
   appendQuoted(m_out, m_scratch);
 }

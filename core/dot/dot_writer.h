@@ -12,6 +12,12 @@ struct DotOptions {
   int64_t inlineConstantMaxElements = 1;
   // Graph label shown at the top; empty means "MODULE, computation ENTRY".
   std::string title;
+  // In computations with more than `longEdgeMinInstructions` instructions, an edge that must span more
+  // than `maxEdgeSpan` ranks is drawn as a short stub ("from NAME") next to its user. Training graphs
+  // keep forward activations for the backward pass; left whole, those long edges make Graphviz's
+  // crossing minimisation take minutes (mobilenet: > 5 min, with stubs 1.5 s) and are unreadable anyway.
+  int64_t longEdgeMinInstructions = 200;
+  int maxEdgeSpan = 12;
 };
 
 // Writes the entry computation of `module` as a Graphviz digraph in the look of XLA's hlo_graph_dumper:

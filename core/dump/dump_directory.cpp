@@ -1,5 +1,6 @@
 #include "core/dump/dump_directory.h"
 
+#include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
@@ -12,7 +13,14 @@ namespace fusionscope::core {
 
 StatusOr<DumpedStage> dumpStage(const HloModule& module, int index, std::string_view label,
                                 const std::string& directory, const DumpOptions& options) {
+  std::error_code ec;
+  bool existed = std::filesystem::exists(directory, ec);
   if (Status made = makeDirectories(directory); !made.ok()) return made;
+  // A directory this call created is removed again if nothing could be written into it.
+  auto fail = [&](Status status) -> StatusOr<DumpedStage> {
+    if (!existed) std::filesystem::remove(directory, ec);
+    return status;
+  };
   DumpedStage stage;
   std::string base = fmt::format("{}/hlo_graph_{}", directory, index);
   stage.dotPath = base + ".dot";
@@ -27,13 +35,13 @@ StatusOr<DumpedStage> dumpStage(const HloModule& module, int index, std::string_
   };
   if (options.png) {
     stage.pngPath = base + ".png";
-    if (Status s = render(graphviz::ImageFormat::kPng, stage.pngPath); !s.ok()) return s;
+    if (Status s = render(graphviz::ImageFormat::kPng, stage.pngPath); !s.ok()) return fail(s);
   }
   if (options.svg) {
     stage.svgPath = base + ".svg";
-    if (Status s = render(graphviz::ImageFormat::kSvg, stage.svgPath); !s.ok()) return s;
+    if (Status s = render(graphviz::ImageFormat::kSvg, stage.svgPath); !s.ok()) return fail(s);
   }
-  if (Status written = writeFilesAtomic(files); !written.ok()) return written;
+  if (Status written = writeFilesAtomic(files); !written.ok()) return fail(written);
   std::string computation = module.entry() ? module.entry()->name() : module.name();
   stage.consoleLine = fmt::format("computation {} [{}]: {}", computation, label, stage.dotPath);
   return stage;

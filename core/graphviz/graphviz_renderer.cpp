@@ -262,6 +262,24 @@ const char* formatName(ImageFormat format) {
   return "png";
 }
 
+// A 3k-instruction training graph lays out at ~150k x 35k points; as a bitmap at 96 dpi that is beyond
+// what cairo can allocate. Such a PNG is an overview anyway (the SVG keeps full detail), so the drawing is
+// scaled down (Graphviz's `size`) until its longest side is kMaxPngPixels.
+constexpr double kMaxPngPixels = 16000;
+
+void limitBitmapSize(Agraph_t* graph) {
+  const boxf& box = GD_bb(graph);
+  const double dpi = 96.0;
+  double widthPx = (box.UR.x - box.LL.x) * dpi / 72.0;
+  double heightPx = (box.UR.y - box.LL.y) * dpi / 72.0;
+  double longest = std::max(widthPx, heightPx);
+  if (longest <= kMaxPngPixels) return;
+  double scale = kMaxPngPixels / longest;
+  // The layout already read the `size` attribute into the drawing record, so that is where the limit goes.
+  GD_drawing(graph)->size.x = widthPx * scale * 72.0 / dpi;
+  GD_drawing(graph)->size.y = heightPx * scale * 72.0 / dpi;
+}
+
 // renderDot without taking the mutex; the caller holds it.
 StatusOr<std::string> renderLocked(std::string_view dot, ImageFormat format, std::string_view sourceName) {
   MessageLog log;
@@ -273,6 +291,7 @@ StatusOr<std::string> renderLocked(std::string_view dot, ImageFormat format, std
   if (Status status = graph.parse(dot); !status.ok()) return status;
   if (Status status = graph.layout(); !status.ok()) return status;
 
+  if (format == ImageFormat::kPng) limitBitmapSize(graph.get());
   log.clear();
   char* data = nullptr;
   unsigned int length = 0;

@@ -1,7 +1,10 @@
 #include "core/ir/hlo_verifier.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,8 +20,7 @@ class Verifier {
   void computation(const HloComputation& comp) {
     m_comp = &comp;
     if (!comp.root()) report(nullptr, "has no ROOT instruction");
-    StatusOr<std::vector<HloInstruction*>> order = comp.postOrder();
-    if (!order.ok()) report(nullptr, order.message());
+    if (!comp.postOrder().ok()) reportCycle(comp);
     checkParameters(comp);
     for (const auto& inst : comp.instructions()) instruction(*inst);
   }
@@ -33,19 +35,58 @@ class Verifier {
     }
   }
 
+  // postOrder only says that there is a cycle; this finds one and spells it out in use order, so the
+  // message names every instruction on it: `%a depends on %b, which depends on %a`.
+  void reportCycle(const HloComputation& comp) {
+    auto predecessorAt = [](const HloInstruction* inst, size_t i) -> const HloInstruction* {
+      size_t n = inst->operands().size();
+      return i < n ? inst->operands()[i] : inst->controlPredecessors()[i - n];
+    };
+    std::unordered_map<const HloInstruction*, uint8_t> state;  // 0 = unvisited, 1 = on stack, 2 = done
+    std::vector<std::pair<const HloInstruction*, size_t>> stack;
+    for (const auto& start : comp.instructions()) {
+      if (state[start.get()] != 0) continue;
+      stack.emplace_back(start.get(), 0);
+      state[start.get()] = 1;
+      while (!stack.empty()) {
+        const HloInstruction* inst = stack.back().first;
+        size_t next = stack.back().second++;
+        if (next == inst->operands().size() + inst->controlPredecessors().size()) {
+          state[inst] = 2;
+          stack.pop_back();
+          continue;
+        }
+        const HloInstruction* pred = predecessorAt(inst, next);
+        uint8_t& s = state[pred];
+        if (s == 1) {
+          auto it = std::find_if(stack.begin(), stack.end(), [&](const auto& frame) { return frame.first == pred; });
+          std::string path = fmt::format("%{}", pred->name());
+          for (++it; it != stack.end(); ++it) path += fmt::format(" depends on %{}, which", it->first->name());
+          report(pred, fmt::format("cycle: {} depends on %{}", path, pred->name()));
+          return;
+        }
+        if (s == 0) {
+          s = 1;
+          stack.emplace_back(pred, 0);
+        }
+      }
+    }
+  }
+
   void checkParameters(const HloComputation& comp) {
-    std::set<int64_t> seen;
+    std::map<int64_t, const HloInstruction*> byNumber;
     for (const auto& inst : comp.instructions()) {
       if (inst->opcode() != HloOpcode::kParameter) continue;
-      if (!seen.insert(inst->parameterNumber()).second) {
+      if (!byNumber.emplace(inst->parameterNumber(), inst.get()).second) {
         report(inst.get(), fmt::format("parameter number {} is used twice", inst->parameterNumber()));
       }
     }
     int64_t expected = 0;
-    for (int64_t n : seen) {
+    for (const auto& [n, inst] : byNumber) {
       if (n != expected) {
-        report(nullptr, fmt::format("parameter numbers must be 0..{} without gaps; {} is missing",
-                                    static_cast<int64_t>(seen.size()) - 1, expected));
+        report(inst, fmt::format("parameter number {} leaves a gap: the {} parameter(s) must be numbered 0..{}, "
+                                 "and {} is missing",
+                                 n, byNumber.size(), byNumber.size() - 1, expected));
         return;
       }
       ++expected;

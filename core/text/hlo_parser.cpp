@@ -1,5 +1,6 @@
 #include "core/text/hlo_parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -65,11 +66,33 @@ class Parser {
   }
   bool failHere(std::string_view message) { return fail(m_cursor.pos(), message); }
 
+  // Just after the last non-space character before `at`: where a missing token belongs.
+  const char* endOfPreviousToken(const char* at) const {
+    while (at > m_cursor.begin() && (at[-1] == ' ' || at[-1] == '\n' || at[-1] == '\t' || at[-1] == '\r')) --at;
+    return at;
+  }
+
+  // The next token for "found ..." in messages: a whole name, one character, or the end of input.
+  std::string describeNext() {
+    char c = m_cursor.peek();
+    if (c == '\0') return "end of input";
+    if (!TextCursor::isNameChar(c)) return fmt::format("'{}'", c);
+    TextCursor probe = m_cursor;
+    return fmt::format("'{}'", probe.readName());
+  }
+
+  // Where to report a token that is missing at the position: right after the previous token when what
+  // follows is on a later line or absent (as compilers report a missing ';'), else at the unexpected token.
+  const char* missingAt() {
+    m_cursor.skipSpace();
+    const char* found = m_cursor.pos();
+    const char* previous = endOfPreviousToken(found);
+    return m_cursor.atEnd() || std::find(previous, found, '\n') != found ? previous : found;
+  }
+
   bool expect(char c, std::string_view context) {
     if (m_cursor.consume(c)) return true;
-    char found = m_cursor.peek();
-    std::string what = found == '\0' ? std::string("end of input") : fmt::format("'{}'", found);
-    return failHere(fmt::format("expected '{}' {}, found {}", c, context, what));
+    return fail(missingAt(), fmt::format("expected '{}' {}, found {}", c, context, describeNext()));
   }
 
   bool parseModule() {
@@ -77,7 +100,16 @@ class Parser {
     if (m_cursor.consumeKeyword("HloModule")) {
       const char* at = m_cursor.pos();
       std::string_view name = m_cursor.readName();
-      if (name.empty()) return fail(at, "expected module name after 'HloModule'");
+      // The name shares the header's line; without this `HloModule` alone would take `ENTRY` as its name.
+      bool nextLine = std::find(at, name.data(), '\n') != name.data();
+      if (name.empty() || name == "ENTRY" || nextLine) {
+        m_cursor.setPos(name.data());
+        if (nextLine || m_cursor.atEnd()) {
+          return fail(at, fmt::format("expected a module name after 'HloModule', found end of {}",
+                                      nextLine ? "line" : "input"));
+        }
+        return fail(name.data(), fmt::format("expected a module name after 'HloModule', found {}", describeNext()));
+      }
       moduleName = std::string(name);
       // Some dumps end the module name with ':' (e.g. `HloModule convolution.167:`).
       if (m_cursor.rawPeek() == ':') m_cursor.setPos(m_cursor.pos() + 1);
@@ -92,9 +124,12 @@ class Parser {
       if (!parseComputation()) return false;
     }
     if (m_cursor.unterminatedComment()) return failHere("");
-    if (m_module->computations().empty()) return failHere("no computations in module");
+    if (m_module->computations().empty()) {
+      return fail(endOfPreviousToken(m_cursor.end()), "no computations in module");
+    }
     if (!m_module->entry()) {
-      return failHere("no ENTRY computation: mark the computation the module runs with 'ENTRY'");
+      // Points at the last computation, the one XLA's own dumps mark as the entry.
+      return fail(m_lastComputationAt, "no ENTRY computation: mark the computation the module runs with 'ENTRY'");
     }
     if (!resolveCalls()) return false;
     m_module->updateFusionComputationFlags();
@@ -118,9 +153,10 @@ class Parser {
 
   bool parseKeyValue(std::string_view& key, std::string_view& value) {
     m_cursor.skipSpace();
-    const char* at = m_cursor.pos();
     key = m_cursor.readName();
-    if (key.empty()) return fail(at, "expected attribute name after ','");
+    if (key.empty()) {
+      return fail(missingAt(), fmt::format("expected an attribute name after ',', found {}", describeNext()));
+    }
     if (!m_cursor.consume('=')) return failHere(fmt::format("expected '=' after attribute name '{}'", key));
     return readRawValue(key, value);
   }
@@ -165,6 +201,7 @@ class Parser {
     }
     if (p == start) return fail(start, fmt::format("expected a value for attribute '{}'", key));
     value = std::string_view(start, static_cast<size_t>(p - start));
+    noteSuspectValue(key, value);
     m_cursor.setPos(p);
     return true;
   }
@@ -186,10 +223,16 @@ class Parser {
       return true;
     }
     std::string_view typeName = m_cursor.readName();
-    if (typeName.empty()) return fail(at, "expected a shape such as f32[2,3]");
+    if (typeName.empty()) {
+      return fail(missingAt(), fmt::format("expected a shape such as f32[2,3], found {}", describeNext()));
+    }
     PrimitiveType type = parsePrimitiveType(typeName);
     if (type == PrimitiveType::kInvalid) return fail(at, fmt::format("unknown element type '{}'", typeName));
-    if (m_cursor.rawPeek() != '[') return failHere(fmt::format("expected '[' after element type '{}'", typeName));
+    if (m_cursor.rawPeek() != '[') {
+      const char* after = m_cursor.pos();
+      return fail(after,
+                  fmt::format("expected '[' right after element type '{}', found {}", typeName, describeNext()));
+    }
     m_cursor.setPos(m_cursor.pos() + 1);
     std::vector<int64_t> dims;
     std::vector<bool> dynamic;
@@ -206,7 +249,10 @@ class Parser {
             if (!expect('=', "in dynamic dimension '<=N'")) return false;
             isDynamic = true;
           }
-          if (!m_cursor.readInt(d) || d < 0) return fail(dimAt, "expected a non-negative dimension size");
+          if (!m_cursor.readInt(d)) {
+            return fail(dimAt, fmt::format("expected a dimension size, found {}", describeNext()));
+          }
+          if (d < 0) return fail(dimAt, fmt::format("negative dimension size {}", d));
         }
         dims.push_back(d);
         dynamic.push_back(isDynamic);
@@ -248,8 +294,8 @@ class Parser {
     }
     if (!expect('}', "to close layout")) return false;
     if (shape.rank() != static_cast<int>(layout.minorToMajor.size()) && !layout.minorToMajor.empty()) {
-      return fail(at, fmt::format("layout has {} dimensions but shape has {}", layout.minorToMajor.size(),
-                                  shape.rank()));
+      return fail(at, fmt::format("layout {{{}}} has {} dimension(s) but the shape has rank {}",
+                                  fmt::join(layout.minorToMajor, ","), layout.minorToMajor.size(), shape.rank()));
     }
     shape.setLayout(std::move(layout));
     return true;
@@ -258,13 +304,18 @@ class Parser {
   bool parseComputation() {
     m_cursor.skipSpace();
     const char* start = m_cursor.pos();
+    m_lastComputationAt = start;
+    m_suspect.reset();
     bool isEntry = m_cursor.consumeKeyword("ENTRY");
     m_cursor.consume('%');
     const char* nameAt = m_cursor.pos();
     std::string_view name = m_cursor.readName();
     if (name.empty()) {
-      return fail(nameAt, m_cursor.peek() == '\0' ? "expected a computation after 'ENTRY'"
-                                                  : "expected a computation name or 'ENTRY'");
+      if (m_cursor.atEnd()) {
+        return fail(endOfPreviousToken(nameAt), isEntry ? "expected a computation after 'ENTRY'"
+                                                        : "expected a computation name, found end of input");
+      }
+      return fail(m_cursor.pos(), fmt::format("expected a computation name or 'ENTRY', found {}", describeNext()));
     }
     if (m_module->findComputation(name)) return fail(nameAt, fmt::format("duplicate computation name '{}'", name));
     if (m_cursor.peek() == '(' && !parseSignature()) return false;
@@ -276,11 +327,15 @@ class Parser {
     const char* rootAt = nullptr;
     while (!m_cursor.consume('}')) {
       if (m_cursor.atEnd()) {
-        return fail(m_cursor.end(), fmt::format("unexpected end of input: computation '{}' is missing '}}'", name));
+        if (m_suspect) return failSuspect(name);
+        return fail(endOfPreviousToken(m_cursor.end()),
+                    fmt::format("unexpected end of input: computation '{}' is missing '}}'", name));
       }
       if (!parseInstruction(*comp, pending, rootAt)) return false;
     }
-    if (pending.empty()) return fail(start, fmt::format("computation '{}' has no instructions", name));
+    if (pending.empty()) {
+      return fail(m_cursor.pos() - 1, fmt::format("computation '{}' has no instructions", name));
+    }
     if (!comp->root()) comp->setRoot(pending.back().instruction);
     if (!resolveOperands(*comp, pending)) return false;
 
@@ -325,18 +380,22 @@ class Parser {
     m_cursor.consume('%');
     const char* nameAt = m_cursor.pos();
     std::string_view name = m_cursor.readName();
-    if (name.empty()) return fail(nameAt, "expected an instruction name");
-    if (HloInstruction* existing = comp.findInstruction(name)) {
-      (void)existing;
+    if (name.empty()) return fail(nameAt, fmt::format("expected an instruction name, found {}", describeNext()));
+    // A computation header here means this computation's '}' is missing (or an attribute took it).
+    if (name == "ENTRY" || m_cursor.peek() == '{' || m_cursor.peek() == '(') {
+      if (m_suspect) return failSuspect(comp.name());
+      return fail(lineStart, fmt::format("computation '{}' is missing '}}' before the next computation", comp.name()));
+    }
+    if (comp.findInstruction(name)) {
       return fail(nameAt, fmt::format("duplicate instruction name '{}' in computation '{}'", name, comp.name()));
     }
     if (!expect('=', fmt::format("after instruction name '{}'", name))) return false;
     Shape shape;
     if (!parseShape(shape)) return false;
-    m_cursor.skipSpace();
-    const char* opcodeAt = m_cursor.pos();
     std::string_view opcodeText = m_cursor.readName();
-    if (opcodeText.empty()) return fail(opcodeAt, "expected an opcode after the shape");
+    if (opcodeText.empty()) {
+      return fail(missingAt(), fmt::format("expected an opcode after the shape, found {}", describeNext()));
+    }
     HloOpcode opcode = parseOpcode(opcodeText);
     auto owned = std::make_unique<HloInstruction>(std::string(name), opcode, std::move(shape));
     HloInstruction* inst = owned.get();
@@ -344,7 +403,7 @@ class Parser {
     comp.addInstruction(std::move(owned));
     PendingInstruction entry{inst, {}, {}};
     if (m_cursor.rawPeek() != '(' && m_cursor.peek() != '(') {
-      return failHere(fmt::format("expected '(' after opcode '{}'", opcodeText));
+      return expect('(', fmt::format("after opcode '{}'", opcodeText));
     }
     m_cursor.consume('(');
     bool ok = opcode == HloOpcode::kParameter  ? parseParameterNumber(*inst)
@@ -362,9 +421,13 @@ class Parser {
   }
 
   bool parseParameterNumber(HloInstruction& inst) {
+    m_cursor.skipSpace();
     const char* at = m_cursor.pos();
     int64_t n = 0;
-    if (!m_cursor.readInt(n) || n < 0) return fail(at, "expected a parameter number, e.g. parameter(0)");
+    if (!m_cursor.readInt(n)) {
+      return fail(at, fmt::format("expected a parameter number, e.g. parameter(0), found {}", describeNext()));
+    }
+    if (n < 0) return fail(at, fmt::format("negative parameter number {}", n));
     inst.setParameterNumber(n);
     return expect(')', "after the parameter number");
   }
@@ -391,7 +454,7 @@ class Parser {
       m_cursor.consume('%');
       const char* at = m_cursor.pos();
       std::string_view name = m_cursor.readName();
-      if (name.empty()) return fail(at, "expected an operand name");
+      if (name.empty()) return fail(at, fmt::format("expected an operand name, found {}", describeNext()));
       operands.push_back({name, at});
     } while (m_cursor.consume(','));
     return expect(')', "after the operand list");
@@ -620,7 +683,7 @@ class Parser {
       for (const OperandRef& name : call.names) {
         HloComputation* callee = m_module->findComputation(name.name);
         if (!callee) {
-          return fail(name.at, fmt::format("unknown computation '{}' in '{}' of {}", name.name, ref.key,
+          return fail(name.at, fmt::format("unknown computation '{}' in '{}' of '{}'", name.name, ref.key,
                                            call.instruction->name()));
         }
         if (callee == call.instruction->parent()) {
@@ -632,8 +695,31 @@ class Parser {
     return true;
   }
 
+  // A braced attribute value that runs onto a later line and ends with a '}' that starts its line is most
+  // likely unterminated and swallowed the computation's '}'. Kept per computation so that the missing '}'
+  // noticed later is blamed on the attribute rather than on the end of input.
+  struct SuspectValue {
+    std::string key;
+    const char* at;
+  };
+  void noteSuspectValue(std::string_view key, std::string_view value) {
+    if (value.front() != '{' || value.back() != '}') return;
+    const char* lineStart = value.data() + value.size() - 1;
+    while (lineStart > value.data() && (lineStart[-1] == ' ' || lineStart[-1] == '\t' || lineStart[-1] == '\r')) {
+      --lineStart;
+    }
+    if (lineStart > value.data() && lineStart[-1] == '\n') m_suspect = SuspectValue{std::string(key), value.data()};
+  }
+  bool failSuspect(std::string_view computation) {
+    return fail(m_suspect->at, fmt::format("unterminated attribute '{}': missing '}}' (the '}}' meant to close "
+                                           "computation '{}' closes it instead)",
+                                           m_suspect->key, computation));
+  }
+
   TextCursor m_cursor;
   std::string m_fileName;
+  const char* m_lastComputationAt = nullptr;
+  std::optional<SuspectValue> m_suspect;
   std::string m_error;
   std::unique_ptr<HloModule> m_module;
   std::vector<PendingCall> m_pendingCalls;

@@ -1,1 +1,436 @@
+// The verifier on text that parses: every broken module must be rejected with a message naming the
+// computation and the instruction, and every real module we ship or test against must pass.
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include <gtest/gtest.h>
+
+#include "core/ir/hlo_verifier.h"
+#include "core/text/hlo_parser.h"
+
+namespace fusionscope::core {
+namespace {
+
+// Parses (which must work) and returns the verifier's problems.
+std::vector<std::string> problems(std::string_view text) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text, "test.hlo");
+  if (!module.ok()) return {"<parse error> " + module.message()};
+  return verifyModuleProblems(**module);
+}
+
+using Problems = std::vector<std::string>;
+
+constexpr std::string_view kAdd = R"hlo(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)hlo";
+
+TEST(HloVerifier, AcceptsAWellFormedModule) {
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  q = f32[3,4] parameter(1)
+  d = f32[2,4] dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  r = f32[2] reduce(d, z), dimensions={1}, to_apply=add
+  b = f32[2,4] broadcast(r), dimensions={0}
+  t = f32[4,2] transpose(b), dimensions={1,0}
+  ROOT out = (f32[4,2], f32[2]) tuple(t, r)
+}
+)hlo"),
+            Problems{});
+}
+
+TEST(HloVerifier, CycleThroughForwardReferences) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[2] parameter(0)
+  a = f32[2] add(p, b)
+  b = f32[2] negate(a)
+  ROOT r = f32[2] negate(b)
+}
+)hlo"),
+            Problems{"computation e, %a: cycle: %a depends on %b, which depends on %a"});
+}
+
+TEST(HloVerifier, CycleThroughControlPredecessor) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT n = f32[2] negate(p), control-predecessors={n}
+}
+)hlo"),
+            Problems{"computation e, %n: cycle: %n depends on %n"});
+}
+
+TEST(HloVerifier, ElementwiseShapeMismatch) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[2] parameter(0)
+  q = f32[3] parameter(1)
+  ROOT r = f32[2] add(p, q)
+}
+)hlo"),
+            Problems{"computation e, %r: operand 1 has shape f32[3] but the result is f32[2]"});
+}
+
+TEST(HloVerifier, ElementwiseElementTypeMismatch) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[2] parameter(0)
+  q = s32[2] parameter(1)
+  ROOT r = f32[2] multiply(p, q)
+}
+)hlo"),
+            Problems{"computation e, %r: operand 1 has element type s32 but the result is f32"});
+}
+
+TEST(HloVerifier, ElementwiseOperandCount) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT r = f32[2] add(p)
+}
+)hlo"),
+            Problems{"computation e, %r: add takes 2 operand(s), has 1"});
+}
+
+TEST(HloVerifier, BroadcastDimensionsWrongSize) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[3] parameter(0)
+  ROOT r = f32[2,3] broadcast(p), dimensions={0}
+}
+)hlo"),
+            Problems{"computation e, %r: broadcast maps operand dimension 0 (size 3) to result dimension 0 (size 2)"});
+}
+
+TEST(HloVerifier, BroadcastDimensionsWrongCount) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[3] parameter(0)
+  ROOT r = f32[2,3] broadcast(p), dimensions={0,1}
+}
+)hlo"),
+            Problems{"computation e, %r: broadcast dimensions={0,1} has 2 entries for an operand of rank 1"});
+}
+
+TEST(HloVerifier, BroadcastDimensionOutOfRange) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[3] parameter(0)
+  ROOT r = f32[2,3] broadcast(p), dimensions={2}
+}
+)hlo"),
+            Problems{"computation e, %r: broadcast dimension 2 is out of range for result f32[2,3]"});
+}
+
+TEST(HloVerifier, ReshapeElementCount) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[2,3] parameter(0)
+  ROOT r = f32[5] reshape(p)
+}
+)hlo"),
+            Problems{"computation e, %r: reshape changes the element count: f32[2,3] (6) to f32[5] (5)"});
+}
+
+TEST(HloVerifier, TransposeNotAPermutation) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[2,3] parameter(0)
+  ROOT r = f32[3,2] transpose(p), dimensions={0,0}
+}
+)hlo"),
+            Problems{"computation e, %r: transpose dimensions must be a permutation of 0..1"});
+}
+
+TEST(HloVerifier, TransposeResultShape) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[2,3] parameter(0)
+  ROOT r = f32[2,3] transpose(p), dimensions={1,0}
+}
+)hlo"),
+            Problems{"computation e, %r: transpose of f32[2,3] with dimensions={1,0} gives f32[3,2], not f32[2,3]"});
+}
+
+TEST(HloVerifier, ReduceResultShape) {
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[3] reduce(p, z), dimensions={1}, to_apply=add
+}
+)hlo"),
+            Problems{"computation e, %r: reduce of f32[2,3] over dimensions={1} gives f32[2], not f32[3]"});
+}
+
+TEST(HloVerifier, ReduceToApplyParameterCount) {
+  EXPECT_EQ(problems(R"hlo(neg {
+  a = f32[] parameter(0)
+  ROOT n = f32[] negate(a)
+}
+
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[2] reduce(p, z), dimensions={1}, to_apply=neg
+}
+)hlo"),
+            Problems{"computation e, %r: to_apply computation neg takes 1 parameter(s), expected 2"});
+}
+
+TEST(HloVerifier, ReduceInitValueNotScalar) {
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  z = f32[2] parameter(1)
+  ROOT r = f32[2] reduce(p, z), dimensions={1}, to_apply=add
+}
+)hlo"),
+            Problems{"computation e, %r: reduce init value 1 must be a scalar"});
+}
+
+TEST(HloVerifier, DotContractingSizeMismatch) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[4,5] parameter(1)
+  ROOT d = f32[2,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)hlo"),
+            Problems{"computation e, %d: dot contracts lhs size 3 with rhs size 4"});
+}
+
+TEST(HloVerifier, DotResultShape) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,5] parameter(1)
+  ROOT d = f32[2,6] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)hlo"),
+            Problems{"computation e, %d: dot of f32[2,3] and f32[3,5] gives f32[2,5], not f32[2,6]"});
+}
+
+TEST(HloVerifier, DotUnequalContractingDimensionCounts) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,5] parameter(1)
+  ROOT d = f32[2,5] dot(a, b), lhs_contracting_dims={1}
+}
+)hlo"),
+            Problems{"computation e, %d: dot has unequal numbers of lhs and rhs batch or contracting dimensions"});
+}
+
+TEST(HloVerifier, SliceOutOfBounds) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT s = f32[3] slice(p), slice={[2:5]}
+}
+)hlo"),
+            Problems{"computation e, %s: slice [2:5:1] is out of bounds for dimension 0 of size 4"});
+}
+
+TEST(HloVerifier, SliceResultShape) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT s = f32[4] slice(p), slice={[0:8:3]}
+}
+)hlo"),
+            Problems{"computation e, %s: slice of f32[8] gives f32[3], not f32[4]"});
+}
+
+TEST(HloVerifier, ConcatenateResultShape) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[2,4] parameter(1)
+  ROOT c = f32[2,8] concatenate(a, b), dimensions={1}
+}
+)hlo"),
+            Problems{"computation e, %c: concatenate gives f32[2,7], not f32[2,8]"});
+}
+
+TEST(HloVerifier, ConcatenateOperandsDifferOutsideTheDimension) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  ROOT c = f32[2,7] concatenate(a, b), dimensions={1}
+}
+)hlo"),
+            Problems{"computation e, %c: concatenate operand 1 is f32[3,4], which differs from f32[2,3] outside "
+                     "dimension 1"});
+}
+
+TEST(HloVerifier, TupleShapeSize) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT t = (f32[2], f32[2]) tuple(a)
+}
+)hlo"),
+            Problems{"computation e, %t: tuple of 1 operand(s) must have a tuple shape of that size, is (f32[2], "
+                     "f32[2])"});
+}
+
+TEST(HloVerifier, GetTupleElementIndexOutOfRange) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2] parameter(0)
+  t = (f32[2], f32[2]) tuple(a, a)
+  ROOT g = f32[2] get-tuple-element(t), index=2
+}
+)hlo"),
+            Problems{"computation e, %g: get-tuple-element index 2 is out of range for a 2-tuple"});
+}
+
+TEST(HloVerifier, GetTupleElementShape) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2] parameter(0)
+  b = s32[] parameter(1)
+  t = (f32[2], s32[]) tuple(a, b)
+  ROOT g = f32[2] get-tuple-element(t), index=1
+}
+)hlo"),
+            Problems{"computation e, %g: get-tuple-element 1 of (f32[2], s32[]) is s32[], not f32[2]"});
+}
+
+TEST(HloVerifier, CompareMustProducePred) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT c = f32[2] compare(a, a), direction=LT
+}
+)hlo"),
+            Problems{"computation e, %c: compare must produce pred"});
+}
+
+TEST(HloVerifier, CompareNeedsDirection) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT c = pred[2] compare(a, a)
+}
+)hlo"),
+            Problems{"computation e, %c: compare needs direction="});
+}
+
+TEST(HloVerifier, SelectPredicateType) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT s = f32[2] select(a, a, a)
+}
+)hlo"),
+            Problems{"computation e, %s: select predicate must be pred, is f32[2]"});
+}
+
+TEST(HloVerifier, ParameterNumberGap) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(2)
+  ROOT s = f32[2] add(a, b)
+}
+)hlo"),
+            Problems{"computation e, %b: parameter number 2 leaves a gap: the 2 parameter(s) must be numbered 0..1, "
+                     "and 1 is missing"});
+}
+
+TEST(HloVerifier, ParameterNumberDuplicate) {
+  EXPECT_EQ(problems(R"hlo(ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(0)
+  ROOT s = f32[2] add(a, b)
+}
+)hlo"),
+            Problems{"computation e, %b: parameter number 0 is used twice"});
+}
+
+TEST(HloVerifier, FusionCalleeParameterCount) {
+  EXPECT_EQ(problems(R"hlo(f {
+  x = f32[2] parameter(0)
+  ROOT n = f32[2] negate(x)
+}
+
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ROOT s = f32[2] fusion(a, b), kind=kLoop, calls=f
+}
+)hlo"),
+            Problems{"computation e, %s: fused computation f takes 1 parameter(s), expected 2"});
+}
+
+TEST(HloVerifier, FusionResultDiffersFromCalleeRoot) {
+  EXPECT_EQ(problems(R"hlo(f {
+  x = f32[2] parameter(0)
+  ROOT n = f32[2] negate(x)
+}
+
+ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT s = f32[3] fusion(a), kind=kLoop, calls=f
+}
+)hlo"),
+            Problems{"computation e, %s: result f32[3] differs from the root f32[2] of f"});
+}
+
+TEST(HloVerifier, ProblemsInCalledComputationsNameThatComputation) {
+  EXPECT_EQ(problems(R"hlo(f {
+  x = f32[2] parameter(0)
+  ROOT n = f32[3] negate(x)
+}
+
+ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT s = f32[3] fusion(a), kind=kLoop, calls=f
+}
+)hlo"),
+            Problems{"computation f, %n: operand 0 has shape f32[2] but the result is f32[3]"});
+}
+
+TEST(HloVerifier, StatusListsEveryProblemUnderTheModuleName) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(R"hlo(HloModule broken
+ENTRY e {
+  p = f32[2] parameter(0)
+  q = f32[3] parameter(1)
+  r = f32[2] add(p, q)
+  ROOT s = f32[5] reshape(r)
+}
+)hlo");
+  ASSERT_TRUE(module.ok()) << module.message();
+  Status status = verifyModule(**module);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "verifier: module broken is malformed:\n"
+            "  computation e, %r: operand 1 has shape f32[3] but the result is f32[2]\n"
+            "  computation e, %s: reshape changes the element count: f32[2] (2) to f32[5] (5)");
+}
+
+// ---- Real modules ------------------------------------------------------------------------------------
+
+std::vector<std::filesystem::path> hloFilesUnder(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".hlo") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void expectAllVerify(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files = hloFilesUnder(dir);
+  ASSERT_FALSE(files.empty()) << "no .hlo files under " << dir;
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.string());
+    StatusOr<std::unique_ptr<HloModule>> module = parseHloModuleFile(file.string());
+    ASSERT_TRUE(module.ok()) << module.message();
+    Status verified = verifyModule(**module);
+    EXPECT_TRUE(verified.ok()) << verified.message();
+  }
+}
+
+TEST(HloVerifier, SharedCorpusVerifies) {
+  std::filesystem::path dir = FS_SOURCE_DIR "/../shared/corpus/hlo";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "HLO corpus not found at " << dir;
+  expectAllVerify(dir);
+}
+
+TEST(HloVerifier, SamplesVerify) {
+  std::filesystem::path dir = FS_SOURCE_DIR "/samples";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "samples not found at " << dir;
+  expectAllVerify(dir);
+}
+
+}  // namespace
+}  // namespace fusionscope::core

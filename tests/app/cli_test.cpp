@@ -1,0 +1,387 @@
+// Runs the real fusionscope-cli: exit codes (0 ok, 1 the work failed, 2 bad usage or input), the messages
+// users see, and the files it writes, including that a failed write leaves nothing behind.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kMlpSample = FS_SOURCE_DIR "/samples/mlp/mlp.hlo";
+
+constexpr const char* kSmallModule = R"hlo(HloModule small
+
+ENTRY main {
+  p = f32[2,3] parameter(0)
+  n = f32[2,3] negate(p)
+  ROOT t = f32[3,2] transpose(n), dimensions={1,0}
+}
+)hlo";
+
+// Parses, but `add` of f32[2] and f32[3] is rejected by the verifier.
+constexpr const char* kUnverifiableModule = R"hlo(HloModule broken
+
+ENTRY main {
+  p = f32[2] parameter(0)
+  q = f32[3] parameter(1)
+  ROOT r = f32[2] add(p, q)
+}
+)hlo";
+
+struct CliResult {
+  int exitCode = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string readAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void writeAll(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+}
+
+std::string shellQuoted(const std::string& arg) {
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// Every test gets a fresh scratch directory; the CLI's stdout/stderr go to files beside it.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    m_dir = fs::temp_directory_path() / (std::string("fs_cli_test_") + info->name() + "_" + std::to_string(::getpid()));
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir / "work");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+  }
+
+  // The directory tests write into and inspect (the captured output lives outside it).
+  fs::path work() const { return m_dir / "work"; }
+
+  CliResult run(std::initializer_list<std::string> args) {
+    std::string command = shellQuoted(FS_CLI_PATH);
+    for (const std::string& arg : args) command += " " + shellQuoted(arg);
+    fs::path out = m_dir / "stdout.txt";
+    fs::path err = m_dir / "stderr.txt";
+    command += " >" + shellQuoted(out.string()) + " 2>" + shellQuoted(err.string()) + " </dev/null";
+    int status = std::system(command.c_str());
+    CliResult result;
+    result.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.out = readAll(out);
+    result.err = readAll(err);
+    return result;
+  }
+
+  fs::path writeInput(const std::string& name, const std::string& content) {
+    fs::path path = m_dir / name;
+    writeAll(path, content);
+    return path;
+  }
+
+  // Names of everything directly under `dir`, sorted.
+  static std::vector<std::string> listing(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  static bool hasTemporaries(const fs::path& dir) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+      if (entry.path().filename().string().find(".tmp.") != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  void requireSample() {
+    if (!fs::exists(kMlpSample)) GTEST_SKIP() << "sample module not found: " << kMlpSample;
+  }
+
+  fs::path m_dir;
+};
+
+// ---- Usage -------------------------------------------------------------------------------------------
+
+TEST_F(CliTest, VersionPrintsTheProjectVersion) {
+  CliResult r = run({"--version"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out, "fusionscope-cli " FS_VERSION "\n");
+}
+
+TEST_F(CliTest, HelpListsTheSubcommands) {
+  CliResult r = run({"--help"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("Usage:"), std::string::npos) << r.out;
+  for (const char* sub : {"dump", "print", "info"}) EXPECT_NE(r.out.find(sub), std::string::npos) << sub;
+}
+
+TEST_F(CliTest, SubcommandHelpListsItsOptions) {
+  CliResult r = run({"dump", "--help"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  for (const char* option : {"--output", "--png", "--svg", "--no-verify"}) {
+    EXPECT_NE(r.out.find(option), std::string::npos) << option << " missing from:\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, NoSubcommandIsAUsageError) {
+  CliResult r = run({});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("A subcommand is required"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, UnknownFlagIsAUsageError) {
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  CliResult r = run({"info", "--frobnicate", input.string()});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--frobnicate"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, MissingInputFileIsNamed) {
+  std::string missing = (work() / "no_such_module.hlo").string();
+  CliResult r = run({"info", missing});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// ---- Bad input ---------------------------------------------------------------------------------------
+
+TEST_F(CliTest, MalformedHloReportsFileLineAndColumn) {
+  fs::path input = writeInput("bad.hlo", "HloModule bad\n\nENTRY main {\n  ROOT r = f32[2] negate(q)\n}\n");
+  CliResult r = run({"print", input.string()});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_EQ(r.err, input.string() + ":4:26: error: unknown operand 'q' in computation 'main'\n" +
+                       "  ROOT r = f32[2] negate(q)\n" + "                         ^\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, VerifierFailureIsBadInputUnlessSkipped) {
+  fs::path input = writeInput("broken.hlo", kUnverifiableModule);
+  CliResult checked = run({"print", input.string()});
+  EXPECT_EQ(checked.exitCode, 2);
+  EXPECT_NE(checked.err.find("computation main, %r: operand 1 has shape f32[3] but the result is f32[2]"),
+            std::string::npos)
+      << checked.err;
+  EXPECT_NE(checked.err.find("--no-verify"), std::string::npos) << checked.err;
+  EXPECT_EQ(checked.out, "");
+
+  CliResult unchecked = run({"print", "--no-verify", input.string()});
+  EXPECT_EQ(unchecked.exitCode, 0) << unchecked.err;
+  EXPECT_NE(unchecked.out.find("add("), std::string::npos) << unchecked.out;
+}
+
+// ---- print -------------------------------------------------------------------------------------------
+
+TEST_F(CliTest, PrintIsAFixedPoint) {
+  // Printing the printed text gives the same text again, for a hand-written module and every sample.
+  std::vector<fs::path> inputs = {writeInput("small.hlo", kSmallModule)};
+  if (fs::is_directory(FS_SOURCE_DIR "/samples")) {
+    for (const auto& entry : fs::recursive_directory_iterator(FS_SOURCE_DIR "/samples")) {
+      if (entry.path().extension() == ".hlo") inputs.push_back(entry.path());
+    }
+  }
+  for (const fs::path& input : inputs) {
+    SCOPED_TRACE(input.string());
+    CliResult first = run({"print", input.string()});
+    ASSERT_EQ(first.exitCode, 0) << first.err;
+    ASSERT_FALSE(first.out.empty());
+    fs::path printed = writeInput("printed.hlo", first.out);
+    CliResult second = run({"print", printed.string()});
+    ASSERT_EQ(second.exitCode, 0) << second.err;
+    EXPECT_EQ(second.out, first.out);
+  }
+}
+
+TEST_F(CliTest, PrintToFileWritesWhatStdoutWouldShow) {
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  CliResult toStdout = run({"print", input.string()});
+  ASSERT_EQ(toStdout.exitCode, 0) << toStdout.err;
+  fs::path output = work() / "out.hlo";
+  CliResult toFile = run({"print", input.string(), "-o", output.string()});
+  EXPECT_EQ(toFile.exitCode, 0) << toFile.err;
+  EXPECT_EQ(toFile.out, "");
+  EXPECT_EQ(readAll(output), toStdout.out);
+  EXPECT_EQ(listing(work()), std::vector<std::string>{"out.hlo"});
+}
+
+TEST_F(CliTest, PrintIntoMissingDirectoryFailsAndWritesNothing) {
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  fs::path output = work() / "missing" / "out.hlo";
+  CliResult r = run({"print", input.string(), "-o", output.string()});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find(output.string() + ": error: cannot write"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(listing(work()).empty());
+}
+
+TEST_F(CliTest, PrintOverADirectoryFailsAndLeavesNoTemporary) {
+  // Renaming the finished temporary over a directory fails, after the temporary was written.
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  fs::create_directory(work() / "out.hlo");
+  CliResult r = run({"print", input.string(), "-o", (work() / "out.hlo").string()});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("out.hlo: error: cannot write"), std::string::npos) << r.err;
+  EXPECT_EQ(listing(work()), std::vector<std::string>{"out.hlo"});
+  EXPECT_TRUE(fs::is_empty(work() / "out.hlo"));
+}
+
+// ---- info --------------------------------------------------------------------------------------------
+
+TEST_F(CliTest, InfoCountsOpcodes) {
+  requireSample();
+  CliResult r = run({"info", kMlpSample});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("module mlp_forward\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  instructions: 14 in 1 computation(s)\n"), std::string::npos) << r.out;
+  // Counts are right-aligned after the opcode; compare the two words of each line.
+  std::map<std::string, std::string> counts;
+  std::istringstream lines(r.out.substr(r.out.find("instructions by opcode:")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line) && line.rfind("  ", 0) == 0) {
+    std::istringstream words(line);
+    std::string opcode;
+    std::string count;
+    words >> opcode >> count;
+    counts[opcode] = count;
+  }
+  EXPECT_EQ(counts, (std::map<std::string, std::string>{
+                        {"parameter", "5"},
+                        {"broadcast", "3"},
+                        {"add", "2"},
+                        {"dot", "2"},
+                        {"constant", "1"},
+                        {"maximum", "1"},
+                    }));
+}
+
+TEST_F(CliTest, InfoJsonIsValidAndCounts) {
+  requireSample();
+  CliResult r = run({"info", "--json", kMlpSample});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << "not JSON:\n" << r.out;
+  EXPECT_EQ(j["module"], "mlp_forward");
+  EXPECT_EQ(j["entry"], "mlp_forward");
+  EXPECT_EQ(j["instruction_count"], 14);
+  EXPECT_EQ(j["opcodes"]["dot"], 2);
+  EXPECT_EQ(j["opcodes"]["parameter"], 5);
+  ASSERT_EQ(j["parameters"].size(), 5u);
+  EXPECT_EQ(j["parameters"][0]["name"], "x");
+  EXPECT_EQ(j["parameters"][0]["bytes"], 64 * 256 * 4);
+  EXPECT_EQ(j["output"]["shape"], "f32[64,10]{1,0}");
+}
+
+// ---- dump --------------------------------------------------------------------------------------------
+
+TEST_F(CliTest, DumpWritesDotPngAndSvg) {
+  requireSample();
+  fs::path dir = work() / "dump";
+  CliResult r = run({"dump", kMlpSample, "-o", dir.string(), "--png", "--svg"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out, "computation mlp_forward [pipeline start]: " + dir.string() + "/hlo_graph_0.dot\n");
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"hlo_graph_0.dot", "hlo_graph_0.png", "hlo_graph_0.svg"}));
+  EXPECT_EQ(readAll(dir / "hlo_graph_0.dot").rfind("digraph", 0), 0u);
+  EXPECT_EQ(readAll(dir / "hlo_graph_0.png").substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_NE(readAll(dir / "hlo_graph_0.svg").find("<svg"), std::string::npos);
+}
+
+TEST_F(CliTest, DumpWithoutImagesWritesOnlyDot) {
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  fs::path dir = work() / "dump";
+  CliResult r = run({"dump", input.string(), "-o", dir.string()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out, "computation main [pipeline start]: " + dir.string() + "/hlo_graph_0.dot\n");
+  EXPECT_EQ(listing(dir), std::vector<std::string>{"hlo_graph_0.dot"});
+}
+
+TEST_F(CliTest, DumpUnderARegularFileFailsAndCreatesNothing) {
+  // Permission bits do not stop root, so an impossible directory is made by putting a file in the way.
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  writeAll(work() / "file", "x");
+  fs::path dir = work() / "file" / "dump";
+  CliResult r = run({"dump", input.string(), "-o", dir.string(), "--png"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find(dir.string() + ": error: cannot create directory"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(listing(work()), std::vector<std::string>{"file"});
+  EXPECT_EQ(readAll(work() / "file"), "x");
+}
+
+TEST_F(CliTest, DumpIntoProcFailsAndCreatesNothing) {
+  const fs::path dir = "/proc/fusionscope_nope";
+  if (!fs::is_directory("/proc")) GTEST_SKIP() << "no /proc on this system";
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  CliResult r = run({"dump", input.string(), "-o", dir.string()});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find(dir.string() + ": error:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST_F(CliTest, FailedDumpLeavesNoTemporaries) {
+  // A directory where hlo_graph_0.png should go makes the last rename fail, after every temporary was
+  // written; they must all be removed.
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  fs::path dir = work() / "dump";
+  fs::create_directories(dir / "hlo_graph_0.png");
+  CliResult r = run({"dump", input.string(), "-o", dir.string(), "--png", "--svg"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("hlo_graph_0.png: error: cannot write"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(hasTemporaries(dir)) << ::testing::PrintToString(listing(dir));
+  EXPECT_FALSE(fs::exists(dir / "hlo_graph_0.svg"));
+}
+
+// Disabled: writeFilesAtomic (core/base/file_util.cpp) renames the files one by one and does not undo the
+// renames that worked, so hlo_graph_0.dot is published although the dump failed, contrary to dumpStage's
+// promise that "a failure leaves no new file behind". Enable once that is fixed.
+TEST_F(CliTest, FailedDumpPublishesNoFile) {
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  fs::path dir = work() / "dump";
+  fs::create_directories(dir / "hlo_graph_0.png");
+  CliResult r = run({"dump", input.string(), "-o", dir.string(), "--png", "--svg"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(listing(dir), std::vector<std::string>{"hlo_graph_0.png"});
+}
+
+TEST_F(CliTest, DumpOfMalformedModuleWritesNothing) {
+  fs::path input = writeInput("broken.hlo", kUnverifiableModule);
+  fs::path dir = work() / "dump";
+  CliResult r = run({"dump", input.string(), "-o", dir.string()});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_FALSE(fs::exists(dir));
+
+  CliResult drawn = run({"dump", "--no-verify", input.string(), "-o", dir.string()});
+  EXPECT_EQ(drawn.exitCode, 0) << drawn.err;
+  EXPECT_EQ(listing(dir), std::vector<std::string>{"hlo_graph_0.dot"});
+}
+
+}  // namespace
