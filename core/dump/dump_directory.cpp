@@ -27,19 +27,23 @@ StatusOr<DumpedStage> dumpStage(const HloModule& module, int index, std::string_
   std::string dot = writeDot(module);
   std::vector<FileContent> files;
   files.push_back({stage.dotPath, dot});
-  auto render = [&](graphviz::ImageFormat format, std::string path) -> Status {
-    StatusOr<std::string> image = graphviz::renderDot(dot, format, stage.dotPath);
-    if (!image.ok()) return image.status();
-    files.push_back({path, std::move(*image)});
-    return okStatus();
-  };
+  std::vector<graphviz::ImageFormat> formats;
   if (options.png) {
     stage.pngPath = base + ".png";
-    if (Status s = render(graphviz::ImageFormat::kPng, stage.pngPath); !s.ok()) return fail(s);
+    formats.push_back(graphviz::ImageFormat::kPng);
   }
   if (options.svg) {
     stage.svgPath = base + ".svg";
-    if (Status s = render(graphviz::ImageFormat::kSvg, stage.svgPath); !s.ok()) return fail(s);
+    formats.push_back(graphviz::ImageFormat::kSvg);
+  }
+  if (!formats.empty()) {
+    // One layout serves every image (layout is most of the cost on big graphs).
+    StatusOr<std::vector<std::string>> images = graphviz::renderDot(dot, formats, stage.dotPath);
+    if (!images.ok()) return fail(images.status());
+    for (size_t i = 0; i < formats.size(); ++i) {
+      files.push_back({formats[i] == graphviz::ImageFormat::kPng ? stage.pngPath : stage.svgPath,
+                       std::move((*images)[i])});
+    }
   }
   if (Status written = writeFilesAtomic(files); !written.ok()) return fail(written);
   std::string computation = module.entry() ? module.entry()->name() : module.name();

@@ -281,7 +281,10 @@ void limitBitmapSize(Agraph_t* graph) {
 }
 
 // renderDot without taking the mutex; the caller holds it.
-StatusOr<std::string> renderLocked(std::string_view dot, ImageFormat format, std::string_view sourceName) {
+// Lays `dot` out once and renders it in each of `formats` (in that order of the result), without taking the
+// mutex; the caller holds it. PNG goes last because capping its size changes the drawing record.
+StatusOr<std::vector<std::string>> renderLocked(std::string_view dot, const std::vector<ImageFormat>& formats,
+                                                std::string_view sourceName) {
   MessageLog log;
   ScopedMessageCapture capture(log);
   GVC_t* context = contextLocked();
@@ -291,23 +294,38 @@ StatusOr<std::string> renderLocked(std::string_view dot, ImageFormat format, std
   if (Status status = graph.parse(dot); !status.ok()) return status;
   if (Status status = graph.layout(); !status.ok()) return status;
 
-  if (format == ImageFormat::kPng) limitBitmapSize(graph.get());
-  log.clear();
-  char* data = nullptr;
-  unsigned int length = 0;
-  const int rc = gvRenderData(context, graph.get(), formatName(format), &data, &length);
-  std::string bytes;
-  if (data != nullptr) {
-    if (rc == 0) bytes.assign(data, length);
-    gvFreeRenderData(data);
+  std::vector<size_t> order(formats.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return formats[i] != ImageFormat::kPng; });
+  std::vector<std::string> images(formats.size());
+  for (size_t i : order) {
+    ImageFormat format = formats[i];
+    if (format == ImageFormat::kPng) limitBitmapSize(graph.get());
+    log.clear();
+    char* data = nullptr;
+    unsigned int length = 0;
+    const int rc = gvRenderData(context, graph.get(), formatName(format), &data, &length);
+    std::string& bytes = images[i];
+    if (data != nullptr) {
+      if (rc == 0) bytes.assign(data, length);
+      gvFreeRenderData(data);
+    }
+    if (rc != 0 || log.hasErrors()) {
+      const std::string detail = log.errorText(sourceName, false);
+      if (!detail.empty()) return Status::error(detail);
+      return errorStatus(sourceName, std::string("Graphviz could not render ") + formatName(format));
+    }
+    if (bytes.empty()) {
+      return errorStatus(sourceName, std::string("Graphviz rendered an empty ") + formatName(format));
+    }
   }
-  if (rc != 0 || log.hasErrors()) {
-    const std::string detail = log.errorText(sourceName, false);
-    if (!detail.empty()) return Status::error(detail);
-    return errorStatus(sourceName, std::string("Graphviz could not render ") + formatName(format));
-  }
-  if (bytes.empty()) return errorStatus(sourceName, std::string("Graphviz rendered an empty ") + formatName(format));
-  return bytes;
+  return images;
+}
+
+StatusOr<std::string> renderLocked(std::string_view dot, ImageFormat format, std::string_view sourceName) {
+  StatusOr<std::vector<std::string>> images = renderLocked(dot, std::vector<ImageFormat>{format}, sourceName);
+  if (!images.ok()) return images.status();
+  return std::move(images->front());
 }
 
 void collectClusters(Agraph_t* graph, std::vector<ClusterLayout>& clusters) {
@@ -347,6 +365,12 @@ EdgeLayout edgeLayoutOf(Agedge_t* edge) {
 }
 
 }  // namespace
+
+StatusOr<std::vector<std::string>> renderDot(std::string_view dot, const std::vector<ImageFormat>& formats,
+                                             std::string_view sourceName) {
+  std::lock_guard<std::mutex> lock(graphvizMutex());
+  return renderLocked(dot, formats, sourceName);
+}
 
 StatusOr<std::string> renderDot(std::string_view dot, ImageFormat format, std::string_view sourceName) {
   std::lock_guard<std::mutex> lock(graphvizMutex());

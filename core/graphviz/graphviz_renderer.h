@@ -19,6 +19,9 @@ enum class ImageFormat { kPng, kSvg };
 // HTML-like label, an unknown output format) fails the call, even where the `dot` program would still draw
 // something; Graphviz's warnings are swallowed, never printed to stderr.
 StatusOr<std::string> renderDot(std::string_view dot, ImageFormat format, std::string_view sourceName = "<dot>");
+// Lays the graph out once and renders it in every format asked for; images come back in the same order.
+StatusOr<std::vector<std::string>> renderDot(std::string_view dot, const std::vector<ImageFormat>& formats,
+                                             std::string_view sourceName = "<dot>");
 
 // Positions from the `dot` layout, in points with the origin at the bottom-left (Graphviz convention).
 struct PointF {

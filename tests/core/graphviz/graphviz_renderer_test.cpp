@@ -428,5 +428,31 @@ TEST(GraphvizRendererTest, ConcurrentCallsAllSucceed) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
+// One layout, several images: order follows the request, and capping the PNG never shrinks the SVG.
+TEST(GraphvizRendererTest, RendersSeveralFormatsFromOneLayoutAndCapsOnlyThePng) {
+  // 400 wide nodes side by side: about 40k points wide, beyond the 16k-pixel PNG cap.
+  std::string dot = "digraph G { node [shape=box width=1.4]; ";
+  for (int i = 0; i < 400; ++i) dot += "r -> c" + std::to_string(i) + "; ";
+  dot += "}";
+  auto images = renderDot(dot, {ImageFormat::kSvg, ImageFormat::kPng}, "wide.dot");
+  ASSERT_TRUE(images.ok()) << images.message();
+  ASSERT_EQ(images->size(), 2u);
+  const std::string& svg = (*images)[0];
+  const std::string& png = (*images)[1];
+  ASSERT_NE(svg.find("<svg"), std::string::npos);
+  ASSERT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  auto be32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(png[at + i]);
+    return v;
+  };
+  EXPECT_LE(be32(16), 16001u);
+  EXPECT_GE(be32(16), 10000u);  // scaled to the cap (less Graphviz's margins), not shrunk away
+  // The SVG keeps the full width in points.
+  size_t at = svg.find("width=\"");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GT(std::stod(svg.substr(at + 7)), 30000.0);
+}
+
 }  // namespace
 }  // namespace fusionscope::graphviz
