@@ -8,16 +8,11 @@
 #include <sstream>
 #include <string>
 
+#include "tests/core/testing/corpus.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string readAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // The first line where two texts differ, for a readable failure.
 std::string firstDifference(const std::string& expected, const std::string& actual) {
@@ -42,9 +37,7 @@ TEST_P(GoldenTest, DumpAndPrintMatchCheckedInFiles) {
   const std::string name = GetParam();
   fs::path sample = fs::path(FS_SOURCE_DIR) / "samples" / name / (name + ".hlo");
   fs::path golden = fs::path(FS_SOURCE_DIR) / "tests" / "golden" / name;
-  fs::path out = fs::temp_directory_path() / ("fs_golden_" + name);
-  fs::remove_all(out);
-  fs::create_directories(out);
+  fs::path out = fusionscope::testing::scratchDirectory("fs_golden_" + name);
   std::string dump = std::string(FS_CLI_PATH) + " dump '" + sample.string() + "' -o '" + (out / "dump").string() +
                      "' > /dev/null";
   ASSERT_EQ(std::system(dump.c_str()), 0) << dump;
@@ -52,12 +45,12 @@ TEST_P(GoldenTest, DumpAndPrintMatchCheckedInFiles) {
                       (out / "print.hlo").string() + "'";
   ASSERT_EQ(std::system(print.c_str()), 0) << print;
 
-  std::string expectedDot = readAll(golden / "hlo_graph_0.dot");
-  std::string actualDot = readAll(out / "dump" / "hlo_graph_0.dot");
+  std::string expectedDot = fusionscope::testing::readBytes(golden / "hlo_graph_0.dot");
+  std::string actualDot = fusionscope::testing::readBytes(out / "dump" / "hlo_graph_0.dot");
   ASSERT_FALSE(expectedDot.empty()) << "missing golden file; run scripts/regen-golden";
   EXPECT_EQ(expectedDot, actualDot) << firstDifference(expectedDot, actualDot);
-  std::string expectedText = readAll(golden / "print.hlo");
-  std::string actualText = readAll(out / "print.hlo");
+  std::string expectedText = fusionscope::testing::readBytes(golden / "print.hlo");
+  std::string actualText = fusionscope::testing::readBytes(out / "print.hlo");
   EXPECT_EQ(expectedText, actualText) << firstDifference(expectedText, actualText);
   fs::remove_all(out);
 }

@@ -18,13 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string readBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 uint32_t bigEndian32(const std::string& bytes, size_t offset) {
   uint32_t value = 0;
   for (size_t i = 0; i < 4; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[offset + i]);
@@ -36,8 +29,7 @@ class DumpTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(DumpTest, DotLaysOutAndPngIsReal) {
   auto module = parseHloModuleFile(GetParam());
   ASSERT_TRUE(module.ok()) << module.message();
-  fs::path dir = fs::temp_directory_path() / ("fs_dump_test_" + fs::path(GetParam()).stem().string());
-  fs::remove_all(dir);
+  fs::path dir = testing::scratchDirectory("fs_dump_test_" + fs::path(GetParam()).stem().string()) / "dump";
   DumpOptions options;
   options.png = true;
   auto stage = dumpStage(**module, 0, "pipeline start", dir.string(), options);
@@ -45,7 +37,7 @@ TEST_P(DumpTest, DotLaysOutAndPngIsReal) {
   EXPECT_EQ(stage->consoleLine,
             "computation " + (*module)->entry()->name() + " [pipeline start]: " + (dir / "hlo_graph_0.dot").string());
 
-  std::string png = readBytes(stage->pngPath);
+  std::string png = testing::readBytes(stage->pngPath);
   ASSERT_GE(png.size(), 33u);
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   EXPECT_EQ(png.substr(12, 4), "IHDR");
@@ -56,7 +48,7 @@ TEST_P(DumpTest, DotLaysOutAndPngIsReal) {
   EXPECT_LE(std::max(width, height), 16001u) << "bitmaps are capped at 16k pixels";
 
   // The DOT on disk is what was rendered; laying it out again gives a node per declared node.
-  std::string dot = readBytes(stage->dotPath);
+  std::string dot = testing::readBytes(stage->dotPath);
   EXPECT_EQ(dot, writeDot(**module));
   if ((*module)->instructionCount() <= 1000) {  // the big ones were just laid out by the PNG render
     auto layout = graphviz::layoutDot(dot, stage->dotPath);
@@ -71,37 +63,23 @@ TEST_P(DumpTest, DotLaysOutAndPngIsReal) {
       EXPECT_LE(node.center.x, layout->upperRight.x);
     }
   }
-  fs::remove_all(dir);
+  fs::remove_all(dir.parent_path());
 }
 
-std::vector<std::string> allModules() {
-  std::vector<std::string> paths;
-  for (const auto& p : testing::sampleHloFiles()) paths.push_back(p.string());
-  for (const auto& p : testing::corpusHloFiles()) paths.push_back(p.string());
-  return paths;
-}
-
-std::string testName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = fs::path(info.param).stem().string();
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name;
-}
-
-INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, DumpTest, ::testing::ValuesIn(allModules()), testName);
+INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, DumpTest, ::testing::ValuesIn(testing::allModulePaths()),
+                         [](const auto& info) { return testing::moduleTestName(info.param); });
 
 TEST(Dump, UnwritableDirectoryFailsWithoutFiles) {
   auto module = parseHloModule("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n", "m.hlo");
   ASSERT_TRUE(module.ok()) << module.message();
   // A directory below a regular file cannot exist, whoever runs the test (root ignores permission bits).
-  fs::path file = fs::temp_directory_path() / "fs_dump_test_regular_file";
+  fs::path file = testing::scratchDirectory("fs_dump_test_unwritable") / "regular_file";
   std::ofstream(file) << "x";
   auto stage = dumpStage(**module, 0, "pipeline start", (file / "sub").string(), DumpOptions{});
   ASSERT_FALSE(stage.ok());
   EXPECT_NE(stage.message().find("cannot create directory"), std::string::npos) << stage.message();
   EXPECT_NE(stage.message().find((file / "sub").string()), std::string::npos) << stage.message();
-  fs::remove(file);
+  fs::remove_all(file.parent_path());
 }
 
 }  // namespace

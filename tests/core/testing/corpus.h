@@ -1,7 +1,12 @@
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,5 +32,39 @@ inline std::vector<std::filesystem::path> filesWithExtension(const std::filesyst
 
 inline std::vector<std::filesystem::path> corpusHloFiles() { return filesWithExtension(corpusDir() / "hlo", ".hlo"); }
 inline std::vector<std::filesystem::path> sampleHloFiles() { return filesWithExtension(samplesDir(), ".hlo"); }
+
+// Samples first, then the corpus: the parameter list of the tests that run on every module.
+inline std::vector<std::string> allModulePaths() {
+  std::vector<std::string> paths;
+  for (const auto& p : sampleHloFiles()) paths.push_back(p.string());
+  for (const auto& p : corpusHloFiles()) paths.push_back(p.string());
+  return paths;
+}
+
+// A gtest-safe test name from a module path: its stem with every non-alphanumeric character as '_'.
+inline std::string moduleTestName(const std::string& path) {
+  std::string name = std::filesystem::path(path).stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+// A fresh directory under the system temp dir, unique to this process, so concurrent test runs (ctest -j,
+// two checkouts) never share scratch space. The caller removes it.
+inline std::filesystem::path scratchDirectory(const std::string& name) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / (name + "_" + std::to_string(static_cast<long>(::getpid())));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline std::string readBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
 
 }  // namespace fusionscope::testing

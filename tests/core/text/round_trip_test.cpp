@@ -28,22 +28,8 @@ TEST_P(RoundTripTest, ParsesVerifiesAndRoundTrips) {
   EXPECT_EQ(printModule(**second), printed);
 }
 
-std::vector<std::string> allModules() {
-  std::vector<std::string> paths;
-  for (const auto& p : testing::sampleHloFiles()) paths.push_back(p.string());
-  for (const auto& p : testing::corpusHloFiles()) paths.push_back(p.string());
-  return paths;
-}
-
-std::string testName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = std::filesystem::path(info.param).stem().string();
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name;
-}
-
-INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, RoundTripTest, ::testing::ValuesIn(allModules()), testName);
+INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, RoundTripTest, ::testing::ValuesIn(testing::allModulePaths()),
+                         [](const auto& info) { return testing::moduleTestName(info.param); });
 
 TEST(CorpusPresence, CorpusOrSkip) {
   if (testing::corpusHloFiles().empty()) {
