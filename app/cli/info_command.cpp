@@ -57,7 +57,7 @@ std::string moduleInfoText(const HloModule& module) {
   for (const auto& comp : module.computations()) {
     std::string role = comp->isEntry() ? " [entry]" : comp->isFusionComputation() ? " [fused]" : "";
     appendLine(out, "  {}{}: {} instruction(s), {} parameter(s), root {}", comp->name(), role, comp->instructionCount(),
-         comp->parameterCount(), comp->root() ? comp->root()->shape().toString() : "-");
+               comp->parameterCount(), comp->root() ? comp->root()->shape().toString() : "-");
   }
   appendLine(out, "instructions by opcode:");
   for (const auto& [opcode, count] : opcodeCounts(module)) appendLine(out, "  {:<28} {:>7}", opcode, count);
@@ -66,7 +66,7 @@ std::string moduleInfoText(const HloModule& module) {
   for (const HloInstruction* p : entryParameters(module)) {
     inputBytes += p->shape().byteSize();
     appendLine(out, "  {:>3} {:<24} {:<32} {}", p->parameterNumber(), p->name(), p->shape().toString(),
-         humanBytes(p->shape().byteSize()));
+               humanBytes(p->shape().byteSize()));
   }
   appendLine(out, "  total {}", humanBytes(inputBytes));
   if (module.entry() && module.entry()->root()) {
@@ -74,7 +74,8 @@ std::string moduleInfoText(const HloModule& module) {
     appendLine(out, "output:");
     if (out0.isTuple()) {
       for (int i = 0; i < out0.tupleSize(); ++i) {
-        appendLine(out, "  {:>3} {:<32} {}", i, out0.tupleElement(i).toString(), humanBytes(out0.tupleElement(i).byteSize()));
+        appendLine(out, "  {:>3} {:<32} {}", i, out0.tupleElement(i).toString(),
+                   humanBytes(out0.tupleElement(i).byteSize()));
       }
     } else {
       appendLine(out, "  {:<36} {}", out0.toString(), humanBytes(out0.byteSize()));

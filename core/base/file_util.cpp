@@ -14,7 +14,9 @@
 namespace fusionscope {
 namespace {
 
-std::string errnoText(int err) { return std::strerror(err); }
+std::string errnoText(int err) {
+  return std::strerror(err);
+}
 
 // Writes content to a fresh temporary next to `path`; returns its name.
 StatusOr<std::string> writeTemporary(const std::string& path, std::string_view content) {
@@ -36,7 +38,12 @@ StatusOr<std::string> writeTemporary(const std::string& path, std::string_view c
     left -= static_cast<size_t>(n);
   }
   // mkstemp creates 0600; published files get the usual 0644 (before umask).
-  ::fchmod(fd, 0644 & ~[] { mode_t m = ::umask(0); ::umask(m); return m; }());
+  ::fchmod(
+      fd, 0644 & ~[] {
+        mode_t m = ::umask(0);
+        ::umask(m);
+        return m;
+      }());
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmpl.c_str());

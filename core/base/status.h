@@ -25,13 +25,15 @@ class [[nodiscard]] Status {
   std::optional<std::string> m_message;
 };
 
-inline Status okStatus() { return Status(); }
+inline Status okStatus() {
+  return Status();
+}
 
 // Either a value or an error Status. Access value() only after checking ok().
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : m_data(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(T value) : m_data(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : m_data(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(m_data); }

@@ -1,15 +1,15 @@
 #include "core/dot/dot_writer.h"
 
-#include <fmt/format.h>
-
 #include <charconv>
 #include <cstdint>
 #include <iterator>
 #include <string_view>
-#include <utility>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "core/ir/attributes.h"
 #include "core/ir/hlo_computation.h"

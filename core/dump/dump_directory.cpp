@@ -41,8 +41,8 @@ StatusOr<DumpedStage> dumpStage(const HloModule& module, int index, std::string_
     StatusOr<std::vector<std::string>> images = graphviz::renderDot(dot, formats, stage.dotPath);
     if (!images.ok()) return fail(images.status());
     for (size_t i = 0; i < formats.size(); ++i) {
-      files.push_back({formats[i] == graphviz::ImageFormat::kPng ? stage.pngPath : stage.svgPath,
-                       std::move((*images)[i])});
+      files.push_back(
+          {formats[i] == graphviz::ImageFormat::kPng ? stage.pngPath : stage.svgPath, std::move((*images)[i])});
     }
   }
   if (Status written = writeFilesAtomic(files); !written.ok()) return fail(written);

@@ -1,8 +1,6 @@
 #include "core/graphviz/graphviz_renderer.h"
 
 // gvc.h pulls in cgraph.h and types.h; the latter defines the ND_/ED_/GD_ accessors for layout results.
-#include <graphviz/gvc.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -12,6 +10,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <graphviz/gvc.h>
 
 namespace fusionscope::graphviz {
 namespace {
@@ -146,7 +146,9 @@ std::string attributeOf(void* object, const char* name, bool* isHtml) {
   return value;
 }
 
-PointF toPoint(const pointf& p) { return PointF{p.x, p.y}; }
+PointF toPoint(const pointf& p) {
+  return PointF{p.x, p.y};
+}
 
 // DOT text as a cgraph input channel. We read through agread with this instead of agmemread because
 // agmemread's channel lives on its stack and hands the text out a line at a time: text after the graph's last
@@ -254,10 +256,8 @@ class Graph {
 
 const char* formatName(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kPng:
-      return "png";
-    case ImageFormat::kSvg:
-      return "svg";
+    case ImageFormat::kPng: return "png";
+    case ImageFormat::kSvg: return "svg";
   }
   return "png";
 }

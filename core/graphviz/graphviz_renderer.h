@@ -30,8 +30,8 @@ struct PointF {
 };
 
 struct NodeLayout {
-  std::string name;   // DOT node id
-  std::string label;  // the `label` attribute, unrendered ("\N" when the node has none)
+  std::string name;          // DOT node id
+  std::string label;         // the `label` attribute, unrendered ("\N" when the node has none)
   bool labelIsHtml = false;  // label was written as an HTML-like label `<...>`; `label` is then the markup inside
   PointF center;
   double width = 0;   // points
@@ -45,7 +45,7 @@ struct EdgeLayout {
   bool labelIsHtml = false;
   std::vector<PointF> controlPoints;  // cubic B-spline control points of the first spline (3k+1 of them)
   bool hasArrowHead = false;
-  PointF arrowHead;  // tip of the arrow at the head end, when hasArrowHead
+  PointF arrowHead;           // tip of the arrow at the head end, when hasArrowHead
   bool hasArrowTail = false;  // an arrow at the tail end (dir=back or dir=both)
   PointF arrowTail;
 };

@@ -21,7 +21,9 @@ std::optional<ComparisonDirection> parseComparisonDirection(std::string_view tex
   return std::nullopt;
 }
 
-std::string_view fusionKindName(FusionKind kind) { return kFusionKinds[static_cast<size_t>(kind)]; }
+std::string_view fusionKindName(FusionKind kind) {
+  return kFusionKinds[static_cast<size_t>(kind)];
+}
 
 std::optional<FusionKind> parseFusionKind(std::string_view text) {
   for (size_t i = 0; i < kFusionKinds.size(); ++i) {

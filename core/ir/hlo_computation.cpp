@@ -21,8 +21,8 @@ HloInstruction* HloComputation::addInstruction(std::unique_ptr<HloInstruction> i
 
 Status HloComputation::removeInstruction(HloInstruction* instruction) {
   if (!instruction->users().empty()) {
-    return Status::error(fmt::format("cannot remove {}: it still has {} user(s)", instruction->name(),
-                                     instruction->users().size()));
+    return Status::error(
+        fmt::format("cannot remove {}: it still has {} user(s)", instruction->name(), instruction->users().size()));
   }
   if (instruction == m_root) return Status::error(fmt::format("cannot remove {}: it is the root", instruction->name()));
   instruction->dropAllOperands();
@@ -42,8 +42,8 @@ HloInstruction* HloComputation::findInstruction(std::string_view name) const {
 Status HloComputation::renameInstruction(HloInstruction* instruction, std::string name) {
   if (name == instruction->name()) return okStatus();
   if (m_byName.count(name)) {
-    return Status::error(fmt::format("cannot rename {} to {}: name already used in {}", instruction->name(), name,
-                                     m_name));
+    return Status::error(
+        fmt::format("cannot rename {} to {}: name already used in {}", instruction->name(), name, m_name));
   }
   m_byName.erase(instruction->name());
   instruction->m_name = std::move(name);
@@ -110,6 +110,8 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
   return order;
 }
 
-bool HloComputation::isEntry() const { return m_parent && m_parent->entry() == this; }
+bool HloComputation::isEntry() const {
+  return m_parent && m_parent->entry() == this;
+}
 
 }  // namespace fusionscope::core

@@ -64,8 +64,7 @@ bool modulesEqual(const HloModule& a, const HloModule& b, std::string* differenc
       return differ(fmt::format("computation {}: {} vs {} instructions", ca.name(), ca.instructionCount(),
                                 cb.instructionCount()));
     }
-    if ((ca.root() == nullptr) != (cb.root() == nullptr) ||
-        (ca.root() && ca.root()->name() != cb.root()->name())) {
+    if ((ca.root() == nullptr) != (cb.root() == nullptr) || (ca.root() && ca.root()->name() != cb.root()->name())) {
       return differ(fmt::format("computation {}: root", ca.name()));
     }
     for (size_t i = 0; i < ca.instructions().size(); ++i) {

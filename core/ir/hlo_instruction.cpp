@@ -90,6 +90,8 @@ HloComputation* HloInstruction::calledComputation(std::string_view key) const {
   return nullptr;
 }
 
-bool HloInstruction::isRoot() const { return m_parent && m_parent->root() == this; }
+bool HloInstruction::isRoot() const {
+  return m_parent && m_parent->root() == this;
+}
 
 }  // namespace fusionscope::core

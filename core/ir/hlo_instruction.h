@@ -80,7 +80,9 @@ class HloInstruction {
   // The computation behind a single-valued key (`to_apply`, `calls`, `condition`, `body`), or null.
   HloComputation* calledComputation(std::string_view key) const;
   HloComputation* toApply() const { return calledComputation("to_apply"); }
-  HloComputation* fusedComputation() const { return m_opcode == HloOpcode::kFusion ? calledComputation("calls") : nullptr; }
+  HloComputation* fusedComputation() const {
+    return m_opcode == HloOpcode::kFusion ? calledComputation("calls") : nullptr;
+  }
 
   bool isRoot() const;
   bool isFusion() const { return m_opcode == HloOpcode::kFusion; }

@@ -94,7 +94,9 @@ class Verifier {
   }
 
   static std::string str(const Shape& s) { return s.toString(false); }
-  static bool sameDims(const Shape& a, const Shape& b) { return a.isArray() && b.isArray() && a.dimensions() == b.dimensions(); }
+  static bool sameDims(const Shape& a, const Shape& b) {
+    return a.isArray() && b.isArray() && a.dimensions() == b.dimensions();
+  }
 
   void expectOperands(const HloInstruction& inst, int count) {
     if (inst.operandCount() != count) {
@@ -136,25 +138,57 @@ class Verifier {
   void instruction(const HloInstruction& inst) {
     const Shape& out = inst.shape();
     switch (inst.opcode()) {
-      case HloOpcode::kAdd: case HloOpcode::kSubtract: case HloOpcode::kMultiply: case HloOpcode::kDivide:
-      case HloOpcode::kMaximum: case HloOpcode::kMinimum: case HloOpcode::kPower: case HloOpcode::kRemainder:
-      case HloOpcode::kAnd: case HloOpcode::kOr: case HloOpcode::kXor: case HloOpcode::kAtan2:
-      case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
+      case HloOpcode::kAdd:
+      case HloOpcode::kSubtract:
+      case HloOpcode::kMultiply:
+      case HloOpcode::kDivide:
+      case HloOpcode::kMaximum:
+      case HloOpcode::kMinimum:
+      case HloOpcode::kPower:
+      case HloOpcode::kRemainder:
+      case HloOpcode::kAnd:
+      case HloOpcode::kOr:
+      case HloOpcode::kXor:
+      case HloOpcode::kAtan2:
+      case HloOpcode::kShiftLeft:
+      case HloOpcode::kShiftRightArithmetic:
+      case HloOpcode::kShiftRightLogical:
         expectOperands(inst, 2);
         elementwise(inst, false, true);
         break;
-      case HloOpcode::kAbs: case HloOpcode::kNegate: case HloOpcode::kExp: case HloOpcode::kExpm1:
-      case HloOpcode::kLog: case HloOpcode::kLog1p: case HloOpcode::kSqrt: case HloOpcode::kRsqrt:
-      case HloOpcode::kCbrt: case HloOpcode::kTanh: case HloOpcode::kTan: case HloOpcode::kSin: case HloOpcode::kCos:
-      case HloOpcode::kFloor: case HloOpcode::kCeil: case HloOpcode::kSign: case HloOpcode::kNot:
-      case HloOpcode::kLogistic: case HloOpcode::kErf: case HloOpcode::kRoundNearestAfz:
-      case HloOpcode::kRoundNearestEven: case HloOpcode::kClz: case HloOpcode::kPopulationCount:
+      case HloOpcode::kAbs:
+      case HloOpcode::kNegate:
+      case HloOpcode::kExp:
+      case HloOpcode::kExpm1:
+      case HloOpcode::kLog:
+      case HloOpcode::kLog1p:
+      case HloOpcode::kSqrt:
+      case HloOpcode::kRsqrt:
+      case HloOpcode::kCbrt:
+      case HloOpcode::kTanh:
+      case HloOpcode::kTan:
+      case HloOpcode::kSin:
+      case HloOpcode::kCos:
+      case HloOpcode::kFloor:
+      case HloOpcode::kCeil:
+      case HloOpcode::kSign:
+      case HloOpcode::kNot:
+      case HloOpcode::kLogistic:
+      case HloOpcode::kErf:
+      case HloOpcode::kRoundNearestAfz:
+      case HloOpcode::kRoundNearestEven:
+      case HloOpcode::kClz:
+      case HloOpcode::kPopulationCount:
         expectOperands(inst, 1);
         // abs of a complex number is real; every other one keeps the element type.
-        elementwise(inst, false, !(inst.opcode() == HloOpcode::kAbs && inst.operandCount() == 1 &&
-                                   isComplex(inst.operand(0)->shape().elementType())));
+        elementwise(inst, false,
+                    !(inst.opcode() == HloOpcode::kAbs && inst.operandCount() == 1 &&
+                      isComplex(inst.operand(0)->shape().elementType())));
         break;
-      case HloOpcode::kConvert: case HloOpcode::kIsFinite: case HloOpcode::kReal: case HloOpcode::kImag:
+      case HloOpcode::kConvert:
+      case HloOpcode::kIsFinite:
+      case HloOpcode::kReal:
+      case HloOpcode::kImag:
       case HloOpcode::kReducePrecision:
         expectOperands(inst, 1);
         elementwise(inst, false, false);
@@ -195,9 +229,9 @@ class Verifier {
         expectOperands(inst, 1);
         if (inst.operandCount() == 1 && inst.operand(0)->shape().isArray() &&
             inst.operand(0)->shape().elementCount() != out.elementCount()) {
-          report(&inst, fmt::format("reshape changes the element count: {} ({}) to {} ({})",
-                                    str(inst.operand(0)->shape()), inst.operand(0)->shape().elementCount(), str(out),
-                                    out.elementCount()));
+          report(&inst,
+                 fmt::format("reshape changes the element count: {} ({}) to {} ({})", str(inst.operand(0)->shape()),
+                             inst.operand(0)->shape().elementCount(), str(out), out.elementCount()));
         }
         break;
       case HloOpcode::kTranspose: transpose(inst); break;
@@ -235,8 +269,7 @@ class Verifier {
         expectCalleeParams(inst, inst.calledComputation("condition"), 1, "condition");
         expectCalleeParams(inst, inst.calledComputation("body"), 1, "body");
         break;
-      default:
-        break;
+      default: break;
     }
   }
 
@@ -399,8 +432,8 @@ class Verifier {
       dims.push_back((d.limit - d.start + d.stride - 1) / d.stride);
     }
     if (!inst.shape().isArray() || inst.shape().dimensions() != dims) {
-      report(&inst, fmt::format("slice of {} gives {}, not {}", str(in),
-                                Shape(in.elementType(), dims).toString(false), str(inst.shape())));
+      report(&inst, fmt::format("slice of {} gives {}, not {}", str(in), Shape(in.elementType(), dims).toString(false),
+                                str(inst.shape())));
     }
   }
 
@@ -460,7 +493,6 @@ class Verifier {
 };
 
 }  // namespace
-
 
 std::vector<std::string> verifyModuleProblems(const HloModule& module) {
   std::vector<std::string> problems;

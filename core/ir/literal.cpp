@@ -41,8 +41,8 @@ void appendElement(std::string& out, const Literal& literal, int64_t i) {
 }
 
 // Prints dimension `dim` of the array starting at flat index `base`, nested the way XLA prints it.
-void appendArray(std::string& out, const Literal& literal, int dim, int64_t base, int64_t stride,
-                 int64_t maxElements, int64_t& printed) {
+void appendArray(std::string& out, const Literal& literal, int dim, int64_t base, int64_t stride, int64_t maxElements,
+                 int64_t& printed) {
   const Shape& shape = literal.shape();
   int64_t extent = shape.dimension(dim);
   int64_t inner = stride / (extent == 0 ? 1 : extent);
@@ -101,10 +101,8 @@ int64_t Literal::valueCount() const {
   switch (m_kind) {
     case Kind::kFloat:
       return static_cast<int64_t>(isComplex(m_shape.elementType()) ? m_floats.size() / 2 : m_floats.size());
-    case Kind::kInteger:
-      return static_cast<int64_t>(m_ints.size());
-    default:
-      return 0;
+    case Kind::kInteger: return static_cast<int64_t>(m_ints.size());
+    default: return 0;
   }
 }
 
@@ -140,12 +138,9 @@ double Literal::asDouble(int64_t i) const {
 std::string Literal::toString(int64_t maxElements) const {
   std::string out;
   switch (m_kind) {
-    case Kind::kElided:
-      return "{...}";
-    case Kind::kRaw:
-      return m_raw;
-    default:
-      break;
+    case Kind::kElided: return "{...}";
+    case Kind::kRaw: return m_raw;
+    default: break;
   }
   if (m_shape.rank() == 0) {
     appendElement(out, *this, 0);

@@ -164,6 +164,8 @@ OpCategory opcodeCategory(HloOpcode opcode);
 std::string_view categoryName(OpCategory category);
 
 // Elementwise in the XLA sense: output element i depends only on operand elements i.
-inline bool isElementwise(HloOpcode opcode) { return opcodeCategory(opcode) == OpCategory::kElementwise; }
+inline bool isElementwise(HloOpcode opcode) {
+  return opcodeCategory(opcode) == OpCategory::kElementwise;
+}
 
 }  // namespace fusionscope::core

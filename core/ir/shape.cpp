@@ -85,14 +85,14 @@ bool isFloatingPoint(PrimitiveType type) {
     case PrimitiveType::kF8E4M3FNUZ:
     case PrimitiveType::kF8E3M4:
     case PrimitiveType::kF4E2M1FN:
-    case PrimitiveType::kF8E8M0FNU:
-      return true;
-    default:
-      return false;
+    case PrimitiveType::kF8E8M0FNU: return true;
+    default: return false;
   }
 }
 
-bool isComplex(PrimitiveType type) { return type == PrimitiveType::kC64 || type == PrimitiveType::kC128; }
+bool isComplex(PrimitiveType type) {
+  return type == PrimitiveType::kC64 || type == PrimitiveType::kC128;
+}
 
 bool isSignedInteger(PrimitiveType type) {
   switch (type) {
@@ -101,10 +101,8 @@ bool isSignedInteger(PrimitiveType type) {
     case PrimitiveType::kS8:
     case PrimitiveType::kS16:
     case PrimitiveType::kS32:
-    case PrimitiveType::kS64:
-      return true;
-    default:
-      return false;
+    case PrimitiveType::kS64: return true;
+    default: return false;
   }
 }
 
@@ -115,10 +113,8 @@ bool isUnsignedInteger(PrimitiveType type) {
     case PrimitiveType::kU8:
     case PrimitiveType::kU16:
     case PrimitiveType::kU32:
-    case PrimitiveType::kU64:
-      return true;
-    default:
-      return false;
+    case PrimitiveType::kU64: return true;
+    default: return false;
   }
 }
 

@@ -13,11 +13,33 @@ namespace fusionscope::core {
 enum class PrimitiveType : uint8_t {
   kInvalid,
   kPred,
-  kS2, kS4, kS8, kS16, kS32, kS64,
-  kU2, kU4, kU8, kU16, kU32, kU64,
-  kF16, kBF16, kF32, kF64,
-  kF8E5M2, kF8E4M3, kF8E4M3FN, kF8E4M3B11FNUZ, kF8E5M2FNUZ, kF8E4M3FNUZ, kF8E3M4, kF4E2M1FN, kF8E8M0FNU,
-  kC64, kC128,
+  kS2,
+  kS4,
+  kS8,
+  kS16,
+  kS32,
+  kS64,
+  kU2,
+  kU4,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+  kF8E5M2,
+  kF8E4M3,
+  kF8E4M3FN,
+  kF8E4M3B11FNUZ,
+  kF8E5M2FNUZ,
+  kF8E4M3FNUZ,
+  kF8E3M4,
+  kF4E2M1FN,
+  kF8E8M0FNU,
+  kC64,
+  kC128,
   kToken,
   kOpaque,
   kTuple,
@@ -33,7 +55,9 @@ bool isFloatingPoint(PrimitiveType type);
 bool isComplex(PrimitiveType type);
 bool isSignedInteger(PrimitiveType type);
 bool isUnsignedInteger(PrimitiveType type);
-inline bool isInteger(PrimitiveType type) { return isSignedInteger(type) || isUnsignedInteger(type); }
+inline bool isInteger(PrimitiveType type) {
+  return isSignedInteger(type) || isUnsignedInteger(type);
+}
 
 // A layout as XLA prints it inside `{...}` after the dimensions: minor-to-major order, then, after a
 // colon, tiling and memory-space annotations such as `T(8,128)(2,1)S(1)`. The part after the colon is

@@ -48,8 +48,8 @@ class ValueScanner {
   std::string_view readName() {
     skip();
     const char* start = m_pos;
-    while (m_pos < m_end && (std::isalnum(static_cast<unsigned char>(*m_pos)) || *m_pos == '_' || *m_pos == '.' ||
-                             *m_pos == '-')) {
+    while (m_pos < m_end &&
+           (std::isalnum(static_cast<unsigned char>(*m_pos)) || *m_pos == '_' || *m_pos == '.' || *m_pos == '-')) {
       ++m_pos;
     }
     return {start, static_cast<size_t>(m_pos - start)};
@@ -86,7 +86,9 @@ class ValueScanner {
   const char* m_end;
 };
 
-AttributeError errorAt(const char* at, std::string message) { return AttributeError{at, std::move(message)}; }
+AttributeError errorAt(const char* at, std::string message) {
+  return AttributeError{at, std::move(message)};
+}
 
 // Parses `AxBxC` into out (each element via `element`), used by window sizes and padding.
 AttributeResult parseXList(ValueScanner& s, const std::function<AttributeResult(ValueScanner&, size_t)>& element) {
@@ -183,16 +185,23 @@ AttributeResult parseWindow(std::string_view text, Window& out) {
       });
     } else {
       int64_t WindowDim::*field = nullptr;
-      if (key == "size") field = &WindowDim::size;
-      else if (key == "stride") field = &WindowDim::stride;
-      else if (key == "lhs_dilate") field = &WindowDim::baseDilation;
-      else if (key == "rhs_dilate") field = &WindowDim::windowDilation;
-      else if (key != "rhs_reversal") return errorAt(keyAt, fmt::format("unknown window field '{}'", key));
+      if (key == "size")
+        field = &WindowDim::size;
+      else if (key == "stride")
+        field = &WindowDim::stride;
+      else if (key == "lhs_dilate")
+        field = &WindowDim::baseDilation;
+      else if (key == "rhs_dilate")
+        field = &WindowDim::windowDilation;
+      else if (key != "rhs_reversal")
+        return errorAt(keyAt, fmt::format("unknown window field '{}'", key));
       err = parseXList(s, [&](ValueScanner& sc, size_t i) -> AttributeResult {
         int64_t v = 0;
         if (!sc.readInt(v)) return errorAt(sc.pos(), fmt::format("expected an integer in window {}", key));
-        if (field) dimAt(i).*field = v;
-        else dimAt(i).reversal = v != 0;
+        if (field)
+          dimAt(i).*field = v;
+        else
+          dimAt(i).reversal = v != 0;
         return std::nullopt;
       });
     }
@@ -215,9 +224,12 @@ AttributeResult parseMetadata(std::string_view text, OpMetadata& out) {
     if (s.peek() == '"') {
       std::string value;
       if (!s.readQuoted(value)) return errorAt(valueAt, "unterminated string in metadata");
-      if (key == "op_type") out.opType = std::move(value);
-      else if (key == "op_name") out.opName = std::move(value);
-      else if (key == "source_file") out.sourceFile = std::move(value);
+      if (key == "op_type")
+        out.opType = std::move(value);
+      else if (key == "op_name")
+        out.opName = std::move(value);
+      else if (key == "source_file")
+        out.sourceFile = std::move(value);
       else {
         if (!out.extra.empty()) out.extra += ' ';
         out.extra += fmt::format("{}={}", key, quoted(value));
@@ -277,7 +289,9 @@ AttributeResult parseNameList(std::string_view text, std::vector<std::string_vie
   return std::nullopt;
 }
 
-std::string intListText(const std::vector<int64_t>& values) { return fmt::format("{{{}}}", fmt::join(values, ",")); }
+std::string intListText(const std::vector<int64_t>& values) {
+  return fmt::format("{{{}}}", fmt::join(values, ","));
+}
 
 std::string sliceText(const std::vector<SliceDim>& dims) {
   std::string out = "{";
@@ -314,12 +328,18 @@ std::string windowText(const Window& window) {
     return out;
   };
   std::string body;
-  body += field("size", [](const WindowDim& d) { return std::to_string(d.size); }, true);
-  body += field("stride", [](const WindowDim& d) { return std::to_string(d.stride); }, false);
-  body += field("pad", [](const WindowDim& d) { return fmt::format("{}_{}", d.padLow, d.padHigh); }, false);
-  body += field("lhs_dilate", [](const WindowDim& d) { return std::to_string(d.baseDilation); }, false);
-  body += field("rhs_dilate", [](const WindowDim& d) { return std::to_string(d.windowDilation); }, false);
-  body += field("rhs_reversal", [](const WindowDim& d) { return std::string(d.reversal ? "1" : "0"); }, false);
+  body += field(
+      "size", [](const WindowDim& d) { return std::to_string(d.size); }, true);
+  body += field(
+      "stride", [](const WindowDim& d) { return std::to_string(d.stride); }, false);
+  body += field(
+      "pad", [](const WindowDim& d) { return fmt::format("{}_{}", d.padLow, d.padHigh); }, false);
+  body += field(
+      "lhs_dilate", [](const WindowDim& d) { return std::to_string(d.baseDilation); }, false);
+  body += field(
+      "rhs_dilate", [](const WindowDim& d) { return std::to_string(d.windowDilation); }, false);
+  body += field(
+      "rhs_reversal", [](const WindowDim& d) { return std::string(d.reversal ? "1" : "0"); }, false);
   if (!body.empty()) body.erase(0, 1);
   return "{" + body + "}";
 }

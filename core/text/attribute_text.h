@@ -19,10 +19,10 @@ struct AttributeError {
 };
 using AttributeResult = std::optional<AttributeError>;  // nullopt = parsed
 
-AttributeResult parseIntList(std::string_view text, std::vector<int64_t>& out);  // `{1,0}` or `{}`
-AttributeResult parseSlice(std::string_view text, std::vector<SliceDim>& out);   // `{[0:4], [1:9:2]}`
+AttributeResult parseIntList(std::string_view text, std::vector<int64_t>& out);     // `{1,0}` or `{}`
+AttributeResult parseSlice(std::string_view text, std::vector<SliceDim>& out);      // `{[0:4], [1:9:2]}`
 AttributeResult parsePadding(std::string_view text, std::vector<PaddingDim>& out);  // `0_0x1_1_0`
-AttributeResult parseWindow(std::string_view text, Window& out);  // `{size=3x3 stride=1x1 pad=1_1x1_1}`
+AttributeResult parseWindow(std::string_view text, Window& out);        // `{size=3x3 stride=1x1 pad=1_1x1_1}`
 AttributeResult parseMetadata(std::string_view text, OpMetadata& out);  // `{op_type="Add" source_line=3}`
 AttributeResult parseQuoted(std::string_view text, std::string& out);   // `"a\"b"` -> a"b
 AttributeResult parseInt(std::string_view text, int64_t& out);

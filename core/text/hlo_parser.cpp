@@ -21,9 +21,9 @@ namespace {
 
 // Attribute keys whose values name computations of the module.
 bool isComputationKey(std::string_view key) {
-  return key == "to_apply" || key == "calls" || key == "condition" || key == "body" ||
-         key == "branch_computations" || key == "true_computation" || key == "false_computation" ||
-         key == "select" || key == "scatter" || key == "called_computations";
+  return key == "to_apply" || key == "calls" || key == "condition" || key == "body" || key == "branch_computations" ||
+         key == "true_computation" || key == "false_computation" || key == "select" || key == "scatter" ||
+         key == "called_computations";
 }
 
 struct OperandRef {
@@ -230,8 +230,7 @@ class Parser {
     if (type == PrimitiveType::kInvalid) return fail(at, fmt::format("unknown element type '{}'", typeName));
     if (m_cursor.rawPeek() != '[') {
       const char* after = m_cursor.pos();
-      return fail(after,
-                  fmt::format("expected '[' right after element type '{}', found {}", typeName, describeNext()));
+      return fail(after, fmt::format("expected '[' right after element type '{}', found {}", typeName, describeNext()));
     }
     m_cursor.setPos(m_cursor.pos() + 1);
     std::vector<int64_t> dims;
@@ -342,8 +341,8 @@ class Parser {
     HloComputation* added = m_module->addComputation(std::move(computation));
     if (isEntry) {
       if (m_module->entry()) {
-        return fail(start, fmt::format("second ENTRY computation '{}' (the first is '{}')", name,
-                                       m_module->entry()->name()));
+        return fail(start,
+                    fmt::format("second ENTRY computation '{}' (the first is '{}')", name, m_module->entry()->name()));
       }
       m_module->setEntry(added);
     }
@@ -545,9 +544,12 @@ class Parser {
       }
       floats.push_back(negative && (body == "inf" || body == "nan") ? -v : v);
     } else if (type == PrimitiveType::kPred) {
-      if (token == "true" || token == "1") ints.push_back(1);
-      else if (token == "false" || token == "0") ints.push_back(0);
-      else return fail(start, fmt::format("invalid pred value '{}' (expected true or false)", token));
+      if (token == "true" || token == "1")
+        ints.push_back(1);
+      else if (token == "false" || token == "0")
+        ints.push_back(0);
+      else
+        return fail(start, fmt::format("invalid pred value '{}' (expected true or false)", token));
     } else {
       int64_t v = 0;
       std::errc ec{};
@@ -602,7 +604,8 @@ class Parser {
     if (key == "metadata") return check(parseMetadata(value, attrs.metadata.emplace()), key);
     if (key == "custom_call_target") return check(parseQuoted(value, attrs.customCallTarget.emplace()), key);
     if (key == "iota_dimension") return check(parseInt(value, attrs.iotaDimension.emplace()), key);
-    if (key == "index" && op == HloOpcode::kGetTupleElement) return check(parseInt(value, attrs.tupleIndex.emplace()), key);
+    if (key == "index" && op == HloOpcode::kGetTupleElement)
+      return check(parseInt(value, attrs.tupleIndex.emplace()), key);
     if (key == "lhs_batch_dims" || key == "rhs_batch_dims" || key == "lhs_contracting_dims" ||
         key == "rhs_contracting_dims") {
       DotDimensionNumbers& dot = attrs.dot ? *attrs.dot : attrs.dot.emplace();
@@ -615,8 +618,8 @@ class Parser {
     if (key == "direction") {
       auto direction = parseComparisonDirection(value);
       if (!direction) {
-        return fail(value.data(), fmt::format("invalid comparison direction '{}' (expected EQ, NE, GE, GT, LE or LT)",
-                                              value));
+        return fail(value.data(),
+                    fmt::format("invalid comparison direction '{}' (expected EQ, NE, GE, GT, LE or LT)", value));
       }
       attrs.direction = *direction;
       return true;
@@ -624,8 +627,8 @@ class Parser {
     if (key == "kind" && op == HloOpcode::kFusion) {
       auto kind = parseFusionKind(value);
       if (!kind) {
-        return fail(value.data(), fmt::format("invalid fusion kind '{}' (expected kLoop, kInput, kOutput or kCustom)",
-                                              value));
+        return fail(value.data(),
+                    fmt::format("invalid fusion kind '{}' (expected kLoop, kInput, kOutput or kCustom)", value));
       }
       attrs.fusionKind = *kind;
       return true;
@@ -668,8 +671,8 @@ class Parser {
       for (const OperandRef& ref : entry.controlPredecessors) {
         HloInstruction* pred = comp.findInstruction(ref.name);
         if (!pred) {
-          return fail(ref.at, fmt::format("unknown control predecessor '{}' in computation '{}'", ref.name,
-                                          comp.name()));
+          return fail(ref.at,
+                      fmt::format("unknown control predecessor '{}' in computation '{}'", ref.name, comp.name()));
         }
         pred->addControlDependencyTo(entry.instruction);
       }

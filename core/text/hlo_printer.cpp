@@ -133,7 +133,8 @@ std::string printModule(const HloModule& module) {
   out.reserve(static_cast<size_t>(module.instructionCount()) * 120);
   out += "HloModule ";
   out += module.name();
-  for (const auto& [key, value] : module.headerAttributes()) fmt::format_to(std::back_inserter(out), ", {}={}", key, value);
+  for (const auto& [key, value] : module.headerAttributes())
+    fmt::format_to(std::back_inserter(out), ", {}={}", key, value);
   out += "\n";
   for (const auto& computation : module.computations()) {
     out += '\n';

@@ -18,9 +18,15 @@ class TextCursor {
   void setPos(const char* pos) { m_pos = pos; }
   const char* begin() const { return m_begin; }
   const char* end() const { return m_end; }
-  bool atEnd() { skipSpace(); return m_pos >= m_end; }
+  bool atEnd() {
+    skipSpace();
+    return m_pos >= m_end;
+  }
   // The current character after skipping space, or '\0' at the end.
-  char peek() { skipSpace(); return m_pos < m_end ? *m_pos : '\0'; }
+  char peek() {
+    skipSpace();
+    return m_pos < m_end ? *m_pos : '\0';
+  }
   // The character right at the position (no skipping), or '\0' at the end.
   char rawPeek() const { return m_pos < m_end ? *m_pos : '\0'; }
 

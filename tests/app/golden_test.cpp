@@ -1,12 +1,12 @@
 // Golden tests: the real CLI on each checked-in sample must reproduce the checked-in DOT and canonical text
 // byte for byte. After an intended change, run scripts/regen-golden and review the diff.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "tests/core/testing/corpus.h"
 
@@ -38,11 +38,11 @@ TEST_P(GoldenTest, DumpAndPrintMatchCheckedInFiles) {
   fs::path sample = fs::path(FS_SOURCE_DIR) / "samples" / name / (name + ".hlo");
   fs::path golden = fs::path(FS_SOURCE_DIR) / "tests" / "golden" / name;
   fs::path out = fusionscope::testing::scratchDirectory("fs_golden_" + name);
-  std::string dump = std::string(FS_CLI_PATH) + " dump '" + sample.string() + "' -o '" + (out / "dump").string() +
-                     "' > /dev/null";
+  std::string dump =
+      std::string(FS_CLI_PATH) + " dump '" + sample.string() + "' -o '" + (out / "dump").string() + "' > /dev/null";
   ASSERT_EQ(std::system(dump.c_str()), 0) << dump;
-  std::string print = std::string(FS_CLI_PATH) + " print '" + sample.string() + "' -o '" +
-                      (out / "print.hlo").string() + "'";
+  std::string print =
+      std::string(FS_CLI_PATH) + " print '" + sample.string() + "' -o '" + (out / "print.hlo").string() + "'";
   ASSERT_EQ(std::system(print.c_str()), 0) << print;
 
   std::string expectedDot = fusionscope::testing::readBytes(golden / "hlo_graph_0.dot");

@@ -1,7 +1,5 @@
 #include "core/dot/dot_writer.h"
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +12,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "core/text/hlo_parser.h"
 

@@ -1,11 +1,11 @@
 // Every sample and corpus module dumps to DOT that Graphviz lays out in-process, and to a real PNG.
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "core/dot/dot_writer.h"
 #include "core/dump/dump_directory.h"

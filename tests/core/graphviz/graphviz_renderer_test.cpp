@@ -1,7 +1,5 @@
 #include "core/graphviz/graphviz_renderer.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +7,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 // Graphviz 2.43 leaks inside `dot` layout (cluster skeleton edges, aux edges, HTML-like label parsing) and
@@ -91,7 +91,9 @@ bool nodeInside(const NodeLayout& node, PointF lowerLeft, PointF upperRight) {
   return inside(ll, lowerLeft, upperRight, 0.5) && inside(ur, lowerLeft, upperRight, 0.5);
 }
 
-double distance(PointF a, PointF b) { return std::hypot(a.x - b.x, a.y - b.y); }
+double distance(PointF a, PointF b) {
+  return std::hypot(a.x - b.x, a.y - b.y);
+}
 
 constexpr const char* kClusterGraph = R"(digraph G {
   subgraph cluster_fusion {
@@ -104,7 +106,9 @@ constexpr const char* kClusterGraph = R"(digraph G {
   b -> c [label="f32[4]"];
 })";
 
-TEST(GraphvizRendererTest, RenderersAreAvailable) { EXPECT_TRUE(renderersAvailable()); }
+TEST(GraphvizRendererTest, RenderersAreAvailable) {
+  EXPECT_TRUE(renderersAvailable());
+}
 
 TEST(GraphvizRendererTest, PngHasSignatureAndSaneSize) {
   StatusOr<std::string> png = renderDot("digraph { a -> b }", ImageFormat::kPng);

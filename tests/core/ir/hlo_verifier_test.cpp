@@ -1,5 +1,7 @@
 // The verifier on text that parses: every broken module must be rejected with a message naming the
 // computation and the instruction, and every real module we ship or test against must pass.
+#include "core/ir/hlo_verifier.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -9,7 +11,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/ir/hlo_verifier.h"
 #include "core/text/hlo_parser.h"
 
 namespace fusionscope::core {

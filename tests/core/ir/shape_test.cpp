@@ -1,7 +1,8 @@
+#include "core/ir/shape.h"
+
 #include <gtest/gtest.h>
 
 #include "core/ir/opcode.h"
-#include "core/ir/shape.h"
 
 namespace fusionscope::core {
 namespace {

@@ -14,8 +14,12 @@ namespace fusionscope::testing {
 
 // The shared corpus lives beside the repository (../shared/corpus); tests that use it skip with a message
 // when it is absent.
-inline std::filesystem::path corpusDir() { return std::filesystem::path(FS_SOURCE_DIR) / ".." / "shared" / "corpus"; }
-inline std::filesystem::path samplesDir() { return std::filesystem::path(FS_SOURCE_DIR) / "samples"; }
+inline std::filesystem::path corpusDir() {
+  return std::filesystem::path(FS_SOURCE_DIR) / ".." / "shared" / "corpus";
+}
+inline std::filesystem::path samplesDir() {
+  return std::filesystem::path(FS_SOURCE_DIR) / "samples";
+}
 
 // Sorted list of files with `extension` directly in `dir`, or in its immediate subdirectories.
 inline std::vector<std::filesystem::path> filesWithExtension(const std::filesystem::path& dir,
@@ -30,8 +34,12 @@ inline std::vector<std::filesystem::path> filesWithExtension(const std::filesyst
   return files;
 }
 
-inline std::vector<std::filesystem::path> corpusHloFiles() { return filesWithExtension(corpusDir() / "hlo", ".hlo"); }
-inline std::vector<std::filesystem::path> sampleHloFiles() { return filesWithExtension(samplesDir(), ".hlo"); }
+inline std::vector<std::filesystem::path> corpusHloFiles() {
+  return filesWithExtension(corpusDir() / "hlo", ".hlo");
+}
+inline std::vector<std::filesystem::path> sampleHloFiles() {
+  return filesWithExtension(samplesDir(), ".hlo");
+}
 
 // Samples first, then the corpus: the parameter list of the tests that run on every module.
 inline std::vector<std::string> allModulePaths() {

@@ -1,9 +1,10 @@
 // What the parser accepts and how it stores it: forms XLA prints and forms XLA's tests write by hand.
-#include <gtest/gtest.h>
+#include "core/text/hlo_parser.h"
 
 #include <cmath>
 
-#include "core/text/hlo_parser.h"
+#include <gtest/gtest.h>
+
 #include "core/text/hlo_printer.h"
 
 namespace fusionscope::core {
