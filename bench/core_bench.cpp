@@ -71,8 +71,8 @@ const Input& generated(int64_t n) {
     input->text = std::move(gen.text);
     if (std::string error = prepare(*input); !error.empty()) die("generated module: " + error);
     if (input->instructions != gen.instructionCount) {
-      die("generated module: generator wrote " + std::to_string(gen.instructionCount) +
-          " instructions, parser found " + std::to_string(input->instructions));
+      die("generated module: generator wrote " + std::to_string(gen.instructionCount) + " instructions, parser found " +
+          std::to_string(input->instructions));
     }
     current = std::move(input);
   }
@@ -203,15 +203,17 @@ void registerAll() {
       {"BM_WriteDot", writeDotBench}, {"BM_Verify", verifyBench},
   };
   for (const auto& [name, fn] : benches) {
-    benchmark::RegisterBenchmark((std::string(name) + "/mobilenet_v2_train").c_str(),
-                                 [fn = fn](benchmark::State& state) { fn(state, corpus()); })
-        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((std::string(name) + "/mobilenet_v2_train").c_str(), [fn = fn](
+                                                                                          benchmark::State& state) {
+      fn(state, corpus());
+    })->Unit(benchmark::kMillisecond);
   }
   for (int64_t n : {10000, 100000}) {
     for (const auto& [name, fn] : benches) {
-      benchmark::RegisterBenchmark((std::string(name) + "/" + std::to_string(n)).c_str(),
-                                   [fn = fn, n](benchmark::State& state) { fn(state, generated(n)); })
-          ->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark((std::string(name) + "/" + std::to_string(n)).c_str(), [fn = fn,
+                                                                                           n](benchmark::State& state) {
+        fn(state, generated(n));
+      })->Unit(benchmark::kMillisecond);
     }
   }
 }

@@ -21,7 +21,9 @@ class Rng {
   int64_t uniform(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
   bool chance(int percent) { return uniform(100) < percent; }
   template <typename T, size_t N>
-  const T& pick(const std::array<T, N>& items) { return items[static_cast<size_t>(uniform(N))]; }
+  const T& pick(const std::array<T, N>& items) {
+    return items[static_cast<size_t>(uniform(N))];
+  }
 
  private:
   uint64_t m_state;
@@ -91,7 +93,8 @@ class Generator {
     m_minReducer = reducer(reducers, "min_reducer", "minimum");
 
     // ENTRY parameters: per family an input, a bias and a weight.
-    constexpr std::array<std::array<int64_t, 2>, 5> kWidths = {{{64, 128}, {128, 256}, {256, 512}, {32, 1024}, {128, 128}}};
+    constexpr std::array<std::array<int64_t, 2>, 5> kWidths = {
+        {{64, 128}, {128, 256}, {256, 512}, {32, 1024}, {128, 128}}};
     std::string layout = "{(";
     int64_t param = 0;
     for (const auto& [m, n] : kWidths) {
@@ -254,10 +257,10 @@ class Generator {
     Value p0 = emit(body, newName("param_0"), a.shape, "parameter", "0", "", "");
     Value e = op(body, "exponential", mn, {&p0}, "", "aten__exp");
     Value zero = constant(body, "0");
-    op(body, "reduce", arrayShape("f32", {f.m}), {&e, &zero}, "dimensions={1}, to_apply=%" + m_addReducer,
-       "aten__sum", true);
-    m_fused += "%" + comp + " (" + p0.name + ": " + p0.shape + ") -> " + arrayShape("f32", {f.m}) + " {\n" + body +
-               "}\n\n";
+    op(body, "reduce", arrayShape("f32", {f.m}), {&e, &zero}, "dimensions={1}, to_apply=%" + m_addReducer, "aten__sum",
+       true);
+    m_fused +=
+        "%" + comp + " (" + p0.name + ": " + p0.shape + ") -> " + arrayShape("f32", {f.m}) + " {\n" + body + "}\n\n";
     return comp;
   }
 
@@ -281,8 +284,10 @@ class Generator {
     Value mul = op(e, "multiply", mn, {&x, &bs}, "", "aten__mul");
     Value bb = op(e, "broadcast", mn, {&f.bias}, "dimensions={1}", "aten__add");
     Value add = op(e, "add", mn, {&mul, &bb}, "", "aten__add");
-    constexpr std::array<std::array<std::string_view, 2>, 4> kUnary = {
-        {{"exponential", "aten__exp"}, {"tanh", "aten__tanh"}, {"logistic", "aten__sigmoid"}, {"exponential", "aten__softmax"}}};
+    constexpr std::array<std::array<std::string_view, 2>, 4> kUnary = {{{"exponential", "aten__exp"},
+                                                                        {"tanh", "aten__tanh"},
+                                                                        {"logistic", "aten__sigmoid"},
+                                                                        {"exponential", "aten__softmax"}}};
     const auto& unary = m_rng.pick(kUnary);
     Value u = op(e, unary[0], mn, {&add}, "", unary[1]);
     bool useMax = m_rng.chance(30);

@@ -10,23 +10,6 @@
 
 #include <gtest/gtest.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-// Graphviz 2.43 leaks inside `dot` layout (cluster skeleton edges, aux edges, HTML-like label parsing) and
-// fontconfig/pango keep process-wide caches that LeakSanitizer reports at exit. None of it is reachable from our
-// code; everything allocated through our calls (graphs, layouts, render buffers) is still checked. Graphviz is
-// built without frame pointers, so matching these needs the slow unwinder for allocation stacks.
-extern "C" const char* __asan_default_options() {  // NOLINT(bugprone-reserved-identifier)
-  return "fast_unwind_on_malloc=0";
-}
-extern "C" const char* __lsan_default_suppressions() {  // NOLINT(bugprone-reserved-identifier)
-  return "leak:new_virtual_edge\n"
-         "leak:make_aux_edge\n"
-         "leak:htmlparse\n"
-         "leak:libfontconfig.so\n"
-         "leak:libpango-1.0.so\n"
-         "leak:libpangoft2-1.0.so\n";
-}
-#endif
 
 namespace fusionscope::graphviz {
 namespace {
