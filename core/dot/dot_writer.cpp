@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <iterator>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include "core/base/flat_ptr_map.h"
 #include "core/ir/attributes.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
@@ -74,14 +74,29 @@ void appendInt(std::string& out, int64_t value) {
 
 // Text inside an HTML-like label. Control characters would end the label in some Graphviz versions, so
 // they become spaces.
+// Both escapers copy runs of plain characters in one append: per-character `+=` was a third of writeDot.
+bool isPlainHtml(char c) {
+  return c != '&' && c != '<' && c != '>' && c != '"' && static_cast<unsigned char>(c) >= 0x20;
+}
+bool isPlainQuoted(char c) {
+  return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20;
+}
+
 void appendHtml(std::string& out, std::string_view text) {
-  for (char c : text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t run = i;
+    while (run < text.size() && isPlainHtml(text[run])) ++run;
+    out.append(text.data() + i, run - i);
+    if (run == text.size()) break;
+    char c = text[run];
+    i = run + 1;
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+      default: out += ' ';  // control character
     }
   }
 }
@@ -90,13 +105,20 @@ void appendHtml(std::string& out, std::string_view text) {
 // sequences (`\N`, `\G`, ...) in labels and tooltips.
 void appendQuoted(std::string& out, std::string_view text) {
   out += '"';
-  for (char c : text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t run = i;
+    while (run < text.size() && isPlainQuoted(text[run])) ++run;
+    out.append(text.data() + i, run - i);
+    if (run == text.size()) break;
+    char c = text[run];
+    i = run + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': break;
-      default: out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+      default: out += ' ';  // other control character
     }
   }
   out += '"';
@@ -264,7 +286,7 @@ class DotWriter {
   int m_nextStub = 0;
   const HloComputation* m_cutComputation = nullptr;
   std::vector<char> m_cutSlots;  // per operand slot of m_cutComputation, in instruction order
-  std::unordered_set<const HloInstruction*> m_copiedSources;
+  FlatPtrMap<HloInstruction, bool> m_copiedSources;
 };
 
 std::string DotWriter::write() {
@@ -311,7 +333,7 @@ void DotWriter::emitComputation(const HloComputation& computation, const HloInst
   if (fusion == nullptr) planLongEdges(computation);
   for (const auto& owned : computation.instructions()) {
     const HloInstruction& inst = *owned;
-    if (isInlinedConstant(inst, m_options) || m_copiedSources.count(&inst)) {
+    if (isInlinedConstant(inst, m_options) || m_copiedSources.find(&inst)) {
       m_info[&inst] = NodeInfo{};
       continue;
     }
@@ -351,8 +373,8 @@ int DotWriter::emitNode(const HloInstruction& inst, const HloInstruction* fusion
       appendHtml(m_out, m_scratch);
     }
   }
-  fmt::format_to(std::back_inserter(m_out), "> fillcolor=\"{}\" color=\"{}\"", colors.fill, colors.border);
-  if (colors.font != "black") fmt::format_to(std::back_inserter(m_out), " fontcolor=\"{}\"", colors.font);
+  fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("> fillcolor=\"{}\" color=\"{}\""), colors.fill, colors.border);
+  if (colors.font != "black") fmt::format_to(std::back_inserter(m_out), FMT_COMPILE(" fontcolor=\"{}\""), colors.font);
   // An opcode we do not know is drawn plainly but marked, so nobody mistakes it for a modelled op.
   if (unknown) m_out += " style=\"rounded,filled,dashed\"";
   if (inst.opcode() == HloOpcode::kConstant) m_out += " fontsize=9";
@@ -379,7 +401,7 @@ int DotWriter::emitNode(const HloInstruction& inst, const HloInstruction* fusion
 void DotWriter::emitFusionCluster(const HloInstruction& fusion, const HloComputation& fused, int depth) {
   int cluster = m_nextCluster++;
   indent(depth);
-  fmt::format_to(std::back_inserter(m_out), "subgraph cluster_{} {{\n", cluster);
+  fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("subgraph cluster_{} {{\n"), cluster);
   indent(depth + 1);
   m_out += "label=<";
   appendNameLine(fusion);
@@ -389,8 +411,8 @@ void DotWriter::emitFusionCluster(const HloInstruction& fusion, const HloComputa
   m_out += ">;\n";
   indent(depth + 1);
   fmt::format_to(std::back_inserter(m_out),
-                 "style=\"rounded,filled\"; fillcolor=\"{}\"; color=\"{}\"; penwidth={}; labeljust=l; "
-                 "fontname=\"Helvetica\"; fontsize=11;\n",
+                 FMT_COMPILE("style=\"rounded,filled\"; fillcolor=\"{}\"; color=\"{}\"; penwidth={}; labeljust=l; "
+                             "fontname=\"Helvetica\"; fontsize=11;\n"),
                  depth == 0 ? kClusterFill : kNestedClusterFill, kClusterBorder, fusion.isRoot() && depth == 0 ? 3 : 1);
   indent(depth + 1);
   m_out += "tooltip=";
@@ -428,18 +450,19 @@ void DotWriter::emitFusionCluster(const HloInstruction& fusion, const HloComputa
 void DotWriter::planLongEdges(const HloComputation& computation) {
   m_cutComputation = &computation;
   m_cutSlots.clear();
-  m_copiedSources.clear();
+  m_copiedSources = FlatPtrMap<HloInstruction, bool>();
   if (computation.instructionCount() <= m_options.longEdgeMinInstructions || m_options.maxEdgeSpan <= 0) return;
   auto order = computation.postOrder();
   if (!order.ok()) return;
-  std::unordered_map<const HloInstruction*, int64_t> rank;
-  rank.reserve(order->size());
+  // Flat tables, not std::unordered_map: on a 75k-instruction ENTRY the node-per-entry maps were most of
+  // this function's time (cache misses and one allocation per instruction).
+  FlatPtrMap<HloInstruction, int64_t> rank(order->size());
   for (const HloInstruction* inst : *order) {
     int64_t r = 0;
     for (const HloInstruction* operand : inst->operands()) r = std::max(r, rank[operand] + 1);
     rank[inst] = r;
   }
-  std::unordered_map<const HloInstruction*, int64_t> keptUses;
+  FlatPtrMap<HloInstruction, int64_t> keptUses(order->size());
   for (const auto& owned : computation.instructions()) {
     for (const HloInstruction* operand : owned->operands()) {
       bool cut = rank[owned.get()] - rank[operand] > m_options.maxEdgeSpan;
@@ -451,7 +474,7 @@ void DotWriter::planLongEdges(const HloComputation& computation) {
     const HloInstruction* inst = owned.get();
     bool source = inst->operandCount() == 0 && inst->controlPredecessors().empty() &&
                   inst->controlSuccessors().empty() && !inst->isRoot() && !inst->users().empty();
-    if (source && keptUses[inst] == 0) m_copiedSources.insert(inst);
+    if (source && keptUses[inst] == 0) m_copiedSources[inst] = true;
   }
 }
 
@@ -493,22 +516,22 @@ void DotWriter::emitCutEdge(const HloInstruction& operand, const NodeInfo& to, i
   }
   if (target < 0) return;
   auto edges = std::back_inserter(m_edges);
-  if (m_copiedSources.count(&operand)) {
+  if (m_copiedSources.find(&operand)) {
     // Edges are written after every cluster closed, so a node declared now sits at the top level.
     int copy = emitNode(operand, nullptr, 0, /*copy=*/true);
-    fmt::format_to(edges, "  n{} -> n{}", copy, target);
-    if (labelled) fmt::format_to(edges, " [headlabel=\"{}\"]", operandIndex);
+    fmt::format_to(edges, FMT_COMPILE("  n{} -> n{}"), copy, target);
+    if (labelled) fmt::format_to(edges, FMT_COMPILE(" [headlabel=\"{}\"]"), operandIndex);
     m_edges += ";\n";
     return;
   }
   int stub = m_nextStub++;
-  fmt::format_to(edges, "  s{} [label=<from <b>", stub);
+  fmt::format_to(edges, FMT_COMPILE("  s{} [label=<from <b>"), stub);
   appendHtml(m_edges, operand.name());
   m_edges += "</b>> shape=rect style=\"dashed,rounded\" fontsize=9 color=\"#9e9e9e\" fs_stub_of=";
   appendQuoted(m_edges, operand.name());
   m_edges += "];\n";
-  fmt::format_to(edges, "  s{} -> n{} [style=dashed", stub, target);
-  if (labelled) fmt::format_to(edges, " headlabel=\"{}\"", operandIndex);
+  fmt::format_to(edges, FMT_COMPILE("  s{} -> n{} [style=dashed"), stub, target);
+  if (labelled) fmt::format_to(edges, FMT_COMPILE(" headlabel=\"{}\""), operandIndex);
   m_edges += "];\n";
 }
 
@@ -528,17 +551,17 @@ void DotWriter::emitEdge(const NodeInfo& from, const NodeInfo& to, int operandIn
   }
   if (target < 0) return;
   auto edges = std::back_inserter(m_edges);
-  fmt::format_to(edges, "  n{} -> n{}", from.out, target);
+  fmt::format_to(edges, FMT_COMPILE("  n{} -> n{}"), from.out, target);
   std::string_view separator = " [";
   auto attribute = [&]() {
     m_edges += separator;
     separator = " ";
     return edges;
   };
-  if (labelled) fmt::format_to(attribute(), "headlabel=\"{}\"", operandIndex);
-  if (control) fmt::format_to(attribute(), "style=dashed color=\"#9e9e9e\"");
-  if (toCluster) fmt::format_to(attribute(), "lhead=cluster_{}", to.cluster);
-  if (control && from.cluster >= 0) fmt::format_to(attribute(), "ltail=cluster_{}", from.cluster);
+  if (labelled) fmt::format_to(attribute(), FMT_COMPILE("headlabel=\"{}\""), operandIndex);
+  if (control) fmt::format_to(attribute(), FMT_COMPILE("style=dashed color=\"#9e9e9e\""));
+  if (toCluster) fmt::format_to(attribute(), FMT_COMPILE("lhead=cluster_{}"), to.cluster);
+  if (control && from.cluster >= 0) fmt::format_to(attribute(), FMT_COMPILE("ltail=cluster_{}"), from.cluster);
   m_edges += separator == " " ? "];\n" : ";\n";
 }
 
@@ -593,7 +616,7 @@ void DotWriter::appendDetailLines(const HloInstruction& inst, bool skipFusedCall
   const InstructionAttributes& attrs = inst.attributes();
   auto lhsRhs = [&](std::string_view what, const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs) {
     if (lhs.empty() && rhs.empty()) return;
-    fmt::format_to(std::back_inserter(m_out), "{} lhs={{{}}} rhs={{{}}}<br/>", what, fmt::join(lhs, ","),
+    fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("{} lhs={{{}}} rhs={{{}}}<br/>"), what, fmt::join(lhs, ","),
                    fmt::join(rhs, ","));
   };
   if (attrs.dot) {
@@ -611,8 +634,8 @@ void DotWriter::appendDetailLines(const HloInstruction& inst, bool skipFusedCall
     m_out += "slice={";
     for (size_t i = 0; i < attrs.slice->size(); ++i) {
       const SliceDim& dim = (*attrs.slice)[i];
-      fmt::format_to(std::back_inserter(m_out), "{}[{}:{}", i > 0 ? ", " : "", dim.start, dim.limit);
-      if (dim.stride != 1) fmt::format_to(std::back_inserter(m_out), ":{}", dim.stride);
+      fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("{}[{}:{}"), i > 0 ? ", " : "", dim.start, dim.limit);
+      if (dim.stride != 1) fmt::format_to(std::back_inserter(m_out), FMT_COMPILE(":{}"), dim.stride);
       m_out += ']';
     }
     m_out += "}<br/>";
@@ -643,7 +666,7 @@ void DotWriter::appendDetailLines(const HloInstruction& inst, bool skipFusedCall
 void DotWriter::appendInlinedOperandLines(const HloInstruction& inst, const HloInstruction* fusion) {
   auto line = [&](int index, const HloInstruction& constant) {
     m_scratch.clear();
-    fmt::format_to(std::back_inserter(m_scratch), "operand {} = ", index);
+    fmt::format_to(std::back_inserter(m_scratch), FMT_COMPILE("operand {} = "), index);
     appendInlinedValue(m_scratch, constant);
     appendHtml(m_out, m_scratch);
     m_out += "<br/>";
@@ -672,12 +695,13 @@ void DotWriter::appendShapeLine(const Shape& shape) {
 void DotWriter::appendTooltip(const HloInstruction& inst) {
   m_scratch.clear();
   auto out = std::back_inserter(m_scratch);
-  fmt::format_to(out, "{} = {}", inst.name(), inst.opcodeString());
+  fmt::format_to(out, FMT_COMPILE("{} = {}"), inst.name(), inst.opcodeString());
   if (const OpMetadata* metadata = inst.metadata()) {
-    if (!metadata->opType.empty()) fmt::format_to(out, "\nop_type: {}", metadata->opType);
-    if (!metadata->opName.empty()) fmt::format_to(out, "\nop_name: {}", metadata->opName);
-    if (!metadata->sourceFile.empty()) fmt::format_to(out, "\n{}", metadata->sourceFile);
-    if (!metadata->sourceFile.empty() && metadata->sourceLine) fmt::format_to(out, ":{}", *metadata->sourceLine);
+    if (!metadata->opType.empty()) fmt::format_to(out, FMT_COMPILE("\nop_type: {}"), metadata->opType);
+    if (!metadata->opName.empty()) fmt::format_to(out, FMT_COMPILE("\nop_name: {}"), metadata->opName);
+    if (!metadata->sourceFile.empty()) fmt::format_to(out, FMT_COMPILE("\n{}"), metadata->sourceFile);
+    if (!metadata->sourceFile.empty() && metadata->sourceLine)
+      fmt::format_to(out, FMT_COMPILE(":{}"), *metadata->sourceLine);
   }
   appendQuoted(m_out, m_scratch);
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base/flat_ptr_map.h"
 #include "core/ir/hlo_module.h"
 
 namespace fusionscope::core {
@@ -69,8 +70,7 @@ int64_t HloComputation::parameterCount() const {
 
 StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
   // Iterative DFS so a 100k-deep chain cannot overflow the stack. 0 = unvisited, 1 = on stack, 2 = done.
-  std::unordered_map<const HloInstruction*, uint8_t> state;
-  state.reserve(m_instructions.size() * 2);
+  FlatPtrMap<HloInstruction, uint8_t> state(m_instructions.size());
   std::vector<HloInstruction*> order;
   order.reserve(m_instructions.size());
   struct Frame {

@@ -1,6 +1,7 @@
 #include "core/ir/shape.h"
 
 #include <array>
+#include <charconv>
 #include <utility>
 
 #include <fmt/format.h>
@@ -58,8 +59,10 @@ std::string_view primitiveTypeName(PrimitiveType type) {
 }
 
 PrimitiveType parsePrimitiveType(std::string_view name) {
+  // Called for every shape in the text: test the first character and length before comparing bytes.
+  if (name.empty()) return PrimitiveType::kInvalid;
   for (const TypeInfo& info : kTypes) {
-    if (info.name == name) return info.type;
+    if (info.name.size() == name.size() && info.name[0] == name[0] && info.name == name) return info.type;
   }
   return PrimitiveType::kInvalid;
 }
@@ -165,6 +168,15 @@ bool Shape::compatible(const Shape& other) const {
   return true;
 }
 
+namespace {
+// std::to_chars into a stack buffer: fmt::format_to through a back_insert_iterator costs ~10x more per number.
+void appendDecimal(std::string& out, int64_t value) {
+  char buffer[24];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out.append(buffer, result.ptr);
+}
+}  // namespace
+
 void Shape::appendTo(std::string& out, bool withLayout) const {
   if (isTuple()) {
     out += '(';
@@ -186,14 +198,14 @@ void Shape::appendTo(std::string& out, bool withLayout) const {
       continue;
     }
     if (!m_dynamic.empty() && m_dynamic[i]) out += "<=";
-    fmt::format_to(std::back_inserter(out), "{}", m_dims[i]);
+    appendDecimal(out, m_dims[i]);
   }
   out += ']';
   if (withLayout && m_layout) {
     out += '{';
     for (size_t i = 0; i < m_layout->minorToMajor.size(); ++i) {
       if (i > 0) out += ',';
-      fmt::format_to(std::back_inserter(out), "{}", m_layout->minorToMajor[i]);
+      appendDecimal(out, m_layout->minorToMajor[i]);
     }
     if (!m_layout->annotations.empty()) {
       out += ':';

@@ -60,6 +60,14 @@ class ValueScanner {
     if (m_pos >= m_end || *m_pos != '"') return false;
     const char* p = m_pos + 1;
     out.clear();
+    // Fast path: no escapes, one copy.
+    const char* q = p;
+    while (q < m_end && *q != '"' && *q != '\\') ++q;
+    if (q < m_end && *q == '"') {
+      out.assign(p, q);
+      m_pos = q + 1;
+      return true;
+    }
     while (p < m_end && *p != '"') {
       if (*p == '\\' && p + 1 < m_end) {
         ++p;

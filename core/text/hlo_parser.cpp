@@ -168,7 +168,7 @@ class Parser {
     const char* start = m_cursor.pos();
     const char* p = start;
     const char* end = m_cursor.end();
-    std::vector<char> closers;
+    std::string closers;  // SSO: no allocation below 16 levels of nesting
     while (p < end) {
       char c = *p;
       if (c == '"') {
@@ -254,7 +254,10 @@ class Parser {
           if (d < 0) return fail(dimAt, fmt::format("negative dimension size {}", d));
         }
         dims.push_back(d);
-        dynamic.push_back(isDynamic);
+        if (isDynamic) {
+          dynamic.resize(dims.size());
+          dynamic.back() = true;
+        }
       } while (m_cursor.consume(','));
       if (!expect(']', "to close dimensions")) return false;
     }
@@ -263,6 +266,75 @@ class Parser {
       if (dynamic[i]) shape.setDynamicDimension(static_cast<int>(i), true);
     }
     if (m_cursor.rawPeek() == '{') return parseLayout(shape);
+    return true;
+  }
+
+  // Operand and signature shapes are informational (the defining instruction owns the shape): check the
+  // common forms `f32[2,3]{1,0}`, `f32[]`, `(s32[], f32[2])` without building a Shape, and let parseShape
+  // handle anything else (dynamic dimensions, layout annotations) and report errors.
+  bool skipShape() {
+    m_cursor.skipSpace();
+    const char* start = m_cursor.pos();
+    if (skipSimpleShape()) return true;
+    m_cursor.setPos(start);
+    Shape ignored;
+    return parseShape(ignored);
+  }
+
+  bool skipSimpleShape() {
+    const char* p = m_cursor.pos();
+    const char* end = m_cursor.end();
+    if (p < end && *p == '(') {
+      m_cursor.setPos(p + 1);
+      if (m_cursor.consume(')')) return true;
+      do {
+        m_cursor.skipSpace();
+        if (!skipSimpleShape()) return false;
+      } while (m_cursor.consume(','));
+      return m_cursor.consume(')');
+    }
+    const char* typeStart = p;
+    while (p < end && TextCursor::isNameChar(*p)) ++p;
+    if (p == typeStart || p >= end || *p != '[') return false;
+    if (parsePrimitiveType(std::string_view(typeStart, static_cast<size_t>(p - typeStart))) ==
+        PrimitiveType::kInvalid) {
+      return false;
+    }
+    ++p;  // '['
+    int rank = 0;
+    if (p < end && *p != ']') {
+      while (true) {
+        if (p >= end || *p < '0' || *p > '9') return false;
+        while (p < end && *p >= '0' && *p <= '9') ++p;
+        ++rank;
+        if (p < end && *p == ',') {
+          ++p;
+          continue;
+        }
+        break;
+      }
+    }
+    if (p >= end || *p != ']') return false;
+    ++p;
+    if (p < end && *p == '{') {
+      ++p;
+      int layoutRank = 0;
+      if (p < end && *p != '}') {
+        while (true) {
+          if (p >= end || *p < '0' || *p > '9') return false;
+          while (p < end && *p >= '0' && *p <= '9') ++p;
+          ++layoutRank;
+          if (p < end && *p == ',') {
+            ++p;
+            continue;
+          }
+          break;
+        }
+      }
+      if (p >= end || *p != '}' || (layoutRank != 0 && layoutRank != rank)) return false;
+      ++p;
+    }
+    m_cursor.setPos(p);
     return true;
   }
 
@@ -318,7 +390,7 @@ class Parser {
     }
     if (m_module->findComputation(name)) return fail(nameAt, fmt::format("duplicate computation name '{}'", name));
     if (m_cursor.peek() == '(' && !parseSignature()) return false;
-    if (!expect('{', fmt::format("to open the body of computation '{}'", name))) return false;
+    if (!m_cursor.consume('{') && !expect('{', fmt::format("to open the body of computation '{}'", name))) return false;
 
     auto computation = std::make_unique<HloComputation>(std::string(name));
     HloComputation* comp = computation.get();
@@ -358,8 +430,7 @@ class Parser {
         const char* at = m_cursor.pos();
         if (m_cursor.readName().empty()) return fail(at, "expected a parameter name in the signature");
         if (!expect(':', "after a parameter name in the signature")) return false;
-        Shape ignored;
-        if (!parseShape(ignored)) return false;
+        if (!skipShape()) return false;
       } while (m_cursor.consume(','));
       if (!expect(')', "to close the computation signature")) return false;
     }
@@ -368,8 +439,7 @@ class Parser {
       return failHere("expected '->' and the result shape after the signature");
     }
     m_cursor.setPos(m_cursor.pos() + 1);
-    Shape ignored;
-    return parseShape(ignored);
+    return skipShape();
   }
 
   bool parseInstruction(HloComputation& comp, std::vector<PendingInstruction>& pending, const char*& rootAt) {
@@ -388,7 +458,7 @@ class Parser {
     if (comp.findInstruction(name)) {
       return fail(nameAt, fmt::format("duplicate instruction name '{}' in computation '{}'", name, comp.name()));
     }
-    if (!expect('=', fmt::format("after instruction name '{}'", name))) return false;
+    if (!m_cursor.consume('=') && !expect('=', fmt::format("after instruction name '{}'", name))) return false;
     Shape shape;
     if (!parseShape(shape)) return false;
     std::string_view opcodeText = m_cursor.readName();
@@ -438,16 +508,14 @@ class Parser {
       // An operand may carry its shape: `f32[2]{0} %x` or `(f32[], s32[]) %t`.
       const char* save = m_cursor.pos();
       if (m_cursor.rawPeek() == '(') {
-        Shape ignored;
-        if (!parseShape(ignored)) return false;
+        if (!skipShape()) return false;
       } else {
         std::string_view word = m_cursor.readName();
-        if (!(parsePrimitiveType(word) != PrimitiveType::kInvalid && m_cursor.rawPeek() == '[')) {
+        if (!(m_cursor.rawPeek() == '[' && parsePrimitiveType(word) != PrimitiveType::kInvalid)) {
           m_cursor.setPos(save);
         } else {
           m_cursor.setPos(save);
-          Shape ignored;
-          if (!parseShape(ignored)) return false;
+          if (!skipShape()) return false;
         }
       }
       m_cursor.consume('%');
@@ -503,14 +571,15 @@ class Parser {
   bool parseLiteralValues(const Shape& shape, int dim, bool floating, std::vector<double>& floats,
                           std::vector<int64_t>& ints) {
     if (dim == shape.rank()) return parseScalarValue(shape.elementType(), floating, floats, ints);
-    if (!expect('{', fmt::format("to open dimension {} of the {} constant", dim, shape.toString(false)))) {
+    if (!m_cursor.consume('{') &&
+        !expect('{', fmt::format("to open dimension {} of the {} constant", dim, shape.toString(false)))) {
       return false;
     }
     if (m_cursor.consume('}')) return true;
     do {
       if (!parseLiteralValues(shape, dim + 1, floating, floats, ints)) return false;
     } while (m_cursor.consume(','));
-    return expect('}', fmt::format("to close dimension {} of the constant", dim));
+    return m_cursor.consume('}') || expect('}', fmt::format("to close dimension {} of the constant", dim));
   }
 
   bool parseScalarValue(PrimitiveType type, bool floating, std::vector<double>& floats, std::vector<int64_t>& ints) {
@@ -575,7 +644,9 @@ class Parser {
   }
 
   bool parseInstructionAttributes(HloInstruction& inst, PendingInstruction& entry) {
-    std::unordered_set<std::string_view> seen;
+    // Instructions have a handful of attributes: a linear scan beats a hash set allocated per line.
+    std::vector<std::string_view>& seen = m_seenKeys;
+    seen.clear();
     InstructionAttributes& attrs = inst.mutableAttributes();
     while (m_cursor.consume(',')) {
       m_cursor.skipSpace();
@@ -583,7 +654,10 @@ class Parser {
       std::string_view key;
       std::string_view value;
       if (!parseKeyValue(key, value)) return false;
-      if (!seen.insert(key).second) return fail(keyAt, fmt::format("duplicate attribute '{}'", key));
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+        return fail(keyAt, fmt::format("duplicate attribute '{}'", key));
+      }
+      seen.push_back(key);
       if (!applyAttribute(inst, attrs, entry, key, value)) return false;
     }
     return true;
@@ -725,6 +799,7 @@ class Parser {
   std::optional<SuspectValue> m_suspect;
   std::string m_error;
   std::unique_ptr<HloModule> m_module;
+  std::vector<std::string_view> m_seenKeys;  // scratch for parseInstructionAttributes
   std::vector<PendingCall> m_pendingCalls;
 };
 

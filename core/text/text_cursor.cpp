@@ -10,7 +10,7 @@ namespace fusionscope::core {
 TextCursor::TextCursor(std::string_view text, std::string_view fileName)
     : m_begin(text.data()), m_end(text.data() + text.size()), m_pos(text.data()), m_fileName(fileName) {}
 
-void TextCursor::skipSpace() {
+void TextCursor::skipSpaceAndComments() {
   while (m_pos < m_end) {
     char c = *m_pos;
     if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
@@ -37,15 +37,6 @@ void TextCursor::skipSpace() {
   }
 }
 
-bool TextCursor::consume(char c) {
-  skipSpace();
-  if (m_pos < m_end && *m_pos == c) {
-    ++m_pos;
-    return true;
-  }
-  return false;
-}
-
 bool TextCursor::consumeKeyword(std::string_view word) {
   skipSpace();
   if (static_cast<size_t>(m_end - m_pos) < word.size() || std::string_view(m_pos, word.size()) != word) return false;
@@ -53,13 +44,6 @@ bool TextCursor::consumeKeyword(std::string_view word) {
   if (after < m_end && isNameChar(*after)) return false;
   m_pos = after;
   return true;
-}
-
-std::string_view TextCursor::readName() {
-  skipSpace();
-  const char* start = m_pos;
-  while (m_pos < m_end && isNameChar(*m_pos)) ++m_pos;
-  return {start, static_cast<size_t>(m_pos - start)};
 }
 
 bool TextCursor::readInt(int64_t& value) {

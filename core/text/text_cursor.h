@@ -30,13 +30,29 @@ class TextCursor {
   // The character right at the position (no skipping), or '\0' at the end.
   char rawPeek() const { return m_pos < m_end ? *m_pos : '\0'; }
 
-  void skipSpace();
+  void skipSpace() {
+    // Fast path inline (most calls find a non-space character at once); comments go out of line.
+    while (m_pos < m_end && (*m_pos == ' ' || *m_pos == '\n' || *m_pos == '\t' || *m_pos == '\r')) ++m_pos;
+    if (m_pos < m_end && *m_pos == '/') skipSpaceAndComments();
+  }
   // Skips space, then consumes `c` if it is next.
-  bool consume(char c);
+  bool consume(char c) {
+    skipSpace();
+    if (m_pos < m_end && *m_pos == c) {
+      ++m_pos;
+      return true;
+    }
+    return false;
+  }
   // Skips space, then consumes `word` if it is next and not followed by a name character.
   bool consumeKeyword(std::string_view word);
   // Skips space, then reads a name: [A-Za-z0-9_.-]+ (XLA instruction/computation names). Empty if none.
-  std::string_view readName();
+  std::string_view readName() {
+    skipSpace();
+    const char* start = m_pos;
+    while (m_pos < m_end && isNameChar(*m_pos)) ++m_pos;
+    return {start, static_cast<size_t>(m_pos - start)};
+  }
   // Reads an optionally signed decimal integer; false (position unchanged) if there is none or it overflows.
   bool readInt(int64_t& value);
 
@@ -55,6 +71,7 @@ class TextCursor {
   }
 
  private:
+  void skipSpaceAndComments();
   const char* m_begin;
   const char* m_end;
   const char* m_pos;
