@@ -195,52 +195,6 @@ struct NodeInfo {
   uint32_t paramCount = 0;
 };
 
-// Instruction -> NodeInfo, looked up for every node and edge. Open addressing keyed by pointer: no node
-// allocations and one cache line per probe, several times faster than std::unordered_map on big modules.
-class InfoTable {
- public:
-  explicit InfoTable(size_t expected) { rehash(expected * 2); }
-
-  NodeInfo& operator[](const HloInstruction* key) {
-    if (2 * (m_size + 1) > m_slots.size()) rehash(m_slots.size() * 2);
-    Slot& slot = m_slots[probe(key)];
-    m_size += slot.key == nullptr;
-    slot.key = key;
-    return slot.value;
-  }
-  const NodeInfo* find(const HloInstruction* key) const {
-    const Slot& slot = m_slots[probe(key)];
-    return slot.key == nullptr ? nullptr : &slot.value;
-  }
-
- private:
-  struct Slot {
-    const HloInstruction* key = nullptr;
-    NodeInfo value;
-  };
-  size_t probe(const HloInstruction* key) const {
-    size_t i = (reinterpret_cast<uintptr_t>(key) * 0x9E3779B97F4A7C15ull) >> m_shift;
-    while (m_slots[i].key != nullptr && m_slots[i].key != key) i = (i + 1) & (m_slots.size() - 1);
-    return i;
-  }
-  void rehash(size_t minimum) {
-    size_t capacity = 16;
-    m_shift = 60;
-    while (capacity < minimum) {
-      capacity <<= 1;
-      --m_shift;
-    }
-    std::vector<Slot> old = std::exchange(m_slots, std::vector<Slot>(capacity));
-    for (const Slot& slot : old) {
-      if (slot.key != nullptr) m_slots[probe(slot.key)] = slot;
-    }
-  }
-
-  std::vector<Slot> m_slots;
-  size_t m_size = 0;
-  int m_shift = 60;
-};
-
 // Writes one digraph. Nodes (and fusion clusters) are written in text order into m_out; edges go into
 // m_edges and are appended at the end, so that an edge never declares a node inside the wrong cluster.
 class DotWriter {
@@ -278,7 +232,7 @@ class DotWriter {
   std::string m_out;
   std::string m_edges;
   std::string m_scratch;
-  InfoTable m_info;
+  FlatPtrMap<HloInstruction, NodeInfo> m_info;  // looked up for every node and edge
   std::vector<int> m_paramIds;
   std::vector<const HloComputation*> m_expanding;
   int m_nextNode = 0;
