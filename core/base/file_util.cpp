@@ -54,7 +54,7 @@ StatusOr<std::string> writeTemporary(const std::string& path, std::string_view c
 
 }  // namespace
 
-StatusOr<std::string> readFile(const std::string& path) {
+StatusOr<std::string> readFile(const std::string& path, size_t extraCapacity) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return Status::error(fmt::format("{}: error: cannot read: is a directory", path));
@@ -62,6 +62,8 @@ StatusOr<std::string> readFile(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return Status::error(fmt::format("{}: error: cannot read: {}", path, errnoText(errno)));
   std::string content;
+  auto size = std::filesystem::file_size(path, ec);
+  if (!ec) content.reserve(static_cast<size_t>(size) + extraCapacity);
   char buffer[1 << 16];
   size_t n = 0;
   while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) content.append(buffer, n);

@@ -8,8 +8,9 @@
 
 namespace fusionscope {
 
-// Reads a whole file. Errors read `PATH: error: cannot read: REASON`.
-StatusOr<std::string> readFile(const std::string& path);
+// Reads a whole file. Errors read `PATH: error: cannot read: REASON`. `extraCapacity` bytes are reserved
+// past the end (parsers such as simdjson need padding after the text) without changing the size.
+StatusOr<std::string> readFile(const std::string& path, size_t extraCapacity = 0);
 
 // Writes `content` to `path` atomically: a temporary file in the same directory is written, flushed and
 // renamed over `path`, so readers see the old file or the new one, never half of it. On failure the

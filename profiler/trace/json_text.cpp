@@ -1,0 +1,94 @@
+#include "profiler/trace/json_text.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace fusionscope::profiler {
+
+void appendJsonString(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t plainStart = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text, plainStart, i - plainStart);
+    plainStart = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
+    }
+  }
+  out.append(text, plainStart, text.size() - plainStart);
+  out += '"';
+}
+
+std::optional<int64_t> parseMicrosToNanos(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
+  if (text.find_first_of("eE") != std::string_view::npos) {
+    double micros = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), micros);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    double ns = std::round(micros * 1000.0);
+    if (!(std::fabs(ns) < 9.2e18)) return std::nullopt;
+    return static_cast<int64_t>(ns);
+  }
+  size_t i = 0;
+  bool negative = false;
+  if (text[i] == '-' || text[i] == '+') negative = text[i++] == '-';
+  constexpr int64_t kMaxMicros = std::numeric_limits<int64_t>::max() / 1000 - 1;
+  int64_t micros = 0;
+  size_t digits = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+    micros = micros * 10 + (text[i] - '0');
+    if (micros > kMaxMicros) return std::nullopt;
+  }
+  int64_t fraction = 0;
+  int fractionDigits = 0;
+  bool roundUp = false;
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+      if (fractionDigits < 3) {
+        fraction = fraction * 10 + (text[i] - '0');
+        ++fractionDigits;
+      } else if (fractionDigits == 3) {
+        roundUp = text[i] >= '5';
+        ++fractionDigits;
+      }
+    }
+  }
+  if (digits == 0 || i != text.size()) return std::nullopt;
+  for (; fractionDigits < 3; ++fractionDigits) fraction *= 10;
+  int64_t ns = micros * 1000 + fraction + (roundUp ? 1 : 0);
+  return negative ? -ns : ns;
+}
+
+void appendNanosAsMicros(std::string& out, int64_t ns) {
+  char buffer[32];
+  char* p = buffer;
+  uint64_t magnitude = ns < 0 ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  if (ns < 0) *p++ = '-';
+  p = std::to_chars(p, buffer + sizeof buffer, magnitude / 1000).ptr;
+  auto fraction = static_cast<unsigned>(magnitude % 1000);
+  if (fraction != 0) {
+    *p++ = '.';
+    *p++ = static_cast<char>('0' + fraction / 100);
+    *p++ = static_cast<char>('0' + fraction / 10 % 10);
+    *p++ = static_cast<char>('0' + fraction % 10);
+  }
+  out.append(buffer, p);
+}
+
+}  // namespace fusionscope::profiler
