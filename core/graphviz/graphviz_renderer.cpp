@@ -2,6 +2,7 @@
 
 // gvc.h pulls in cgraph.h and types.h; the latter defines the ND_/ED_/GD_ accessors for layout results.
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstring>
 #include <mutex>
@@ -263,18 +264,20 @@ const char* formatName(ImageFormat format) {
 }
 
 // A 3k-instruction training graph lays out at ~150k x 35k points; as a bitmap at 96 dpi that is beyond
-// what cairo can allocate. Such a PNG is an overview anyway (the SVG keeps full detail), so the drawing is
-// scaled down (Graphviz's `size`) until its longest side is kMaxPngPixels.
+// what cairo can allocate, and a 16k x 13k PNG (BERT) is beyond what image viewers open with default limits.
+// Such a PNG is an overview anyway (the SVG keeps full detail), so the drawing is scaled down (Graphviz's
+// `size`) until its longest side is at most kMaxPngPixels and its area at most kMaxPngArea.
 constexpr double kMaxPngPixels = 16000;
+constexpr double kMaxPngArea = 40e6;
 
 void limitBitmapSize(Agraph_t* graph) {
   const boxf& box = GD_bb(graph);
   const double dpi = 96.0;
   double widthPx = (box.UR.x - box.LL.x) * dpi / 72.0;
   double heightPx = (box.UR.y - box.LL.y) * dpi / 72.0;
-  double longest = std::max(widthPx, heightPx);
-  if (longest <= kMaxPngPixels) return;
-  double scale = kMaxPngPixels / longest;
+  double scale = std::min({1.0, kMaxPngPixels / std::max(widthPx, heightPx),
+                           std::sqrt(kMaxPngArea / std::max(1.0, widthPx * heightPx))});
+  if (scale >= 1.0) return;
   // The layout already read the `size` attribute into the drawing record, so that is where the limit goes.
   GD_drawing(graph)->size.x = widthPx * scale * 72.0 / dpi;
   GD_drawing(graph)->size.y = heightPx * scale * 72.0 / dpi;

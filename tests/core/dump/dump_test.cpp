@@ -45,7 +45,8 @@ TEST_P(DumpTest, DotLaysOutAndPngIsReal) {
   uint32_t height = bigEndian32(png, 20);
   EXPECT_GE(width, 50u);
   EXPECT_GE(height, 50u);
-  EXPECT_LE(std::max(width, height), 16001u) << "bitmaps are capped at 16k pixels";
+  EXPECT_LE(std::max(width, height), 16001u) << "bitmaps are capped at 16k pixels a side";
+  EXPECT_LE(static_cast<double>(width) * height, 40.5e6) << "and at 40 Mpx";
 
   // The DOT on disk is what was rendered; laying it out again gives a node per declared node.
   std::string dot = testing::readBytes(stage->dotPath);

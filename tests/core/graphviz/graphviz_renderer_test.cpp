@@ -441,5 +441,28 @@ TEST(GraphvizRendererTest, RendersSeveralFormatsFromOneLayoutAndCapsOnlyThePng) 
   EXPECT_GT(std::stod(svg.substr(at + 7)), 30000.0);
 }
 
+// A graph that is big in both directions is capped by area (40 Mpx), not only by its longest side, so that
+// image viewers with default limits can still open the overview.
+TEST(GraphvizRendererTest, CapsPngAreaOfGraphsBigInBothDirections) {
+  // 60 columns of 60-node chains: roughly 6k x 6k pixels unscaled would pass the side cap; make it bigger.
+  std::string dot = "digraph G { node [shape=box width=2 height=1]; ";
+  for (int c = 0; c < 60; ++c) {
+    for (int r = 0; r + 1 < 60; ++r) dot += "n" + std::to_string(c) + "_" + std::to_string(r) + " -> n" +
+                                            std::to_string(c) + "_" + std::to_string(r + 1) + "; ";
+  }
+  dot += "}";
+  auto png = renderDot(dot, ImageFormat::kPng, "grid.dot");
+  ASSERT_TRUE(png.ok()) << png.message();
+  auto be32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>((*png)[at + i]);
+    return v;
+  };
+  double width = be32(16);
+  double height = be32(20);
+  EXPECT_LE(width * height, 40.5e6) << width << " x " << height;
+  EXPECT_GE(width * height, 30e6) << "scaled to the cap, not far below it: " << width << " x " << height;
+}
+
 }  // namespace
 }  // namespace fusionscope::graphviz
