@@ -14,6 +14,7 @@
 
 #include "core/base/file_util.h"
 #include "core/text/attribute_text.h"
+#include "core/text/literal_text.h"
 #include "core/text/text_cursor.h"
 
 namespace fusionscope::core {
@@ -66,33 +67,10 @@ class Parser {
   }
   bool failHere(std::string_view message) { return fail(m_cursor.pos(), message); }
 
-  // Just after the last non-space character before `at`: where a missing token belongs.
-  const char* endOfPreviousToken(const char* at) const {
-    while (at > m_cursor.begin() && (at[-1] == ' ' || at[-1] == '\n' || at[-1] == '\t' || at[-1] == '\r')) --at;
-    return at;
-  }
-
-  // The next token for "found ..." in messages: a whole name, one character, or the end of input.
-  std::string describeNext() {
-    char c = m_cursor.peek();
-    if (c == '\0') return "end of input";
-    if (!TextCursor::isNameChar(c)) return fmt::format("'{}'", c);
-    TextCursor probe = m_cursor;
-    return fmt::format("'{}'", probe.readName());
-  }
-
-  // Where to report a token that is missing at the position: right after the previous token when what
-  // follows is on a later line or absent (as compilers report a missing ';'), else at the unexpected token.
-  const char* missingAt() {
-    m_cursor.skipSpace();
-    const char* found = m_cursor.pos();
-    const char* previous = endOfPreviousToken(found);
-    return m_cursor.atEnd() || std::find(previous, found, '\n') != found ? previous : found;
-  }
-
   bool expect(char c, std::string_view context) {
     if (m_cursor.consume(c)) return true;
-    return fail(missingAt(), fmt::format("expected '{}' {}, found {}", c, context, describeNext()));
+    return fail(m_cursor.missingTokenPosition(),
+                fmt::format("expected '{}' {}, found {}", c, context, m_cursor.describeNext()));
   }
 
   bool parseModule() {
@@ -108,7 +86,8 @@ class Parser {
           return fail(at, fmt::format("expected a module name after 'HloModule', found end of {}",
                                       nextLine ? "line" : "input"));
         }
-        return fail(name.data(), fmt::format("expected a module name after 'HloModule', found {}", describeNext()));
+        return fail(name.data(),
+                    fmt::format("expected a module name after 'HloModule', found {}", m_cursor.describeNext()));
       }
       moduleName = std::string(name);
       // Some dumps end the module name with ':' (e.g. `HloModule convolution.167:`).
@@ -125,7 +104,7 @@ class Parser {
     }
     if (m_cursor.unterminatedComment()) return failHere("");
     if (m_module->computations().empty()) {
-      return fail(endOfPreviousToken(m_cursor.end()), "no computations in module");
+      return fail(m_cursor.endOfPreviousToken(m_cursor.end()), "no computations in module");
     }
     if (!m_module->entry()) {
       // Points at the last computation, the one XLA's own dumps mark as the entry.
@@ -155,7 +134,8 @@ class Parser {
     m_cursor.skipSpace();
     key = m_cursor.readName();
     if (key.empty()) {
-      return fail(missingAt(), fmt::format("expected an attribute name after ',', found {}", describeNext()));
+      return fail(m_cursor.missingTokenPosition(),
+                  fmt::format("expected an attribute name after ',', found {}", m_cursor.describeNext()));
     }
     if (!m_cursor.consume('=')) return failHere(fmt::format("expected '=' after attribute name '{}'", key));
     return readRawValue(key, value);
@@ -224,13 +204,15 @@ class Parser {
     }
     std::string_view typeName = m_cursor.readName();
     if (typeName.empty()) {
-      return fail(missingAt(), fmt::format("expected a shape such as f32[2,3], found {}", describeNext()));
+      return fail(m_cursor.missingTokenPosition(),
+                  fmt::format("expected a shape such as f32[2,3], found {}", m_cursor.describeNext()));
     }
     PrimitiveType type = parsePrimitiveType(typeName);
     if (type == PrimitiveType::kInvalid) return fail(at, fmt::format("unknown element type '{}'", typeName));
     if (m_cursor.rawPeek() != '[') {
       const char* after = m_cursor.pos();
-      return fail(after, fmt::format("expected '[' right after element type '{}', found {}", typeName, describeNext()));
+      return fail(after, fmt::format("expected '[' right after element type '{}', found {}", typeName,
+                                     m_cursor.describeNext()));
     }
     m_cursor.setPos(m_cursor.pos() + 1);
     std::vector<int64_t> dims;
@@ -249,7 +231,7 @@ class Parser {
             isDynamic = true;
           }
           if (!m_cursor.readInt(d)) {
-            return fail(dimAt, fmt::format("expected a dimension size, found {}", describeNext()));
+            return fail(dimAt, fmt::format("expected a dimension size, found {}", m_cursor.describeNext()));
           }
           if (d < 0) return fail(dimAt, fmt::format("negative dimension size {}", d));
         }
@@ -383,10 +365,11 @@ class Parser {
     std::string_view name = m_cursor.readName();
     if (name.empty()) {
       if (m_cursor.atEnd()) {
-        return fail(endOfPreviousToken(nameAt), isEntry ? "expected a computation after 'ENTRY'"
-                                                        : "expected a computation name, found end of input");
+        return fail(m_cursor.endOfPreviousToken(nameAt), isEntry ? "expected a computation after 'ENTRY'"
+                                                                 : "expected a computation name, found end of input");
       }
-      return fail(m_cursor.pos(), fmt::format("expected a computation name or 'ENTRY', found {}", describeNext()));
+      return fail(m_cursor.pos(),
+                  fmt::format("expected a computation name or 'ENTRY', found {}", m_cursor.describeNext()));
     }
     if (m_module->findComputation(name)) return fail(nameAt, fmt::format("duplicate computation name '{}'", name));
     if (m_cursor.peek() == '(' && !parseSignature()) return false;
@@ -399,7 +382,7 @@ class Parser {
     while (!m_cursor.consume('}')) {
       if (m_cursor.atEnd()) {
         if (m_suspect) return failSuspect(name);
-        return fail(endOfPreviousToken(m_cursor.end()),
+        return fail(m_cursor.endOfPreviousToken(m_cursor.end()),
                     fmt::format("unexpected end of input: computation '{}' is missing '}}'", name));
       }
       if (!parseInstruction(*comp, pending, rootAt)) return false;
@@ -449,7 +432,8 @@ class Parser {
     m_cursor.consume('%');
     const char* nameAt = m_cursor.pos();
     std::string_view name = m_cursor.readName();
-    if (name.empty()) return fail(nameAt, fmt::format("expected an instruction name, found {}", describeNext()));
+    if (name.empty())
+      return fail(nameAt, fmt::format("expected an instruction name, found {}", m_cursor.describeNext()));
     // A computation header here means this computation's '}' is missing (or an attribute took it).
     if (name == "ENTRY" || m_cursor.peek() == '{' || m_cursor.peek() == '(') {
       if (m_suspect) return failSuspect(comp.name());
@@ -463,7 +447,8 @@ class Parser {
     if (!parseShape(shape)) return false;
     std::string_view opcodeText = m_cursor.readName();
     if (opcodeText.empty()) {
-      return fail(missingAt(), fmt::format("expected an opcode after the shape, found {}", describeNext()));
+      return fail(m_cursor.missingTokenPosition(),
+                  fmt::format("expected an opcode after the shape, found {}", m_cursor.describeNext()));
     }
     HloOpcode opcode = parseOpcode(opcodeText);
     auto owned = std::make_unique<HloInstruction>(std::string(name), opcode, std::move(shape));
@@ -494,7 +479,7 @@ class Parser {
     const char* at = m_cursor.pos();
     int64_t n = 0;
     if (!m_cursor.readInt(n)) {
-      return fail(at, fmt::format("expected a parameter number, e.g. parameter(0), found {}", describeNext()));
+      return fail(at, fmt::format("expected a parameter number, e.g. parameter(0), found {}", m_cursor.describeNext()));
     }
     if (n < 0) return fail(at, fmt::format("negative parameter number {}", n));
     inst.setParameterNumber(n);
@@ -521,126 +506,17 @@ class Parser {
       m_cursor.consume('%');
       const char* at = m_cursor.pos();
       std::string_view name = m_cursor.readName();
-      if (name.empty()) return fail(at, fmt::format("expected an operand name, found {}", describeNext()));
+      if (name.empty()) return fail(at, fmt::format("expected an operand name, found {}", m_cursor.describeNext()));
       operands.push_back({name, at});
     } while (m_cursor.consume(','));
     return expect(')', "after the operand list");
   }
 
   bool parseConstant(HloInstruction& inst) {
-    m_cursor.skipSpace();
-    const char* start = m_cursor.pos();
-    const Shape& shape = inst.shape();
-    // `{...}`: XLA elided a large constant's values.
-    {
-      TextCursor probe = m_cursor;
-      if (probe.consume('{') && probe.consume('.') && probe.consume('.') && probe.consume('.') && probe.consume('}')) {
-        m_cursor = probe;
-        inst.setLiteral(Literal::elided(shape));
-        return expect(')', "after the constant literal");
-      }
-    }
-    if (!shape.isArray()) {
-      // Tuple constants and other rare forms are kept as text.
-      int depth = 0;
-      const char* p = start;
-      while (p < m_cursor.end() && !(depth == 0 && *p == ')')) {
-        if (*p == '(' || *p == '{') ++depth;
-        if (*p == ')' || *p == '}') --depth;
-        ++p;
-      }
-      inst.setLiteral(Literal::raw(shape, std::string(start, p)));
-      m_cursor.setPos(p);
-      return expect(')', "after the constant literal");
-    }
-    bool floating = isFloatingPoint(shape.elementType()) || isComplex(shape.elementType());
-    std::vector<double> floats;
-    std::vector<int64_t> ints;
-    if (!parseLiteralValues(shape, 0, floating, floats, ints)) return false;
-    int64_t count = floating ? static_cast<int64_t>(floats.size()) : static_cast<int64_t>(ints.size());
-    if (isComplex(shape.elementType())) count /= 2;
-    if (count != shape.elementCount()) {
-      return fail(start, fmt::format("constant of shape {} needs {} value(s), found {}", shape.toString(false),
-                                     shape.elementCount(), count));
-    }
-    inst.setLiteral(floating ? Literal::floats(shape, std::move(floats)) : Literal::integers(shape, std::move(ints)));
+    Literal literal;
+    if (AttributeResult error = readLiteral(m_cursor, inst.shape(), literal)) return fail(error->at, error->message);
+    inst.setLiteral(std::move(literal));
     return expect(')', "after the constant literal");
-  }
-
-  // Nested `{ {1, 2}, {3, 4} }` for arrays (nesting depth = rank), a bare value for scalars.
-  bool parseLiteralValues(const Shape& shape, int dim, bool floating, std::vector<double>& floats,
-                          std::vector<int64_t>& ints) {
-    if (dim == shape.rank()) return parseScalarValue(shape.elementType(), floating, floats, ints);
-    if (!m_cursor.consume('{') &&
-        !expect('{', fmt::format("to open dimension {} of the {} constant", dim, shape.toString(false)))) {
-      return false;
-    }
-    if (m_cursor.consume('}')) return true;
-    do {
-      if (!parseLiteralValues(shape, dim + 1, floating, floats, ints)) return false;
-    } while (m_cursor.consume(','));
-    return m_cursor.consume('}') || expect('}', fmt::format("to close dimension {} of the constant", dim));
-  }
-
-  bool parseScalarValue(PrimitiveType type, bool floating, std::vector<double>& floats, std::vector<int64_t>& ints) {
-    if (isComplex(type)) {
-      if (!expect('(', "to open a complex value (re, im)")) return false;
-      if (!parseScalarValue(PrimitiveType::kF64, true, floats, ints)) return false;
-      if (!expect(',', "between the parts of a complex value")) return false;
-      if (!parseScalarValue(PrimitiveType::kF64, true, floats, ints)) return false;
-      return expect(')', "to close a complex value");
-    }
-    m_cursor.skipSpace();
-    const char* start = m_cursor.pos();
-    const char* p = start;
-    while (p < m_cursor.end() && (TextCursor::isNameChar(*p) || *p == '+')) ++p;
-    std::string_view token(start, static_cast<size_t>(p - start));
-    if (token.empty()) return fail(start, fmt::format("expected a {} value", primitiveTypeName(type)));
-    std::string_view digits = token.front() == '+' ? token.substr(1) : token;
-    if (floating) {
-      double v = 0;
-      bool negative = !digits.empty() && digits.front() == '-';
-      std::string_view body = negative ? digits.substr(1) : digits;
-      if (body == "inf") {
-        v = std::numeric_limits<double>::infinity();
-      } else if (body == "nan") {
-        v = std::numeric_limits<double>::quiet_NaN();
-      } else {
-        auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-        if (ec != std::errc() || ptr != digits.data() + digits.size()) {
-          return fail(start, fmt::format("invalid {} value '{}'", primitiveTypeName(type), token));
-        }
-      }
-      floats.push_back(negative && (body == "inf" || body == "nan") ? -v : v);
-    } else if (type == PrimitiveType::kPred) {
-      if (token == "true" || token == "1")
-        ints.push_back(1);
-      else if (token == "false" || token == "0")
-        ints.push_back(0);
-      else
-        return fail(start, fmt::format("invalid pred value '{}' (expected true or false)", token));
-    } else {
-      int64_t v = 0;
-      std::errc ec{};
-      const char* end = nullptr;
-      if (type == PrimitiveType::kU64) {
-        uint64_t u = 0;
-        auto r = std::from_chars(digits.data(), digits.data() + digits.size(), u);
-        ec = r.ec;
-        end = r.ptr;
-        v = static_cast<int64_t>(u);
-      } else {
-        auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-        ec = r.ec;
-        end = r.ptr;
-      }
-      if (ec != std::errc() || end != digits.data() + digits.size()) {
-        return fail(start, fmt::format("invalid {} value '{}'", primitiveTypeName(type), token));
-      }
-      ints.push_back(v);
-    }
-    m_cursor.setPos(p);
-    return true;
   }
 
   bool parseInstructionAttributes(HloInstruction& inst, PendingInstruction& entry) {

@@ -56,6 +56,26 @@ bool TextCursor::readInt(int64_t& value) {
   return true;
 }
 
+const char* TextCursor::endOfPreviousToken(const char* at) const {
+  while (at > m_begin && (at[-1] == ' ' || at[-1] == '\n' || at[-1] == '\t' || at[-1] == '\r')) --at;
+  return at;
+}
+
+const char* TextCursor::missingTokenPosition() {
+  skipSpace();
+  const char* found = m_pos;
+  const char* previous = endOfPreviousToken(found);
+  return atEnd() || std::find(previous, found, '\n') != found ? previous : found;
+}
+
+std::string TextCursor::describeNext() {
+  char c = peek();
+  if (c == '\0') return "end of input";
+  if (!isNameChar(c)) return fmt::format("'{}'", c);
+  TextCursor probe = *this;
+  return fmt::format("'{}'", probe.readName());
+}
+
 void TextCursor::lineColumn(const char* at, int64_t& line, int64_t& column) const {
   at = std::clamp(at, m_begin, m_end);
   line = 1 + std::count(m_begin, at, '\n');

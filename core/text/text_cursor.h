@@ -59,6 +59,14 @@ class TextCursor {
   // Start of an unterminated `/*` comment, if skipSpace met one.
   const char* unterminatedComment() const { return m_unterminatedComment; }
 
+  // For messages about a missing token. Just after the last non-space character before `at`:
+  const char* endOfPreviousToken(const char* at) const;
+  // Where to report a token missing at the position: right after the previous token when what follows is on a
+  // later line or absent (as compilers report a missing ';'), else at the unexpected token.
+  const char* missingTokenPosition();
+  // The next token for "found ..." in messages: 'name', 'c' (one character) or "end of input".
+  std::string describeNext();
+
   std::string_view fileName() const { return m_fileName; }
   // 1-based line and column of `at`.
   void lineColumn(const char* at, int64_t& line, int64_t& column) const;
