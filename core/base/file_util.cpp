@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -61,20 +62,37 @@ StatusOr<std::string> readFile(const std::string& path, size_t extraCapacity) {
   }
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return Status::error(fmt::format("{}: error: cannot read: {}", path, errnoText(errno)));
+  // Read straight into the string (a 200 MB trace must not be copied through a bounce buffer); the loop
+  // also copes with files whose size changes or is unknown (pipes).
   std::string content;
   auto size = std::filesystem::file_size(path, ec);
-  if (!ec) content.reserve(static_cast<size_t>(size) + extraCapacity);
-  char buffer[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) content.append(buffer, n);
+  size_t capacity = ec ? (size_t{1} << 16) : static_cast<size_t>(size) + 1;
+  content.reserve(capacity + extraCapacity);
+  size_t used = 0;
+  for (;;) {
+    if (used == content.size()) content.resize(std::max(capacity, content.size() * 2));
+    size_t n = std::fread(content.data() + used, 1, content.size() - used, f);
+    used += n;
+    if (n == 0) break;
+  }
   bool failed = std::ferror(f) != 0;
   std::fclose(f);
   if (failed) return Status::error(fmt::format("{}: error: cannot read: I/O error", path));
+  content.resize(used);
+  if (content.capacity() < used + extraCapacity) content.reserve(used + extraCapacity);
   return content;
 }
 
 Status writeFileAtomic(const std::string& path, std::string_view content) {
-  return writeFilesAtomic({FileContent{path, std::string(content)}});
+  // The single-file case writes the view directly: wrapping it in a FileContent would copy it.
+  StatusOr<std::string> tmp = writeTemporary(path, content);
+  if (!tmp.ok()) return tmp.status();
+  if (::rename(tmp->c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp->c_str());
+    return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(err)));
+  }
+  return okStatus();
 }
 
 Status writeFilesAtomic(const std::vector<FileContent>& files) {
