@@ -5,29 +5,10 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/bench_support.h"
+
 namespace fusionscope::bench {
 namespace {
-
-// splitmix64: tiny, fast and identical everywhere (std distributions are implementation-defined).
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : m_state(seed) {}
-  uint64_t next() {
-    uint64_t z = (m_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  int64_t uniform(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
-  bool chance(int percent) { return uniform(100) < percent; }
-  template <typename T, size_t N>
-  const T& pick(const std::array<T, N>& items) {
-    return items[static_cast<size_t>(uniform(N))];
-  }
-
- private:
-  uint64_t m_state;
-};
 
 // `f32[128,256]{1,0}`; scalars print as `f32[]` like XLA.
 std::string arrayShape(std::string_view type, std::initializer_list<int64_t> dims) {
@@ -339,7 +320,7 @@ class Generator {
   }
 
   int64_t m_target;
-  Rng m_rng;
+  SplitMix64 m_rng;
   int64_t m_count = 0;
   int64_t m_nextId = 1;
   int64_t m_layer = 0;

@@ -4,36 +4,19 @@
 //
 //   fs_parse_mem [N | FILE.hlo]     (default N = 100000)
 #include <malloc.h>
-#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "bench/bench_support.h"
 #include "bench/hlo_generator.h"
 #include "core/base/file_util.h"
 #include "core/ir/hlo_verifier.h"
 #include "core/text/hlo_parser.h"
 
-namespace {
-
-long peakRssKiB() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;  // KiB on Linux
-}
-
-long currentRssKiB() {
-  long pages = 0;
-  long resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  return resident * 4;  // 4 KiB pages
-}
-
-}  // namespace
+using fusionscope::bench::currentRssKiB;
+using fusionscope::bench::peakRssKiB;
 
 int main(int argc, char** argv) {
   using namespace fusionscope;

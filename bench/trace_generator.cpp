@@ -4,20 +4,10 @@
 #include <charconv>
 #include <string_view>
 
+#include "bench/bench_support.h"
+
 namespace fusionscope::bench {
 namespace {
-
-// Small deterministic PRNG (splitmix64), so every run writes the same bytes.
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
-};
 
 void appendInt(std::string& out, int64_t value) {
   char buffer[24];
@@ -67,7 +57,7 @@ GeneratedTrace generateKinetoTrace(int64_t events) {
   GeneratedTrace result;
   std::string& out = result.text;
   out.reserve(static_cast<size_t>(events) * 215 + 4096);
-  Rng rng{0x5eed};
+  SplitMix64 rng(0x5eed);
   auto begin = [&](char ph) {
     out += "{\"ph\":\"";
     out += ph;
@@ -154,24 +144,24 @@ GeneratedTrace generateKinetoTrace(int64_t events) {
     out += ",\"ts\":";
     appendMicros(out, stepStart + 10);
     out += ",\"args\":{\"Total Reserved\":";
-    appendInt(out, 2'000'000'000 + rng.below(1'000'000'000));
+    appendInt(out, 2'000'000'000 + rng.uniform(1'000'000'000));
     out += ",\"Total Allocated\":";
-    appendInt(out, 1'000'000'000 + rng.below(1'000'000'000));
+    appendInt(out, 1'000'000'000 + rng.uniform(1'000'000'000));
     out += ",\"Bytes\":";
-    appendInt(out, 4096 * rng.below(10000));
+    appendInt(out, 4096 * rng.uniform(10000));
     out += ",\"Addr\":";
-    appendInt(out, 139'000'000'000'000 + rng.below(1'000'000'000));
+    appendInt(out, 139'000'000'000'000 + rng.uniform(1'000'000'000));
     out += ",\"Device Type\":1,\"Device Id\":0}},\n";
     ++result.instants;
 
     ts += 500;
     for (int k = 0; k < kLaunches && result.events < events; ++k) {
-      int64_t op = rng.below(kCpuOps.size());
-      int64_t kernel = rng.below(kKernels.size());
-      int64_t opDur = 6000 + rng.below(3000);
+      int64_t op = rng.uniform(kCpuOps.size());
+      int64_t kernel = rng.uniform(kKernels.size());
+      int64_t opDur = 6000 + rng.uniform(3000);
       int64_t ext = externalId++;
-      int device = static_cast<int>(rng.below(kDevices));
-      int stream = 7 + static_cast<int>(rng.below(kStreams));
+      int device = static_cast<int>(rng.uniform(kDevices));
+      int stream = 7 + static_cast<int>(rng.uniform(kStreams));
 
       begin('X');
       out += ",\"cat\":\"cpu_op\",\"name\":\"";
@@ -193,7 +183,7 @@ GeneratedTrace generateKinetoTrace(int64_t events) {
       out += "}},\n";
       ++result.complete;
 
-      int64_t launchTs = ts + 1500 + rng.below(1000);
+      int64_t launchTs = ts + 1500 + rng.uniform(1000);
       begin('X');
       out += ",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":";
       appendInt(out, kHostPid);
@@ -202,7 +192,7 @@ GeneratedTrace generateKinetoTrace(int64_t events) {
       out += ",\"ts\":";
       appendMicros(out, launchTs);
       out += ",\"dur\":";
-      appendMicros(out, 3000 + rng.below(2000));
+      appendMicros(out, 3000 + rng.uniform(2000));
       out += ",\"args\":{\"External id\":";
       appendInt(out, ext);
       out += ",\"cbid\":211,\"correlation\":";
@@ -222,8 +212,8 @@ GeneratedTrace generateKinetoTrace(int64_t events) {
       out += ",\"cat\":\"ac2g\",\"name\":\"ac2g\"},\n";
       ++result.flows;
 
-      int64_t kernelTs = launchTs + 4000 + rng.below(20000);
-      int64_t grid = 1 + rng.below(4096);
+      int64_t kernelTs = launchTs + 4000 + rng.uniform(20000);
+      int64_t grid = 1 + rng.uniform(4096);
       begin('X');
       out += ",\"cat\":\"kernel\",\"name\":\"";
       out += kKernels[kernel];
@@ -234,7 +224,7 @@ GeneratedTrace generateKinetoTrace(int64_t events) {
       out += ",\"ts\":";
       appendMicros(out, kernelTs);
       out += ",\"dur\":";
-      appendMicros(out, 1000 + rng.below(50000));
+      appendMicros(out, 1000 + rng.uniform(50000));
       out += ",\"args\":{\"External id\":";
       appendInt(out, ext);
       out += ",\"queued\":0,\"device\":";
@@ -244,23 +234,23 @@ GeneratedTrace generateKinetoTrace(int64_t events) {
       out += ",\"correlation\":";
       appendInt(out, correlation);
       out += ",\"registers per thread\":";
-      appendInt(out, 16 + 8 * rng.below(16));
+      appendInt(out, 16 + 8 * rng.uniform(16));
       out += ",\"shared memory\":";
-      appendInt(out, 1024 * rng.below(64));
+      appendInt(out, 1024 * rng.uniform(64));
       out += ",\"blocks per SM\":";
       appendInt(out, grid / 132);
       out += ".";
-      appendInt(out, 100 + rng.below(900));
+      appendInt(out, 100 + rng.uniform(900));
       out += ",\"warps per SM\":";
       appendInt(out, grid / 33);
       out += ".";
-      appendInt(out, 100 + rng.below(900));
+      appendInt(out, 100 + rng.uniform(900));
       out += ",\"grid\":[";
       appendInt(out, grid);
       out += ",1,1],\"block\":[";
-      appendInt(out, 128 << rng.below(3));
+      appendInt(out, 128 << rng.uniform(3));
       out += ",1,1],\"est. achieved occupancy %\":";
-      appendInt(out, rng.below(101));
+      appendInt(out, rng.uniform(101));
       out += "}},\n";
       ++result.complete;
 
@@ -277,7 +267,7 @@ GeneratedTrace generateKinetoTrace(int64_t events) {
       ++result.flows;
 
       ++correlation;
-      ts += opDur + 1000 + rng.below(1000);
+      ts += opDur + 1000 + rng.uniform(1000);
     }
     ts = stepStart + kLaunches * 9000 + 2000 > ts ? stepStart + kLaunches * 9000 + 2000 : ts + 1000;
     ++step;

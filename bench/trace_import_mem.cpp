@@ -5,9 +5,7 @@
 //   fs_trace_import_mem --generate N FILE     write the generated N-event Kineto-like trace to FILE and exit
 //   fs_trace_import_mem --raw FILE            the floor: load FILE and run simdjson on-demand over it, touching
 //                                             only ph and ts of each event (what BM_SimdjsonOnDemandPhTs times)
-#include <malloc.h>
 #include <simdjson.h>
-#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,35 +13,14 @@
 #include <filesystem>
 #include <string>
 
+#include "bench/bench_support.h"
 #include "bench/trace_generator.h"
 #include "core/base/file_util.h"
 #include "profiler/trace/chrome_json_import.h"
 
-namespace {
-
-long peakRssKiB() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;  // KiB on Linux
-}
-
-long currentRssKiB() {
-  long pages = 0;
-  long resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  return resident * 4;  // 4 KiB pages
-}
-
-// malloc'd bytes in use, the large mmap'd blocks (the event vector) included.
-size_t heapInUse() {
-  struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
-}
-
-}  // namespace
+using fusionscope::bench::currentRssKiB;
+using fusionscope::bench::heapInUse;
+using fusionscope::bench::peakRssKiB;
 
 int main(int argc, char** argv) {
   using namespace fusionscope;
