@@ -25,8 +25,6 @@ StatusOr<DumpedStage> dumpStage(const HloModule& module, int index, std::string_
   std::string base = fmt::format("{}/hlo_graph_{}", directory, index);
   stage.dotPath = base + ".dot";
   std::string dot = writeDot(module);
-  std::vector<FileContent> files;
-  files.push_back({stage.dotPath, dot});
   std::vector<graphviz::ImageFormat> formats;
   if (options.png) {
     stage.pngPath = base + ".png";
@@ -36,14 +34,17 @@ StatusOr<DumpedStage> dumpStage(const HloModule& module, int index, std::string_
     stage.svgPath = base + ".svg";
     formats.push_back(graphviz::ImageFormat::kSvg);
   }
+  std::vector<std::string> images;
   if (!formats.empty()) {
     // One layout serves every image (layout is most of the cost on big graphs).
-    StatusOr<std::vector<std::string>> images = graphviz::renderDot(dot, formats, stage.dotPath);
-    if (!images.ok()) return fail(images.status());
-    for (size_t i = 0; i < formats.size(); ++i) {
-      files.push_back(
-          {formats[i] == graphviz::ImageFormat::kPng ? stage.pngPath : stage.svgPath, std::move((*images)[i])});
-    }
+    StatusOr<std::vector<std::string>> rendered = graphviz::renderDot(dot, formats, stage.dotPath);
+    if (!rendered.ok()) return fail(rendered.status());
+    images = std::move(*rendered);
+  }
+  std::vector<FileContent> files;
+  files.push_back({stage.dotPath, std::move(dot)});
+  for (size_t i = 0; i < formats.size(); ++i) {
+    files.push_back({formats[i] == graphviz::ImageFormat::kPng ? stage.pngPath : stage.svgPath, std::move(images[i])});
   }
   if (Status written = writeFilesAtomic(files); !written.ok()) return fail(written);
   std::string computation = module.entry() ? module.entry()->name() : module.name();
