@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,10 +20,24 @@ std::string errnoText(int err) {
   return std::strerror(err);
 }
 
+// Creates a new file next to `path` named `PATH.tmp.PID.N` with mode 0666 less the umask, as any file the user
+// creates. (mkstemp would make it 0600, and reading the umask to widen it means setting it, which races with
+// other threads creating files.) O_EXCL makes the name ours; a leftover from a crashed run is skipped.
+int createTemporary(const std::string& path, std::string& name) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    name = fmt::format("{}.tmp.{}.{}", path, static_cast<long>(::getpid()), counter++);
+    int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
 // Writes content to a fresh temporary next to `path`; returns its name.
 StatusOr<std::string> writeTemporary(const std::string& path, std::string_view content) {
-  std::string tmpl = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmpl.data());
+  std::string tmpl;
+  int fd = createTemporary(path, tmpl);
   if (fd < 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
   const char* data = content.data();
   size_t left = content.size();
@@ -38,13 +53,6 @@ StatusOr<std::string> writeTemporary(const std::string& path, std::string_view c
     data += n;
     left -= static_cast<size_t>(n);
   }
-  // mkstemp creates 0600; published files get the usual 0644 (before umask).
-  ::fchmod(
-      fd, 0644 & ~[] {
-        mode_t m = ::umask(0);
-        ::umask(m);
-        return m;
-      }());
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmpl.c_str());

@@ -1,0 +1,81 @@
+// Atomic writes and whole-file reads (fs_base): contents, modes, and what a failure leaves behind.
+#include "core/base/file_util.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "tests/core/testing/corpus.h"
+
+namespace fusionscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> entries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(FileUtil, WriteThenReadAndReplace) {
+  fs::path dir = testing::scratchDirectory("fs_file_util_write");
+  std::string path = (dir / "a.txt").string();
+  ASSERT_TRUE(writeFileAtomic(path, "first").ok());
+  ASSERT_TRUE(writeFileAtomic(path, "second, longer").ok());
+  auto text = readFile(path, 64);
+  ASSERT_TRUE(text.ok()) << text.message();
+  EXPECT_EQ(*text, "second, longer");
+  EXPECT_GE(text->capacity(), text->size() + 64);
+  EXPECT_EQ(entries(dir), std::vector<std::string>{"a.txt"});  // no temporaries left
+  fs::remove_all(dir);
+}
+
+TEST(FileUtil, NewFilesGetTheUsersUmask) {
+  fs::path dir = testing::scratchDirectory("fs_file_util_mode");
+  mode_t old = ::umask(027);
+  Status written = writeFileAtomic((dir / "m.txt").string(), "x");
+  ::umask(old);
+  ASSERT_TRUE(written.ok()) << written.message();
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "m.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  fs::remove_all(dir);
+}
+
+TEST(FileUtil, FailedMultiFileWriteRestoresOldFilesAndLeavesNoNewOnes) {
+  fs::path dir = testing::scratchDirectory("fs_file_util_rollback");
+  std::string first = (dir / "one.txt").string();
+  ASSERT_TRUE(writeFileAtomic(first, "old").ok());
+  // The second target is a non-empty directory, so its rename fails after the first one succeeded.
+  fs::create_directories(dir / "two.txt" / "blocker");
+  Status status =
+      writeFilesAtomic({{first, "new"}, {(dir / "two.txt").string(), "new"}, {(dir / "three.txt").string(), "new"}});
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("two.txt: error: cannot write"), std::string::npos) << status.message();
+  EXPECT_EQ(*readFile(first), "old");
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"one.txt", "two.txt"}));
+  fs::remove_all(dir);
+}
+
+TEST(FileUtil, UnwritableDirectoryWritesNothing) {
+  fs::path dir = testing::scratchDirectory("fs_file_util_unwritable");
+  std::string regular = (dir / "file").string();
+  ASSERT_TRUE(writeFileAtomic(regular, "x").ok());
+  Status status = writeFileAtomic(regular + "/below.txt", "y");  // parent is a regular file
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), regular + "/below.txt: error: cannot write: Not a directory");
+  EXPECT_EQ(entries(dir), std::vector<std::string>{"file"});
+  fs::remove_all(dir);
+}
+
+TEST(FileUtil, ReadErrorsNameThePath) {
+  EXPECT_EQ(readFile("/nonexistent/x").message(), "/nonexistent/x: error: cannot read: No such file or directory");
+  EXPECT_EQ(readFile("/tmp").message(), "/tmp: error: cannot read: is a directory");
+}
+
+}  // namespace
+}  // namespace fusionscope
