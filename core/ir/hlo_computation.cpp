@@ -15,9 +15,34 @@ HloComputation::HloComputation(std::string name) : m_name(std::move(name)) {}
 HloInstruction* HloComputation::addInstruction(std::unique_ptr<HloInstruction> instruction) {
   HloInstruction* raw = instruction.get();
   raw->m_parent = this;
+  raw->m_slot = m_instructions.size();
   m_instructions.push_back(std::move(instruction));
   m_byName.emplace(raw->name(), raw);
   return raw;
+}
+
+HloInstruction* HloComputation::addInstruction(std::string_view baseName, HloOpcode opcode, Shape shape,
+                                               const std::vector<HloInstruction*>& operands) {
+  auto inst = std::make_unique<HloInstruction>(uniqueInstructionName(baseName), opcode, std::move(shape));
+  for (HloInstruction* operand : operands) inst->appendOperand(operand);
+  return addInstruction(std::move(inst));
+}
+
+const std::vector<std::unique_ptr<HloInstruction>>& HloComputation::instructions() const {
+  if (m_removed > 0) compact();
+  return m_instructions;
+}
+
+void HloComputation::compact() const {
+  size_t out = 0;
+  for (size_t i = 0; i < m_instructions.size(); ++i) {
+    if (!m_instructions[i]) continue;
+    if (out != i) m_instructions[out] = std::move(m_instructions[i]);
+    m_instructions[out]->m_slot = out;
+    ++out;
+  }
+  m_instructions.resize(out);
+  const_cast<HloComputation*>(this)->m_removed = 0;
 }
 
 Status HloComputation::removeInstruction(HloInstruction* instruction) {
@@ -26,13 +51,52 @@ Status HloComputation::removeInstruction(HloInstruction* instruction) {
         fmt::format("cannot remove {}: it still has {} user(s)", instruction->name(), instruction->users().size()));
   }
   if (instruction == m_root) return Status::error(fmt::format("cannot remove {}: it is the root", instruction->name()));
+  if (instruction->parent() != this || instruction->m_slot >= m_instructions.size() ||
+      m_instructions[instruction->m_slot].get() != instruction) {
+    return Status::error(fmt::format("cannot remove {}: not an instruction of {}", instruction->name(), m_name));
+  }
   instruction->dropAllOperands();
   instruction->dropAllControlDependencies();
   m_byName.erase(instruction->name());
-  auto it = std::find_if(m_instructions.begin(), m_instructions.end(),
-                         [&](const auto& owned) { return owned.get() == instruction; });
-  if (it != m_instructions.end()) m_instructions.erase(it);
+  m_instructions[instruction->m_slot].reset();
+  ++m_removed;
   return okStatus();
+}
+
+int64_t HloComputation::removeInstructionAndUnusedOperands(HloInstruction* instruction) {
+  int64_t removed = 0;
+  std::vector<HloInstruction*> work{instruction};
+  while (!work.empty()) {
+    HloInstruction* inst = work.back();
+    work.pop_back();
+    if (!inst->users().empty() || inst == m_root || inst->hasSideEffect() || !inst->controlSuccessors().empty()) {
+      continue;
+    }
+    if (inst != instruction && inst->opcode() == HloOpcode::kParameter) continue;
+    std::vector<HloInstruction*> operands = inst->operands();
+    if (!removeInstruction(inst).ok()) continue;
+    ++removed;
+    std::sort(operands.begin(), operands.end());
+    operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
+    work.insert(work.end(), operands.begin(), operands.end());
+  }
+  return removed;
+}
+
+std::string HloComputation::uniqueInstructionName(std::string_view base) const {
+  if (!m_byName.count(base)) return std::string(base);
+  // Strip a numeric suffix so `exp.3` gives `exp.4`, not `exp.3.1`.
+  std::string_view stem = base;
+  if (size_t dot = stem.rfind('.'); dot != std::string_view::npos && dot + 1 < stem.size() &&
+                                    std::all_of(stem.begin() + static_cast<std::ptrdiff_t>(dot) + 1, stem.end(),
+                                                [](char c) { return c >= '0' && c <= '9'; })) {
+    stem = stem.substr(0, dot);
+  }
+  if (!m_byName.count(stem)) return std::string(stem);
+  for (int64_t n = 1;; ++n) {
+    std::string candidate = fmt::format("{}.{}", stem, n);
+    if (!m_byName.count(candidate)) return candidate;
+  }
 }
 
 HloInstruction* HloComputation::findInstruction(std::string_view name) const {
@@ -53,6 +117,7 @@ Status HloComputation::renameInstruction(HloInstruction* instruction, std::strin
 }
 
 std::vector<HloInstruction*> HloComputation::parameters() const {
+  if (m_removed > 0) compact();
   std::vector<HloInstruction*> params;
   for (const auto& inst : m_instructions) {
     if (inst->opcode() != HloOpcode::kParameter || inst->parameterNumber() < 0) continue;
@@ -64,11 +129,13 @@ std::vector<HloInstruction*> HloComputation::parameters() const {
 }
 
 int64_t HloComputation::parameterCount() const {
+  if (m_removed > 0) compact();
   return std::count_if(m_instructions.begin(), m_instructions.end(),
                        [](const auto& inst) { return inst->opcode() == HloOpcode::kParameter; });
 }
 
 StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
+  if (m_removed > 0) compact();
   // Iterative DFS so a 100k-deep chain cannot overflow the stack. 0 = unvisited, 1 = on stack, 2 = done.
   FlatPtrMap<HloInstruction, uint8_t> state(m_instructions.size());
   std::vector<HloInstruction*> order;
@@ -108,6 +175,18 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
     }
   }
   return order;
+}
+
+Status HloComputation::sortInPostOrder() {
+  StatusOr<std::vector<HloInstruction*>> order = postOrder();
+  if (!order.ok()) return order.status();
+  std::vector<std::unique_ptr<HloInstruction>> sorted;
+  sorted.reserve(order->size());
+  for (HloInstruction* inst : *order) sorted.push_back(std::move(m_instructions[inst->m_slot]));
+  m_instructions = std::move(sorted);
+  m_removed = 0;
+  for (size_t i = 0; i < m_instructions.size(); ++i) m_instructions[i]->m_slot = i;
+  return okStatus();
 }
 
 bool HloComputation::isEntry() const {

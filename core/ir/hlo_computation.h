@@ -27,14 +27,25 @@ class HloComputation {
 
   // Takes ownership; the name must be unique in this computation (checked by the caller, e.g. the parser).
   HloInstruction* addInstruction(std::unique_ptr<HloInstruction> instruction);
-  // Removes an instruction that has no users and is not the root; drops its operand uses.
+  // Creates an instruction named after `baseName` (made unique: `exp`, `exp.1`, ...) with the given operands.
+  HloInstruction* addInstruction(std::string_view baseName, HloOpcode opcode, Shape shape,
+                                 const std::vector<HloInstruction*>& operands = {});
+  // Removes an instruction that has no users and is not the root; drops its operand uses. O(1): the slot
+  // is reclaimed the next time instructions() is read, so removing many instructions stays linear.
   Status removeInstruction(HloInstruction* instruction);
+  // Removes `instruction` and then every operand that became unused (not the root, not a parameter, no
+  // side effects); returns how many instructions were removed.
+  int64_t removeInstructionAndUnusedOperands(HloInstruction* instruction);
 
-  const std::vector<std::unique_ptr<HloInstruction>>& instructions() const { return m_instructions; }
-  int64_t instructionCount() const { return static_cast<int64_t>(m_instructions.size()); }
+  // Instructions in text order. Do not hold the reference across removeInstruction().
+  const std::vector<std::unique_ptr<HloInstruction>>& instructions() const;
+  int64_t instructionCount() const { return static_cast<int64_t>(m_instructions.size()) - m_removed; }
   HloInstruction* findInstruction(std::string_view name) const;
   // Fails when `name` is taken by another instruction of this computation.
   Status renameInstruction(HloInstruction* instruction, std::string name);
+  // `base` if no instruction uses it, else `base.N` for the smallest free N (a trailing `.N` of `base` is
+  // stripped first, as XLA does).
+  std::string uniqueInstructionName(std::string_view base) const;
 
   HloInstruction* root() const { return m_root; }
   void setRoot(HloInstruction* root) { m_root = root; }
@@ -47,6 +58,9 @@ class HloComputation {
   // instructions not reachable from the root come in text order too. Fails on a cycle, naming an
   // instruction on it.
   StatusOr<std::vector<HloInstruction*>> postOrder() const;
+  // Reorders instructions() into postOrder(), so printing never refers forward (passes append new
+  // instructions at the end). Fails on a cycle.
+  Status sortInPostOrder();
 
   bool isEntry() const;
   // True when some fusion instruction of the module calls this computation.
@@ -57,7 +71,11 @@ class HloComputation {
   friend class HloModule;
   std::string m_name;
   HloModule* m_parent = nullptr;
-  std::vector<std::unique_ptr<HloInstruction>> m_instructions;
+  void compact() const;
+
+  // Removed instructions leave a null slot until compact(); `mutable` because compaction is invisible.
+  mutable std::vector<std::unique_ptr<HloInstruction>> m_instructions;
+  int64_t m_removed = 0;
   std::unordered_map<std::string_view, HloInstruction*> m_byName;
   HloInstruction* m_root = nullptr;
   bool m_isFusion = false;

@@ -90,6 +90,53 @@ HloComputation* HloInstruction::calledComputation(std::string_view key) const {
   return nullptr;
 }
 
+bool HloInstruction::hasSideEffect() const {
+  switch (m_opcode) {
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kUnknown: return true;
+    case HloOpcode::kCustomCall: {
+      const std::string* flag = m_attributes.findRaw("custom_call_has_side_effect");
+      return flag && *flag == "true";
+    }
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kReduceScatter:
+      // Collectives synchronize devices; removing one on one device would deadlock the others.
+      return true;
+    default: break;
+  }
+  // A call or while whose body has side effects keeps them.
+  return false;
+}
+
+std::unique_ptr<HloInstruction> HloInstruction::cloneWithOperands(std::string name, Shape shape,
+                                                                  const std::vector<HloInstruction*>& operands) const {
+  auto copy = std::make_unique<HloInstruction>(std::move(name), m_opcode, std::move(shape));
+  copy->m_unknownOpcode = m_unknownOpcode;
+  copy->m_attributes = m_attributes;
+  copy->m_parameterNumber = m_parameterNumber;
+  if (m_literal) copy->m_literal = std::make_unique<Literal>(*m_literal);
+  copy->m_called = m_called;
+  for (HloInstruction* operand : operands) copy->appendOperand(operand);
+  return copy;
+}
+
 bool HloInstruction::isRoot() const {
   return m_parent && m_parent->root() == this;
 }

@@ -86,9 +86,20 @@ class HloInstruction {
 
   bool isRoot() const;
   bool isFusion() const { return m_opcode == HloOpcode::kFusion; }
+  // Instructions a pass must keep even without users: sends, outfeeds, custom calls with side effects, ...
+  bool hasSideEffect() const;
+  // For a fusion: its kind (kLoop when the attribute is missing).
+  FusionKind fusionKind() const { return m_attributes.fusionKind.value_or(FusionKind::kLoop); }
+
+  // A copy of this instruction with new operands and shape, not yet added to any computation: same
+  // opcode, attributes, literal, parameter number and called computations. Users and control edges are
+  // not copied.
+  std::unique_ptr<HloInstruction> cloneWithOperands(std::string name, Shape shape,
+                                                    const std::vector<HloInstruction*>& operands) const;
 
  private:
   friend class HloComputation;
+  size_t m_slot = 0;  // index in the parent's instruction vector
   void removeUser(HloInstruction* user);
   void addUser(HloInstruction* user);
 

@@ -1,6 +1,9 @@
 #include "core/ir/hlo_module.h"
 
+#include <algorithm>
 #include <unordered_set>
+
+#include <fmt/format.h>
 
 namespace fusionscope::core {
 
@@ -24,6 +27,58 @@ HloComputation* HloModule::addComputation(std::unique_ptr<HloComputation> comput
 HloComputation* HloModule::findComputation(std::string_view name) const {
   auto it = m_byName.find(name);
   return it == m_byName.end() ? nullptr : it->second;
+}
+
+std::string HloModule::uniqueComputationName(std::string_view base) const {
+  if (!m_byName.count(base)) return std::string(base);
+  for (int64_t n = 1;; ++n) {
+    std::string candidate = fmt::format("{}.{}", base, n);
+    if (!m_byName.count(candidate)) return candidate;
+  }
+}
+
+Status HloModule::removeComputation(HloComputation* computation) {
+  if (computation == m_entry) return Status::error(fmt::format("cannot remove the entry {}", computation->name()));
+  auto it = std::find_if(m_computations.begin(), m_computations.end(),
+                         [&](const auto& owned) { return owned.get() == computation; });
+  if (it == m_computations.end()) {
+    return Status::error(fmt::format("cannot remove {}: not a computation of {}", computation->name(), m_name));
+  }
+  m_byName.erase(computation->name());
+  m_computations.erase(it);
+  return okStatus();
+}
+
+int64_t HloModule::removeUnreachableComputations() {
+  if (!m_entry) return 0;
+  std::unordered_set<const HloComputation*> reachable{m_entry};
+  std::vector<const HloComputation*> work{m_entry};
+  while (!work.empty()) {
+    const HloComputation* computation = work.back();
+    work.pop_back();
+    for (const auto& inst : computation->instructions()) {
+      for (HloComputation* callee : inst->calledComputations()) {
+        if (callee && reachable.insert(callee).second) work.push_back(callee);
+      }
+    }
+  }
+  size_t before = m_computations.size();
+  for (const auto& computation : m_computations) {
+    if (!reachable.count(computation.get())) m_byName.erase(computation->name());
+  }
+  m_computations.erase(std::remove_if(m_computations.begin(), m_computations.end(),
+                                      [&](const auto& owned) { return !reachable.count(owned.get()); }),
+                       m_computations.end());
+  return static_cast<int64_t>(before - m_computations.size());
+}
+
+int64_t HloModule::fusionCount() const {
+  int64_t count = 0;
+  for (const auto& computation : m_computations) {
+    if (computation->isFusionComputation()) continue;
+    for (const auto& inst : computation->instructions()) count += inst->isFusion() ? 1 : 0;
+  }
+  return count;
 }
 
 int64_t HloModule::instructionCount() const {

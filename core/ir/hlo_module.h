@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/status.h"
 #include "core/ir/hlo_computation.h"
 
 namespace fusionscope::core {
@@ -31,6 +32,12 @@ class HloModule {
   HloComputation* addComputation(std::unique_ptr<HloComputation> computation);
   const std::vector<std::unique_ptr<HloComputation>>& computations() const { return m_computations; }
   HloComputation* findComputation(std::string_view name) const;
+  // `base` if no computation uses it, else `base.N` for the smallest free N.
+  std::string uniqueComputationName(std::string_view base) const;
+  // Removes a computation no instruction calls any more (not the entry).
+  Status removeComputation(HloComputation* computation);
+  // Removes every computation not reachable from the entry through called computations; returns how many.
+  int64_t removeUnreachableComputations();
 
   HloComputation* entry() const { return m_entry; }
   void setEntry(HloComputation* entry) { m_entry = entry; }
@@ -42,6 +49,9 @@ class HloModule {
 
   // Marks the computations called by fusion instructions (HloComputation::isFusionComputation).
   void updateFusionComputationFlags();
+
+  // Total fusion instructions in non-fusion computations.
+  int64_t fusionCount() const;
 
  private:
   std::string m_name;
