@@ -1,0 +1,61 @@
+#include "core/passes/fusion_cost.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace fusionscope::core {
+
+int64_t kernelTraffic(const HloInstruction& instruction) {
+  std::vector<const HloInstruction*> seen;
+  int64_t bytes = instruction.shape().byteSize();
+  for (const HloInstruction* operand : instruction.operands()) {
+    if (std::find(seen.begin(), seen.end(), operand) != seen.end()) continue;
+    seen.push_back(operand);
+    bytes += operand->shape().byteSize();
+  }
+  return bytes;
+}
+
+bool isExpensive(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kPower:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kTanh:
+    case HloOpcode::kTan:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kErf: return true;
+    default: break;
+  }
+  if (isElementwise(instruction.opcode())) return false;
+  switch (instruction.category()) {
+    case OpCategory::kDataMovement:
+    case OpCategory::kConstant:
+    case OpCategory::kParameter:
+    case OpCategory::kTuple: return false;
+    default: return true;  // reductions, contractions, calls, custom calls, ...
+  }
+}
+
+std::string formatBytes(int64_t bytes) {
+  const int64_t magnitude = std::llabs(bytes);
+  if (magnitude < 1000) return fmt::format("{} B", bytes);
+  if (magnitude < 1000 * 1000) return fmt::format("{:.3g} KB", static_cast<double>(bytes) / 1e3);
+  if (magnitude < 1000LL * 1000 * 1000) return fmt::format("{:.3g} MB", static_cast<double>(bytes) / 1e6);
+  return fmt::format("{:.3g} GB", static_cast<double>(bytes) / 1e9);
+}
+
+}  // namespace fusionscope::core

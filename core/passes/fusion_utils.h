@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/ir/attributes.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+
+namespace fusionscope::core {
+
+// IR surgery shared by the fusion passes. A fusion instruction `fusion.N` calls a fused computation
+// `fused_computation.N` whose parameter i stands for the fusion's operand i; fused instructions keep the
+// names they had outside, so a stage diff can tell which instruction went into which fusion. A multi-output
+// fusion has a tuple root, and its users read it through get-tuple-element.
+//
+// None of these check whether fusing is a good idea or creates a cycle: the passes decide that (see
+// InstructionOrder::reaches). They keep operands, users, parameter numbering and the module's fusion
+// flags consistent, and leave the computation's text order for the pipeline to sort.
+
+// Replaces `instruction` by a new fusion of `kind` that contains only a copy of it. Returns the fusion.
+HloInstruction* wrapInFusion(HloInstruction* instruction, FusionKind kind);
+
+// Moves `producer` (an operand of `fusion`) into the fusion. A producer that is itself a (single-output)
+// fusion has its fused instructions merged in. When the producer has users other than `fusion` it is
+// duplicated (stays outside for them); otherwise it is removed (its fused computation too).
+// Fails for tuple-shaped producers. Returns the fusion.
+StatusOr<HloInstruction*> fuseProducer(HloInstruction* fusion, HloInstruction* producer);
+
+// Like fuseProducer, but the producer's value also becomes an output of the fusion (the fused root turns
+// into a tuple) and the producer's other users read it from there, so nothing is computed twice.
+StatusOr<HloInstruction*> fuseProducerMultiOutput(HloInstruction* fusion, HloInstruction* producer);
+
+// Merges fusion `other` into `fusion` (siblings: neither uses the other): the merged fusion computes both
+// and returns all their outputs as a tuple; users of `other` are redirected. Returns `fusion`.
+StatusOr<HloInstruction*> mergeSiblingFusion(HloInstruction* fusion, HloInstruction* other);
+
+// The instructions inside a fusion other than its parameters (and other than a tuple root of a
+// multi-output fusion), in post order.
+std::vector<HloInstruction*> fusedInstructions(const HloInstruction& fusion);
+// The values a fusion produces: its fused root, or the operands of a tuple root.
+std::vector<HloInstruction*> fusionOutputs(const HloInstruction& fusion);
+bool isMultiOutputFusion(const HloInstruction& fusion);
+
+// A topological numbering of one computation's instructions (operands before users) for cheap cycle checks:
+// a path from A to B can only go through instructions numbered between them. After a fusion replaces
+// instructions, give the fusion the consumer's number (assign); rebuild after larger rewrites.
+class InstructionOrder {
+ public:
+  explicit InstructionOrder(const HloComputation& computation);
+  int64_t index(const HloInstruction* instruction) const;
+  void assign(const HloInstruction* instruction, int64_t index) { m_index[instruction] = index; }
+  // True when a path of uses leads from `from` to `to`; with `skipDirect`, a direct use of `from` by `to`
+  // does not count (fusing a producer into its consumer is cycle-free unless another path exists).
+  bool reaches(const HloInstruction* from, const HloInstruction* to, bool skipDirect = false) const;
+
+ private:
+  std::unordered_map<const HloInstruction*, int64_t> m_index;
+};
+
+}  // namespace fusionscope::core
