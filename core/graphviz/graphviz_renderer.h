@@ -73,4 +73,18 @@ StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceNam
 // True when the PNG and SVG render plugins are available (Graphviz's config was found).
 bool renderersAvailable();
 
+// One graph to render for renderDotBatch.
+struct RenderJob {
+  std::string_view dot;
+  std::vector<ImageFormat> formats;
+  std::string sourceName;
+};
+
+// Renders many graphs. Graphviz cannot run on two threads at once, so with `processes` > 1 each graph is
+// rendered in a forked worker process (up to `processes` at a time) and the images come back through pipes;
+// a worker that crashes inside Graphviz fails that graph with a message instead of taking the caller down.
+// Call it where no other thread is using Graphviz (the CLI); `processes` <= 1 renders in this process.
+// Results are in job order; the first failure (in job order) is returned.
+StatusOr<std::vector<std::vector<std::string>>> renderDotBatch(const std::vector<RenderJob>& jobs, int processes);
+
 }  // namespace fusionscope::graphviz

@@ -1,6 +1,7 @@
 #include "core/ir/hlo_module.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -102,6 +103,14 @@ std::vector<HloComputation*> HloModule::computationsPostOrder() const {
   };
   for (const auto& computation : m_computations) visit(visit, computation.get());
   return order;
+}
+
+void HloModule::sortComputationsInPostOrder() {
+  std::vector<HloComputation*> order = computationsPostOrder();
+  std::unordered_map<const HloComputation*, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  std::stable_sort(m_computations.begin(), m_computations.end(),
+                   [&](const auto& a, const auto& b) { return position[a.get()] < position[b.get()]; });
 }
 
 void HloModule::updateFusionComputationFlags() {

@@ -46,6 +46,9 @@ class HloModule {
 
   // Callees before callers (every computation after the ones it calls); unreachable ones keep text order.
   std::vector<HloComputation*> computationsPostOrder() const;
+  // Reorders computations() into computationsPostOrder(), so printed text defines every computation before
+  // its first use (XLA's parser needs that).
+  void sortComputationsInPostOrder();
 
   // Marks the computations called by fusion instructions (HloComputation::isFusionComputation).
   void updateFusionComputationFlags();

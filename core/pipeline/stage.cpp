@@ -1,0 +1,211 @@
+#include "core/pipeline/stage.h"
+
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "core/ir/hlo_clone.h"
+#include "core/ir/hlo_equal.h"
+#include "core/ir/hlo_verifier.h"
+#include "core/passes/fusion_utils.h"
+#include "core/pipeline/pass_pipeline.h"
+
+namespace fusionscope::core {
+namespace {
+
+std::string qualifiedName(const HloComputation& computation, const HloInstruction& inst) {
+  if (computation.isEntry()) return inst.name();
+  return fmt::format("{}/{}", computation.name(), inst.name());
+}
+
+// Puts a changed module into the canonical form stages are compared and printed in: instructions and
+// computations in post order, fusion flags up to date.
+Status normalize(HloModule& module, std::string_view pass) {
+  module.updateFusionComputationFlags();
+  for (const auto& computation : module.computations()) {
+    if (Status s = computation->sortInPostOrder(); !s.ok()) {
+      return Status::error(fmt::format("after pass {}: {}", pass, s.message()));
+    }
+  }
+  module.sortComputationsInPostOrder();
+  return okStatus();
+}
+
+class StageRecorder : public PipelineObserver {
+ public:
+  StageRecorder(PipelineRun& run, const RunOptions& options) : m_run(run), m_options(options) {}
+
+  void beforePass(const HloPass& pass, std::string_view, HloModule& module) override {
+    if (m_awaitingNext) {
+      m_run.stages.back().nextPass = std::string(pass.name());
+      m_awaitingNext = false;
+    }
+    if (m_options.checkPasses) m_before = cloneModule(module);
+  }
+
+  Status afterPass(const HloPass& pass, std::string_view pipeline, bool changed, double milliseconds, HloModule& module,
+                   PassContext& context) override {
+    PassRun record;
+    record.pass = std::string(pass.name());
+    record.passPath = fmt::format("{}/{}", pipeline, pass.name());
+    record.changed = changed;
+    record.milliseconds = milliseconds;
+    record.decisions = context.takeDecisions();
+    if (!changed) {
+      std::string difference;
+      if (m_before && !modulesEqual(*m_before, module, &difference)) {
+        return Status::error(
+            fmt::format("pass {} reported no change but changed the module: {}", pass.name(), difference));
+      }
+      m_run.passes.push_back(std::move(record));
+      return okStatus();
+    }
+    if (Status s = normalize(module, pass.name()); !s.ok()) return s;
+    if (m_options.checkPasses) {
+      if (Status s = verifyModule(module); !s.ok()) {
+        return Status::error(fmt::format("after pass {}: {}", pass.name(), s.message()));
+      }
+    }
+    const Stage& previous = m_run.stages.back();
+    if (modulesEqual(*previous.module, module)) {
+      m_run.passes.push_back(std::move(record));
+      return okStatus();
+    }
+    Stage stage;
+    stage.index = static_cast<int>(m_run.stages.size());
+    stage.pass = record.pass;
+    stage.passPath = record.passPath;
+    stage.passMilliseconds = milliseconds;
+    std::shared_ptr<const HloModule> snapshot = cloneModule(module);
+    stage.changes = diffModules(*previous.module, *snapshot);
+    fillCounts(stage, *snapshot);
+    stage.module = std::move(snapshot);
+    stage.decisions = record.decisions;
+    record.stage = stage.index;
+    m_run.stages.push_back(std::move(stage));
+    m_run.passes.push_back(std::move(record));
+    m_awaitingNext = true;
+    return okStatus();
+  }
+
+  static void fillCounts(Stage& stage, const HloModule& module) {
+    stage.instructionCount = module.instructionCount();
+    stage.fusionCount = module.fusionCount();
+    stage.computationCount = static_cast<int64_t>(module.computations().size());
+    stage.fusions = summarizeFusions(module);
+  }
+
+ private:
+  PipelineRun& m_run;
+  const RunOptions& m_options;
+  std::unique_ptr<HloModule> m_before;
+  bool m_awaitingNext = true;  // the first pass to run names what stage 0 comes before
+};
+
+}  // namespace
+
+std::string Stage::label() const {
+  std::string before = pass.empty() ? "pipeline start" : fmt::format("after {}", pass);
+  std::string after = nextPass.empty() ? "pipeline end" : fmt::format("before {}", nextPass);
+  return fmt::format("{}, {}", before, after);
+}
+
+std::vector<FusionSummary> summarizeFusions(const HloModule& module) {
+  std::vector<FusionSummary> fusions;
+  for (const auto& computation : module.computations()) {
+    if (computation->isFusionComputation()) continue;
+    for (const auto& inst : computation->instructions()) {
+      if (!inst->isFusion() || !inst->fusedComputation()) continue;
+      FusionSummary summary;
+      summary.name = inst->name();
+      summary.computation = computation->name();
+      summary.fusedComputation = inst->fusedComputation()->name();
+      summary.kind = inst->fusionKind();
+      for (const HloInstruction* member : fusedInstructions(*inst)) summary.members.push_back(member->name());
+      summary.operandCount = inst->operandCount();
+      summary.outputCount = static_cast<int64_t>(fusionOutputs(*inst).size());
+      fusions.push_back(std::move(summary));
+    }
+  }
+  return fusions;
+}
+
+StageChanges diffModules(const HloModule& before, const HloModule& after) {
+  StageChanges changes;
+  changes.instructionDelta = after.instructionCount() - before.instructionCount();
+  // Names per non-fusion computation; a computation that appears or disappears counts whole.
+  auto collect = [](const HloModule& module) {
+    std::unordered_map<std::string, const HloInstruction*> names;
+    std::vector<std::string> order;
+    for (const auto& computation : module.computations()) {
+      if (computation->isFusionComputation()) continue;
+      for (const auto& inst : computation->instructions()) {
+        std::string name = qualifiedName(*computation, *inst);
+        order.push_back(name);
+        names.emplace(std::move(name), inst.get());
+      }
+    }
+    return std::make_pair(std::move(names), std::move(order));
+  };
+  auto [beforeNames, beforeOrder] = collect(before);
+  auto [afterNames, afterOrder] = collect(after);
+  for (const std::string& name : afterOrder) {
+    if (!beforeNames.count(name)) changes.added.push_back(name);
+  }
+  // Which fusion now holds each fused instruction name (in the after module).
+  std::unordered_map<std::string, std::string> memberOf;
+  for (const auto& computation : after.computations()) {
+    if (computation->isFusionComputation()) continue;
+    for (const auto& inst : computation->instructions()) {
+      if (!inst->isFusion()) continue;
+      std::string fusionName = qualifiedName(*computation, *inst);
+      for (const HloInstruction* member : fusedInstructions(*inst)) {
+        std::string memberName =
+            computation->isEntry() ? member->name() : fmt::format("{}/{}", computation->name(), member->name());
+        memberOf.emplace(std::move(memberName), fusionName);
+      }
+    }
+  }
+  for (const std::string& name : beforeOrder) {
+    if (afterNames.count(name)) continue;
+    changes.removed.push_back(name);
+    const HloInstruction* gone = beforeNames.at(name);
+    std::string probe = name;
+    if (gone->isFusion()) {
+      // A fusion merged into another one: find where its root went.
+      if (const HloComputation* fused = gone->fusedComputation(); fused && fused->root()) {
+        const HloInstruction* root = fused->root();
+        if (root->opcode() == HloOpcode::kTuple && root->operandCount() > 0) root = root->operand(0);
+        std::string prefix = name.substr(0, name.size() - gone->name().size());
+        probe = prefix + root->name();
+      }
+    }
+    if (auto it = memberOf.find(probe); it != memberOf.end()) changes.fused.push_back({name, it->second});
+  }
+  return changes;
+}
+
+StatusOr<PipelineRun> runPipeline(PassPipeline& pipeline, HloModule& module, PassContext& context,
+                                  const RunOptions& options) {
+  PipelineRun run;
+  run.pipeline = std::string(pipeline.name());
+  auto start = std::chrono::steady_clock::now();
+  if (Status s = normalize(module, "pipeline start"); !s.ok()) return s;
+  Stage first;
+  std::shared_ptr<const HloModule> snapshot = cloneModule(module);
+  StageRecorder::fillCounts(first, *snapshot);
+  first.module = std::move(snapshot);
+  run.stages.push_back(std::move(first));
+
+  StageRecorder recorder(run, options);
+  pipeline.setObserver(&recorder);
+  StatusOr<bool> result = pipeline.run(module, context);
+  pipeline.setObserver(nullptr);
+  if (!result.ok()) return result.status();
+  run.totalMilliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace fusionscope::core
