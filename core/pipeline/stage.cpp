@@ -37,7 +37,10 @@ class StageRecorder : public PipelineObserver {
  public:
   StageRecorder(PipelineRun& run, const RunOptions& options) : m_run(run), m_options(options) {}
 
-  void beforePass(const HloPass& pass, std::string_view, HloModule& module) override {
+  void beforePass(const HloPass& pass, std::string_view pipeline, HloModule& module) override {
+    if (m_options.progress) {
+      m_options.progress(fmt::format("{}/{}", pipeline, pass.name()), static_cast<int>(m_run.passes.size()));
+    }
     if (m_awaitingNext) {
       m_run.stages.back().nextPass = std::string(pass.name());
       m_awaitingNext = false;
@@ -107,6 +110,7 @@ class StageRecorder : public PipelineObserver {
 }  // namespace
 
 std::string Stage::label() const {
+  if (pass.empty() && nextPass.empty()) return "pipeline start";
   std::string before = pass.empty() ? "pipeline start" : fmt::format("after {}", pass);
   std::string after = nextPass.empty() ? "pipeline end" : fmt::format("before {}", nextPass);
   return fmt::format("{}, {}", before, after);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,8 @@ struct RunOptions {
 #else
   bool checkPasses = true;
 #endif
+  // Called before every leaf pass with its path ("gpu/fusion") and how many passes ran so far.
+  std::function<void(const std::string& passPath, int passesDone)> progress;
 };
 
 // Runs `pipeline` on `module` (modified in place), recording stage 0 and a stage after every pass that
