@@ -93,9 +93,13 @@ std::string HloComputation::uniqueInstructionName(std::string_view base) const {
     stem = stem.substr(0, dot);
   }
   if (!m_byName.count(stem)) return std::string(stem);
-  for (int64_t n = 1;; ++n) {
+  int64_t& next = m_nextSuffix[std::string(stem)];
+  for (int64_t n = std::max<int64_t>(next, 1);; ++n) {
     std::string candidate = fmt::format("{}.{}", stem, n);
-    if (!m_byName.count(candidate)) return candidate;
+    if (!m_byName.count(candidate)) {
+      next = n + 1;
+      return candidate;
+    }
   }
 }
 

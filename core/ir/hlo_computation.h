@@ -69,12 +69,17 @@ class HloComputation {
 
  private:
   friend class HloModule;
+  void compact() const;
+
   std::string m_name;
   HloModule* m_parent = nullptr;
-  void compact() const;
+  size_t m_slot = 0;  // index in the parent module's computation vector
 
   // Removed instructions leave a null slot until compact(); `mutable` because compaction is invisible.
   mutable std::vector<std::unique_ptr<HloInstruction>> m_instructions;
+  // Per name stem, the suffix to try first in uniqueInstructionName, so naming k instructions `fusion.N`
+  // costs O(k), not O(k^2). Only a hint: a taken name is still skipped.
+  mutable std::unordered_map<std::string, int64_t> m_nextSuffix;
   int64_t m_removed = 0;
   std::unordered_map<std::string_view, HloInstruction*> m_byName;
   HloInstruction* m_root = nullptr;

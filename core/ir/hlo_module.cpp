@@ -20,6 +20,7 @@ const std::string* HloModule::findHeaderAttribute(std::string_view key) const {
 HloComputation* HloModule::addComputation(std::unique_ptr<HloComputation> computation) {
   HloComputation* raw = computation.get();
   raw->m_parent = this;
+  raw->m_slot = m_computations.size();
   m_computations.push_back(std::move(computation));
   m_byName.emplace(raw->name(), raw);
   return raw;
@@ -32,22 +33,35 @@ HloComputation* HloModule::findComputation(std::string_view name) const {
 
 std::string HloModule::uniqueComputationName(std::string_view base) const {
   if (!m_byName.count(base)) return std::string(base);
-  for (int64_t n = 1;; ++n) {
+  int64_t& next = m_nextSuffix[std::string(base)];
+  for (int64_t n = std::max<int64_t>(next, 1);; ++n) {
     std::string candidate = fmt::format("{}.{}", base, n);
-    if (!m_byName.count(candidate)) return candidate;
+    if (!m_byName.count(candidate)) {
+      next = n + 1;
+      return candidate;
+    }
   }
 }
 
 Status HloModule::removeComputation(HloComputation* computation) {
   if (computation == m_entry) return Status::error(fmt::format("cannot remove the entry {}", computation->name()));
-  auto it = std::find_if(m_computations.begin(), m_computations.end(),
-                         [&](const auto& owned) { return owned.get() == computation; });
-  if (it == m_computations.end()) {
+  if (computation->parent() != this || computation->m_slot >= m_computations.size() ||
+      m_computations[computation->m_slot].get() != computation) {
     return Status::error(fmt::format("cannot remove {}: not a computation of {}", computation->name(), m_name));
   }
   m_byName.erase(computation->name());
-  m_computations.erase(it);
+  m_computations[computation->m_slot].reset();
+  ++m_removed;
   return okStatus();
+}
+
+const std::vector<std::unique_ptr<HloComputation>>& HloModule::computations() const {
+  if (m_removed > 0) {
+    m_computations.erase(std::remove(m_computations.begin(), m_computations.end(), nullptr), m_computations.end());
+    m_removed = 0;
+    for (size_t i = 0; i < m_computations.size(); ++i) m_computations[i]->m_slot = i;
+  }
+  return m_computations;
 }
 
 int64_t HloModule::removeUnreachableComputations() {
@@ -63,19 +77,20 @@ int64_t HloModule::removeUnreachableComputations() {
       }
     }
   }
-  size_t before = m_computations.size();
+  size_t before = computations().size();
   for (const auto& computation : m_computations) {
     if (!reachable.count(computation.get())) m_byName.erase(computation->name());
   }
   m_computations.erase(std::remove_if(m_computations.begin(), m_computations.end(),
                                       [&](const auto& owned) { return !reachable.count(owned.get()); }),
                        m_computations.end());
+  for (size_t i = 0; i < m_computations.size(); ++i) m_computations[i]->m_slot = i;
   return static_cast<int64_t>(before - m_computations.size());
 }
 
 int64_t HloModule::fusionCount() const {
   int64_t count = 0;
-  for (const auto& computation : m_computations) {
+  for (const auto& computation : computations()) {
     if (computation->isFusionComputation()) continue;
     for (const auto& inst : computation->instructions()) count += inst->isFusion() ? 1 : 0;
   }
@@ -84,7 +99,7 @@ int64_t HloModule::fusionCount() const {
 
 int64_t HloModule::instructionCount() const {
   int64_t count = 0;
-  for (const auto& computation : m_computations) count += computation->instructionCount();
+  for (const auto& computation : computations()) count += computation->instructionCount();
   return count;
 }
 
@@ -101,7 +116,7 @@ std::vector<HloComputation*> HloModule::computationsPostOrder() const {
     }
     order.push_back(computation);
   };
-  for (const auto& computation : m_computations) visit(visit, computation.get());
+  for (const auto& computation : computations()) visit(visit, computation.get());
   return order;
 }
 
@@ -111,11 +126,12 @@ void HloModule::sortComputationsInPostOrder() {
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
   std::stable_sort(m_computations.begin(), m_computations.end(),
                    [&](const auto& a, const auto& b) { return position[a.get()] < position[b.get()]; });
+  for (size_t i = 0; i < m_computations.size(); ++i) m_computations[i]->m_slot = i;
 }
 
 void HloModule::updateFusionComputationFlags() {
-  for (const auto& computation : m_computations) computation->setIsFusionComputation(false);
-  for (const auto& computation : m_computations) {
+  for (const auto& computation : computations()) computation->setIsFusionComputation(false);
+  for (const auto& computation : computations()) {
     for (const auto& inst : computation->instructions()) {
       if (HloComputation* fused = inst->fusedComputation()) fused->setIsFusionComputation(true);
     }

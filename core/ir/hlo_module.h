@@ -30,11 +30,13 @@ class HloModule {
   const std::string* findHeaderAttribute(std::string_view key) const;
 
   HloComputation* addComputation(std::unique_ptr<HloComputation> computation);
-  const std::vector<std::unique_ptr<HloComputation>>& computations() const { return m_computations; }
+  // Computations in text order. Do not hold the reference across removeComputation().
+  const std::vector<std::unique_ptr<HloComputation>>& computations() const;
   HloComputation* findComputation(std::string_view name) const;
   // `base` if no computation uses it, else `base.N` for the smallest free N.
   std::string uniqueComputationName(std::string_view base) const;
-  // Removes a computation no instruction calls any more (not the entry).
+  // Removes a computation no instruction calls any more (not the entry). O(1): the slot is reclaimed the
+  // next time computations() is read.
   Status removeComputation(HloComputation* computation);
   // Removes every computation not reachable from the entry through called computations; returns how many.
   int64_t removeUnreachableComputations();
@@ -59,7 +61,10 @@ class HloModule {
  private:
   std::string m_name;
   std::vector<std::pair<std::string, std::string>> m_header;
-  std::vector<std::unique_ptr<HloComputation>> m_computations;
+  // Removed computations leave a null slot until the next computations(); `mutable` for that compaction.
+  mutable std::vector<std::unique_ptr<HloComputation>> m_computations;
+  mutable int64_t m_removed = 0;
+  mutable std::unordered_map<std::string, int64_t> m_nextSuffix;  // see HloComputation::m_nextSuffix
   std::unordered_map<std::string_view, HloComputation*> m_byName;
   HloComputation* m_entry = nullptr;
 };

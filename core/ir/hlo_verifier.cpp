@@ -254,6 +254,15 @@ class Verifier {
         break;
       case HloOpcode::kGetTupleElement: getTupleElement(inst); break;
       case HloOpcode::kFusion:
+        if (const HloComputation* fused = inst.fusedComputation()) {
+          // A fused computation is the body of one fusion; passes rely on it (fusing edits the body).
+          auto [it, first] = m_fusionOf.emplace(fused, &inst);
+          if (!first) {
+            report(&inst,
+                   fmt::format("fused computation {} is also called by fusion %{}", fused->name(), it->second->name()));
+          }
+        }
+        [[fallthrough]];
       case HloOpcode::kCall:
         expectCalleeParams(inst, inst.calledComputation("calls") ? inst.calledComputation("calls") : inst.toApply(),
                            inst.operandCount(), inst.opcode() == HloOpcode::kFusion ? "fused" : "called");
@@ -489,6 +498,7 @@ class Verifier {
   }
 
   std::vector<std::string>& m_problems;
+  std::unordered_map<const HloComputation*, const HloInstruction*> m_fusionOf;  // fused body -> its fusion
   const HloComputation* m_comp = nullptr;
 };
 

@@ -1,0 +1,654 @@
+#include "core/passes/multi_output_fusion.h"
+
+#include <algorithm>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/hlo_module.h"
+#include "core/passes/fusion_cost.h"
+#include "core/passes/fusion_utils.h"
+
+namespace fusionscope::core {
+namespace {
+
+// A merge can enable another (a loop fusion merged into a reduction becomes a reduction consumer);
+// candidates are rebuilt and the sweep repeated until one changes nothing, so a second run is a no-op.
+constexpr int kMaxRounds = 8;
+constexpr std::string_view kPassName = "multi-output-fusion";
+
+// What one kernel iterates over. Kernels can share a multi-output fusion only when they walk the same
+// index space: loops over equal shapes, reductions of equal inputs over the same dimensions, or a loop
+// over the shape a reduction reads.
+struct IterationSpace {
+  bool reduction = false;
+  Shape shape;                      // loop: the output shape; reduction: the reduce's input shape
+  std::vector<int64_t> dimensions;  // reduced dimensions
+};
+
+IterationSpace reduceSpace(const HloInstruction& reduce) {
+  return IterationSpace{true, reduce.operand(0)->shape(),
+                        reduce.attributes().dimensions.value_or(std::vector<int64_t>{})};
+}
+
+const HloInstruction* reductionHero(const HloInstruction& fusion) {
+  for (const HloInstruction* output : fusionOutputs(fusion)) {
+    if (output->opcode() == HloOpcode::kReduce && output->operandCount() > 0) return output;
+  }
+  for (const HloInstruction* inst : fusedInstructions(fusion)) {
+    if (inst->opcode() == HloOpcode::kReduce && inst->operandCount() > 0) return inst;
+  }
+  return nullptr;
+}
+
+bool hasControlEdges(const HloInstruction& inst) {
+  return !inst.controlPredecessors().empty() || !inst.controlSuccessors().empty();
+}
+
+// Elementwise instructions worth a kernel of their own (effective scalars are not).
+bool isFusibleElementwise(const HloInstruction& inst) {
+  return !inst.isFusion() && isElementwise(inst.opcode()) && inst.shape().isArray() &&
+         inst.shape().elementCount() > 1 && !inst.hasSideEffect();
+}
+
+// The iteration space of a kernel that may become part of a multi-output fusion: a kLoop fusion, a
+// kInput fusion with a reduce hero, or a reduce / elementwise instruction still outside any fusion.
+std::optional<IterationSpace> iterationSpace(const HloInstruction& inst) {
+  if (hasControlEdges(inst)) return std::nullopt;
+  if (inst.isFusion()) {
+    if (!inst.fusedComputation()) return std::nullopt;
+    if (inst.fusionKind() == FusionKind::kLoop) {
+      std::vector<HloInstruction*> outputs = fusionOutputs(inst);
+      if (outputs.empty() || !outputs.front()->shape().isArray()) return std::nullopt;
+      return IterationSpace{false, outputs.front()->shape(), {}};
+    }
+    if (inst.fusionKind() == FusionKind::kInput) {
+      if (const HloInstruction* hero = reductionHero(inst)) return reduceSpace(*hero);
+    }
+    return std::nullopt;
+  }
+  if (inst.opcode() == HloOpcode::kReduce && inst.operandCount() > 0 && inst.shape().isArray() &&
+      !inst.hasSideEffect()) {
+    return reduceSpace(inst);
+  }
+  if (isFusibleElementwise(inst)) return IterationSpace{false, inst.shape(), {}};
+  return std::nullopt;
+}
+
+std::string dimsText(const std::vector<int64_t>& dims) {
+  return fmt::format("{{{}}}", fmt::join(dims, ","));
+}
+
+// Why two kernels cannot share one loop, or nullopt when they can.
+std::optional<std::string> incompatibility(const HloInstruction& a, const IterationSpace& sa, const HloInstruction& b,
+                                           const IterationSpace& sb) {
+  if (!sa.reduction && !sb.reduction) {
+    if (sa.shape.compatible(sb.shape)) return std::nullopt;
+    return fmt::format("output shapes {} and {} are not the same loop", sa.shape.toString(false),
+                       sb.shape.toString(false));
+  }
+  if (sa.reduction && sb.reduction) {
+    if (!sa.shape.compatible(sb.shape)) {
+      return fmt::format("they reduce different shapes ({} and {})", sa.shape.toString(false),
+                         sb.shape.toString(false));
+    }
+    if (sa.dimensions != sb.dimensions) {
+      return fmt::format("they reduce {} over different dimensions ({} and {})", sa.shape.toString(false),
+                         dimsText(sa.dimensions), dimsText(sb.dimensions));
+    }
+    return std::nullopt;
+  }
+  const HloInstruction& loop = sa.reduction ? b : a;
+  const IterationSpace& loopSpace = sa.reduction ? sb : sa;
+  const HloInstruction& reduction = sa.reduction ? a : b;
+  const IterationSpace& reduceSpaceOf = sa.reduction ? sa : sb;
+  if (loopSpace.shape.compatible(reduceSpaceOf.shape)) return std::nullopt;
+  return fmt::format("{}'s output shape {} is not the shape {} that {} reduces", loop.name(),
+                     loopSpace.shape.toString(false), reduceSpaceOf.shape.toString(false), reduction.name());
+}
+
+int64_t fusedCount(const HloInstruction& inst) {
+  return inst.isFusion() ? static_cast<int64_t>(fusedInstructions(inst).size()) : 1;
+}
+
+std::vector<HloInstruction*> distinctOperands(const HloInstruction& inst) {
+  std::vector<HloInstruction*> result;
+  for (HloInstruction* operand : inst.operands()) {
+    if (std::find(result.begin(), result.end(), operand) == result.end()) result.push_back(operand);
+  }
+  return result;
+}
+
+// A topological numbering of one computation that stays valid across merges (InstructionOrder needs a
+// rebuild after a multi-output merge, which would make the pass quadratic). When two instructions X before
+// Y become one, only the positions between them change: what X reaches there must now come after the
+// merged instruction, everything else before it. Instructions created by the IR surgery (get-tuple-element)
+// stay unnumbered; the reachability walk explores them instead of pruning.
+class TopologicalOrder {
+ public:
+  explicit TopologicalOrder(std::vector<HloInstruction*> postOrder) : m_slots(std::move(postOrder)) {
+    m_position.reserve(m_slots.size());
+    for (size_t i = 0; i < m_slots.size(); ++i) m_position[m_slots[i]] = static_cast<int64_t>(i);
+  }
+
+  int64_t position(const HloInstruction* inst) const {
+    auto it = m_position.find(inst);
+    return it == m_position.end() ? -1 : it->second;
+  }
+
+  // True when a path of uses (or control edges) leads from `from` to `to`; with skipDirect a direct use
+  // does not count.
+  bool reaches(const HloInstruction* from, const HloInstruction* to, bool skipDirect) const {
+    bool found = false;
+    walk(
+        from, position(to), [&](const HloInstruction* inst) { found = found || inst == to; }, to, skipDirect, &found);
+    return found;
+  }
+
+  // Numbered instructions that `from` reaches and that sit before position `limit`.
+  std::unordered_set<const HloInstruction*> reachedBefore(const HloInstruction* from, int64_t limit) const {
+    std::unordered_set<const HloInstruction*> reached;
+    walk(
+        from, limit,
+        [&](const HloInstruction* inst) {
+          if (position(inst) >= 0) reached.insert(inst);
+        },
+        nullptr, false, nullptr);
+    return reached;
+  }
+
+  // The new order of positions [first, second] once the instructions there merge: everything `first`
+  // does not reach, the merged instruction, then what `first` reaches. Computed before the surgery.
+  struct MergePlan {
+    int64_t first = 0;
+    int64_t second = 0;
+    std::vector<HloInstruction*> before;
+    std::vector<HloInstruction*> after;
+  };
+  MergePlan planMerge(const HloInstruction* first, const HloInstruction* second) const {
+    MergePlan plan{position(first), position(second), {}, {}};
+    std::unordered_set<const HloInstruction*> reached = reachedBefore(first, plan.second);
+    for (int64_t i = plan.first + 1; i < plan.second; ++i) {
+      HloInstruction* inst = m_slots[static_cast<size_t>(i)];
+      if (!inst) continue;
+      (reached.count(inst) ? plan.after : plan.before).push_back(inst);
+    }
+    return plan;
+  }
+  void applyMerge(const MergePlan& plan, HloInstruction* merged) {
+    int64_t next = plan.first;
+    auto place = [&](HloInstruction* inst) {
+      m_slots[static_cast<size_t>(next)] = inst;
+      m_position[inst] = next++;
+    };
+    for (HloInstruction* inst : plan.before) place(inst);
+    place(merged);
+    for (HloInstruction* inst : plan.after) place(inst);
+    for (; next <= plan.second; ++next) m_slots[static_cast<size_t>(next)] = nullptr;
+  }
+
+  // `replacement` takes the place of `inst` (same operands and users: wrapInFusion).
+  void replace(const HloInstruction* inst, HloInstruction* replacement) {
+    int64_t pos = position(inst);
+    forget(inst);
+    if (pos < 0) return;
+    m_slots[static_cast<size_t>(pos)] = replacement;
+    m_position[replacement] = pos;
+  }
+  // Call right after `inst` was deleted, before its address can be reused.
+  void forget(const HloInstruction* inst) {
+    auto it = m_position.find(inst);
+    if (it == m_position.end()) return;
+    m_slots[static_cast<size_t>(it->second)] = nullptr;
+    m_position.erase(it);
+  }
+
+ private:
+  // Depth-first over users and control successors from `from`, pruning numbered instructions at or after
+  // `limit`: none of them can lead back below it.
+  template <typename Visit>
+  void walk(const HloInstruction* from, int64_t limit, Visit visit, const HloInstruction* target, bool skipDirect,
+            bool* stop) const {
+    std::vector<const HloInstruction*> work;
+    std::unordered_set<const HloInstruction*> seen;
+    auto push = [&](const HloInstruction* inst) {
+      if (inst == target) {
+        visit(inst);
+        return;
+      }
+      int64_t pos = position(inst);
+      if (pos >= limit && pos != -1) return;
+      if (seen.insert(inst).second) {
+        visit(inst);
+        work.push_back(inst);
+      }
+    };
+    for (const HloInstruction* user : from->users()) {
+      if (user == target && skipDirect) continue;
+      push(user);
+    }
+    for (const HloInstruction* succ : from->controlSuccessors()) push(succ);
+    while (!work.empty() && !(stop && *stop)) {
+      const HloInstruction* inst = work.back();
+      work.pop_back();
+      for (const HloInstruction* user : inst->users()) push(user);
+      for (const HloInstruction* succ : inst->controlSuccessors()) push(succ);
+    }
+  }
+
+  std::vector<HloInstruction*> m_slots;
+  std::unordered_map<const HloInstruction*, int64_t> m_position;
+};
+
+// Candidates are named by a stable id, because merges delete instructions (and their addresses may be
+// reused): an id whose instruction merged into another forwards to the survivor.
+class CandidateIds {
+ public:
+  int id(HloInstruction* inst) {
+    auto [it, inserted] = m_ids.emplace(inst, static_cast<int>(m_instructions.size()));
+    if (inserted) {
+      m_instructions.push_back(inst);
+      m_forward.push_back(-1);
+    }
+    return it->second;
+  }
+  int find(int id) {
+    int root = id;
+    while (m_forward[static_cast<size_t>(root)] >= 0) root = m_forward[static_cast<size_t>(root)];
+    while (m_forward[static_cast<size_t>(id)] >= 0) {
+      int next = m_forward[static_cast<size_t>(id)];
+      m_forward[static_cast<size_t>(id)] = root;
+      id = next;
+    }
+    return root;
+  }
+  HloInstruction* instruction(int id) { return m_instructions[static_cast<size_t>(find(id))]; }
+  bool forwarded(int id) const { return m_forward[static_cast<size_t>(id)] >= 0; }
+  // wrapInFusion replaced the instruction behind `id`.
+  void replace(int id, HloInstruction* replacement) {
+    m_ids.erase(m_instructions[static_cast<size_t>(id)]);
+    m_instructions[static_cast<size_t>(id)] = replacement;
+    m_ids[replacement] = id;
+  }
+  // The instruction behind `id` was deleted; it lives on in `survivor`.
+  void mergeInto(int id, int survivor) {
+    m_ids.erase(m_instructions[static_cast<size_t>(id)]);
+    m_instructions[static_cast<size_t>(id)] = nullptr;
+    m_forward[static_cast<size_t>(id)] = survivor;
+  }
+
+ private:
+  std::unordered_map<const HloInstruction*, int> m_ids;
+  std::vector<HloInstruction*> m_instructions;
+  std::vector<int> m_forward;
+};
+
+struct Candidate {
+  int64_t bytes = 0;
+  int64_t sequence = 0;
+  bool sibling = true;
+  int first = 0;   // sibling: one kernel; producer-consumer: the producer
+  int second = 0;  // sibling: the other kernel; producer-consumer: the consumer
+};
+struct ByBytes {
+  bool operator()(const Candidate& a, const Candidate& b) const {
+    if (a.bytes != b.bytes) return a.bytes < b.bytes;
+    // On a tie producer-consumer first: it saves as much and also removes the producer's kernel.
+    if (a.sibling != b.sibling) return a.sibling;
+    return a.sequence > b.sequence;  // earlier found first among equals: deterministic
+  }
+};
+
+struct SharedOperands {
+  int64_t bytes = 0;
+  std::vector<const HloInstruction*> operands;
+};
+SharedOperands sharedOperands(const HloInstruction& a, const HloInstruction& b) {
+  SharedOperands shared;
+  std::vector<HloInstruction*> fromA = distinctOperands(a);
+  for (HloInstruction* operand : distinctOperands(b)) {
+    if (std::find(fromA.begin(), fromA.end(), operand) == fromA.end()) continue;
+    shared.bytes += operand->shape().byteSize();
+    shared.operands.push_back(operand);
+  }
+  return shared;
+}
+
+std::string operandList(const SharedOperands& shared) {
+  std::vector<std::string> names;
+  for (const HloInstruction* operand : shared.operands) {
+    if (names.size() == 3) {
+      names.push_back(fmt::format("{} more", shared.operands.size() - 3));
+      break;
+    }
+    names.push_back(operand->name());
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// One round of candidate collection and merging over one computation.
+class Round {
+ public:
+  Round(HloComputation& computation, const FusionConfig& config, PassContext& context)
+      : m_computation(computation), m_config(config), m_context(context) {}
+
+  // Whether anything merged; refusals() holds the refused candidates of this round.
+  StatusOr<bool> run() {
+    StatusOr<std::vector<HloInstruction*>> post = m_computation.postOrder();
+    if (!post.ok()) return post.status();
+    m_order.emplace(*post);
+    collectSiblings(*post);
+    collectProducerConsumers(*post);
+    bool changed = false;
+    while (!m_queue.empty()) {
+      Candidate candidate = m_queue.top();
+      m_queue.pop();
+      StatusOr<bool> merged = candidate.sibling ? trySiblings(candidate) : tryProducerConsumer(candidate);
+      if (!merged.ok()) return merged.status();
+      changed = changed || *merged;
+    }
+    return changed;
+  }
+  std::vector<FusionDecision>& refusals() { return m_refusals; }
+
+ private:
+  void push(bool sibling, HloInstruction* first, HloInstruction* second, int64_t bytes) {
+    int a = m_ids.id(first);
+    int b = m_ids.id(second);
+    if (!m_seenPairs.insert({sibling, std::min(a, b), std::max(a, b)}).second) return;
+    m_queue.push(Candidate{bytes, m_sequence++, sibling, a, b});
+  }
+
+  // Siblings: for every operand worth sharing, its users that can be multi-output kernels, in
+  // topological order; each one pairs with the previous user of the same iteration shape (pairing only
+  // neighbours keeps this linear; merged kernels carry the pairing on).
+  void collectSiblings(const std::vector<HloInstruction*>& post) {
+    for (HloInstruction* operand : post) {
+      if (operand->opcode() == HloOpcode::kConstant || !operand->shape().isArray() ||
+          operand->shape().elementCount() <= 1 || operand->users().size() < 2) {
+        continue;
+      }
+      std::vector<std::pair<HloInstruction*, IterationSpace>> users;
+      for (HloInstruction* user : operand->users()) {
+        if (std::optional<IterationSpace> space = iterationSpace(*user)) users.emplace_back(user, std::move(*space));
+      }
+      if (users.size() < 2) continue;
+      std::sort(users.begin(), users.end(),
+                [&](const auto& x, const auto& y) { return m_order->position(x.first) < m_order->position(y.first); });
+      std::unordered_map<std::string, HloInstruction*> lastOfShape;
+      for (size_t i = 0; i < users.size(); ++i) {
+        auto& [user, space] = users[i];
+        std::string key = space.shape.toString(false);
+        auto it = lastOfShape.find(key);
+        if (it != lastOfShape.end()) push(true, it->second, user, sharedOperands(*it->second, *user).bytes);
+        lastOfShape[key] = user;
+        if (i == 0) continue;
+        // Neighbours that walk different shapes are the refusals a reader would ask about.
+        const auto& [previous, previousSpace] = users[i - 1];
+        if (previousSpace.shape.toString(false) == key) continue;
+        if (std::optional<std::string> why = incompatibility(*previous, previousSpace, *user, space)) {
+          int a = m_ids.id(previous);
+          int b = m_ids.id(user);
+          if (m_seenPairs.insert({true, std::min(a, b), std::max(a, b)}).second) {
+            refuse(*previous, *user, fmt::format("not merging {} and {}: {}", previous->name(), user->name(), *why));
+          }
+        }
+      }
+    }
+  }
+
+  // Producer-consumer: an elementwise instruction or single-output kLoop fusion read by a reduction and
+  // by something else.
+  void collectProducerConsumers(const std::vector<HloInstruction*>& post) {
+    for (HloInstruction* consumer : post) {
+      std::optional<IterationSpace> space = iterationSpace(*consumer);
+      if (!space || !space->reduction) continue;
+      for (HloInstruction* producer : distinctOperands(*consumer)) {
+        if (!isProducerCandidate(*producer)) continue;
+        if (producer->users().size() < 2 && !producer->isRoot()) continue;  // plain fusion's business
+        push(false, producer, consumer, producer->shape().byteSize());
+      }
+    }
+  }
+
+  static bool isProducerCandidate(const HloInstruction& producer) {
+    if (hasControlEdges(producer)) return false;
+    if (producer.isFusion()) {
+      return producer.fusionKind() == FusionKind::kLoop && producer.fusedComputation() &&
+             !isMultiOutputFusion(producer) && producer.shape().isArray();
+    }
+    return isFusibleElementwise(producer);
+  }
+
+  std::optional<std::string> exceedsLimits(const HloInstruction& a, const HloInstruction& b,
+                                           const HloInstruction* dropOperand) const {
+    std::vector<HloInstruction*> operands = distinctOperands(a);
+    for (HloInstruction* operand : distinctOperands(b)) {
+      if (std::find(operands.begin(), operands.end(), operand) == operands.end()) operands.push_back(operand);
+    }
+    int64_t operandCount = static_cast<int64_t>(operands.size());
+    if (dropOperand && std::find(operands.begin(), operands.end(), dropOperand) != operands.end()) --operandCount;
+    if (operandCount > m_config.maxOperands) {
+      return fmt::format("the merged fusion would have {} operands (limit {})", operandCount, m_config.maxOperands);
+    }
+    int64_t instructions = fusedCount(a) + fusedCount(b);
+    if (instructions > m_config.maxFusedInstructions) {
+      return fmt::format("the merged fusion would have {} instructions (limit {})", instructions,
+                         m_config.maxFusedInstructions);
+    }
+    return std::nullopt;
+  }
+
+  StatusOr<bool> trySiblings(const Candidate& candidate) {
+    HloInstruction* a = m_ids.instruction(candidate.first);
+    HloInstruction* b = m_ids.instruction(candidate.second);
+    if (!a || !b || a == b) return false;
+    if (m_order->position(a) > m_order->position(b)) std::swap(a, b);
+    std::optional<IterationSpace> sa = iterationSpace(*a);
+    std::optional<IterationSpace> sb = iterationSpace(*b);
+    if (!sa || !sb) return false;
+    SharedOperands shared = sharedOperands(*a, *b);
+    if (shared.bytes <= 0) return false;
+    if (shared.bytes != candidate.bytes) {  // operands changed since it was queued: requeue at its worth
+      m_queue.push(Candidate{shared.bytes, candidate.sequence, true, candidate.first, candidate.second});
+      return false;
+    }
+    const std::string prefix = fmt::format("not merging {} and {}", a->name(), b->name());
+    if (std::optional<std::string> why = incompatibility(*a, *sa, *b, *sb)) {
+      refuseOnce(*a, *b, fmt::format("{}: {}", prefix, *why), shared.bytes);
+      return false;
+    }
+    if (m_order->reaches(a, b, /*skipDirect=*/false)) {
+      refuseOnce(*a, *b, fmt::format("{}: {} depends on {}", prefix, b->name(), a->name()), shared.bytes);
+      return false;
+    }
+    if (std::optional<std::string> why = exceedsLimits(*a, *b, nullptr)) {
+      refuseOnce(*a, *b, fmt::format("{}: {}", prefix, *why), shared.bytes);
+      return false;
+    }
+
+    const std::string nameA = a->name();
+    const std::string nameB = b->name();
+    const bool reduction = sa->reduction || sb->reduction;
+    const std::string sharedText = operandList(shared);
+    TopologicalOrder::MergePlan plan = m_order->planMerge(a, b);
+    HloInstruction* fusionA = ensureFusion(a, sa->reduction);
+    HloInstruction* fusionB = ensureFusion(b, sb->reduction);
+    int idA = m_ids.id(fusionA);
+    int idB = m_ids.id(fusionB);
+    StatusOr<HloInstruction*> merged = mergeSiblingFusion(fusionA, fusionB);
+    if (!merged.ok()) return merged.status();
+    m_order->forget(fusionB);
+    m_ids.mergeInto(idB, idA);
+    fusionA->mutableAttributes().fusionKind = reduction ? FusionKind::kInput : FusionKind::kLoop;
+    m_order->applyMerge(plan, fusionA);
+
+    FusionDecision decision;
+    decision.pass = std::string(kPassName);
+    decision.computation = m_computation.name();
+    decision.producer = nameB;
+    decision.consumer = nameA;
+    decision.fused = true;
+    decision.fusion = fusionA->name();
+    decision.kind = fusionA->fusionKind();
+    decision.bytesSaved = shared.bytes;
+    decision.reason = fmt::format("merged {} and {} into one multi-output fusion {}: they share {} ({} read once)",
+                                  nameA, nameB, fusionA->name(), sharedText, formatBytes(shared.bytes));
+    m_context.record(std::move(decision));
+    return true;
+  }
+
+  StatusOr<bool> tryProducerConsumer(const Candidate& candidate) {
+    if (m_ids.forwarded(candidate.first)) return false;  // the producer already merged somewhere
+    HloInstruction* producer = m_ids.instruction(candidate.first);
+    HloInstruction* consumer = m_ids.instruction(candidate.second);
+    if (!producer || !consumer || producer == consumer || !isProducerCandidate(*producer)) return false;
+    if (std::find(consumer->operands().begin(), consumer->operands().end(), producer) == consumer->operands().end()) {
+      return false;
+    }
+    if (producer->users().size() < 2 && !producer->isRoot()) return false;
+    std::optional<IterationSpace> consumerSpace = iterationSpace(*consumer);
+    if (!consumerSpace || !consumerSpace->reduction) return false;
+    int64_t bytes = producer->shape().byteSize();
+    const std::string prefix = fmt::format("not fusing {} into {}", producer->name(), consumer->name());
+    std::optional<IterationSpace> producerSpace = iterationSpace(*producer);
+    if (!producerSpace) return false;
+    if (std::optional<std::string> why = incompatibility(*producer, *producerSpace, *consumer, *consumerSpace)) {
+      refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix, *why), bytes);
+      return false;
+    }
+    if (m_order->reaches(producer, consumer, /*skipDirect=*/true)) {
+      refuseOnce(*producer, *consumer,
+                 fmt::format("{}: {} also depends on {} through another path (fusing would create a cycle)", prefix,
+                             consumer->name(), producer->name()),
+                 bytes);
+      return false;
+    }
+    if (std::optional<std::string> why = exceedsLimits(*consumer, *producer, producer)) {
+      refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix, *why), bytes);
+      return false;
+    }
+
+    const std::string producerName = producer->name();
+    const std::string consumerName = consumer->name();
+    TopologicalOrder::MergePlan plan = m_order->planMerge(producer, consumer);
+    HloInstruction* fusion = ensureFusion(consumer, true);
+    int consumerId = m_ids.id(fusion);
+    StatusOr<HloInstruction*> fused = fuseProducerMultiOutput(fusion, producer);
+    if (!fused.ok()) return fused.status();
+    m_order->forget(producer);
+    m_ids.mergeInto(candidate.first, consumerId);
+    fusion->mutableAttributes().fusionKind = FusionKind::kInput;
+    m_order->applyMerge(plan, fusion);
+
+    FusionDecision decision;
+    decision.pass = std::string(kPassName);
+    decision.computation = m_computation.name();
+    decision.producer = producerName;
+    decision.consumer = consumerName;
+    decision.fused = true;
+    decision.fusion = fusion->name();
+    decision.kind = FusionKind::kInput;
+    decision.bytesSaved = bytes;
+    decision.reason = fmt::format(
+        "fused {} into {} as an extra output of multi-output fusion {}: {} is computed once and its {} result is "
+        "not read back",
+        producerName, consumerName, fusion->name(), producerName, formatBytes(bytes));
+    m_context.record(std::move(decision));
+    return true;
+  }
+
+  // A reduce or elementwise instruction becomes a fusion of its own before merging; the fusion keeps its
+  // place in the order and its candidate id.
+  HloInstruction* ensureFusion(HloInstruction* inst, bool reduction) {
+    if (inst->isFusion()) return inst;
+    int id = m_ids.id(inst);
+    HloInstruction* fusion = wrapInFusion(inst, reduction ? FusionKind::kInput : FusionKind::kLoop);
+    m_order->replace(inst, fusion);
+    m_ids.replace(id, fusion);
+    return fusion;
+  }
+
+  void refuse(const HloInstruction& moving, const HloInstruction& into, std::string reason, int64_t bytes = 0) {
+    FusionDecision decision;
+    decision.pass = std::string(kPassName);
+    decision.computation = m_computation.name();
+    decision.producer = moving.name();
+    decision.consumer = into.name();
+    decision.fused = false;
+    decision.bytesSaved = bytes;
+    decision.reason = std::move(reason);
+    m_refusals.push_back(std::move(decision));
+  }
+  // A pair can come back through forwarding (its kernels merged with others); say no once.
+  void refuseOnce(const HloInstruction& a, const HloInstruction& b, std::string reason, int64_t bytes) {
+    std::string key = fmt::format("{}\n{}", a.name(), b.name());
+    if (!m_refusedPairs.insert(std::move(key)).second) return;
+    refuse(a, b, std::move(reason), bytes);
+  }
+
+  HloComputation& m_computation;
+  const FusionConfig& m_config;
+  PassContext& m_context;
+  std::optional<TopologicalOrder> m_order;
+  CandidateIds m_ids;
+  std::priority_queue<Candidate, std::vector<Candidate>, ByBytes> m_queue;
+  std::set<std::tuple<bool, int, int>> m_seenPairs;
+  std::unordered_set<std::string> m_refusedPairs;
+  std::vector<FusionDecision> m_refusals;
+  int64_t m_sequence = 0;
+};
+
+}  // namespace
+
+StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
+  const FusionConfig& config = context.fusionConfig();
+  if (!config.multiOutputFusion) return false;
+
+  // Fused computations are the fusions' bodies, not places to fuse in.
+  std::unordered_set<const HloComputation*> fusedBodies;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (HloComputation* body = inst->fusedComputation()) fusedBodies.insert(body);
+    }
+  }
+  std::vector<HloComputation*> computations;
+  for (const auto& computation : module.computations()) {
+    if (!fusedBodies.count(computation.get()) && !computation->isFusionComputation()) {
+      computations.push_back(computation.get());
+    }
+  }
+
+  bool changed = false;
+  for (HloComputation* computation : computations) {
+    bool computationChanged = false;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      Round sweep(*computation, config, context);
+      StatusOr<bool> merged = sweep.run();
+      if (!merged.ok()) return merged.status();
+      if (!*merged || round + 1 == kMaxRounds) {
+        // Refusals are recorded from the last round only: earlier ones may have been overtaken by merges.
+        for (FusionDecision& decision : sweep.refusals()) context.record(std::move(decision));
+      }
+      if (!*merged) break;
+      computationChanged = true;
+    }
+    if (computationChanged) {
+      changed = true;
+      if (Status sorted = computation->sortInPostOrder(); !sorted.ok()) return sorted;
+    }
+  }
+  return changed;
+}
+
+}  // namespace fusionscope::core
