@@ -14,14 +14,40 @@ std::string_view HloInstruction::opcodeString() const {
   return opcodeName(m_opcode);
 }
 
+namespace {
+constexpr size_t kUserIndexThreshold = 32;
+}  // namespace
+
 void HloInstruction::addUser(HloInstruction* user) {
-  if (std::find(m_users.begin(), m_users.end(), user) == m_users.end()) m_users.push_back(user);
+  if (m_userIndex) {
+    if (m_userIndex->emplace(user, m_users.size()).second) m_users.push_back(user);
+    return;
+  }
+  if (std::find(m_users.begin(), m_users.end(), user) != m_users.end()) return;
+  m_users.push_back(user);
+  if (m_users.size() > kUserIndexThreshold) {
+    m_userIndex = std::make_unique<std::unordered_map<HloInstruction*, size_t>>();
+    m_userIndex->reserve(m_users.size() * 2);
+    for (size_t i = 0; i < m_users.size(); ++i) m_userIndex->emplace(m_users[i], i);
+  }
 }
 
 void HloInstruction::removeUser(HloInstruction* user) {
   // A user may use this instruction several times; it stays a user while any use remains.
   if (std::find(user->m_operands.begin(), user->m_operands.end(), this) != user->m_operands.end()) return;
-  m_users.erase(std::remove(m_users.begin(), m_users.end(), user), m_users.end());
+  if (!m_userIndex) {
+    m_users.erase(std::remove(m_users.begin(), m_users.end(), user), m_users.end());
+    return;
+  }
+  auto it = m_userIndex->find(user);
+  if (it == m_userIndex->end()) return;
+  size_t pos = it->second;
+  m_userIndex->erase(it);
+  if (pos + 1 != m_users.size()) {
+    m_users[pos] = m_users.back();
+    (*m_userIndex)[m_users[pos]] = pos;
+  }
+  m_users.pop_back();
 }
 
 void HloInstruction::appendOperand(HloInstruction* operand) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/ir/attributes.h"
@@ -45,7 +46,8 @@ class HloInstruction {
 
   HloComputation* parent() const { return m_parent; }
 
-  // Operands and users. users() lists each user once, in the order the uses were added.
+  // Operands and users. users() lists each user once, in a deterministic order (the order the uses were
+  // added until an instruction has many users; removing one of many then moves the last into its place).
   const std::vector<HloInstruction*>& operands() const { return m_operands; }
   HloInstruction* operand(int i) const { return m_operands[static_cast<size_t>(i)]; }
   int operandCount() const { return static_cast<int>(m_operands.size()); }
@@ -110,6 +112,9 @@ class HloInstruction {
   HloComputation* m_parent = nullptr;
   std::vector<HloInstruction*> m_operands;
   std::vector<HloInstruction*> m_users;
+  // Position of each user in m_users, kept once there are many (a parameter of a big training step has
+  // thousands), so adding and removing a use stays O(1) instead of a scan of the list.
+  std::unique_ptr<std::unordered_map<HloInstruction*, size_t>> m_userIndex;
   std::vector<HloInstruction*> m_controlPredecessors;
   std::vector<HloInstruction*> m_controlSuccessors;
   InstructionAttributes m_attributes;

@@ -17,6 +17,7 @@ FusionConfig fusionConfigFor(Backend backend) {
     config.maxFusedInstructions = 128;
     config.fuseIntoMinorReductionsOnly = true;
     config.reductionEpilogues = false;
+    config.outputFusionMatrixVectorOnly = true;
     config.multiOutputFusion = false;
   }
   return config;

@@ -32,6 +32,9 @@ struct FusionConfig {
   bool reductionEpilogues = true;
   // dot/convolution + elementwise consumer (bias, activation) become one kOutput fusion.
   bool outputFusion = true;
+  // Only matrix-vector dots are output-fused (XLA CPU: its GEMM library call cannot take an epilogue, the
+  // matrix-vector loop it emits itself can); convolutions are then never output-fused.
+  bool outputFusionMatrixVectorOnly = false;
   // Constants with at most this many elements are fused (copied) into their users; larger stay outside.
   int64_t smallConstantMaxElements = 1;
   // Expensive producers (exp, log, divide, ...) are duplicated into several consumers only when their

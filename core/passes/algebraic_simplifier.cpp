@@ -1,0 +1,666 @@
+#include "core/passes/algebraic_simplifier.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/hlo_module.h"
+#include "core/passes/dce.h"
+
+namespace fusionscope::core {
+namespace {
+
+// The literal of a constant whose values are decoded (not elided `{...}`, not raw text), else null.
+const Literal* decodedLiteral(const HloInstruction& inst) {
+  if (inst.opcode() != HloOpcode::kConstant || !inst.literal()) return nullptr;
+  const Literal& literal = *inst.literal();
+  if (literal.kind() != Literal::Kind::kFloat && literal.kind() != Literal::Kind::kInteger) return nullptr;
+  if (!inst.shape().isArray() || isComplex(inst.shape().elementType())) return nullptr;
+  if (literal.valueCount() != inst.shape().elementCount()) return nullptr;
+  return &literal;
+}
+
+// A splat constant equal to `value`, or a broadcast of a scalar constant equal to it.
+bool isSplatOf(const HloInstruction& inst, double value) {
+  const HloInstruction* constant = &inst;
+  if (inst.opcode() == HloOpcode::kBroadcast && inst.operandCount() == 1 && inst.operand(0)->shape().isScalar()) {
+    constant = inst.operand(0);
+  }
+  const Literal* literal = decodedLiteral(*constant);
+  return literal && literal->valueCount() > 0 && literal->isSplat() && literal->asDouble(0) == value;
+}
+
+bool isIdentityPermutation(const std::vector<int64_t>& dims) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Constant folding. Elements are evaluated in the element type's own arithmetic: integers wrap around at
+// their width, f32 is computed in float and f64 in double. Types without such an evaluation here (f16, bf16,
+// f8, complex) are not folded, nor is anything whose float inputs or results are not finite (NaN and inf
+// have no portable text and their propagation differs between ops), nor integer division by zero.
+
+enum class Domain : uint8_t { kPred, kSigned, kUnsigned, kF32, kF64 };
+
+std::optional<Domain> domainOf(PrimitiveType type) {
+  if (type == PrimitiveType::kPred) return Domain::kPred;
+  if (isSignedInteger(type)) return Domain::kSigned;
+  if (isUnsignedInteger(type)) return Domain::kUnsigned;
+  if (type == PrimitiveType::kF32) return Domain::kF32;
+  if (type == PrimitiveType::kF64) return Domain::kF64;
+  return std::nullopt;
+}
+
+bool isFloatDomain(Domain domain) {
+  return domain == Domain::kF32 || domain == Domain::kF64;
+}
+
+// One element: integers and pred in `i` (sign- or zero-extended from their width; u64 keeps its bits),
+// floats in `f` (already rounded to the type's precision).
+struct Element {
+  int64_t i = 0;
+  double f = 0;
+};
+
+// Truncates `bits` to the width of `type` and extends it back to 64 bits the way the type reads it.
+int64_t wrapTo(uint64_t bits, PrimitiveType type) {
+  if (type == PrimitiveType::kPred) return bits != 0 ? 1 : 0;
+  int width = primitiveTypeBitWidth(type);
+  if (width <= 0 || width >= 64) return static_cast<int64_t>(bits);
+  uint64_t mask = (uint64_t{1} << width) - 1;
+  bits &= mask;
+  if (isSignedInteger(type) && ((bits >> (width - 1)) & 1) != 0) bits |= ~mask;
+  return static_cast<int64_t>(bits);
+}
+
+double roundTo(double value, Domain domain) {
+  return domain == Domain::kF32 ? static_cast<double>(static_cast<float>(value)) : value;
+}
+
+Element readElement(const Literal& literal, int64_t index, PrimitiveType type, Domain domain) {
+  Element e;
+  if (isFloatDomain(domain)) {
+    e.f = roundTo(literal.floatValues()[static_cast<size_t>(index)], domain);
+  } else {
+    e.i = wrapTo(static_cast<uint64_t>(literal.integerValues()[static_cast<size_t>(index)]), type);
+  }
+  return e;
+}
+
+bool lessThan(const Element& a, const Element& b, Domain domain) {
+  switch (domain) {
+    case Domain::kF32:
+    case Domain::kF64: return a.f < b.f;
+    case Domain::kSigned: return a.i < b.i;
+    default: return static_cast<uint64_t>(a.i) < static_cast<uint64_t>(b.i);
+  }
+}
+
+bool equalTo(const Element& a, const Element& b, Domain domain) {
+  return isFloatDomain(domain) ? a.f == b.f : a.i == b.i;
+}
+
+template <typename F>
+std::optional<double> floatBinary(HloOpcode opcode, F x, F y) {
+  F r;
+  switch (opcode) {
+    case HloOpcode::kAdd: r = x + y; break;
+    case HloOpcode::kSubtract: r = x - y; break;
+    case HloOpcode::kMultiply: r = x * y; break;
+    case HloOpcode::kDivide:
+      if (y == 0) return std::nullopt;
+      r = x / y;
+      break;
+    case HloOpcode::kRemainder:
+      if (y == 0) return std::nullopt;
+      r = std::fmod(x, y);
+      break;
+    case HloOpcode::kMaximum: r = std::max(x, y); break;
+    case HloOpcode::kMinimum: r = std::min(x, y); break;
+    default: return std::nullopt;
+  }
+  return static_cast<double>(r);
+}
+
+std::optional<int64_t> integerBinary(HloOpcode opcode, int64_t a, int64_t b, PrimitiveType type, Domain domain) {
+  auto ua = static_cast<uint64_t>(a);
+  auto ub = static_cast<uint64_t>(b);
+  bool arithmetic = domain != Domain::kPred;
+  switch (opcode) {
+    case HloOpcode::kAnd: return wrapTo(ua & ub, type);
+    case HloOpcode::kOr: return wrapTo(ua | ub, type);
+    case HloOpcode::kXor: return wrapTo(ua ^ ub, type);
+    case HloOpcode::kMaximum: return lessThan({a, 0}, {b, 0}, domain) ? b : a;
+    case HloOpcode::kMinimum: return lessThan({a, 0}, {b, 0}, domain) ? a : b;
+    default: break;
+  }
+  if (!arithmetic) return std::nullopt;
+  switch (opcode) {
+    case HloOpcode::kAdd: return wrapTo(ua + ub, type);
+    case HloOpcode::kSubtract: return wrapTo(ua - ub, type);
+    case HloOpcode::kMultiply: return wrapTo(ua * ub, type);
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder: {
+      if (b == 0) return std::nullopt;
+      bool divide = opcode == HloOpcode::kDivide;
+      if (domain == Domain::kUnsigned) return wrapTo(divide ? ua / ub : ua % ub, type);
+      // The one signed quotient that overflows (MIN / -1) is left alone.
+      int width = primitiveTypeBitWidth(type);
+      int64_t minimum = width >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (width - 1));
+      if (a == minimum && b == -1) return std::nullopt;
+      return wrapTo(static_cast<uint64_t>(divide ? a / b : a % b), type);
+    }
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Element> binary(HloOpcode opcode, const Element& a, const Element& b, PrimitiveType type, Domain domain) {
+  Element r;
+  if (domain == Domain::kF32) {
+    std::optional<double> v = floatBinary<float>(opcode, static_cast<float>(a.f), static_cast<float>(b.f));
+    if (!v) return std::nullopt;
+    r.f = *v;
+  } else if (domain == Domain::kF64) {
+    std::optional<double> v = floatBinary<double>(opcode, a.f, b.f);
+    if (!v) return std::nullopt;
+    r.f = *v;
+  } else {
+    std::optional<int64_t> v = integerBinary(opcode, a.i, b.i, type, domain);
+    if (!v) return std::nullopt;
+    r.i = *v;
+  }
+  return r;
+}
+
+std::optional<Element> unary(HloOpcode opcode, const Element& a, PrimitiveType type, Domain domain) {
+  Element r;
+  auto ua = static_cast<uint64_t>(a.i);
+  switch (opcode) {
+    case HloOpcode::kNegate:
+      if (domain == Domain::kPred) return std::nullopt;
+      if (isFloatDomain(domain)) {
+        r.f = -a.f;
+      } else {
+        r.i = wrapTo(0 - ua, type);
+      }
+      return r;
+    case HloOpcode::kAbs:
+      if (domain == Domain::kPred) return std::nullopt;
+      if (isFloatDomain(domain)) {
+        r.f = std::fabs(a.f);
+      } else {
+        r.i = domain == Domain::kSigned && a.i < 0 ? wrapTo(0 - ua, type) : a.i;
+      }
+      return r;
+    case HloOpcode::kNot:
+      if (isFloatDomain(domain)) return std::nullopt;
+      r.i = domain == Domain::kPred ? (a.i == 0 ? 1 : 0) : wrapTo(~ua, type);
+      return r;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Element> convert(const Element& a, Domain from, PrimitiveType to, Domain toDomain) {
+  Element r;
+  if (!isFloatDomain(from)) {
+    if (isFloatDomain(toDomain)) {
+      double v = from == Domain::kSigned ? static_cast<double>(a.i) : static_cast<double>(static_cast<uint64_t>(a.i));
+      // Integer to f32 rounds once, straight to float.
+      r.f = toDomain == Domain::kF32
+                ? static_cast<double>(from == Domain::kSigned ? static_cast<float>(a.i)
+                                                              : static_cast<float>(static_cast<uint64_t>(a.i)))
+                : v;
+    } else {
+      r.i = wrapTo(static_cast<uint64_t>(a.i), to);
+    }
+    return r;
+  }
+  if (isFloatDomain(toDomain)) {
+    r.f = roundTo(a.f, toDomain);
+    return r;
+  }
+  if (toDomain == Domain::kPred) {
+    r.i = a.f != 0 ? 1 : 0;
+    return r;
+  }
+  // Float to integer truncates toward zero; out-of-range values have no agreed result and are not folded.
+  double t = std::trunc(a.f);
+  int width = primitiveTypeBitWidth(to);
+  double low = toDomain == Domain::kSigned ? -std::ldexp(1.0, width - 1) : 0.0;
+  double high = toDomain == Domain::kSigned ? std::ldexp(1.0, width - 1) : std::ldexp(1.0, width);
+  if (!(t >= low && t < high)) return std::nullopt;
+  r.i = toDomain == Domain::kSigned ? wrapTo(static_cast<uint64_t>(static_cast<int64_t>(t)), to)
+                                    : wrapTo(static_cast<uint64_t>(t), to);
+  return r;
+}
+
+std::optional<bool> compare(ComparisonDirection direction, const Element& a, const Element& b, Domain domain) {
+  switch (direction) {
+    case ComparisonDirection::kEq: return equalTo(a, b, domain);
+    case ComparisonDirection::kNe: return !equalTo(a, b, domain);
+    case ComparisonDirection::kLt: return lessThan(a, b, domain);
+    case ComparisonDirection::kGt: return lessThan(b, a, domain);
+    case ComparisonDirection::kLe: return !lessThan(b, a, domain);
+    case ComparisonDirection::kGe: return !lessThan(a, b, domain);
+  }
+  return std::nullopt;
+}
+
+// A static array shape with 1..kMaxFoldElements elements.
+bool foldableSize(const Shape& shape) {
+  if (!shape.isArray() || !shape.dynamicDimensions().empty()) return false;
+  for (int64_t d : shape.dimensions()) {
+    if (d <= 0) return false;
+  }
+  return shape.elementCount() <= AlgebraicSimplifier::kMaxFoldElements;
+}
+
+struct FoldOperand {
+  const Literal* literal;
+  PrimitiveType type;
+  Domain domain;
+  bool scalar;  // select and clamp may take scalar operands next to arrays
+};
+
+std::optional<Element> evaluateElement(const HloInstruction& inst, const std::vector<FoldOperand>& operands,
+                                       int64_t index, PrimitiveType outType, Domain outDomain) {
+  std::vector<Element> args;
+  args.reserve(operands.size());
+  for (const FoldOperand& operand : operands) {
+    Element e = readElement(*operand.literal, operand.scalar ? 0 : index, operand.type, operand.domain);
+    if (isFloatDomain(operand.domain) && !std::isfinite(e.f)) return std::nullopt;
+    args.push_back(e);
+  }
+  auto sameDomains = [&](size_t first) {
+    for (size_t i = first; i < operands.size(); ++i) {
+      if (operands[i].type != outType) return false;
+    }
+    return true;
+  };
+  switch (inst.opcode()) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kXor:
+      if (args.size() != 2 || !sameDomains(0)) return std::nullopt;
+      return binary(inst.opcode(), args[0], args[1], outType, outDomain);
+    case HloOpcode::kNegate:
+    case HloOpcode::kAbs:
+    case HloOpcode::kNot:
+      if (args.size() != 1 || !sameDomains(0)) return std::nullopt;
+      return unary(inst.opcode(), args[0], outType, outDomain);
+    case HloOpcode::kConvert:
+      if (args.size() != 1) return std::nullopt;
+      return convert(args[0], operands[0].domain, outType, outDomain);
+    case HloOpcode::kCompare: {
+      const std::string* order = inst.attributes().findRaw("type");
+      if (args.size() != 2 || operands[0].type != operands[1].type || outDomain != Domain::kPred ||
+          !inst.attributes().direction || (order && *order == "TOTALORDER")) {
+        return std::nullopt;
+      }
+      std::optional<bool> v = compare(*inst.attributes().direction, args[0], args[1], operands[0].domain);
+      if (!v) return std::nullopt;
+      return Element{*v ? 1 : 0, 0};
+    }
+    case HloOpcode::kSelect:
+      if (args.size() != 3 || operands[0].domain != Domain::kPred || !sameDomains(1)) return std::nullopt;
+      return args[0].i != 0 ? args[1] : args[2];
+    case HloOpcode::kClamp: {
+      if (args.size() != 3 || !sameDomains(0)) return std::nullopt;
+      const Element& low = args[0];
+      const Element& high = args[2];
+      Element v = lessThan(args[1], low, outDomain) ? low : args[1];
+      return lessThan(high, v, outDomain) ? high : v;
+    }
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Literal> foldElementwise(const HloInstruction& inst) {
+  const Shape& out = inst.shape();
+  std::optional<Domain> outDomain = domainOf(out.elementType());
+  if (!out.isArray() || !outDomain || inst.operandCount() == 0) return std::nullopt;
+  int64_t count = out.elementCount();
+  if (!foldableSize(out)) return std::nullopt;
+  std::vector<FoldOperand> operands;
+  for (const HloInstruction* operand : inst.operands()) {
+    const Literal* literal = decodedLiteral(*operand);
+    if (!literal) return std::nullopt;
+    PrimitiveType type = operand->shape().elementType();
+    std::optional<Domain> domain = domainOf(type);
+    if (!domain || isFloatDomain(*domain) != (literal->kind() == Literal::Kind::kFloat)) return std::nullopt;
+    int64_t n = operand->shape().elementCount();
+    if (n != count && n != 1) return std::nullopt;
+    operands.push_back({literal, type, *domain, n != count});
+  }
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  for (int64_t i = 0; i < count; ++i) {
+    std::optional<Element> e = evaluateElement(inst, operands, i, out.elementType(), *outDomain);
+    if (!e) return std::nullopt;
+    if (isFloatDomain(*outDomain)) {
+      double v = roundTo(e->f, *outDomain);
+      if (!std::isfinite(v)) return std::nullopt;
+      floats.push_back(v);
+    } else {
+      ints.push_back(e->i);
+    }
+  }
+  if (isFloatDomain(*outDomain)) return Literal::floats(out, std::move(floats));
+  return Literal::integers(out, std::move(ints));
+}
+
+std::vector<int64_t> rowMajorStrides(const Shape& shape) {
+  std::vector<int64_t> strides(static_cast<size_t>(shape.rank()), 1);
+  for (int d = shape.rank() - 2; d >= 0; --d) {
+    strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * shape.dimension(d + 1);
+  }
+  return strides;
+}
+
+// broadcast, reshape and transpose of a constant: the same values moved, so any decoded type works.
+std::optional<Literal> foldDataMovement(const HloInstruction& inst) {
+  if (inst.operandCount() != 1) return std::nullopt;
+  const HloInstruction& operand = *inst.operand(0);
+  const Literal* literal = decodedLiteral(operand);
+  const Shape& in = operand.shape();
+  const Shape& out = inst.shape();
+  if (!literal || !out.isArray() || out.elementType() != in.elementType()) return std::nullopt;
+  int64_t count = out.elementCount();
+  if (!foldableSize(out) || !in.dynamicDimensions().empty()) return std::nullopt;
+
+  std::vector<int64_t> source(static_cast<size_t>(count));
+  std::vector<int64_t> outStrides = rowMajorStrides(out);
+  std::vector<int64_t> inStrides = rowMajorStrides(in);
+  // For each result dimension, the stride of the operand index it advances (0: broadcast along it).
+  std::vector<int64_t> step(static_cast<size_t>(out.rank()), 0);
+  switch (inst.opcode()) {
+    case HloOpcode::kReshape:
+      if (in.elementCount() != count) return std::nullopt;
+      for (int64_t i = 0; i < count; ++i) source[static_cast<size_t>(i)] = i;
+      break;
+    case HloOpcode::kBroadcast: {
+      if (in.isScalar()) return std::nullopt;
+      const std::vector<int64_t> none;
+      const std::vector<int64_t>& dims = inst.attributes().dimensions ? *inst.attributes().dimensions : none;
+      if (static_cast<int>(dims.size()) != in.rank()) return std::nullopt;
+      for (int k = 0; k < in.rank(); ++k) {
+        int64_t d = dims[static_cast<size_t>(k)];
+        if (d < 0 || d >= out.rank() || out.dimension(static_cast<int>(d)) != in.dimension(k)) return std::nullopt;
+        step[static_cast<size_t>(d)] = inStrides[static_cast<size_t>(k)];
+      }
+      break;
+    }
+    case HloOpcode::kTranspose: {
+      if (!inst.attributes().dimensions || in.rank() != out.rank()) return std::nullopt;
+      const std::vector<int64_t>& perm = *inst.attributes().dimensions;
+      if (static_cast<int>(perm.size()) != out.rank()) return std::nullopt;
+      for (int j = 0; j < out.rank(); ++j) {
+        int64_t p = perm[static_cast<size_t>(j)];
+        if (p < 0 || p >= in.rank() || in.dimension(static_cast<int>(p)) != out.dimension(j)) return std::nullopt;
+        step[static_cast<size_t>(j)] = inStrides[static_cast<size_t>(p)];
+      }
+      break;
+    }
+    default: return std::nullopt;
+  }
+  if (inst.opcode() != HloOpcode::kReshape) {
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t rest = i;
+      int64_t from = 0;
+      for (int d = 0; d < out.rank(); ++d) {
+        int64_t index = rest / outStrides[static_cast<size_t>(d)];
+        rest %= outStrides[static_cast<size_t>(d)];
+        from += index * step[static_cast<size_t>(d)];
+      }
+      source[static_cast<size_t>(i)] = from;
+    }
+  }
+  if (literal->kind() == Literal::Kind::kFloat) {
+    std::vector<double> values;
+    values.reserve(source.size());
+    for (int64_t from : source) values.push_back(literal->floatValues()[static_cast<size_t>(from)]);
+    return Literal::floats(out, std::move(values));
+  }
+  std::vector<int64_t> values;
+  values.reserve(source.size());
+  for (int64_t from : source) values.push_back(literal->integerValues()[static_cast<size_t>(from)]);
+  return Literal::integers(out, std::move(values));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+// Runs the rewrites on one computation from a worklist. Nothing is removed until the worklist is empty, so
+// every queued pointer stays valid; then the instructions the rewrites left unused go, with any operand
+// that loses its last user that way.
+class ComputationSimplifier {
+ public:
+  ComputationSimplifier(HloComputation& computation, SideEffectAnalysis& sideEffects)
+      : m_computation(computation), m_sideEffects(sideEffects) {}
+
+  StatusOr<bool> run() {
+    StatusOr<std::vector<HloInstruction*>> order = m_computation.postOrder();
+    if (!order.ok()) return Status::error(fmt::format("simplify: {}", order.message()));
+    for (HloInstruction* inst : *order) push(inst);
+    while (!m_queue.empty()) {
+      HloInstruction* inst = m_queue.front();
+      m_queue.pop_front();
+      m_queued.erase(inst);
+      visit(inst);
+    }
+    if (!m_changed) return false;
+    removeUnused();
+    if (Status s = m_computation.sortInPostOrder(); !s.ok()) {
+      return Status::error(fmt::format("simplify: {}", s.message()));
+    }
+    return true;
+  }
+
+ private:
+  void push(HloInstruction* inst) {
+    if (m_queued.insert(inst).second) m_queue.push_back(inst);
+  }
+
+  void visit(HloInstruction* inst) {
+    // Unused instructions are left for removal; rewriting them would change nothing anyone reads.
+    if (inst->users().empty() && inst != m_computation.root()) return;
+    if (HloInstruction* replacement = identityReplacement(*inst)) {
+      replace(inst, replacement);
+      return;
+    }
+    if (rewriteInPlace(inst)) return;
+    std::optional<Literal> folded = fold(*inst);
+    if (!folded) return;
+    HloInstruction* constant = m_computation.addInstruction(foldedName(*inst), HloOpcode::kConstant, inst->shape());
+    constant->setLiteral(std::move(*folded));
+    replace(inst, constant);
+  }
+
+  // `constant.N` for a folded `op.N`: XLA numbers instructions module-wide, so the name is usually free, and
+  // it tells which instruction the value replaced.
+  static std::string foldedName(const HloInstruction& inst) {
+    const std::string& name = inst.name();
+    size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot + 1 == name.size() ||
+        !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dot) + 1, name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; })) {
+      return "constant";
+    }
+    return "constant" + name.substr(dot);
+  }
+
+  // The operand (or zero constant) that `inst` equals, when it has exactly the same shape, layout included.
+  static HloInstruction* identityReplacement(const HloInstruction& inst) {
+    auto same = [&](HloInstruction* candidate) { return candidate->shape() == inst.shape() ? candidate : nullptr; };
+    const InstructionAttributes& attributes = inst.attributes();
+    PrimitiveType type = inst.shape().elementType();
+    bool arithmetic = inst.shape().isArray() && (isInteger(type) || isFloatingPoint(type));
+    switch (inst.opcode()) {
+      case HloOpcode::kAdd:
+        if (!arithmetic || inst.operandCount() != 2) return nullptr;
+        if (isSplatOf(*inst.operand(1), 0)) return same(inst.operand(0));
+        if (isSplatOf(*inst.operand(0), 0)) return same(inst.operand(1));
+        return nullptr;
+      case HloOpcode::kSubtract:
+        if (!arithmetic || inst.operandCount() != 2) return nullptr;
+        return isSplatOf(*inst.operand(1), 0) ? same(inst.operand(0)) : nullptr;
+      case HloOpcode::kMultiply: {
+        if (!arithmetic || inst.operandCount() != 2) return nullptr;
+        if (isSplatOf(*inst.operand(1), 1)) return same(inst.operand(0));
+        if (isSplatOf(*inst.operand(0), 1)) return same(inst.operand(1));
+        // x * 0 is not 0 for floats when x is NaN or infinite.
+        if (!isInteger(type)) return nullptr;
+        if (isSplatOf(*inst.operand(1), 0)) return same(inst.operand(1));
+        if (isSplatOf(*inst.operand(0), 0)) return same(inst.operand(0));
+        return nullptr;
+      }
+      case HloOpcode::kDivide:
+        if (!arithmetic || inst.operandCount() != 2) return nullptr;
+        return isSplatOf(*inst.operand(1), 1) ? same(inst.operand(0)) : nullptr;
+      case HloOpcode::kReshape:
+      case HloOpcode::kConvert:
+      case HloOpcode::kCopy:
+      case HloOpcode::kBitcast:
+        // Shape equality includes the layout, so a copy or bitcast that changes the layout stays.
+        return inst.operandCount() == 1 ? same(inst.operand(0)) : nullptr;
+      case HloOpcode::kTranspose:
+        if (inst.operandCount() != 1 || !attributes.dimensions || !isIdentityPermutation(*attributes.dimensions)) {
+          return nullptr;
+        }
+        return same(inst.operand(0));
+      case HloOpcode::kBroadcast: {
+        if (inst.operandCount() != 1 || inst.operand(0)->shape().rank() != inst.shape().rank()) return nullptr;
+        const std::vector<int64_t> none;
+        const std::vector<int64_t>& dims = attributes.dimensions ? *attributes.dimensions : none;
+        if (static_cast<int>(dims.size()) != inst.shape().rank() || !isIdentityPermutation(dims)) return nullptr;
+        return same(inst.operand(0));
+      }
+      case HloOpcode::kSlice: {
+        if (inst.operandCount() != 1 || !attributes.slice) return nullptr;
+        const Shape& in = inst.operand(0)->shape();
+        if (!in.isArray() || static_cast<int>(attributes.slice->size()) != in.rank()) return nullptr;
+        for (int d = 0; d < in.rank(); ++d) {
+          const SliceDim& s = (*attributes.slice)[static_cast<size_t>(d)];
+          if (s.start != 0 || s.limit != in.dimension(d) || s.stride != 1) return nullptr;
+        }
+        return same(inst.operand(0));
+      }
+      default: return nullptr;
+    }
+  }
+
+  // transpose(transpose(x)) and reshape(reshape(x)) read x directly. Returns whether `inst` changed.
+  bool rewriteInPlace(HloInstruction* inst) {
+    if (inst->operandCount() != 1 || inst->operand(0)->opcode() != inst->opcode()) return false;
+    HloInstruction* inner = inst->operand(0);
+    if (inner->operandCount() != 1) return false;
+    HloInstruction* source = inner->operand(0);
+    if (inst->opcode() == HloOpcode::kReshape) {
+      inst->replaceOperand(0, source);
+    } else if (inst->opcode() == HloOpcode::kTranspose) {
+      const auto& outer = inst->attributes().dimensions;
+      const auto& first = inner->attributes().dimensions;
+      if (!outer || !first || outer->size() != first->size()) return false;
+      // result dim i = inner dim outer[i] = source dim first[outer[i]].
+      std::vector<int64_t> composed;
+      composed.reserve(outer->size());
+      for (int64_t d : *outer) {
+        if (d < 0 || d >= static_cast<int64_t>(first->size())) return false;
+        composed.push_back((*first)[static_cast<size_t>(d)]);
+      }
+      if (isIdentityPermutation(composed) && source->shape() == inst->shape()) {
+        replace(inst, source);
+        return true;
+      }
+      inst->mutableAttributes().dimensions = std::move(composed);
+      inst->replaceOperand(0, source);
+    } else {
+      return false;
+    }
+    m_unusedCandidates.push_back(inner);
+    m_changed = true;
+    push(inst);
+    return true;
+  }
+
+  static std::optional<Literal> fold(const HloInstruction& inst) {
+    if (inst.operandCount() == 0) return std::nullopt;
+    switch (inst.opcode()) {
+      case HloOpcode::kBroadcast:
+      case HloOpcode::kReshape:
+      case HloOpcode::kTranspose: return foldDataMovement(inst);
+      default: return isElementwise(inst.opcode()) ? foldElementwise(inst) : std::nullopt;
+    }
+  }
+
+  void replace(HloInstruction* inst, HloInstruction* replacement) {
+    std::vector<HloInstruction*> users = inst->users();
+    inst->replaceAllUsesWith(replacement);
+    m_unusedCandidates.push_back(inst);
+    for (HloInstruction* user : users) push(user);
+    m_changed = true;
+  }
+
+  void removeUnused() {
+    std::unordered_set<const HloInstruction*> removed;
+    std::vector<HloInstruction*> work = std::move(m_unusedCandidates);
+    std::vector<HloInstruction*> predecessors;
+    while (!work.empty()) {
+      HloInstruction* inst = work.back();
+      work.pop_back();
+      // A pointer in `removed` was freed: it is never dereferenced (nothing is allocated here that could
+      // reuse its address for an instruction).
+      if (removed.count(inst) || !inst->users().empty() || inst == m_computation.root() ||
+          inst->opcode() == HloOpcode::kParameter || !inst->controlSuccessors().empty() ||
+          m_sideEffects.hasSideEffect(*inst)) {
+        continue;
+      }
+      predecessors = inst->operands();
+      predecessors.insert(predecessors.end(), inst->controlPredecessors().begin(), inst->controlPredecessors().end());
+      if (!m_computation.removeInstruction(inst).ok()) continue;
+      removed.insert(inst);
+      work.insert(work.end(), predecessors.begin(), predecessors.end());
+    }
+  }
+
+  HloComputation& m_computation;
+  SideEffectAnalysis& m_sideEffects;
+  std::deque<HloInstruction*> m_queue;
+  std::unordered_set<HloInstruction*> m_queued;
+  std::vector<HloInstruction*> m_unusedCandidates;
+  bool m_changed = false;
+};
+
+}  // namespace
+
+StatusOr<bool> AlgebraicSimplifier::run(HloModule& module, PassContext& /*context*/) {
+  SideEffectAnalysis sideEffects;
+  bool changed = false;
+  for (const auto& computation : module.computations()) {
+    if (computation->isFusionComputation()) continue;
+    StatusOr<bool> result = ComputationSimplifier(*computation, sideEffects).run();
+    if (!result.ok()) return result.status();
+    changed = changed || *result;
+  }
+  return changed;
+}
+
+}  // namespace fusionscope::core

@@ -1,0 +1,169 @@
+#include "core/passes/call_inliner.h"
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/ir/hlo_clone.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/hlo_module.h"
+
+namespace fusionscope::core {
+namespace {
+
+HloComputation* calleeOf(const HloInstruction& call) {
+  if (call.opcode() != HloOpcode::kCall) return nullptr;
+  if (HloComputation* callee = call.toApply()) return callee;
+  return call.calledComputation("calls");
+}
+
+class Inliner {
+ public:
+  explicit Inliner(HloModule& module) : m_module(module) {}
+
+  Status inlineCall(HloInstruction* call, const HloComputation& callee) {
+    HloComputation& caller = *call->parent();
+    std::vector<HloInstruction*> params = callee.parameters();
+    if (static_cast<int>(params.size()) != call->operandCount()) {
+      return Status::error(fmt::format("inline: {} passes {} operand(s) to {}, which takes {} parameter(s)",
+                                       call->name(), call->operandCount(), callee.name(), params.size()));
+    }
+    if (!callee.root()) return Status::error(fmt::format("inline: {} has no root", callee.name()));
+    StatusOr<std::vector<HloInstruction*>> order = callee.postOrder();
+    if (!order.ok()) return Status::error(fmt::format("inline: {}", order.message()));
+
+    std::unordered_map<const HloInstruction*, HloInstruction*> map;
+    map.reserve(order->size());
+    std::vector<HloInstruction*> copies;
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* inst : *order) {
+      if (inst->opcode() == HloOpcode::kParameter) {
+        int64_t n = inst->parameterNumber();
+        if (n < 0 || n >= call->operandCount() || params[static_cast<size_t>(n)] != inst) {
+          return Status::error(fmt::format("inline: {} has a misnumbered parameter {}", callee.name(), inst->name()));
+        }
+        map[inst] = call->operand(static_cast<int>(n));
+        continue;
+      }
+      operands.clear();
+      for (HloInstruction* operand : inst->operands()) operands.push_back(map.at(operand));
+      HloInstruction* copy = caller.addInstruction(
+          inst->cloneWithOperands(caller.uniqueInstructionName(inst->name()), inst->shape(), operands));
+      unshareFusedComputation(*copy);
+      map[inst] = copy;
+      copies.push_back(copy);
+    }
+    // Control edges between copied instructions are kept; the call's own edges order the whole body.
+    for (HloInstruction* inst : *order) {
+      if (inst->opcode() == HloOpcode::kParameter) continue;
+      for (HloInstruction* successor : inst->controlSuccessors()) {
+        if (successor->opcode() != HloOpcode::kParameter) map.at(inst)->addControlDependencyTo(map.at(successor));
+      }
+    }
+    std::vector<HloInstruction*> before = call->controlPredecessors();
+    std::vector<HloInstruction*> after = call->controlSuccessors();
+    for (HloInstruction* pred : before) {
+      for (HloInstruction* copy : copies) pred->addControlDependencyTo(copy);
+      if (copies.empty()) {
+        for (HloInstruction* succ : after) pred->addControlDependencyTo(succ);
+      }
+    }
+    for (HloInstruction* copy : copies) {
+      for (HloInstruction* succ : after) copy->addControlDependencyTo(succ);
+    }
+
+    call->replaceAllUsesWith(map.at(callee.root()));
+    call->dropAllControlDependencies();
+    if (Status s = caller.removeInstruction(call); !s.ok()) {
+      return Status::error(fmt::format("inline: {}", s.message()));
+    }
+    return okStatus();
+  }
+
+  bool addedComputations() const { return m_addedComputations; }
+
+ private:
+  // A fused computation belongs to exactly one fusion instruction (the fusion passes edit bodies in place),
+  // so a copied fusion gets a copy of its body. The callee's original goes with the callee when nothing
+  // else references it (removeDeadCallees).
+  void unshareFusedComputation(HloInstruction& copy) {
+    HloComputation* fused = copy.fusedComputation();
+    if (!fused) return;
+    HloComputation* clone = cloneComputation(*fused, m_module, m_module.uniqueComputationName(fused->name()));
+    for (CalledComputationRef& ref : copy.mutableCalledComputationRefs()) {
+      if (ref.key != "calls") continue;
+      for (HloComputation*& callee : ref.computations) {
+        if (callee == fused) callee = clone;
+      }
+    }
+    m_addedComputations = true;
+  }
+
+  HloModule& m_module;
+  bool m_addedComputations = false;
+};
+
+// Removes the inlined callees nothing references any more, then whatever only they referenced. Computations
+// that were unreferenced before the pass (and not inlined) are not this pass's business and stay.
+void removeDeadCallees(HloModule& module, const std::vector<HloComputation*>& callees) {
+  std::unordered_map<const HloComputation*, int64_t> references;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      for (const HloComputation* callee : inst->calledComputations()) ++references[callee];
+    }
+  }
+  std::vector<HloComputation*> work;
+  std::unordered_set<const HloComputation*> queued;
+  for (HloComputation* callee : callees) {
+    if (references[callee] == 0 && callee != module.entry() && queued.insert(callee).second) work.push_back(callee);
+  }
+  while (!work.empty()) {
+    HloComputation* dead = work.back();
+    work.pop_back();
+    std::vector<HloComputation*> referenced;
+    for (const auto& inst : dead->instructions()) {
+      for (HloComputation* callee : inst->calledComputations()) referenced.push_back(callee);
+    }
+    if (!module.removeComputation(dead).ok()) continue;
+    for (HloComputation* callee : referenced) {
+      if (--references[callee] == 0 && callee != module.entry() && queued.insert(callee).second) {
+        work.push_back(callee);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<bool> CallInliner::run(HloModule& module, PassContext& /*context*/) {
+  Inliner inliner(module);
+  std::vector<HloComputation*> inlined;
+  std::unordered_set<const HloComputation*> seenCallee;
+  bool changed = false;
+  // Callees come first, so the body copied into a caller holds no calls any more.
+  for (HloComputation* computation : module.computationsPostOrder()) {
+    std::vector<HloInstruction*> calls;
+    for (const auto& inst : computation->instructions()) {
+      if (calleeOf(*inst)) calls.push_back(inst.get());
+    }
+    if (calls.empty()) continue;
+    for (HloInstruction* call : calls) {
+      HloComputation* callee = calleeOf(*call);
+      if (Status s = inliner.inlineCall(call, *callee); !s.ok()) return s;
+      if (seenCallee.insert(callee).second) inlined.push_back(callee);
+    }
+    if (Status s = computation->sortInPostOrder(); !s.ok()) {
+      return Status::error(fmt::format("inline: {}", s.message()));
+    }
+    changed = true;
+  }
+  if (!changed) return false;
+  removeDeadCallees(module, inlined);
+  if (inliner.addedComputations()) module.sortComputationsInPostOrder();
+  return true;
+}
+
+}  // namespace fusionscope::core

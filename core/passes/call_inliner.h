@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string_view>
+
+#include "core/passes/hlo_pass.h"
+
+namespace fusionscope::core {
+
+// Replaces every `call` instruction by a copy of its callee's body: parameter i becomes the call's operand i,
+// the copied root takes the call's place. Copies get names unique in the caller (the callee's names where
+// free); a copied fusion gets its own copy of its fused computation. Callees are inlined before their callers
+// (computation post order), so nested calls disappear in one run. A callee that nothing references afterwards is
+// removed, as is anything only it referenced. while, conditional, fusion, reduce, map, sort, ... keep their
+// computations.
+//
+//   Before:  square { x = f32[] parameter(0)       After:  ENTRY main { p = f32[] parameter(0)
+//                     ROOT m = f32[] multiply(x, x) }                   ROOT m = f32[] multiply(p, p) }
+//            ENTRY main { p = f32[] parameter(0)
+//                         ROOT c = f32[] call(p), to_apply=square }
+class CallInliner : public HloPass {
+ public:
+  std::string_view name() const override { return "inline"; }
+  StatusOr<bool> run(HloModule& module, PassContext& context) override;
+};
+
+}  // namespace fusionscope::core

@@ -1,0 +1,106 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/ir/attributes.h"
+#include "core/ir/hlo_instruction.h"
+
+namespace fusionscope::core {
+
+struct FusionConfig;
+class InstructionOrder;
+
+// The answer of one fusion rule: yes, or no with the reason a user reads. A reason is the clause after
+// "not fusing X into Y: " ("exp.1 is expensive and has 3 users; duplicating it would recompute it").
+// `record` is false for trivial non-candidates (parameters, tuples, ops with side effects) whose refusal
+// would only clutter the decision log.
+struct FusionVerdict {
+  bool ok = true;
+  bool record = true;
+  std::string reason;
+
+  static FusionVerdict yes() { return {}; }
+  static FusionVerdict no(std::string reason, bool record = true) { return {false, record, std::move(reason)}; }
+  explicit operator bool() const { return ok; }
+};
+
+// The rules of the producer->consumer fusion pass (`fusion`, InstructionFusion). Each one looks at a
+// (producer, consumer) pair where the consumer is a plain instruction or a fusion that already holds
+// instructions; the pass asks them in order and takes the first "no". None of them changes the IR.
+//
+// Fusion kinds, as XLA uses them: kLoop (elementwise and data movement, one loop over the output), kInput
+// (a reduction, reduce-window or scatter is the hero: producers feed its input, an elementwise epilogue
+// may follow a reduce), kOutput (a dot or convolution is the hero, an elementwise epilogue follows).
+
+// The kind of fusion `instruction` leads when it is the hero: kInput for reduce/reduce-window/scatter,
+// kOutput for dot/convolution, a fusion's own kind, else kLoop.
+FusionKind heroKind(const HloInstruction& instruction);
+
+// Whether `producer` may move into another kernel at all, whatever the consumer: parameters, tuples,
+// side effects, control flow, custom calls, collectives, sort, rng and large constants may not.
+FusionVerdict producerRule(const HloInstruction& producer, const FusionConfig& config);
+
+// Whether `consumer` can take producers, and as which kind of fusion (`kind`). A silent "no" for
+// instructions that never start a fusion (a bitcast is free; tuples, parameters, calls); a recorded one
+// for backend limits (the cpu backend fuses only into reductions over the most minor dimension).
+FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& config, FusionKind& kind);
+
+// Whether the two fit in one kernel, and the kind of the result (`kind`): the in-place first operand of
+// scatter and dynamic-update-slice stays outside; no transpose or layout-changing copy feeds a reduction;
+// a dot's operands stay outside its kOutput fusion; a reduce or dot moves into a consumer only as the hero
+// of an elementwise epilogue (when the config enables it), with at most one hero per fusion.
+FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
+                       FusionKind& kind);
+
+// A producer with other users is duplicated (it stays for them). Never for an expensive one (exp, divide,
+// reductions, ...) unless it has at most config.duplicateExpensiveMaxElements elements.
+FusionVerdict duplicationRule(const HloInstruction& producer, const HloInstruction& consumer,
+                              const FusionConfig& config);
+
+// An expensive producer is not fused into a consumer that reads each of its elements several times
+// (through a broadcast): the fused kernel would recompute it per read.
+FusionVerdict reuseRule(const HloInstruction& producer, const HloInstruction& consumer);
+
+// The fusion must stay within config.maxOperands inputs and config.maxFusedInstructions instructions.
+FusionVerdict limitsRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config);
+
+// Moving `producer` into `consumer` must not close a cycle: no other path of uses may lead from the
+// producer to the consumer. A duplicated producer stays outside for its other users, so paths through them
+// are harmless and `duplicate` skips the check.
+FusionVerdict cycleRule(const InstructionOrder& order, const HloInstruction& producer, const HloInstruction& consumer,
+                        bool duplicate);
+
+// Cost model: memory traffic saved by fusing `producer` into `consumer` (negative: added). Before, the
+// consumer's kernel reads the producer's result and (when the producer is removed, i.e. has no other user)
+// the producer's kernel reads its inputs and writes the result; after, one kernel reads the union of both
+// input sets. Constants, bitcasts and parameters are no kernels of their own; a broadcast input is charged
+// what it broadcasts from, since it will be fused into its reader anyway.
+int64_t fusionBytesSaved(const HloInstruction& producer, const HloInstruction& consumer);
+
+// A cheap producer with several users is duplicated into each; once the last one takes it, its own kernel
+// is gone. The bytes that whole plan saves (each copy's extra reads included), or nullopt when some user
+// could not take the producer (it would then stay, and each copy would only add reads).
+std::optional<int64_t> fuseIntoAllUsersBytesSaved(const HloInstruction& producer, const FusionConfig& config);
+
+// True when the producer will stay outside for other users (or as the computation's result).
+bool fusionDuplicates(const HloInstruction& producer, const HloInstruction& consumer);
+
+// Expensive in the sense of fusion_cost.h; a fusion is expensive when anything in it is.
+bool isExpensiveProducer(const HloInstruction& producer);
+
+// How many times `consumer` reads each element of `producer` (the largest broadcast expansion on a path
+// from the producer to the consumer's result; 1 without broadcasts).
+int64_t elementReuse(const HloInstruction& producer, const HloInstruction& consumer);
+
+// reduce whose reduced dimensions include the operand's most minor one (minor_to_major[0]; the last
+// dimension without a layout).
+bool reducesMinorDimension(const HloInstruction& reduce);
+// dot where one side has a single non-contracting, non-batch element (a matrix-vector product).
+bool isMatrixVectorDot(const HloInstruction& dot);
+// copy whose result layout differs from its operand's.
+bool isLayoutChangingCopy(const HloInstruction& copy);
+
+}  // namespace fusionscope::core

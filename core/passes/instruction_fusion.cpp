@@ -1,0 +1,276 @@
+#include "core/passes/instruction_fusion.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/base/flat_ptr_map.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_module.h"
+#include "core/passes/fusion_cost.h"
+#include "core/passes/fusion_rules.h"
+#include "core/passes/fusion_utils.h"
+
+namespace fusionscope::core {
+namespace {
+
+constexpr std::string_view kPassName = "fusion";
+
+// Computations whose instructions may be fused: the entry and, transitively, the bodies of while,
+// conditional and call. Reducers (to_apply of reduce, scatter, sort, all-reduce, map, ...) and fused
+// computations are excluded, also when one of them is reached through a control-flow op as well.
+std::vector<HloComputation*> fusibleComputations(const HloModule& module) {
+  std::unordered_set<const HloComputation*> excluded;
+  for (const auto& computation : module.computations()) {
+    if (computation->isFusionComputation()) excluded.insert(computation.get());
+    for (const auto& inst : computation->instructions()) {
+      const HloOpcode op = inst->opcode();
+      if (op == HloOpcode::kWhile || op == HloOpcode::kConditional || op == HloOpcode::kCall) continue;
+      for (HloComputation* callee : inst->calledComputations()) excluded.insert(callee);
+    }
+  }
+  std::vector<HloComputation*> result;
+  if (!module.entry()) return result;
+  std::unordered_set<const HloComputation*> seen{module.entry()};
+  std::vector<HloComputation*> work{module.entry()};
+  while (!work.empty()) {
+    HloComputation* computation = work.back();
+    work.pop_back();
+    if (excluded.count(computation)) continue;
+    result.push_back(computation);
+    for (const auto& inst : computation->instructions()) {
+      const HloOpcode op = inst->opcode();
+      if (op != HloOpcode::kWhile && op != HloOpcode::kConditional && op != HloOpcode::kCall) continue;
+      for (HloComputation* callee : inst->calledComputations()) {
+        if (seen.insert(callee).second) work.push_back(callee);
+      }
+    }
+  }
+  return result;
+}
+
+// One producer of the consumer being grown, with the verdict of the rules and the cost model.
+struct Candidate {
+  HloInstruction* producer = nullptr;
+  FusionVerdict verdict;
+  FusionKind kind = FusionKind::kLoop;
+  bool duplicate = false;
+  int64_t bytesSaved = 0;
+  // Set when this copy alone adds reads but duplicating into all users pays (fuseIntoAllUsersBytesSaved).
+  std::optional<int64_t> planBytesSaved;
+};
+
+class ComputationFusion {
+ public:
+  ComputationFusion(HloComputation& computation, PassContext& context)
+      : m_computation(computation), m_context(context), m_config(context.fusionConfig()) {}
+
+  // One sweep over the consumers from the root upward; returns whether anything was fused.
+  StatusOr<bool> sweep() {
+    StatusOr<std::vector<HloInstruction*>> order = m_computation.postOrder();
+    if (!order.ok()) return order.status();
+    // Fusion frees the instructions it replaces, and a new instruction may reuse the address of one, so
+    // pending consumers are marked here (false once removed) rather than dereferenced when stale.
+    m_alive = FlatPtrMap<HloInstruction, bool>(order->size());
+    for (HloInstruction* inst : *order) m_alive[inst] = true;
+    bool changed = false;
+    for (auto it = order->rbegin(); it != order->rend(); ++it) {
+      if (!*m_alive.find(*it)) continue;
+      StatusOr<bool> fused = growConsumer(*it);
+      if (!fused.ok()) return fused.status();
+      changed |= *fused;
+    }
+    return changed;
+  }
+
+  // Refusals are kept per sweep and recorded only from the last one, which changed nothing: that sweep
+  // sees the final module, so each refusal is logged once, under the names the result shows.
+  void recordRefusals() {
+    for (FusionDecision& decision : m_refusals) m_context.record(std::move(decision));
+    m_refusals.clear();
+  }
+
+ private:
+  Candidate evaluate(HloInstruction* producer, const HloInstruction& consumer) const {
+    Candidate candidate;
+    candidate.producer = producer;
+    candidate.duplicate = fusionDuplicates(*producer, consumer);
+    FusionVerdict verdict = producerRule(*producer, m_config);
+    if (verdict) verdict = pairRule(*producer, consumer, m_config, candidate.kind);
+    if (verdict) verdict = duplicationRule(*producer, consumer, m_config);
+    if (verdict) verdict = reuseRule(*producer, consumer);
+    if (verdict) verdict = limitsRule(*producer, consumer, m_config);
+    if (verdict && !onlyFeeds(*producer, consumer))
+      verdict = cycleRule(order(), *producer, consumer, candidate.duplicate);
+    if (verdict) {
+      candidate.bytesSaved = fusionBytesSaved(*producer, consumer);
+      if (candidate.bytesSaved < 0 && candidate.duplicate) {
+        candidate.planBytesSaved = fuseIntoAllUsersBytesSaved(*producer, m_config);
+        if (candidate.planBytesSaved && *candidate.planBytesSaved < 0) candidate.planBytesSaved.reset();
+      }
+      if (candidate.bytesSaved < 0 && !candidate.planBytesSaved) {
+        verdict = FusionVerdict::no(
+            fmt::format("{} has {} users; duplicating it would add {} of reads, since each copy reads its inputs again",
+                        producer->name(), producer->users().size() + (producer->isRoot() ? 1 : 0),
+                        formatBytes(-candidate.bytesSaved)));
+      }
+    }
+    candidate.verdict = std::move(verdict);
+    return candidate;
+  }
+
+  // Pulls producers into `consumer` (making it a fusion on the first one) until no rule allows more, then
+  // records why the remaining candidates stayed outside.
+  StatusOr<bool> growConsumer(HloInstruction* consumer) {
+    FusionKind consumerKind = FusionKind::kLoop;
+    FusionVerdict consumerVerdict = consumerRule(*consumer, m_config, consumerKind);
+    if (!consumerVerdict) {
+      if (!consumerVerdict.record) return false;
+      for (HloInstruction* producer : distinctOperands(*consumer)) {
+        if (producer->opcode() == HloOpcode::kConstant || !producerRule(*producer, m_config)) continue;
+        recordRefusal(*producer, *consumer, consumerVerdict.reason, 0);
+      }
+      return false;
+    }
+    HloInstruction* current = consumer;
+    bool changed = false;
+    while (true) {
+      std::vector<Candidate> candidates;
+      std::optional<size_t> best;
+      for (HloInstruction* producer : distinctOperands(*current)) {
+        candidates.push_back(evaluate(producer, *current));
+        const Candidate& c = candidates.back();
+        // A constant is folded into a consumer that is fused anyway; alone it would only turn a plain
+        // instruction into a fusion without saving a kernel (XLA does the same).
+        if (!c.verdict || (!current->isFusion() && producer->opcode() == HloOpcode::kConstant)) continue;
+        if (!best || c.bytesSaved > candidates[*best].bytesSaved) best = candidates.size() - 1;
+      }
+      if (!best) {
+        for (const Candidate& c : candidates) {
+          if (c.verdict) {
+            recordRefusal(*c.producer, *current,
+                          fmt::format("a constant is only folded into a consumer that is fused anyway; on its own "
+                                      "it saves nothing"),
+                          0);
+          } else if (c.verdict.record) {
+            recordRefusal(*c.producer, *current, c.verdict.reason, c.bytesSaved);
+          }
+        }
+        return changed;
+      }
+      const Candidate chosen = candidates[*best];
+      StatusOr<HloInstruction*> fused = fuse(current, chosen);
+      if (!fused.ok()) return fused.status();
+      current = *fused;
+      changed = true;
+    }
+  }
+
+  StatusOr<HloInstruction*> fuse(HloInstruction* current, const Candidate& candidate) {
+    HloInstruction* producer = candidate.producer;
+    const std::string producerName = producer->name();
+    const std::string consumerName = current->name();
+    const size_t otherUsers = producer->users().size() - 1 + (producer->isRoot() ? 1 : 0);
+    if (!current->isFusion()) {
+      m_alive[current] = false;
+      const int64_t index = m_order ? m_order->index(current) : -1;
+      current = wrapInFusion(current, candidate.kind);
+      if (m_order) m_order->assign(current, index);
+    }
+    if (!candidate.duplicate) m_alive[producer] = false;
+    StatusOr<HloInstruction*> fused = fuseProducer(current, producer);
+    if (!fused.ok()) return fused.status();
+    (*fused)->mutableAttributes().fusionKind = candidate.kind;
+
+    FusionDecision decision;
+    decision.pass = std::string(kPassName);
+    decision.computation = m_computation.name();
+    decision.producer = producerName;
+    decision.consumer = consumerName;
+    decision.fused = true;
+    decision.fusion = (*fused)->name();
+    decision.kind = candidate.kind;
+    decision.bytesSaved = candidate.bytesSaved;
+    decision.reason = fmt::format("fused {} into {} ({}): saves {} of reads and writes", producerName, consumerName,
+                                  fusionKindName(candidate.kind), formatBytes(candidate.bytesSaved));
+    if (candidate.planBytesSaved) {
+      decision.reason = fmt::format(
+          "fused {} into {} ({}): duplicated into each of its {} users, which together saves {} of reads and "
+          "writes (this copy reads {} more)",
+          producerName, consumerName, fusionKindName(candidate.kind), otherUsers + 1,
+          formatBytes(*candidate.planBytesSaved), formatBytes(-candidate.bytesSaved));
+    } else if (candidate.duplicate) {
+      decision.reason += fmt::format("; {} is duplicated and stays for its {} other user{}", producerName, otherUsers,
+                                     otherUsers == 1 ? "" : "s");
+    }
+    m_context.record(std::move(decision));
+    return *fused;
+  }
+
+  void recordRefusal(const HloInstruction& producer, const HloInstruction& consumer, const std::string& reason,
+                     int64_t bytesSaved) {
+    FusionDecision decision;
+    decision.pass = std::string(kPassName);
+    decision.computation = m_computation.name();
+    decision.producer = producer.name();
+    decision.consumer = consumer.name();
+    decision.fused = false;
+    decision.bytesSaved = bytesSaved;
+    decision.reason = fmt::format("not fusing {} into {}: {}", producer.name(), consumer.name(), reason);
+    m_refusals.push_back(std::move(decision));
+  }
+
+  // A producer whose only use is the consumer cannot reach it along another path: no cycle check needed.
+  static bool onlyFeeds(const HloInstruction& producer, const HloInstruction& consumer) {
+    return producer.users().size() == 1 && producer.users().front() == &consumer && !producer.isRoot() &&
+           producer.controlSuccessors().empty();
+  }
+
+  // Built on first use: most sweeps never need a cycle check (see onlyFeeds).
+  const InstructionOrder& order() const {
+    if (!m_order) m_order.emplace(m_computation);
+    return *m_order;
+  }
+
+  static std::vector<HloInstruction*> distinctOperands(const HloInstruction& instruction) {
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* operand : instruction.operands()) {
+      if (std::find(operands.begin(), operands.end(), operand) == operands.end()) operands.push_back(operand);
+    }
+    return operands;
+  }
+
+  HloComputation& m_computation;
+  PassContext& m_context;
+  const FusionConfig& m_config;
+  mutable std::optional<InstructionOrder> m_order;
+  FlatPtrMap<HloInstruction, bool> m_alive;
+  std::vector<FusionDecision> m_refusals;
+};
+
+}  // namespace
+
+StatusOr<bool> InstructionFusion::run(HloModule& module, PassContext& context) {
+  bool changed = false;
+  for (HloComputation* computation : fusibleComputations(module)) {
+    // Fusing a consumer can make a producer fusible that was refused earlier in the sweep (its other users
+    // were fused meanwhile), so sweep until nothing changes; usually one extra sweep.
+    while (true) {
+      ComputationFusion fusion(*computation, context);
+      StatusOr<bool> swept = fusion.sweep();
+      if (!swept.ok()) return swept.status();
+      if (!*swept) {
+        fusion.recordRefusals();
+        break;
+      }
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace fusionscope::core

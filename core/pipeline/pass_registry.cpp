@@ -1,0 +1,125 @@
+#include "core/pipeline/pass_registry.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/passes/algebraic_simplifier.h"
+#include "core/passes/call_inliner.h"
+#include "core/passes/cse.h"
+#include "core/passes/dce.h"
+#include "core/passes/fusion_merger.h"
+#include "core/passes/instruction_fusion.h"
+#include "core/passes/multi_output_fusion.h"
+#include "core/passes/tuple_simplifier.h"
+
+namespace fusionscope::core {
+namespace {
+
+struct Registration {
+  PassInfo info;
+  std::function<std::unique_ptr<HloPass>()> create;
+};
+
+template <typename Pass>
+std::function<std::unique_ptr<HloPass>()> factory() {
+  return [] { return std::make_unique<Pass>(); };
+}
+
+const std::vector<Registration>& registrations() {
+  static const std::vector<Registration> kPasses = {
+      {{"inline", "inline every call into its caller"}, factory<CallInliner>()},
+      {{"simplify", "algebraic simplification: x+0, x*1, identity reshapes/transposes, constant folding"},
+       factory<AlgebraicSimplifier>()},
+      {{"cse", "common subexpression elimination"}, factory<CommonSubexpressionElimination>()},
+      {{"dce", "dead code elimination: unused instructions and computations"}, factory<DeadCodeElimination>()},
+      {{"tuple-simplify", "get-tuple-element of tuple, tuple of get-tuple-elements"}, factory<TupleSimplifier>()},
+      {{"fusion", "producer-consumer fusion into kLoop, kInput and kOutput fusions (cost model in bytes)"},
+       factory<InstructionFusion>()},
+      {{"fusion-merger", "merge loop fusions into their consumer fusions when that cuts memory traffic"},
+       factory<FusionMerger>()},
+      {{"multi-output-fusion", "sibling and producer-consumer multi-output fusion (tuple roots)"},
+       factory<MultiOutputFusion>()},
+  };
+  return kPasses;
+}
+
+std::string knownNames() {
+  std::vector<std::string> names;
+  for (const Registration& r : registrations()) names.push_back(r.info.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::unique_ptr<PassPipeline> simplification() {
+  auto pipeline = std::make_unique<PassPipeline>("simplification");
+  for (const char* name : {"inline", "simplify", "cse", "tuple-simplify", "dce"}) {
+    pipeline->addPass(std::move(createPass(name)).value());
+  }
+  // Inlining and folding expose more folding and sharing; a few rounds reach the fixed point in practice.
+  pipeline->setFixedPoint(3);
+  return pipeline;
+}
+
+}  // namespace
+
+const std::vector<PassInfo>& registeredPasses() {
+  static const std::vector<PassInfo> kInfos = [] {
+    std::vector<PassInfo> infos;
+    for (const Registration& r : registrations()) infos.push_back(r.info);
+    return infos;
+  }();
+  return kInfos;
+}
+
+StatusOr<std::unique_ptr<HloPass>> createPass(std::string_view name) {
+  for (const Registration& r : registrations()) {
+    if (r.info.name == name) return r.create();
+  }
+  return Status::error(fmt::format("unknown pass '{}' (known passes: {})", name, knownNames()));
+}
+
+std::vector<std::string> presetNames() {
+  return {"gpu", "cpu"};
+}
+
+Backend backendFor(const PipelineSpec& spec) {
+  return spec.passes.empty() && spec.preset == "cpu" ? Backend::kCpu : Backend::kGpu;
+}
+
+StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) {
+  std::set<std::string, std::less<>> disabled;
+  for (const std::string& name : spec.disabled) {
+    if (StatusOr<std::unique_ptr<HloPass>> pass = createPass(name); !pass.ok()) return pass.status();
+    disabled.insert(name);
+  }
+  std::unique_ptr<PassPipeline> pipeline;
+  if (!spec.passes.empty()) {
+    pipeline = std::make_unique<PassPipeline>("custom");
+    for (const std::string& name : spec.passes) {
+      StatusOr<std::unique_ptr<HloPass>> pass = createPass(name);
+      if (!pass.ok()) return pass.status();
+      pipeline->addPass(std::move(*pass));
+    }
+  } else if (spec.preset == "gpu" || spec.preset == "cpu") {
+    pipeline = std::make_unique<PassPipeline>(spec.preset);
+    pipeline->addPass(simplification());
+    auto fusion = std::make_unique<PassPipeline>("fusion");
+    fusion->addPass(std::move(createPass("fusion")).value());
+    if (spec.preset == "gpu") {
+      // XLA's GPU order: producer-consumer fusion, then merge loop fusions, then multi-output fusion.
+      fusion->addPass(std::move(createPass("fusion-merger")).value());
+      fusion->addPass(std::move(createPass("multi-output-fusion")).value());
+    }
+    fusion->addPass(std::move(createPass("cse")).value());
+    fusion->addPass(std::move(createPass("dce")).value());
+    pipeline->addPass(std::move(fusion));
+  } else {
+    return Status::error(fmt::format("unknown pipeline '{}' (known: gpu, cpu)", spec.preset));
+  }
+  pipeline->setDisabledPasses(std::move(disabled));
+  return pipeline;
+}
+
+}  // namespace fusionscope::core

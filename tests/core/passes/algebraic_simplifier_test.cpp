@@ -1,0 +1,484 @@
+#include "core/passes/algebraic_simplifier.h"
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+#include "tests/core/testing/corpus.h"
+#include "tests/core/testing/pass_testing.h"
+
+namespace fusionscope::core {
+namespace {
+
+using testing::entryInstruction;
+using testing::parseOrFail;
+
+void expectUnchanged(std::string_view text) {
+  auto module = parseOrFail(text);
+  ASSERT_NE(module, nullptr);
+  const std::string before = printModule(*module);
+  AlgebraicSimplifier pass;
+  EXPECT_FALSE(testing::runPass(pass, *module));
+  EXPECT_EQ(printModule(*module), before);
+}
+
+bool simplify(HloModule& module) {
+  AlgebraicSimplifier pass;
+  return testing::runPass(pass, module);
+}
+
+// The integer values of a constant, or an empty list (with a test failure) for anything else.
+std::vector<int64_t> integerValues(const HloInstruction* inst) {
+  if (!inst || inst->opcode() != HloOpcode::kConstant || !inst->literal()) {
+    ADD_FAILURE() << (inst ? printInstruction(*inst) : "null") << " is not a constant";
+    return {};
+  }
+  return inst->literal()->integerValues();
+}
+
+std::vector<double> floatValues(const HloInstruction* inst) {
+  if (!inst || inst->opcode() != HloOpcode::kConstant || !inst->literal()) {
+    ADD_FAILURE() << (inst ? printInstruction(*inst) : "null") << " is not a constant";
+    return {};
+  }
+  return inst->literal()->floatValues();
+}
+
+using Ints = std::vector<int64_t>;
+
+TEST(AlgebraicSimplifierTest, AddingOrSubtractingZeroGivesTheOperand) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[4] parameter(0)
+  zero = f32[] constant(0)
+  bz = f32[4] broadcast(zero), dimensions={}
+  a = f32[4] add(p, bz)
+  b = f32[4] add(bz, a)
+  c = f32[4] subtract(b, bz)
+  ROOT n = f32[4] negate(c)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  EXPECT_EQ(module->entry()->root()->operand(0)->name(), "p");
+  // The rewritten instructions and the zero they no longer read are gone.
+  EXPECT_EQ(module->entry()->instructionCount(), 2) << printModule(*module);
+  EXPECT_FALSE(simplify(*module));
+}
+
+TEST(AlgebraicSimplifierTest, MultiplyingOrDividingByOneGivesTheOperand) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[4] parameter(0)
+  one = f32[4] constant({1, 1, 1, 1})
+  a = f32[4] multiply(p, one)
+  b = f32[4] multiply(one, a)
+  c = f32[4] divide(b, one)
+  ROOT n = f32[4] negate(c)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  EXPECT_EQ(module->entry()->root()->operand(0)->name(), "p");
+  EXPECT_EQ(module->entry()->instructionCount(), 2) << printModule(*module);
+}
+
+TEST(AlgebraicSimplifierTest, IntegerTimesZeroIsZero) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = s32[4] parameter(0)
+  zero = s32[] constant(0)
+  bz = s32[4] broadcast(zero), dimensions={}
+  e = s32[4] negate(p)
+  a = s32[4] multiply(e, bz)
+  ROOT n = s32[4] abs(a)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  EXPECT_EQ(module->entry()->root()->operand(0)->name(), "bz");
+  // The negate nobody reads any more goes too.
+  EXPECT_EQ(entryInstruction(*module, "e"), nullptr);
+}
+
+TEST(AlgebraicSimplifierTest, FloatTimesZeroAndNonIdentitiesStay) {
+  // NaN * 0 and inf * 0 are NaN; 0 - x and 0 / x are not x.
+  expectUnchanged(R"(
+HloModule m
+ENTRY main {
+  p = f32[4] parameter(0)
+  zero = f32[] constant(0)
+  bz = f32[4] broadcast(zero), dimensions={}
+  m = f32[4] multiply(p, bz)
+  s = f32[4] subtract(bz, p)
+  d = f32[4] divide(bz, p)
+  two = f32[] constant(2)
+  b2 = f32[4] broadcast(two), dimensions={}
+  a = f32[4] add(p, b2)
+  ROOT t = (f32[4], f32[4], f32[4], f32[4]) tuple(m, s, d, a)
+}
+)");
+}
+
+TEST(AlgebraicSimplifierTest, IdentityDataMovementIsRemoved) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[2,3] parameter(0)
+  r = f32[2,3] reshape(p)
+  t = f32[2,3] transpose(r), dimensions={0,1}
+  b = f32[2,3] broadcast(t), dimensions={0,1}
+  c = f32[2,3] convert(b)
+  s = f32[2,3] slice(c), slice={[0:2], [0:3]}
+  k = f32[2,3] copy(s)
+  ROOT n = f32[2,3] negate(k)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  EXPECT_EQ(module->entry()->root()->operand(0)->name(), "p");
+  EXPECT_EQ(module->entry()->instructionCount(), 2) << printModule(*module);
+}
+
+TEST(AlgebraicSimplifierTest, CopyWithTheSameLayoutIsRemoved) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[2,3]{1,0} parameter(0)
+  c = f32[2,3]{1,0} copy(p)
+  ROOT n = f32[2,3]{1,0} negate(c)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  EXPECT_EQ(module->entry()->root()->operand(0)->name(), "p");
+}
+
+TEST(AlgebraicSimplifierTest, LayoutChangingOpsStay) {
+  expectUnchanged(R"(
+HloModule m
+ENTRY main {
+  p = f32[2,3]{1,0} parameter(0)
+  c = f32[2,3]{0,1} copy(p)
+  t = f32[2,3]{0,1} transpose(p), dimensions={0,1}
+  r = f32[2,3]{0,1} reshape(p)
+  zero = f32[] constant(0)
+  bz = f32[2,3]{1,0} broadcast(zero), dimensions={}
+  a = f32[2,3]{1,0} add(c, bz)
+  ROOT tuple = (f32[2,3]{0,1}, f32[2,3]{0,1}, f32[2,3]{0,1}, f32[2,3]{1,0}) tuple(c, t, r, a)
+}
+)");
+}
+
+TEST(AlgebraicSimplifierTest, PartialSliceAndRealBroadcastStay) {
+  expectUnchanged(R"(
+HloModule m
+ENTRY main {
+  p = f32[4,4] parameter(0)
+  s = f32[2,4] slice(p), slice={[0:2], [0:4]}
+  st = f32[2,4] slice(p), slice={[0:4:2], [0:4]}
+  b = f32[4,4] broadcast(p), dimensions={1,0}
+  t = f32[4,4] transpose(p), dimensions={1,0}
+  ROOT r = (f32[2,4], f32[2,4], f32[4,4], f32[4,4]) tuple(s, st, b, t)
+}
+)");
+}
+
+TEST(AlgebraicSimplifierTest, TransposeOfTransposeComposes) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[2,3,4] parameter(0)
+  t1 = f32[3,4,2] transpose(p), dimensions={1,2,0}
+  t2 = f32[4,3,2] transpose(t1), dimensions={1,0,2}
+  ROOT n = f32[4,3,2] negate(t2)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* t2 = entryInstruction(*module, "t2");
+  ASSERT_NE(t2, nullptr);
+  EXPECT_EQ(t2->operand(0)->name(), "p");
+  EXPECT_EQ(*t2->attributes().dimensions, (Ints{2, 1, 0}));
+  EXPECT_EQ(entryInstruction(*module, "t1"), nullptr);
+}
+
+TEST(AlgebraicSimplifierTest, InverseTransposesCancel) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[2,3] parameter(0)
+  t1 = f32[3,2] transpose(p), dimensions={1,0}
+  t2 = f32[2,3] transpose(t1), dimensions={1,0}
+  ROOT n = f32[2,3] negate(t2)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  EXPECT_EQ(module->entry()->root()->operand(0)->name(), "p");
+  EXPECT_EQ(module->entry()->instructionCount(), 2);
+}
+
+TEST(AlgebraicSimplifierTest, ReshapeOfReshapeIsOneReshape) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[2,3,4] parameter(0)
+  r1 = f32[6,4] reshape(p)
+  r2 = f32[24] reshape(r1)
+  back1 = f32[4,6] reshape(p)
+  back2 = f32[2,3,4] reshape(back1)
+  ROOT t = (f32[6,4], f32[24], f32[2,3,4]) tuple(r1, r2, back2)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(1)->name(), "r2");
+  EXPECT_EQ(root->operand(1)->operand(0)->name(), "p");
+  EXPECT_EQ(root->operand(2)->name(), "p");
+  EXPECT_EQ(entryInstruction(*module, "back1"), nullptr);
+  EXPECT_NE(entryInstruction(*module, "r1"), nullptr);  // still read by the tuple
+}
+
+TEST(AlgebraicSimplifierTest, FoldsIntegersWithWraparound) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  a8 = s8[2] constant({100, -128})
+  b8 = s8[2] constant({100, -1})
+  s8sum = s8[2] add(a8, b8)
+  a16 = u8[] constant(200)
+  b16 = u8[] constant(100)
+  u8sum = u8[] add(a16, b16)
+  u8diff = u8[] subtract(b16, a16)
+  big = s32[] constant(65536)
+  square = s32[] multiply(big, big)
+  m7 = s32[2] constant({-7, 7})
+  two = s32[2] constant({2, -2})
+  quotient = s32[2] divide(m7, two)
+  rest = s32[2] remainder(m7, two)
+  ROOT t = (s8[2], u8[], u8[], s32[], s32[2], s32[2]) tuple(s8sum, u8sum, u8diff, square, quotient, rest)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(integerValues(root->operand(0)), (Ints{-56, 127}));
+  EXPECT_EQ(integerValues(root->operand(1)), (Ints{44}));
+  EXPECT_EQ(integerValues(root->operand(2)), (Ints{156}));
+  EXPECT_EQ(integerValues(root->operand(3)), (Ints{0}));
+  EXPECT_EQ(integerValues(root->operand(4)), (Ints{-3, -3}));
+  EXPECT_EQ(integerValues(root->operand(5)), (Ints{-1, 1}));
+  EXPECT_EQ(module->entry()->instructionCount(), 7) << printModule(*module);
+}
+
+TEST(AlgebraicSimplifierTest, FoldsF32InFloatAndF64InDouble) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  a = f32[] constant(0.1)
+  b = f32[] constant(0.2)
+  s = f32[] add(a, b)
+  c = f64[] constant(0.1)
+  d = f64[] constant(0.2)
+  s64 = f64[] add(c, d)
+  x = f32[2] constant({3, -4})
+  n = f32[2] negate(x)
+  ab = f32[2] abs(n)
+  ROOT t = (f32[], f64[], f32[2]) tuple(s, s64, ab)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(floatValues(root->operand(0)), (std::vector<double>{static_cast<double>(0.1f + 0.2f)}));
+  EXPECT_EQ(floatValues(root->operand(1)), (std::vector<double>{0.1 + 0.2}));
+  EXPECT_EQ(floatValues(root->operand(2)), (std::vector<double>{3, 4}));
+  // The folded text reads back to the same module.
+  auto reparsed = parseOrFail(printModule(*module));
+  ASSERT_NE(reparsed, nullptr);
+  EXPECT_EQ(printModule(*reparsed), printModule(*module));
+}
+
+TEST(AlgebraicSimplifierTest, FoldsCompareSelectConvertClampAndLogic) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  a = s32[3] constant({1, 5, -3})
+  b = s32[3] constant({3, 3, 3})
+  lt = pred[3] compare(a, b), direction=LT
+  sel = s32[3] select(lt, a, b)
+  f = f32[3] convert(sel)
+  g = f32[3] constant({-2.7, 2.7, 1e10})
+  lo = f32[] constant(-1)
+  hi = f32[] constant(1)
+  cl = f32[3] clamp(lo, g, hi)
+  back = s32[3] convert(cl)
+  nt = pred[3] not(lt)
+  both = pred[3] and(lt, nt)
+  ROOT t = (f32[3], s32[3], pred[3], pred[3]) tuple(f, back, nt, both)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(floatValues(root->operand(0)), (std::vector<double>{1, 3, -3}));
+  EXPECT_EQ(integerValues(root->operand(1)), (Ints{-1, 1, 1}));
+  EXPECT_EQ(integerValues(root->operand(2)), (Ints{0, 1, 0}));
+  EXPECT_EQ(integerValues(root->operand(3)), (Ints{0, 0, 0}));
+  EXPECT_EQ(root->operand(2)->shape().elementType(), PrimitiveType::kPred);
+}
+
+TEST(AlgebraicSimplifierTest, FoldsDataMovementOfConstants) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  c = s32[2,3] constant({ { 1, 2, 3 }, { 4, 5, 6 } })
+  t = s32[3,2] transpose(c), dimensions={1,0}
+  r = s32[6] reshape(c)
+  row = s32[3] constant({7, 8, 9})
+  b = s32[2,3] broadcast(row), dimensions={1}
+  ROOT out = (s32[3,2], s32[6], s32[2,3]) tuple(t, r, b)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(integerValues(root->operand(0)), (Ints{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(integerValues(root->operand(1)), (Ints{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(integerValues(root->operand(2)), (Ints{7, 8, 9, 7, 8, 9}));
+}
+
+TEST(AlgebraicSimplifierTest, FoldsUpToSixtyFourElementsOnly) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  c = s32[8] constant({0, 1, 2, 3, 4, 5, 6, 7})
+  b64 = s32[8,8] broadcast(c), dimensions={1}
+  b72 = s32[9,8] broadcast(c), dimensions={1}
+  ROOT t = (s32[8,8], s32[9,8]) tuple(b64, b72)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  std::vector<int64_t> values = integerValues(root->operand(0));
+  ASSERT_EQ(values.size(), 64u);
+  EXPECT_EQ(values[9], 1);
+  EXPECT_EQ(values[63], 7);
+  EXPECT_EQ(root->operand(1)->name(), "b72");
+}
+
+TEST(AlgebraicSimplifierTest, FoldingAndIdentitiesChainInOneRun) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = s32[4] parameter(0)
+  five = s32[] constant(5)
+  d = s32[] subtract(five, five)
+  b = s32[4] broadcast(d), dimensions={}
+  a = s32[4] add(p, b)
+  ROOT n = s32[4] negate(a)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  EXPECT_EQ(module->entry()->root()->operand(0)->name(), "p");
+  EXPECT_EQ(module->entry()->instructionCount(), 2) << printModule(*module);
+  EXPECT_FALSE(simplify(*module));
+}
+
+TEST(AlgebraicSimplifierTest, LeavesWhatItCannotFold) {
+  expectUnchanged(R"(
+HloModule m
+ENTRY main {
+  zero = s32[] constant(0)
+  seven = s32[] constant(7)
+  div0 = s32[] divide(seven, zero)
+  h = f16[] constant(1.5)
+  hsum = f16[] add(h, h)
+  big = f32[] constant(3e38)
+  inf = f32[] multiply(big, big)
+  e = f32[4] constant({...})
+  neg = f32[4] negate(e)
+  scalar = f32[] constant(2)
+  bs = f32[4] broadcast(scalar), dimensions={}
+  wide = s32[65] broadcast(seven), dimensions={}
+  ROOT t = (s32[], f16[], f32[], f32[4], f32[4], s32[65]) tuple(div0, hsum, inf, neg, bs, wide)
+}
+)");
+}
+
+TEST(AlgebraicSimplifierTest, FusedComputationsAreLeftToTheFusionPasses) {
+  expectUnchanged(R"(
+HloModule m
+fused {
+  fp = f32[4] parameter(0)
+  zero = f32[] constant(0)
+  bz = f32[4] broadcast(zero), dimensions={}
+  ROOT a = f32[4] add(fp, bz)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT f = f32[4] fusion(p), kind=kLoop, calls=fused
+}
+)");
+}
+
+TEST(AlgebraicSimplifierTest, NothingToDoLeavesTheModuleAsItWas) {
+  expectUnchanged(R"(
+HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  p = f32[4,8]{1,0} parameter(0)
+  e = f32[4,8]{1,0} exponential(p)
+  zero = f32[] constant(0)
+  r = f32[4]{0} reduce(e, zero), dimensions={1}, to_apply=add
+  b = f32[4,8]{1,0} broadcast(r), dimensions={0}
+  ROOT d = f32[4,8]{1,0} divide(e, b)
+}
+)");
+}
+
+class AlgebraicSimplifierCorpusTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AlgebraicSimplifierCorpusTest, VerifiesAndIsIdempotent) {
+  auto parsed = parseHloModuleFile(GetParam());
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  HloModule& module = **parsed;
+  const std::string before = printModule(module);
+  AlgebraicSimplifier pass;
+  bool changed = testing::runPass(pass, module);
+  const std::string after = printModule(module);
+  if (!changed) {
+    EXPECT_EQ(after, before) << "reported no change but changed the module";
+  }
+  for (const auto& computation : module.computations()) {
+    std::unordered_set<const HloInstruction*> defined;
+    for (const auto& inst : computation->instructions()) {
+      for (const HloInstruction* operand : inst->operands()) {
+        EXPECT_TRUE(defined.count(operand)) << inst->name() << " uses " << operand->name() << " before it";
+      }
+      defined.insert(inst.get());
+    }
+  }
+  // What the pass printed parses back to the same text.
+  auto reparsed = parseHloModule(after, GetParam() + " (simplified)");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.message();
+  EXPECT_EQ(printModule(**reparsed), after);
+  EXPECT_FALSE(testing::runPass(pass, module)) << "second run changed the module";
+  EXPECT_EQ(printModule(module), after);
+}
+
+INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, AlgebraicSimplifierCorpusTest,
+                         ::testing::ValuesIn(testing::allModulePaths()),
+                         [](const auto& info) { return testing::moduleTestName(info.param); });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AlgebraicSimplifierCorpusTest);
+
+TEST(AlgebraicSimplifierCorpusPresence, CorpusOrSkip) {
+  if (testing::corpusHloFiles().empty()) {
+    GTEST_SKIP() << "shared corpus not found at " << testing::corpusDir() << ": simplify corpus cases not run";
+  }
+  EXPECT_FALSE(testing::corpusHloFiles().empty());
+}
+
+}  // namespace
+}  // namespace fusionscope::core
