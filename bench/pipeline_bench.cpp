@@ -4,8 +4,10 @@
 // <= 12x the 10k one. items_per_second = instructions per second. Results: docs/PERFORMANCE.md.
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -49,9 +51,10 @@ const core::HloModule* corpusModule() {
 }
 
 const core::HloModule* generatedModule(int64_t instructions) {
-  static std::unique_ptr<core::HloModule> small = parseOrDie(bench::generateHloModule(10000).text, "gen10k");
-  static std::unique_ptr<core::HloModule> large = parseOrDie(bench::generateHloModule(100000).text, "gen100k");
-  return instructions <= 10000 ? small.get() : large.get();
+  static std::map<int64_t, std::unique_ptr<core::HloModule>> modules;
+  std::unique_ptr<core::HloModule>& module = modules[instructions];
+  if (!module) module = parseOrDie(bench::generateHloModule(instructions).text, "generated");
+  return module.get();
 }
 
 void BM_GpuPipelineWithDotStages(benchmark::State& state) {
@@ -80,12 +83,24 @@ void BM_GpuPipelineWithDotStages(benchmark::State& state) {
 }
 BENCHMARK(BM_GpuPipelineWithDotStages)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// One pass on a fresh copy of the generated module (the copy is not timed).
+// Evicts the last-level cache (32 MiB on the reference machine) by writing a larger buffer. A 10k-instruction
+// module (~14 MB) otherwise stays cached from its own cloning while a 100k one (~140 MB) cannot, which
+// measures the cache size rather than the pass: both sizes run cold, like a pass after other work.
+void evictCaches() {
+  static std::vector<char> buffer(96u << 20);
+  static char round = 0;
+  ++round;
+  for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = round;
+  benchmark::DoNotOptimize(buffer.data());
+}
+
+// One pass on a fresh copy of the generated module (the copy and the cache eviction are not timed).
 void BM_Pass(benchmark::State& state, const std::string& pass) {
   const core::HloModule* source = generatedModule(state.range(0));
   for (auto _ : state) {
     state.PauseTiming();
     std::unique_ptr<core::HloModule> module = core::cloneModule(*source);
+    evictCaches();
     std::unique_ptr<core::HloPass> instance = std::move(core::createPass(pass)).value();
     core::PassContext context(core::fusionConfigFor(core::Backend::kGpu));
     state.ResumeTiming();
@@ -99,10 +114,31 @@ void BM_Pass(benchmark::State& state, const std::string& pass) {
 }
 
 const bool kRegistered = [] {
+  if (const char* sizes = std::getenv("FS_BENCH_PASS_SIZES")) {
+    // Scaling curves: FS_BENCH_PASS_SIZES=10000,20000,50000,100000 runs every pass at each size.
+    for (const core::PassInfo& info : core::registeredPasses()) {
+      std::string list = sizes;
+      for (size_t pos = 0; pos < list.size();) {
+        size_t comma = list.find(',', pos);
+        int64_t n = std::atoll(list.substr(pos, comma - pos).c_str());
+        benchmark::RegisterBenchmark(("BM_Pass/" + info.name).c_str(), BM_Pass, info.name)
+            ->Arg(n)
+            ->Iterations(n > 30000 ? 6 : 30)
+            ->Unit(benchmark::kMillisecond);
+        pos = comma == std::string::npos ? list.size() : comma + 1;
+      }
+    }
+    return true;
+  }
   for (const core::PassInfo& info : core::registeredPasses()) {
+    // Fixed iteration counts: every iteration pays an untimed clone and cache eviction.
     benchmark::RegisterBenchmark(("BM_Pass/" + info.name).c_str(), BM_Pass, info.name)
         ->Arg(10000)
+        ->Iterations(40)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_Pass/" + info.name).c_str(), BM_Pass, info.name)
         ->Arg(100000)
+        ->Iterations(6)
         ->Unit(benchmark::kMillisecond);
   }
   return true;
