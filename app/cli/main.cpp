@@ -2,15 +2,21 @@
 // (e.g. a file could not be written), 2 bad usage or bad input (unknown flag, malformed HLO, missing file).
 #include <cstdio>
 #include <memory>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "app/cli/info_command.h"
+#include "app/cli/pipeline_commands.h"
 #include "core/base/file_util.h"
 #include "core/dump/dump_directory.h"
+#include "core/eval/evaluator.h"
 #include "core/ir/hlo_verifier.h"
+#include "core/pipeline/stage_check.h"
+#include "core/pipeline/stages_json.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 
@@ -51,26 +57,160 @@ int emit(const std::string& text, const std::string& output) {
   return kExitOk;
 }
 
+// Adds the options that choose a pipeline (dump, explain, verify share them).
+void addPipelineOptions(CLI::App* command, cli::PipelineArgs& args) {
+  command->add_option("--pipeline", args.pipeline, "Pass pipeline: gpu, cpu or none (just the input)")
+      ->check(CLI::IsMember({"gpu", "cpu", "none"}))
+      ->capture_default_str();
+  command->add_option("--passes", args.passes, "Run exactly these passes, in this order (comma-separated)")
+      ->delimiter(',');
+  command->add_option("--disable-passes,--xla_disable_hlo_passes", args.disabled, "Skip these passes")->delimiter(',');
+  command->add_flag("--check-passes", args.checkPasses,
+                    "Verify the module after every changing pass and check that unchanged passes changed nothing");
+}
+
+int runDump(core::HloModule& module, const std::string& input, const std::string& output, const cli::PipelineArgs& args,
+            const std::string& passRegex, bool png, bool svg, bool stagesSummary, int jobs) {
+  std::regex filter;
+  try {
+    filter = std::regex(passRegex, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    fmt::print(stderr, "--dump-pass-re: invalid regular expression '{}': {}\n", passRegex, e.what());
+    return kExitBadInput;
+  }
+  StatusOr<core::PipelineRun> run = cli::runPipelineFor(module, args);
+  if (!run.ok()) {
+    fmt::print(stderr, "{}: {}\n", input, run.message());
+    return kExitBadInput;
+  }
+  // Stage 0 is always written (the input as loaded); later stages when their pass matches the filter.
+  std::vector<core::StageDumpRequest> requests;
+  core::StagesJsonInfo info;
+  info.source = input;
+  info.backend = std::string(core::backendName(core::backendFor({args.pipeline, args.passes, args.disabled})));
+  info.files.resize(run->stages.size());
+  for (const core::Stage& stage : run->stages) {
+    if (stage.index > 0 && !std::regex_search(stage.pass, filter)) continue;
+    requests.push_back({stage.module.get(), stage.index, cli::consoleLabel(*run, stage)});
+    core::StageFiles& files = info.files[static_cast<size_t>(stage.index)];
+    files.dot = fmt::format("hlo_graph_{}.dot", stage.index);
+    files.module = fmt::format("module_{}.txt", stage.index);
+    if (png) files.png = fmt::format("hlo_graph_{}.png", stage.index);
+    if (svg) files.svg = fmt::format("hlo_graph_{}.svg", stage.index);
+  }
+  core::StagesDumpOptions options;
+  options.png = png;
+  options.svg = svg;
+  options.processes = jobs;
+  StatusOr<std::vector<core::DumpedStage>> dumped =
+      core::dumpStages(requests, output, options, {{"stages.json", core::stagesToJson(*run, info)}});
+  if (!dumped.ok()) {
+    fmt::print(stderr, "{}\n", dumped.message());
+    return kExitFailed;
+  }
+  for (const core::DumpedStage& stage : *dumped) fmt::print("{}\n", stage.consoleLine);
+  if (stagesSummary) fmt::print("\n{}", cli::stagesTable(*run));
+  return kExitOk;
+}
+
+// `verify`: every stage must compute what stage 0 computes on the same random inputs.
+int runVerify(core::HloModule& module, const std::string& input, const cli::PipelineArgs& args, uint64_t seed,
+              int trials) {
+  if (Status evaluable = core::checkEvaluable(module); !evaluable.ok()) {
+    fmt::print(stderr, "{}: {}\n", input, evaluable.message());
+    return kExitBadInput;
+  }
+  StatusOr<core::PipelineRun> run = cli::runPipelineFor(module, args);
+  if (!run.ok()) {
+    fmt::print(stderr, "{}: {}\n", input, run.message());
+    return kExitBadInput;
+  }
+  int64_t work = core::estimateEvaluationWork(*run->stages.front().module);
+  if (work > 2'000'000'000) {
+    fmt::print(stderr, "note: about {:.1e} operations per evaluation; this will take a while\n",
+               static_cast<double>(work));
+  }
+  bool allAgree = true;
+  for (int trial = 0; trial < trials; ++trial) {
+    uint64_t trialSeed = seed + static_cast<uint64_t>(trial);
+    StatusOr<std::vector<core::StageCheck>> checks = core::checkStagesAgree(*run, trialSeed);
+    if (!checks.ok()) {
+      fmt::print(stderr, "{}: {}\n", input, checks.message());
+      return kExitBadInput;
+    }
+    for (const core::StageCheck& check : *checks) {
+      if (check.stage == 0) continue;
+      const std::string label = cli::consoleLabel(*run, run->stages[static_cast<size_t>(check.stage)]);
+      if (check.agrees) {
+        if (trial == 0) fmt::print("stage {} [{}]: same results as stage 0\n", check.stage, label);
+        continue;
+      }
+      allAgree = false;
+      if (!check.error.empty()) {
+        fmt::print("stage {} [{}]: cannot be evaluated (seed {}): {}\n", check.stage, label, trialSeed, check.error);
+      } else {
+        fmt::print("stage {} [{}]: DIFFERS from stage 0 (seed {}): {}\n", check.stage, label, trialSeed,
+                   check.difference);
+        if (!check.instruction.empty()) fmt::print("  first differing instruction: {}\n", check.instruction);
+      }
+      // The first stage that goes wrong is the pass to look at; later stages inherit its error.
+      fmt::print("{}: verification failed at stage {} (after {})\n", input, check.stage,
+                 run->stages[static_cast<size_t>(check.stage)].pass);
+      return kExitFailed;
+    }
+  }
+  if (allAgree) {
+    fmt::print("{}: all {} stage(s) agree with stage 0 on {} random input set(s) (seed {})\n", input,
+               run->stages.size(), trials, seed);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"FusionScope: watch a tensor compiler fuse an HLO graph.", "fusionscope-cli"};
   app.set_version_flag("--version", std::string("fusionscope-cli ") + FS_VERSION);
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   app.fallthrough(false);
+  bool listPasses = false;
+  app.add_flag("--list-passes", listPasses, "List every pass and the pipelines that run it");
 
   std::string input;
   std::string output;
   bool noVerify = false;
 
-  CLI::App* dump = app.add_subcommand("dump", "Write the module's graph as DIR/hlo_graph_0.dot (and PNG/SVG)");
+  CLI::App* dump = app.add_subcommand(
+      "dump", "Run a pass pipeline and write every stage: DIR/hlo_graph_N.dot, module_N.txt, stages.json");
   bool png = false;
   bool svg = false;
+  bool dot = false;
+  bool stagesSummary = false;
+  std::string passRegex = ".*";
+  int jobs = 0;
+  cli::PipelineArgs pipelineArgs;
   dump->add_option("module", input, "HLO text file")->required()->check(CLI::ExistingFile);
-  dump->add_option("-o,--output", output, "Dump directory (created if missing)")->required();
-  dump->add_flag("--png", png, "Also render hlo_graph_N.png in-process with Graphviz");
-  dump->add_flag("--svg", svg, "Also render hlo_graph_N.svg in-process with Graphviz");
+  dump->add_option("-o,--output,--xla_dump_to", output, "Dump directory (created if missing)")->required();
+  addPipelineOptions(dump, pipelineArgs);
+  dump->add_option("--dump-pass-re,--xla_dump_hlo_pass_re", passRegex,
+                   "Write only stages whose pass name matches (stage 0 always)");
+  dump->add_flag("--png,--xla_dump_hlo_as_png", png, "Also render hlo_graph_N.png with Graphviz");
+  dump->add_flag("--svg", svg, "Also render hlo_graph_N.svg with Graphviz");
+  dump->add_flag("--xla_dump_hlo_as_dot", dot, "Accepted for XLA users: DOT files are always written");
+  dump->add_flag("--stages", stagesSummary, "Print a table of the stages (counts, changes, times)");
+  dump->add_option("-j,--jobs", jobs, "Render worker processes (default: one per core)")->check(CLI::NonNegativeNumber);
   dump->add_flag("--no-verify", noVerify, "Skip the verifier (draw malformed modules as they are)");
+
+  CLI::App* explain = app.add_subcommand("explain", "Run a pipeline and show every fusion decision and its reason");
+  cli::ExplainFilter explainFilter;
+  bool explainJson = false;
+  explain->add_option("module", input, "HLO text file")->required()->check(CLI::ExistingFile);
+  addPipelineOptions(explain, pipelineArgs);
+  explain->add_option("--instruction", explainFilter.instruction, "Only decisions about this instruction or fusion");
+  auto* fusedOnly = explain->add_flag("--fused", explainFilter.fusedOnly, "Only decisions that fused");
+  explain->add_flag("--refused", explainFilter.refusedOnly, "Only decisions that did not fuse")->excludes(fusedOnly);
+  explain->add_flag("--json", explainJson, "Machine-readable JSON");
+  explain->add_flag("--no-verify", noVerify, "Skip the verifier");
 
   CLI::App* print = app.add_subcommand("print", "Print the module as canonical HLO text");
   print->add_option("module", input, "HLO text file")->required()->check(CLI::ExistingFile);
@@ -83,6 +223,18 @@ int main(int argc, char** argv) {
   info->add_flag("--json", json, "Machine-readable JSON");
   info->add_flag("--no-verify", noVerify, "Skip the verifier");
 
+  CLI::App* verify = app.add_subcommand(
+      "verify", "Run a pipeline and check with the reference evaluator that every stage computes the same results");
+  uint64_t seed = 1;
+  int trials = 1;
+  verify->add_option("module", input, "HLO text file")->required()->check(CLI::ExistingFile);
+  addPipelineOptions(verify, pipelineArgs);
+  verify->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
+  verify->add_option("--trials", trials, "Random input sets to try (seed, seed+1, ...)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  verify->add_flag("--no-verify", noVerify, "Skip the verifier");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -91,20 +243,25 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
+  if (listPasses) return emit(cli::listPasses(), "");
+  if (app.get_subcommands().empty()) {
+    fmt::print(stderr, "A subcommand is required (or --list-passes)\nRun with --help for more information.\n");
+    return kExitBadInput;
+  }
+
   std::unique_ptr<core::HloModule> module = loadModule(input, !noVerify);
   if (!module) return kExitBadInput;
+  pipelineArgs.progress = true;
 
-  if (*dump) {
-    core::DumpOptions options;
-    options.png = png;
-    options.svg = svg;
-    StatusOr<core::DumpedStage> stage = core::dumpStage(*module, 0, "pipeline start", output, options);
-    if (!stage.ok()) {
-      fmt::print(stderr, "{}\n", stage.message());
-      return kExitFailed;
+  if (*dump) return runDump(*module, input, output, pipelineArgs, passRegex, png, svg, stagesSummary, jobs);
+  if (*verify) return runVerify(*module, input, pipelineArgs, seed, trials);
+  if (*explain) {
+    StatusOr<core::PipelineRun> run = cli::runPipelineFor(*module, pipelineArgs);
+    if (!run.ok()) {
+      fmt::print(stderr, "{}: {}\n", input, run.message());
+      return kExitBadInput;
     }
-    fmt::print("{}\n", stage->consoleLine);
-    return kExitOk;
+    return emit(explainJson ? cli::explainJson(*run, explainFilter) : cli::explainText(*run, explainFilter, input), "");
   }
   if (*print) return emit(core::printModule(*module), output);
   if (*info) return emit(json ? cli::moduleInfoJson(*module) : cli::moduleInfoText(*module), "");
