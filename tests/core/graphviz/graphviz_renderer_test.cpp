@@ -10,7 +10,6 @@
 
 #include <gtest/gtest.h>
 
-
 namespace fusionscope::graphviz {
 namespace {
 
@@ -447,8 +446,9 @@ TEST(GraphvizRendererTest, CapsPngAreaOfGraphsBigInBothDirections) {
   // 60 columns of 60-node chains: roughly 6k x 6k pixels unscaled would pass the side cap; make it bigger.
   std::string dot = "digraph G { node [shape=box width=2 height=1]; ";
   for (int c = 0; c < 60; ++c) {
-    for (int r = 0; r + 1 < 60; ++r) dot += "n" + std::to_string(c) + "_" + std::to_string(r) + " -> n" +
-                                            std::to_string(c) + "_" + std::to_string(r + 1) + "; ";
+    for (int r = 0; r + 1 < 60; ++r)
+      dot += "n" + std::to_string(c) + "_" + std::to_string(r) + " -> n" + std::to_string(c) + "_" +
+             std::to_string(r + 1) + "; ";
   }
   dot += "}";
   auto png = renderDot(dot, ImageFormat::kPng, "grid.dot");
@@ -465,4 +465,64 @@ TEST(GraphvizRendererTest, CapsPngAreaOfGraphsBigInBothDirections) {
 }
 
 }  // namespace
+
+// ---- renderDotBatch: many graphs in worker processes ------------------------------------------------------
+
+std::vector<std::string> chainGraphs(int count) {
+  std::vector<std::string> graphs;
+  for (int g = 0; g < count; ++g) {
+    std::string dot = "digraph G {\n";
+    for (int i = 0; i < 3 + g; ++i) dot += "  n" + std::to_string(i) + " -> n" + std::to_string(i + 1) + ";\n";
+    graphs.push_back(dot + "}\n");
+  }
+  return graphs;
+}
+
+TEST(RenderBatchTest, WorkerProcessesGiveTheSameImagesAsInProcess) {
+  std::vector<std::string> graphs = chainGraphs(5);
+  std::vector<RenderJob> jobs;
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    jobs.push_back({graphs[i], {ImageFormat::kSvg, ImageFormat::kPng}, "g" + std::to_string(i) + ".dot"});
+  }
+  auto sequential = renderDotBatch(jobs, 1);
+  auto parallel = renderDotBatch(jobs, 3);
+  ASSERT_TRUE(sequential.ok()) << sequential.message();
+  ASSERT_TRUE(parallel.ok()) << parallel.message();
+  ASSERT_EQ(parallel->size(), jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ASSERT_EQ((*parallel)[i].size(), 2u);
+    EXPECT_EQ((*parallel)[i][0], (*sequential)[i][0]) << "svg of job " << i;
+    EXPECT_EQ((*parallel)[i][1].substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << "png of job " << i;
+    EXPECT_EQ((*parallel)[i][1].size(), (*sequential)[i][1].size()) << "png of job " << i;
+  }
+}
+
+TEST(RenderBatchTest, AFailingGraphIsReportedByName) {
+  std::vector<std::string> graphs = chainGraphs(3);
+  graphs[1] = "digraph G { a -> ; }";
+  std::vector<RenderJob> jobs;
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    jobs.push_back({graphs[i], {ImageFormat::kSvg}, "stage_" + std::to_string(i) + ".dot"});
+  }
+  for (int processes : {1, 2}) {
+    auto result = renderDotBatch(jobs, processes);
+    ASSERT_FALSE(result.ok()) << processes;
+    EXPECT_NE(result.message().find("stage_1.dot"), std::string::npos) << result.message();
+  }
+}
+
+TEST(RenderBatchTest, LargeImagesComeBackWhole) {
+  // More than a pipe buffer (64 KiB) per image: the parent must keep reading while workers write.
+  std::string dot = "digraph G {\n";
+  for (int i = 0; i < 400; ++i) dot += "  n" + std::to_string(i) + " -> n" + std::to_string(i + 1) + ";\n";
+  dot += "}\n";
+  std::vector<RenderJob> jobs(4, RenderJob{dot, {ImageFormat::kSvg}, "big.dot"});
+  auto parallel = renderDotBatch(jobs, 4);
+  ASSERT_TRUE(parallel.ok()) << parallel.message();
+  auto single = renderDot(dot, ImageFormat::kSvg);
+  ASSERT_TRUE(single.ok()) << single.message();
+  ASSERT_GT(single->size(), 64u * 1024);
+  for (const auto& images : *parallel) EXPECT_EQ(images[0], *single);
+}
+
 }  // namespace fusionscope::graphviz
