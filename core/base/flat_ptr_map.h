@@ -9,7 +9,8 @@ namespace fusionscope {
 // Open-addressing map from a pointer to a small value, for per-pass tables keyed by instruction (post
 // order, ranks, node ids). One contiguous array instead of a heap node per entry: on a 100k-instruction
 // computation std::unordered_map spends most of its time in cache misses and allocation. Values are
-// default-constructed on first access with operator[]; there is no erase.
+// default-constructed on first access with operator[]; erase shifts the following entries back (no tombstones),
+// so lookups stay short after many erasures.
 template <typename Key, typename Value>
 class FlatPtrMap {
  public:
@@ -28,6 +29,28 @@ class FlatPtrMap {
     const Slot& slot = m_slots[probe(key)];
     return slot.key == nullptr ? nullptr : &slot.value;
   }
+  Value* find(const Key* key) {
+    Slot& slot = m_slots[probe(key)];
+    return slot.key == nullptr ? nullptr : &slot.value;
+  }
+  bool contains(const Key* key) const { return find(key) != nullptr; }
+  void erase(const Key* key) {
+    size_t mask = m_slots.size() - 1;
+    size_t hole = probe(key);
+    if (m_slots[hole].key == nullptr) return;
+    // Backward-shift deletion: move each later entry of the run into the hole unless its home slot lies
+    // cyclically in (hole, next], where it must stay to remain reachable from its home.
+    for (size_t next = (hole + 1) & mask; m_slots[next].key != nullptr; next = (next + 1) & mask) {
+      size_t home = homeSlot(m_slots[next].key);
+      bool staysPut = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
+      if (!staysPut) {
+        m_slots[hole] = m_slots[next];
+        hole = next;
+      }
+    }
+    m_slots[hole] = Slot();
+    --m_size;
+  }
   size_t size() const { return m_size; }
 
  private:
@@ -35,9 +58,12 @@ class FlatPtrMap {
     const Key* key = nullptr;
     Value value{};
   };
+  size_t homeSlot(const Key* key) const {
+    return (reinterpret_cast<uintptr_t>(key) * 0x9E3779B97F4A7C15ull) >> m_shift;
+  }
   size_t probe(const Key* key) const {
     size_t mask = m_slots.size() - 1;
-    size_t i = (reinterpret_cast<uintptr_t>(key) * 0x9E3779B97F4A7C15ull) >> m_shift;
+    size_t i = homeSlot(key);
     while (m_slots[i].key != nullptr && m_slots[i].key != key) i = (i + 1) & mask;
     return i;
   }

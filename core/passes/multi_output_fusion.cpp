@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base/flat_ptr_map.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -137,13 +138,13 @@ std::vector<HloInstruction*> distinctOperands(const HloInstruction& inst) {
 class TopologicalOrder {
  public:
   explicit TopologicalOrder(std::vector<HloInstruction*> postOrder) : m_slots(std::move(postOrder)) {
-    m_position.reserve(m_slots.size());
+    m_position = FlatPtrMap<HloInstruction, int64_t>(m_slots.size());
     for (size_t i = 0; i < m_slots.size(); ++i) m_position[m_slots[i]] = static_cast<int64_t>(i);
   }
 
   int64_t position(const HloInstruction* inst) const {
-    auto it = m_position.find(inst);
-    return it == m_position.end() ? -1 : it->second;
+    const int64_t* found = m_position.find(inst);
+    return found ? *found : -1;
   }
 
   // True when a path of uses (or control edges) leads from `from` to `to`; with skipDirect a direct use
@@ -207,10 +208,10 @@ class TopologicalOrder {
   }
   // Call right after `inst` was deleted, before its address can be reused.
   void forget(const HloInstruction* inst) {
-    auto it = m_position.find(inst);
-    if (it == m_position.end()) return;
-    m_slots[static_cast<size_t>(it->second)] = nullptr;
-    m_position.erase(it);
+    const int64_t* found = m_position.find(inst);
+    if (!found) return;
+    m_slots[static_cast<size_t>(*found)] = nullptr;
+    m_position.erase(inst);
   }
 
  private:
@@ -247,7 +248,7 @@ class TopologicalOrder {
   }
 
   std::vector<HloInstruction*> m_slots;
-  std::unordered_map<const HloInstruction*, int64_t> m_position;
+  FlatPtrMap<HloInstruction, int64_t> m_position;
 };
 
 // Candidates are named by a stable id, because merges delete instructions (and their addresses may be
@@ -255,12 +256,12 @@ class TopologicalOrder {
 class CandidateIds {
  public:
   int id(HloInstruction* inst) {
-    auto [it, inserted] = m_ids.emplace(inst, static_cast<int>(m_instructions.size()));
-    if (inserted) {
-      m_instructions.push_back(inst);
-      m_forward.push_back(-1);
-    }
-    return it->second;
+    if (const int* known = m_ids.find(inst)) return *known;
+    int id = static_cast<int>(m_instructions.size());
+    m_ids[inst] = id;
+    m_instructions.push_back(inst);
+    m_forward.push_back(-1);
+    return id;
   }
   int find(int id) {
     int root = id;
@@ -288,7 +289,7 @@ class CandidateIds {
   }
 
  private:
-  std::unordered_map<const HloInstruction*, int> m_ids;
+  FlatPtrMap<HloInstruction, int> m_ids;
   std::vector<HloInstruction*> m_instructions;
   std::vector<int> m_forward;
 };

@@ -69,11 +69,8 @@ StatusOr<bool> runOnComputation(HloComputation& computation) {
     removeIfUnused(computation, inst);
     for (HloInstruction* operand : operands) removeIfUnused(computation, operand);
   }
-  if (changed) {
-    if (Status s = computation.sortInPostOrder(); !s.ok()) {
-      return Status::error(fmt::format("tuple-simplify: {}", s.message()));
-    }
-  }
+  // No re-sort: a replacement is an operand (of an operand) of the instruction it replaces, so it already comes
+  // before every user in the instruction order, and nothing is added.
   return changed;
 }
 
