@@ -6,6 +6,8 @@
 
 namespace fusionscope::core {
 
+const InstructionAttributes HloInstruction::kNoAttributes{};
+
 HloInstruction::HloInstruction(std::string name, HloOpcode opcode, Shape shape)
     : m_name(std::move(name)), m_opcode(opcode), m_shape(std::move(shape)) {}
 
@@ -131,7 +133,7 @@ bool HloInstruction::hasSideEffect() const {
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kUnknown: return true;
     case HloOpcode::kCustomCall: {
-      const std::string* flag = m_attributes.findRaw("custom_call_has_side_effect");
+      const std::string* flag = attributes().findRaw("custom_call_has_side_effect");
       return flag && *flag == "true";
     }
     case HloOpcode::kAllReduce:
@@ -155,7 +157,7 @@ std::unique_ptr<HloInstruction> HloInstruction::cloneWithOperands(std::string na
                                                                   const std::vector<HloInstruction*>& operands) const {
   auto copy = std::make_unique<HloInstruction>(std::move(name), m_opcode, std::move(shape));
   copy->m_unknownOpcode = m_unknownOpcode;
-  copy->m_attributes = m_attributes;
+  if (m_attributes) copy->m_attributes = std::make_unique<InstructionAttributes>(*m_attributes);
   copy->m_parameterNumber = m_parameterNumber;
   if (m_literal) copy->m_literal = std::make_unique<Literal>(*m_literal);
   copy->m_called = m_called;

@@ -63,9 +63,16 @@ class HloInstruction {
   void addControlDependencyTo(HloInstruction* successor);
   void dropAllControlDependencies();
 
-  const InstructionAttributes& attributes() const { return m_attributes; }
-  InstructionAttributes& mutableAttributes() { return m_attributes; }
-  const OpMetadata* metadata() const { return m_attributes.metadata ? &*m_attributes.metadata : nullptr; }
+  // Attributes live out of line and only when set: most of their 600 bytes are empty optionals, and keeping
+  // them inside made every instruction ~1 KB, which graph walks on large modules pay for in cache misses.
+  const InstructionAttributes& attributes() const { return m_attributes ? *m_attributes : kNoAttributes; }
+  InstructionAttributes& mutableAttributes() {
+    if (!m_attributes) m_attributes = std::make_unique<InstructionAttributes>();
+    return *m_attributes;
+  }
+  const OpMetadata* metadata() const {
+    return m_attributes && m_attributes->metadata ? &*m_attributes->metadata : nullptr;
+  }
 
   // `parameter(N)`: N.
   int64_t parameterNumber() const { return m_parameterNumber; }
@@ -91,7 +98,7 @@ class HloInstruction {
   // Instructions a pass must keep even without users: sends, outfeeds, custom calls with side effects, ...
   bool hasSideEffect() const;
   // For a fusion: its kind (kLoop when the attribute is missing).
-  FusionKind fusionKind() const { return m_attributes.fusionKind.value_or(FusionKind::kLoop); }
+  FusionKind fusionKind() const { return attributes().fusionKind.value_or(FusionKind::kLoop); }
 
   // A copy of this instruction with new operands and shape, not yet added to any computation: same
   // opcode, attributes, literal, parameter number and called computations. Users and control edges are
@@ -117,7 +124,8 @@ class HloInstruction {
   std::unique_ptr<std::unordered_map<HloInstruction*, size_t>> m_userIndex;
   std::vector<HloInstruction*> m_controlPredecessors;
   std::vector<HloInstruction*> m_controlSuccessors;
-  InstructionAttributes m_attributes;
+  static const InstructionAttributes kNoAttributes;
+  std::unique_ptr<InstructionAttributes> m_attributes;  // null: all attributes absent
   int64_t m_parameterNumber = -1;
   std::unique_ptr<Literal> m_literal;
   std::vector<CalledComputationRef> m_called;
