@@ -12,6 +12,7 @@
 #include <string>
 
 #include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
 
 #include "bench/trace_generator.h"
 #include "core/base/file_util.h"
@@ -187,6 +188,27 @@ void BM_ExportTraceFile(benchmark::State& state) {
   setCounters(state, static_cast<int64_t>(trace.events.size()), bytes);
 }
 BENCHMARK(BM_ExportTraceFile)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The comparison the issue asks for: nlohmann/json's DOM over the same file (read + parse + destroy). It takes
+// seconds and ~2 GB, so one iteration per repetition.
+void BM_NlohmannDomParse(benchmark::State& state) {
+  const TraceFile& file = traceFile();
+  for (auto _ : state) {
+    StatusOr<std::string> bytes = readFile(file.path);
+    if (!bytes.ok()) {
+      state.SkipWithError(bytes.message().c_str());
+      return;
+    }
+    nlohmann::json doc = nlohmann::json::parse(*bytes, nullptr, false);
+    if (doc.is_discarded() || static_cast<int64_t>(doc["traceEvents"].size()) != file.events) {
+      state.SkipWithError("nlohmann could not parse the trace");
+      return;
+    }
+    benchmark::DoNotOptimize(doc.size());
+  }
+  setCounters(state, file.events, file.bytes);
+}
+BENCHMARK(BM_NlohmannDomParse)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 

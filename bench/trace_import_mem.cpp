@@ -88,11 +88,14 @@ int main(int argc, char** argv) {
   std::printf("file              %s (%.1f MB)\n", argv[1], fileBytes / 1e6);
   std::printf("events kept       %.0f (%.0f read)\n", events, static_cast<double>(trace->stats.eventsRead));
   std::printf("rss before        %.1f MiB\n", rssBefore / 1024.0);
-  std::printf("rss after import  %.1f MiB (+%.1f MiB; file buffer freed, Trace kept)\n", rssAfter / 1024.0,
-              (rssAfter - rssBefore) / 1024.0);
+  std::printf("rss after import  %.1f MiB (+%.1f MiB; Trace kept: it owns the file buffer its events point into)\n",
+              rssAfter / 1024.0, (rssAfter - rssBefore) / 1024.0);
   std::printf("peak rss          %.1f MiB (grew by %.1f MiB during import = %.2fx the file)\n", peakAfter / 1024.0,
               peakGrowth / 1048576.0, peakGrowth / fileBytes);
-  std::printf("trace heap        %.1f MiB live (%.2fx the file, %.0f B/event)\n", heap / 1048576.0, heap / fileBytes,
-              heap / events);
+  std::printf(
+      "trace heap        %.1f MiB live (%.2fx the file, %.0f B/event; events %zu B each, capacity %zu, "
+      "text store %.1f MiB)\n",
+      heap / 1048576.0, heap / fileBytes, heap / events, sizeof(profiler::TraceEvent), trace->events.capacity(),
+      trace->text.bytesHeld() / 1048576.0);
   return 0;
 }

@@ -2,7 +2,6 @@
 
 #include <charconv>
 
-#include "core/base/file_util.h"
 #include "profiler/trace/json_text.h"
 
 namespace fusionscope::profiler {
@@ -125,10 +124,6 @@ std::string chromeTraceJson(const Trace& trace) {
   }
   out += "}\n";
   return out;
-}
-
-Status exportChromeTrace(const Trace& trace, const std::string& path) {
-  return writeFileAtomic(path, chromeTraceJson(trace));
 }
 
 }  // namespace fusionscope::profiler

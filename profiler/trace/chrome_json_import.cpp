@@ -3,7 +3,9 @@
 #include <simdjson.h>
 #include <zlib.h>
 
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -78,39 +80,44 @@ simdjson::error_code rawValue(od::value value, std::string_view& out) {
   return simdjson::SUCCESS;
 }
 
-// A pid/tid: an integer, or any string. Anything else is malformed.
-simdjson::error_code readTrack(od::value value, TrackId& out, bool& ok) {
-  od::json_type type;
-  if (auto error = value.type().get(type)) return error;
-  if (type == od::json_type::string) {
-    std::string_view text;
-    if (auto error = value.get_string().get(text)) return error;
-    out = TrackId::fromText(std::string(text));
+// A string value as a view that outlives the parse: straight into the file when the string has no escapes (the
+// common case, no copy), else unescaped by simdjson and copied into the trace's store.
+simdjson::error_code readText(od::value value, std::string_view token, TextStore& store, std::string_view& out) {
+  if (token.size() >= 2 && token.front() == '"' && token.back() == '"' && token.find('\\') == std::string_view::npos) {
+    out = token.substr(1, token.size() - 2);
     return simdjson::SUCCESS;
   }
-  if (type == od::json_type::number) {
-    int64_t number = 0;
-    if (value.get_int64().get(number) == simdjson::SUCCESS) {
-      out = TrackId::fromNumber(number);
-      return simdjson::SUCCESS;
-    }
-  }
-  ok = false;
+  std::string_view text;
+  if (auto error = value.get_string().get(text)) return error;
+  out = store.copy(text);
   return simdjson::SUCCESS;
 }
 
-// A ts/dur: a number or a string holding one ("ts": "123.5" appears in hand-written and older traces).
-simdjson::error_code readMicros(od::value value, int64_t& out, bool& ok) {
-  od::json_type type;
-  if (auto error = value.type().get(type)) return error;
-  std::string_view text;
-  if (type == od::json_type::string) {
-    if (auto error = value.get_string().get(text)) return error;
-  } else if (type == od::json_type::number) {
-    text = trimRight(value.raw_json_token());
-  } else {
+// A pid/tid: an integer, or any string. Anything else is malformed.
+simdjson::error_code readTrack(od::value value, TextStore& store, TrackId& out, bool& ok) {
+  std::string_view token = trimRight(value.raw_json_token());
+  if (!token.empty() && token.front() == '"') {
+    std::string_view text;
+    if (auto error = readText(value, token, store, text)) return error;
+    out = TrackId::fromText(text);
+    return simdjson::SUCCESS;
+  }
+  int64_t number = 0;
+  auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), number);
+  if (ec != std::errc() || end != token.data() + token.size()) {
     ok = false;
     return simdjson::SUCCESS;
+  }
+  out = TrackId::fromNumber(number);
+  return simdjson::SUCCESS;
+}
+
+// A ts/dur: a number or a string holding one ("ts": "123.5" appears in hand-written and older traces). Numbers are
+// read from their text (parseMicrosToNanos rejects anything else), so no type() call is needed on the fast path.
+simdjson::error_code readMicros(od::value value, int64_t& out, bool& ok) {
+  std::string_view text = trimRight(value.raw_json_token());
+  if (!text.empty() && text.front() == '"') {
+    if (auto error = value.get_string().get(text)) return error;
   }
   std::optional<int64_t> ns = parseMicrosToNanos(text);
   if (!ns) {
@@ -119,6 +126,18 @@ simdjson::error_code readMicros(od::value value, int64_t& out, bool& ok) {
   }
   out = *ns;
   return simdjson::SUCCESS;
+}
+
+// The key of a field without copying it: the raw text up to the closing quote, unless it has escapes.
+simdjson::error_code readKey(od::field& field, std::string_view& key) {
+  const char* raw = field.key().raw();
+  const char* end = raw;
+  while (*end != '"' && *end != '\\') ++end;
+  if (*end == '"') {
+    key = std::string_view(raw, static_cast<size_t>(end - raw));
+    return simdjson::SUCCESS;
+  }
+  return field.unescaped_key().get(key);
 }
 
 class Importer {
@@ -140,28 +159,37 @@ class Importer {
   void skip(const char* reason) { ++m_trace.stats.skipped[reason]; }
 
   simdjson::error_code readEvent(od::value value) {
-    od::json_type type;
-    if (auto error = value.type().get(type)) return error;
-    if (type != od::json_type::object) {
+    od::object object;
+    if (value.get_object().get(object) != simdjson::SUCCESS) {
+      od::json_type type;
+      if (auto error = value.type().get(type)) return error;
+      if (type == od::json_type::object) return simdjson::TAPE_ERROR;
       skip("not an object");
       return simdjson::SUCCESS;
     }
-    od::object object;
-    if (auto error = value.get_object().get(object)) return error;
 
     TraceEvent event;
     bool havePhase = false;
     bool haveTs = false;
     const char* problem = nullptr;
-    for (auto field : object) {
+    m_extra.clear();
+    TextStore& store = m_trace.text;
+    for (auto result : object) {
+      od::field field;
+      if (auto error = std::move(result).get(field)) return error;
       std::string_view key;
-      if (auto error = field.unescaped_key().get(key)) return error;
+      if (auto error = readKey(field, key)) return error;
       od::value fieldValue = field.value();
       bool ok = true;
       if (key == "ph") {
+        std::string_view token = trimRight(fieldValue.raw_json_token());
         std::string_view phase;
-        if (fieldValue.get_string().get(phase) != simdjson::SUCCESS || phase.size() != 1) {
-          ok = false;
+        if (token.size() == 3 && token[0] == '"' && token[2] == '"') {
+          phase = token.substr(1, 1);
+        } else if (fieldValue.get_string().get(phase) != simdjson::SUCCESS) {
+          phase = {};
+        }
+        if (phase.size() != 1) {
           if (!problem) problem = "bad ph";
         } else {
           event.phase = phase[0];
@@ -181,47 +209,38 @@ class Importer {
         continue;
       }
       if (key == "pid" || key == "tid") {
-        if (auto error = readTrack(fieldValue, key == "pid" ? event.pid : event.tid, ok)) return error;
+        if (auto error = readTrack(fieldValue, store, key == "pid" ? event.pid : event.tid, ok)) return error;
         if (!ok && !problem) problem = key == "pid" ? "bad pid" : "bad tid";
         continue;
       }
-      if (key == "name" || key == "cat" || key == "bp") {
-        std::string& target = key == "name" ? event.name : key == "cat" ? event.cat : event.bp;
-        std::string_view text;
-        if (auto error = fieldValue.type().get(type)) return error;
-        if (type == od::json_type::string) {
-          if (auto error = fieldValue.get_string().get(text)) return error;
-          target.assign(text);
-        } else if (auto error = rawValue(fieldValue, text)) {
-          return error;
+      if (key == "name" || key == "cat" || key == "bp" || key == "id") {
+        std::string_view& target = key == "name"  ? event.name
+                                   : key == "cat" ? event.cat
+                                   : key == "bp"  ? event.bp
+                                                  : event.id;
+        std::string_view token = trimRight(fieldValue.raw_json_token());
+        if (!token.empty() && token.front() == '"') {
+          if (auto error = readText(fieldValue, token, store, target)) return error;
         } else {
-          target.assign(text);  // a non-string name is rare; keep its text rather than drop the event
+          // A non-string name is rare; keep its text rather than drop the event. A numeric id stays a number.
+          if (auto error = rawValue(fieldValue, target)) return error;
+          if (key == "id")
+            event.idIsNumber = !target.empty() && (target[0] == '-' || (target[0] >= '0' && target[0] <= '9'));
         }
-        continue;
-      }
-      if (key == "id") {
-        if (auto error = fieldValue.type().get(type)) return error;
-        std::string_view text;
-        if (type == od::json_type::string) {
-          if (auto error = fieldValue.get_string().get(text)) return error;
-        } else if (auto error = rawValue(fieldValue, text)) {
-          return error;
-        }
-        event.id.assign(text);
-        event.idIsNumber = type == od::json_type::number;
         continue;
       }
       std::string_view raw;
       if (auto error = rawValue(fieldValue, raw)) return error;
       if (key == "args") {
-        event.args.assign(raw);
+        event.args = raw;
         continue;
       }
-      if (!event.extra.empty()) event.extra += ',';
-      appendJsonString(event.extra, key);
-      event.extra += ':';
-      event.extra.append(raw);
+      if (!m_extra.empty()) m_extra += ',';
+      appendJsonString(m_extra, key);
+      m_extra += ':';
+      m_extra.append(raw);
     }
+    if (!m_extra.empty()) event.extra = store.copy(m_extra);
 
     if (!havePhase && !problem) problem = "missing ph";
     // Metadata events carry no time (TF timelines omit ts on them); every other phase needs one.
@@ -231,12 +250,21 @@ class Importer {
       return simdjson::SUCCESS;
     }
     if (event.phase == 'X' && event.durNs == kNoDuration) event.durNs = 0;
-    ++m_trace.stats.phaseCounts[event.phase];
+    ++m_phaseCounts[static_cast<unsigned char>(event.phase)];
     if (event.phase == 'M' && foldMetadata(event)) return simdjson::SUCCESS;
-    m_trace.events.push_back(std::move(event));
+    m_trace.events.push_back(event);
     return simdjson::SUCCESS;
   }
 
+ public:
+  // Moves the per-phase tallies (an array on the hot path) into the trace's stats.
+  void finish() {
+    for (size_t i = 0; i < m_phaseCounts.size(); ++i) {
+      if (m_phaseCounts[i] != 0) m_trace.stats.phaseCounts[static_cast<char>(i)] += m_phaseCounts[i];
+    }
+  }
+
+ private:
   // Moves process/thread names and sort indices onto the records; returns false for other metadata, which stays
   // an event. The args are parsed a second time here because "name" may come after "args" in the object.
   bool foldMetadata(const TraceEvent& event) {
@@ -276,7 +304,21 @@ class Importer {
 
   Trace& m_trace;
   od::parser m_argsParser;
+  std::string m_extra;
+  std::array<int64_t, 256> m_phaseCounts{};
 };
+
+// How many events to reserve for: the density of "ph" keys in the first MiB, scaled to the whole text. A tight
+// estimate matters: growing a vector of 1M events by doubling touches ~2x the memory and moves every event.
+size_t estimateEventCount(std::string_view text) {
+  constexpr size_t kSample = size_t{1} << 20;
+  std::string_view sample = text.substr(0, kSample);
+  size_t count = 0;
+  for (size_t at = sample.find("\"ph\""); at != std::string_view::npos; at = sample.find("\"ph\"", at + 4)) ++count;
+  if (sample.size() == text.size()) return count;
+  return static_cast<size_t>(static_cast<double>(count) * (static_cast<double>(text.size()) / sample.size()) * 1.02) +
+         16;
+}
 
 size_t firstContentOffset(std::string_view text) {
   size_t offset = text.find_first_not_of(" \t\r\n");
@@ -299,10 +341,16 @@ Status jsonError(const std::string& name, od::document& doc, std::string_view te
                        " (at byte offset " + std::to_string(offset) + ")");
 }
 
-StatusOr<Trace> parseTrace(simdjson::padded_string_view json, std::string name) {
+// Parses the text in `buffer` (which must have SIMDJSON_PADDING bytes of capacity past its size); the trace adopts
+// the buffer, so event fields can point into it.
+StatusOr<Trace> parseTrace(std::string buffer, std::string name) {
   Trace trace;
   trace.name = name;
-  std::string_view text(json.data(), json.size());
+  size_t size = buffer.size();
+  size_t capacity = buffer.capacity();
+  std::string_view text = trace.text.adopt(std::move(buffer));
+  simdjson::padded_string_view json(text.data(), size, capacity);
+  trace.events.reserve(estimateEventCount(text));
   od::parser parser;
   od::document doc;
   if (auto error = parser.iterate(json).get(doc)) {
@@ -352,16 +400,17 @@ StatusOr<Trace> parseTrace(simdjson::padded_string_view json, std::string name) 
   if (doc.current_location().get(trailing) == simdjson::SUCCESS) {
     return jsonError(name, doc, text, simdjson::TRAILING_CONTENT);
   }
+  importer.finish();
   matchBeginEnd(trace);
   return trace;
 }
 
 // Gives `bytes` the zeroed tail simdjson reads past the end with SIMD loads, without copying the file again.
-simdjson::padded_string_view padInPlace(std::string& bytes) {
+std::string padInPlace(std::string bytes) {
   size_t size = bytes.size();
   bytes.resize(size + simdjson::SIMDJSON_PADDING, '\0');
   bytes.resize(size);
-  return simdjson::padded_string_view(bytes.data(), size, bytes.capacity());
+  return bytes;
 }
 
 }  // namespace
@@ -374,14 +423,14 @@ StatusOr<Trace> importChromeTrace(const std::string& path) {
     if (!inflated.ok()) return inflated.status();
     *bytes = std::move(*inflated);
   }
-  return parseTrace(padInPlace(*bytes), path);
+  return parseTrace(padInPlace(std::move(*bytes)), path);
 }
 
 StatusOr<Trace> importChromeTraceText(std::string_view text, std::string_view name) {
   std::string bytes;
   bytes.reserve(text.size() + simdjson::SIMDJSON_PADDING);
   bytes.assign(text);
-  return parseTrace(padInPlace(bytes), std::string(name));
+  return parseTrace(padInPlace(std::move(bytes)), std::string(name));
 }
 
 }  // namespace fusionscope::profiler

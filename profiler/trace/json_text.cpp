@@ -33,27 +33,42 @@ void appendJsonString(std::string& out, std::string_view text) {
   out += '"';
 }
 
+namespace {
+
+// Exponent forms ("1.5e3") are rare, so they go through a double; plain decimals never do.
+std::optional<int64_t> parseExponentMicros(std::string_view text) {
+  double micros = 0;
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), micros);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  double ns = std::round(micros * 1000.0);
+  if (!(std::fabs(ns) < 9.2e18)) return std::nullopt;
+  return static_cast<int64_t>(ns);
+}
+
+}  // namespace
+
 std::optional<int64_t> parseMicrosToNanos(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   if (text.empty()) return std::nullopt;
-  if (text.find_first_of("eE") != std::string_view::npos) {
-    double micros = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), micros);
-    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-    double ns = std::round(micros * 1000.0);
-    if (!(std::fabs(ns) < 9.2e18)) return std::nullopt;
-    return static_cast<int64_t>(ns);
-  }
   size_t i = 0;
   bool negative = false;
   if (text[i] == '-' || text[i] == '+') negative = text[i++] == '-';
   constexpr int64_t kMaxMicros = std::numeric_limits<int64_t>::max() / 1000 - 1;
   int64_t micros = 0;
   size_t digits = 0;
+  bool overflow = false;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
     micros = micros * 10 + (text[i] - '0');
-    if (micros > kMaxMicros) return std::nullopt;
+    if (micros > kMaxMicros) {
+      overflow = true;
+      break;
+    }
+  }
+  if (overflow) {
+    // Too large for the exact path; only an exponent form with a small value (e.g. "1000000e-3") can still fit.
+    return text.find_first_of("eE") != std::string_view::npos ? parseExponentMicros(text) : std::nullopt;
   }
   int64_t fraction = 0;
   int fractionDigits = 0;
@@ -69,6 +84,7 @@ std::optional<int64_t> parseMicrosToNanos(std::string_view text) {
       }
     }
   }
+  if (digits > 0 && i < text.size() && (text[i] == 'e' || text[i] == 'E')) return parseExponentMicros(text);
   if (digits == 0 || i != text.size()) return std::nullopt;
   for (; fractionDigits < 3; ++fractionDigits) fraction *= 10;
   int64_t ns = micros * 1000 + fraction + (roundUp ? 1 : 0);

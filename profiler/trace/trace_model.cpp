@@ -1,6 +1,8 @@
 #include "profiler/trace/trace_model.h"
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <tuple>
 
 namespace fusionscope::profiler {
@@ -15,21 +17,91 @@ bool isEmptyObject(std::string_view json) {
 }
 
 // Chrome shows the union of B and E args on the slice; doing it textually keeps both verbatim.
-void mergeArgs(std::string& begin, const std::string& end) {
-  if (isEmptyObject(end)) return;
-  if (isEmptyObject(begin)) {
-    begin = end;
-    return;
-  }
+std::string_view mergeArgs(TextStore& store, std::string_view begin, std::string_view end) {
+  if (isEmptyObject(end)) return begin;
+  if (isEmptyObject(begin)) return end;
   size_t close = begin.find_last_of('}');
   size_t open = end.find_first_of('{');
-  if (close == std::string::npos || open == std::string::npos) return;
-  begin.erase(close);
-  begin += ',';
-  begin.append(end, open + 1);
+  if (close == std::string_view::npos || open == std::string_view::npos) return begin;
+  std::string merged(begin.substr(0, close));
+  merged += ',';
+  merged.append(end.substr(open + 1));
+  return store.copy(merged);
 }
 
+constexpr size_t kBlockSize = size_t{1} << 20;
+
 }  // namespace
+
+std::string_view TextStore::copy(std::string_view text) {
+  if (text.empty()) return {};
+  if (text.size() > kBlockSize / 4) {
+    // Large texts get a block of their own so that they do not waste the rest of the current one.
+    Block block{std::make_unique<char[]>(text.size()), text.size()};
+    std::memcpy(block.data.get(), text.data(), text.size());
+    std::string_view view(block.data.get(), text.size());
+    m_blocks.insert(m_blocks.empty() ? m_blocks.end() : m_blocks.end() - 1, std::move(block));
+    return view;
+  }
+  if (m_blocks.empty() || m_blocks.back().size - m_used < text.size()) {
+    m_blocks.push_back(Block{std::make_unique<char[]>(kBlockSize), kBlockSize});
+    m_used = 0;
+  }
+  char* target = m_blocks.back().data.get() + m_used;
+  std::memcpy(target, text.data(), text.size());
+  m_used += text.size();
+  return {target, text.size()};
+}
+
+std::string_view TextStore::adopt(std::string buffer) {
+  m_adopted.push_back(std::make_unique<std::string>(std::move(buffer)));
+  return *m_adopted.back();
+}
+
+bool TextStore::owns(std::string_view text) const {
+  if (text.empty()) return true;
+  auto inside = [&](const char* begin, size_t size) {
+    std::less_equal<const char*> le;
+    return le(begin, text.data()) && le(text.data() + text.size(), begin + size);
+  };
+  for (const Block& block : m_blocks) {
+    if (inside(block.data.get(), block.size)) return true;
+  }
+  for (const auto& buffer : m_adopted) {
+    if (inside(buffer->data(), buffer->size())) return true;
+  }
+  return false;
+}
+
+size_t TextStore::bytesHeld() const {
+  size_t total = 0;
+  for (const Block& block : m_blocks) total += block.size;
+  for (const auto& buffer : m_adopted) total += buffer->capacity();
+  return total;
+}
+
+Trace Trace::clone() const {
+  Trace copy;
+  copy.name = name;
+  copy.displayTimeUnit = displayTimeUnit;
+  copy.otherKeys = otherKeys;
+  copy.stats = stats;
+  copy.events.reserve(events.size());
+  for (const TraceEvent& event : events) {
+    TraceEvent& out = copy.events.emplace_back(event);
+    out.name = copy.copyText(event.name);
+    out.cat = copy.copyText(event.cat);
+    out.pid = copy.copyTrack(event.pid);
+    out.tid = copy.copyTrack(event.tid);
+    out.id = copy.copyText(event.id);
+    out.bp = copy.copyText(event.bp);
+    out.args = copy.copyText(event.args);
+    out.extra = copy.copyText(event.extra);
+  }
+  for (const auto& [pid, info] : processes) copy.processes[copy.copyTrack(pid)] = info;
+  for (const auto& [key, info] : threads) copy.threads[{copy.copyTrack(key.first), copy.copyTrack(key.second)}] = info;
+  return copy;
+}
 
 PhaseKind phaseKind(char phase) {
   switch (phase) {
@@ -49,6 +121,9 @@ PhaseKind phaseKind(char phase) {
     case 'S':
     case 'T':
     case 'F': return PhaseKind::kLegacyAsync;
+    case 'N':
+    case 'O':
+    case 'D': return PhaseKind::kObject;
     default: return PhaseKind::kOther;
   }
 }
@@ -97,7 +172,7 @@ void matchBeginEnd(Trace& trace) {
     begin.phase = 'X';
     begin.durNs = current.tsNs - begin.tsNs;
     begin.fromBeginEnd = true;
-    mergeArgs(begin.args, current.args);
+    begin.args = mergeArgs(trace.text, begin.args, current.args);
     remove[order[k]] = true;
     ++trace.stats.matchedBeginEnd;
   }

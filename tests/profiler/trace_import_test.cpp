@@ -208,7 +208,7 @@ TEST(TraceImportTest, KeepsFlowAsyncAndObjectFields) {
   EXPECT_FALSE(trace.events[2].idIsNumber);
   EXPECT_EQ(phaseKind(trace.events[2].phase), PhaseKind::kLegacyAsync);
   EXPECT_EQ(phaseKind(trace.events[3].phase), PhaseKind::kAsync);
-  EXPECT_EQ(phaseKind(trace.events[4].phase), PhaseKind::kOther);
+  EXPECT_EQ(phaseKind(trace.events[4].phase), PhaseKind::kObject);
   EXPECT_EQ(trace.events[4].args, R"({"snapshot":{"k":[1,2]}})");
   EXPECT_EQ(trace.events[5].args, R"({"v":3.25})");
 }

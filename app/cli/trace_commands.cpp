@@ -1,0 +1,217 @@
+#include "app/cli/trace_commands.h"
+
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/base/file_util.h"
+#include "profiler/compare/trace_compare.h"
+#include "profiler/compare/trace_stats.h"
+#include "profiler/trace/chrome_json_import.h"
+
+namespace fusionscope::cli {
+
+struct TraceCommands {
+  CLI::App* stats = nullptr;
+  CLI::App* compare = nullptr;
+  CLI::App* traceCommand = nullptr;
+  std::vector<std::string> command;
+  std::string trace;
+  std::string before;
+  std::string after;
+  std::string stages;
+  std::string output;
+  bool json = false;
+  size_t top = 20;
+};
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitNoCuda = 3;
+
+// Only the first line: a one-line message per bad file.
+void printError(const std::string& message) {
+  std::string line = message.substr(0, message.find('\n'));
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+int emit(const std::string& text, const std::string& output) {
+  if (output.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
+  }
+  if (Status s = writeFileAtomic(output, text); !s.ok()) {
+    printError(s.message());
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+// Imports a trace; a file that loads but whose events were all rejected is bad input too.
+StatusOr<profiler::Trace> loadTrace(const std::string& path) {
+  StatusOr<profiler::Trace> trace = profiler::importChromeTrace(path);
+  if (!trace.ok()) return trace;
+  if (trace->events.empty() && trace->stats.skippedTotal() > 0) {
+    return Status::error(path + ": error: no usable events (" + std::to_string(trace->stats.skippedTotal()) +
+                         " malformed events skipped)");
+  }
+  return trace;
+}
+
+int runStats(const TraceCommands& c) {
+  StatusOr<profiler::Trace> trace = loadTrace(c.trace);
+  if (!trace.ok()) {
+    printError(trace.message());
+    return kExitBadInput;
+  }
+  profiler::TraceStats stats = profiler::computeStats(*trace);
+  if (c.json) return emit(profiler::statsJson(stats), c.output);
+  std::string text = c.trace + ": " + std::to_string(trace->events.size()) + " events";
+  if (trace->stats.skippedTotal() > 0) {
+    text += " (" + std::to_string(trace->stats.skippedTotal()) + " malformed events skipped)";
+  }
+  text += "\n" + profiler::statsText(stats, c.top);
+  return emit(text, c.output);
+}
+
+int runCompare(const TraceCommands& c) {
+  StatusOr<profiler::Trace> before = loadTrace(c.before);
+  if (!before.ok()) {
+    printError(before.message());
+    return kExitBadInput;
+  }
+  StatusOr<profiler::Trace> after = loadTrace(c.after);
+  if (!after.ok()) {
+    printError(after.message());
+    return kExitBadInput;
+  }
+  std::optional<profiler::FusionMembership> membership;
+  if (!c.stages.empty()) {
+    StatusOr<profiler::FusionMembership> loaded = profiler::loadFusionMembership(c.stages);
+    if (!loaded.ok()) {
+      printError(loaded.message());
+      return kExitBadInput;
+    }
+    membership = std::move(*loaded);
+  }
+  profiler::TraceComparison comparison = profiler::compareTraces(*before, *after, membership ? &*membership : nullptr);
+  if (c.json) return emit(profiler::comparisonJson(comparison), c.output);
+  return emit("before: " + c.before + "\nafter:  " + c.after + "\n\n" + profiler::comparisonText(comparison, c.top),
+              c.output);
+}
+
+// The injection library: the one this build made, else lib/ next to the installed binary.
+std::string injectionLibrary() {
+  namespace fs = std::filesystem;
+#ifdef FS_INJECTION_LIBRARY
+  if (fs::exists(FS_INJECTION_LIBRARY)) return FS_INJECTION_LIBRARY;
+#endif
+  std::error_code error;
+  fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    fs::path installed = self.parent_path().parent_path() / "lib" / "libfusionscope_inject.so";
+    if (fs::exists(installed)) return installed.string();
+  }
+  return {};
+}
+
+int runTrace(const TraceCommands& c) {
+#ifndef FS_INJECTION_LIBRARY
+  std::fprintf(stderr, "fusionscope-cli trace: this build has no CUPTI collector (the CUDA toolkit was not found)\n");
+  return kExitNoCuda;
+#endif
+  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) {
+    std::fprintf(stderr, "fusionscope-cli trace: no CUDA driver found (libcuda.so.1 cannot be loaded)\n");
+    return kExitNoCuda;
+  }
+  ::dlclose(driver);
+  std::string library = injectionLibrary();
+  if (library.empty()) {
+    std::fprintf(stderr, "fusionscope-cli trace: libfusionscope_inject.so not found\n");
+    return kExitFailed;
+  }
+  std::error_code error;
+  std::string output = std::filesystem::absolute(c.output.empty() ? "timeline.ctf.json" : c.output, error).string();
+  std::filesystem::remove(output, error);  // so that a stale file is never mistaken for this run's trace
+  ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
+  ::setenv("FUSIONSCOPE_TRACE", output.c_str(), 1);
+  std::fflush(nullptr);
+  pid_t child = ::fork();
+  if (child < 0) {
+    std::perror("fusionscope-cli trace: fork");
+    return kExitFailed;
+  }
+  if (child == 0) {
+    std::vector<char*> argv;
+    for (const std::string& arg : c.command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "fusionscope-cli trace: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (!std::filesystem::exists(output)) {
+    std::fprintf(stderr,
+                 "fusionscope-cli trace: no trace was written to %s (the program exited with %d; did it use CUDA?)\n",
+                 output.c_str(), code);
+    return code != 0 ? code : kExitFailed;
+  }
+  std::fprintf(stderr, "fusionscope-cli trace: %s (program exit code %d)\n", output.c_str(), code);
+  return code;
+}
+
+}  // namespace
+
+std::shared_ptr<TraceCommands> addTraceCommands(CLI::App& app) {
+  auto c = std::make_shared<TraceCommands>();
+  c->stats = app.add_subcommand("stats",
+                                "Statistics of a Chrome trace: per-name counts, totals and percentiles, "
+                                "device time per category, busy/idle, launch gaps, bytes moved");
+  c->stats->add_option("trace", c->trace, "Chrome trace (.json or .json.gz)")->required();
+  c->stats->add_flag("--json", c->json, "Machine-readable JSON (times in ns)");
+  c->stats->add_option("--top", c->top, "Rows of the per-name table")->capture_default_str();
+  c->stats->add_option("-o,--output", c->output, "Write to this file instead of stdout (atomically)");
+
+  c->compare = app.add_subcommand("compare",
+                                  "Compare two traces (e.g. unfused vs fused): kernels, device time, "
+                                  "busy/idle, gaps, bytes, and which kernels each new kernel replaced");
+  c->compare->add_option("before", c->before, "Trace of the baseline run")->required();
+  c->compare->add_option("after", c->after, "Trace of the changed run")->required();
+  c->compare->add_option("--stages", c->stages, "stages.json of the dump that produced the fused module");
+  c->compare->add_flag("--json", c->json, "Machine-readable JSON (times in ns)");
+  c->compare->add_option("--top", c->top, "Rows of the top-kernel tables")->capture_default_str();
+  c->compare->add_option("-o,--output", c->output, "Write to this file instead of stdout (atomically)");
+
+  c->traceCommand = app.add_subcommand("trace",
+                                       "Run a CUDA program under the CUPTI collector (CUDA_INJECTION64_PATH) and "
+                                       "write its timeline; exit code 3 when there is no CUDA driver");
+  c->traceCommand->add_option("-o,--output", c->output, "Trace file (Chrome JSON; default timeline.ctf.json)");
+  c->traceCommand->add_option("command", c->command, "The program and its arguments, after --")
+      ->required()
+      ->expected(-1);
+  return c;
+}
+
+std::optional<int> runTraceCommands(const TraceCommands& commands) {
+  if (commands.stats && commands.stats->parsed()) return runStats(commands);
+  if (commands.compare && commands.compare->parsed()) return runCompare(commands);
+  if (commands.traceCommand && commands.traceCommand->parsed()) return runTrace(commands);
+  return std::nullopt;
+}
+
+}  // namespace fusionscope::cli

@@ -1,0 +1,16 @@
+#pragma once
+
+// JSON building blocks shared by the stats and comparison reports (internal to fs_profiler's compare sources).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/compare/trace_stats.h"
+
+namespace fusionscope::profiler {
+
+nlohmann::json durationsJson(const DurationStats& durations);
+nlohmann::json statsToJson(const TraceStats& stats);
+std::string trackText(const TrackId& track);
+
+}  // namespace fusionscope::profiler

@@ -1,0 +1,340 @@
+#include "profiler/compare/trace_compare.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "core/base/file_util.h"
+#include "profiler/compare/report_json.h"
+
+namespace fusionscope::profiler {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+Status jsonError(const std::string& name, std::string_view text, od::document& doc, simdjson::error_code error) {
+  size_t offset = 0;
+  const char* location = nullptr;
+  if (doc.current_location().get(location) == simdjson::SUCCESS && location >= text.data() &&
+      location <= text.data() + text.size()) {
+    offset = static_cast<size_t>(location - text.data());
+  }
+  return Status::error(name + ": error: not valid stages.json: " + simdjson::error_message(error) +
+                       " (at byte offset " + std::to_string(offset) + ")");
+}
+
+// Names listed in a kernel's args under the membership keys.
+void argsMembers(std::string_view args, std::vector<std::string>& out) {
+  if (args.empty()) return;
+  if (args.find("members") == std::string_view::npos && args.find("_ops") == std::string_view::npos &&
+      args.find("instruction") == std::string_view::npos && args.find("hlo_op") == std::string_view::npos) {
+    return;
+  }
+  simdjson::padded_string padded(args);
+  thread_local od::parser parser;
+  od::document doc;
+  od::object object;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_object().get(object) != simdjson::SUCCESS) {
+    return;
+  }
+  for (auto field : object) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return;
+    bool list = key == "members" || key == "fused_ops" || key == "hlo_ops";
+    bool single = key == "instruction" || key == "hlo_op";
+    if (!list && !single) continue;
+    od::value value;
+    if (field.value().get(value) != simdjson::SUCCESS) return;
+    od::json_type type;
+    if (value.type().get(type) != simdjson::SUCCESS) return;
+    if (type == od::json_type::string) {
+      std::string_view text;
+      if (value.get_string().get(text) == simdjson::SUCCESS) out.emplace_back(text);
+    } else if (type == od::json_type::array) {
+      od::array array;
+      if (value.get_array().get(array) != simdjson::SUCCESS) return;
+      for (auto element : array) {
+        std::string_view text;
+        if (element.get_string().get(text) == simdjson::SUCCESS) out.emplace_back(text);
+      }
+    }
+  }
+}
+
+struct KernelGroup {
+  int64_t count = 0;
+  int64_t ns = 0;
+  std::vector<std::string> members;  // from args, union over its events
+};
+
+std::map<std::string, KernelGroup> kernelGroups(const Trace& trace, bool wantMembers) {
+  std::map<std::string, KernelGroup> groups;
+  for (const TraceEvent& event : trace.events) {
+    if (!isKernelEvent(event)) continue;
+    KernelGroup& group = groups[std::string(event.name)];
+    ++group.count;
+    group.ns += event.durNs;
+    if (wantMembers && group.count <= 4) {  // membership does not change between launches; sample a few
+      std::vector<std::string> members;
+      argsMembers(event.args, members);
+      for (std::string& m : members) {
+        if (std::find(group.members.begin(), group.members.end(), m) == group.members.end()) {
+          group.members.push_back(std::move(m));
+        }
+      }
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+std::string normalizeKernelName(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c == '.' || c == '-') c = '_';
+  }
+  return out;
+}
+
+StatusOr<FusionMembership> parseFusionMembership(std::string_view text, const std::string& name) {
+  simdjson::padded_string padded(text);
+  od::parser parser;
+  od::document doc;
+  if (auto error = parser.iterate(padded).get(doc)) {
+    return Status::error(name + ": error: not valid JSON: " + simdjson::error_message(error));
+  }
+  std::string_view view(padded.data(), padded.size());
+  FusionMembership membership;
+  od::object top;
+  if (auto error = doc.get_object().get(top)) return jsonError(name, view, doc, error);
+  bool sawStages = false;
+  for (auto field : top) {
+    std::string_view key;
+    if (auto error = field.unescaped_key().get(key)) return jsonError(name, view, doc, error);
+    if (key != "stages") continue;
+    od::array stages;
+    if (auto error = field.value().get_array().get(stages)) return jsonError(name, view, doc, error);
+    sawStages = true;
+    for (auto stageResult : stages) {
+      od::object stage;
+      if (auto error = stageResult.get_object().get(stage)) return jsonError(name, view, doc, error);
+      for (auto stageField : stage) {
+        std::string_view stageKey;
+        if (auto error = stageField.unescaped_key().get(stageKey)) return jsonError(name, view, doc, error);
+        if (stageKey != "fusion_list") continue;
+        od::array fusions;
+        if (auto error = stageField.value().get_array().get(fusions)) return jsonError(name, view, doc, error);
+        for (auto fusionResult : fusions) {
+          od::object fusion;
+          if (auto error = fusionResult.get_object().get(fusion)) return jsonError(name, view, doc, error);
+          std::string fusionName;
+          std::vector<std::string> members;
+          for (auto fusionField : fusion) {
+            std::string_view fusionKey;
+            if (auto error = fusionField.unescaped_key().get(fusionKey)) return jsonError(name, view, doc, error);
+            if (fusionKey == "name") {
+              std::string_view text;
+              if (auto error = fusionField.value().get_string().get(text)) return jsonError(name, view, doc, error);
+              fusionName.assign(text);
+            } else if (fusionKey == "members") {
+              od::array array;
+              if (auto error = fusionField.value().get_array().get(array)) return jsonError(name, view, doc, error);
+              for (auto element : array) {
+                std::string_view text;
+                if (auto error = element.get_string().get(text)) return jsonError(name, view, doc, error);
+                members.emplace_back(text);
+              }
+            }
+          }
+          if (!fusionName.empty()) membership.members[fusionName] = std::move(members);
+        }
+      }
+    }
+  }
+  if (!sawStages) return Status::error(name + ": error: not a stages.json: no \"stages\" array");
+  return membership;
+}
+
+StatusOr<FusionMembership> loadFusionMembership(const std::string& path) {
+  StatusOr<std::string> text = readFile(path);
+  if (!text.ok()) return text.status();
+  return parseFusionMembership(*text, path);
+}
+
+TraceComparison compareTraces(const Trace& before, const Trace& after, const FusionMembership* membership) {
+  TraceComparison comparison;
+  comparison.before = computeStats(before);
+  comparison.after = computeStats(after);
+  std::map<std::string, KernelGroup> beforeKernels = kernelGroups(before, false);
+  std::map<std::string, KernelGroup> afterKernels = kernelGroups(after, true);
+
+  std::map<std::string, std::string> membershipByNormalized;  // normalized fusion name -> key in membership
+  if (membership) {
+    for (const auto& [fusion, members] : membership->members)
+      membershipByNormalized[normalizeKernelName(fusion)] = fusion;
+  }
+  std::map<std::string, std::vector<std::string>> beforeByNormalized;
+  for (const auto& [name, group] : beforeKernels) beforeByNormalized[normalizeKernelName(name)].push_back(name);
+
+  for (const auto& [name, group] : afterKernels) {
+    KernelMapping mapping;
+    mapping.after = name;
+    mapping.afterCount = group.count;
+    mapping.afterNs = group.ns;
+    comparison.mappings.push_back(std::move(mapping));
+  }
+  std::sort(comparison.mappings.begin(), comparison.mappings.end(),
+            [](const KernelMapping& a, const KernelMapping& b) { return a.afterNs > b.afterNs; });
+
+  std::set<std::string> claimed;
+  auto claim = [&](KernelMapping& mapping, const std::string& normalized) {
+    auto found = beforeByNormalized.find(normalized);
+    if (found == beforeByNormalized.end()) return false;
+    bool any = false;
+    for (const std::string& beforeName : found->second) {
+      if (!claimed.insert(beforeName).second) continue;
+      const KernelGroup& group = beforeKernels.at(beforeName);
+      mapping.before.push_back(beforeName);
+      mapping.beforeCount += group.count;
+      mapping.beforeNs += group.ns;
+      any = true;
+    }
+    return any;
+  };
+  for (KernelMapping& mapping : comparison.mappings) {
+    std::string normalized = normalizeKernelName(mapping.after);
+    const std::vector<std::string>* members = nullptr;
+    if (auto found = membershipByNormalized.find(normalized); found != membershipByNormalized.end()) {
+      members = &membership->members.at(found->second);
+      mapping.via = "stages.json";
+    } else if (!afterKernels.at(mapping.after).members.empty()) {
+      members = &afterKernels.at(mapping.after).members;
+      mapping.via = "args";
+    }
+    bool any = false;
+    if (members) {
+      for (const std::string& member : *members) any = claim(mapping, normalizeKernelName(member)) || any;
+    }
+    if (!any) {
+      // Unchanged by fusion (or nothing says what it contains): the kernel with the same name, if any.
+      if (claim(mapping, normalized)) {
+        mapping.via = "same name";
+      } else if (!members) {
+        mapping.via = "";
+      }
+    }
+  }
+  for (const auto& [name, group] : beforeKernels) {
+    if (!claimed.count(name)) comparison.unmappedBefore.push_back(name);
+  }
+  return comparison;
+}
+
+namespace {
+
+std::string ratioText(int64_t before, int64_t after) {
+  char buffer[32];
+  if (before <= 0 || after <= 0) return "-";
+  std::snprintf(buffer, sizeof buffer, "%.2fx", static_cast<double>(before) / static_cast<double>(after));
+  return buffer;
+}
+
+std::string topKernels(const TraceStats& stats, size_t top) {
+  std::string out;
+  char line[512];
+  if (!stats.kernelsOnly) return "  (no kernels)\n";
+  for (size_t i = 0; i < stats.names.size() && i < top; ++i) {
+    const NameStats& n = stats.names[i];
+    std::snprintf(line, sizeof line, "  %8lld %12s  %s\n", static_cast<long long>(n.durations.count),
+                  formatNs(n.durations.totalNs).c_str(), n.name.substr(0, 160).c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string comparisonText(const TraceComparison& c, size_t top) {
+  std::string out;
+  char line[640];
+  std::snprintf(line, sizeof line, "%-22s %14s %14s %10s\n", "", "before", "after", "before/after");
+  out += line;
+  auto row = [&](const char* label, int64_t b, int64_t a, bool time) {
+    std::snprintf(line, sizeof line, "%-22s %14s %14s %10s\n", label, (time ? formatNs(b) : std::to_string(b)).c_str(),
+                  (time ? formatNs(a) : std::to_string(a)).c_str(), ratioText(b, a).c_str());
+    out += line;
+  };
+  row("kernels launched", c.before.kernelCount, c.after.kernelCount, false);
+  row("kernel time", c.before.kernelTimeNs, c.after.kernelTimeNs, true);
+  row("device time", c.before.deviceTimeNs, c.after.deviceTimeNs, true);
+  std::set<std::string> categories;
+  for (const auto& [cat, ns] : c.before.categoryNs) categories.insert(cat);
+  for (const auto& [cat, ns] : c.after.categoryNs) categories.insert(cat);
+  for (const std::string& cat : categories) {
+    auto value = [&](const TraceStats& s) {
+      auto it = s.categoryNs.find(cat);
+      return it == s.categoryNs.end() ? int64_t{0} : it->second;
+    };
+    row(("  " + cat).substr(0, 22).c_str(), value(c.before), value(c.after), true);
+  }
+  row("device busy", c.before.busyNs, c.after.busyNs, true);
+  row("device idle", c.before.idleNs, c.after.idleNs, true);
+  row("launch gaps (total)", c.before.gaps.totalNs, c.after.gaps.totalNs, true);
+  row("launch gap p50", c.before.gaps.p50Ns, c.after.gaps.p50Ns, true);
+  std::snprintf(line, sizeof line, "%-22s %14s %14s %10s\n", "bytes moved", formatBytes(c.before.bytes).c_str(),
+                formatBytes(c.after.bytes).c_str(), ratioText(c.before.bytes, c.after.bytes).c_str());
+  out += line;
+  out += "\ntop kernels before:\n" + topKernels(c.before, top);
+  out += "top kernels after:\n" + topKernels(c.after, top);
+  out += "\nafter kernel -> before kernels it replaced (speedup = before time / after time):\n";
+  for (const KernelMapping& m : c.mappings) {
+    std::snprintf(line, sizeof line, "  %s: %s x%lld", m.after.substr(0, 120).c_str(), formatNs(m.afterNs).c_str(),
+                  static_cast<long long>(m.afterCount));
+    out += line;
+    if (m.before.empty()) {
+      out += "  <- (no matching before kernel)\n";
+      continue;
+    }
+    std::snprintf(line, sizeof line, "  <- %zu kernel(s), %lld launch(es), %s; speedup %.2fx [%s]\n", m.before.size(),
+                  static_cast<long long>(m.beforeCount), formatNs(m.beforeNs).c_str(), m.speedup(), m.via.c_str());
+    out += line;
+    std::string names;
+    for (size_t i = 0; i < m.before.size(); ++i) {
+      if (i == 8) {
+        names += ", ... " + std::to_string(m.before.size() - 8) + " more";
+        break;
+      }
+      names += (i ? ", " : "") + m.before[i].substr(0, 80);
+    }
+    out += "      " + names + "\n";
+  }
+  if (!c.unmappedBefore.empty()) {
+    out += "before kernels no after kernel accounts for: " + std::to_string(c.unmappedBefore.size()) + "\n";
+    for (size_t i = 0; i < c.unmappedBefore.size() && i < top; ++i) out += "  " + c.unmappedBefore[i] + "\n";
+  }
+  return out;
+}
+
+std::string comparisonJson(const TraceComparison& c) {
+  nlohmann::json mappings = nlohmann::json::array();
+  for (const KernelMapping& m : c.mappings) {
+    mappings.push_back({{"after", m.after},
+                        {"after_count", m.afterCount},
+                        {"after_ns", m.afterNs},
+                        {"before", m.before},
+                        {"before_count", m.beforeCount},
+                        {"before_ns", m.beforeNs},
+                        {"via", m.via},
+                        {"speedup", m.speedup()}});
+  }
+  nlohmann::json out = {{"before", statsToJson(c.before)},
+                        {"after", statsToJson(c.after)},
+                        {"mappings", mappings},
+                        {"unmapped_before", c.unmappedBefore}};
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace fusionscope::profiler

@@ -1,0 +1,285 @@
+#include "profiler/compare/trace_stats.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "profiler/compare/report_json.h"
+
+namespace fusionscope::profiler {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+bool containsNoCase(std::string_view text, std::string_view word) {
+  if (word.size() > text.size()) return false;
+  for (size_t i = 0; i + word.size() <= text.size(); ++i) {
+    bool match = true;
+    for (size_t k = 0; k < word.size() && match; ++k) {
+      match = std::tolower(static_cast<unsigned char>(text[i + k])) == word[k];
+    }
+    if (match) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string trackText(const TrackId& track) {
+  return track.isText ? std::string(track.text) : std::to_string(track.number);
+}
+
+bool isKernelEvent(const TraceEvent& event) {
+  if (event.phase != 'X') return false;
+  if (event.cat.size() != 6) return false;
+  return containsNoCase(event.cat, "kernel");
+}
+
+bool isDeviceEvent(const TraceEvent& event) {
+  if (event.phase != 'X') return false;
+  return isKernelEvent(event) || containsNoCase(event.cat, "memcpy") || containsNoCase(event.cat, "memset");
+}
+
+DurationStats durationStats(std::vector<int64_t>& durations) {
+  DurationStats stats;
+  if (durations.empty()) return stats;
+  std::sort(durations.begin(), durations.end());
+  auto rank = [&](double p) {
+    size_t index = static_cast<size_t>(std::max(1.0, std::ceil(p * static_cast<double>(durations.size())))) - 1;
+    return durations[std::min(index, durations.size() - 1)];
+  };
+  stats.count = static_cast<int64_t>(durations.size());
+  for (int64_t d : durations) stats.totalNs += d;
+  stats.minNs = durations.front();
+  stats.maxNs = durations.back();
+  stats.p50Ns = rank(0.50);
+  stats.p90Ns = rank(0.90);
+  stats.p99Ns = rank(0.99);
+  return stats;
+}
+
+int64_t argsBytes(std::string_view args) {
+  if (args.empty() || args.find("bytes") == std::string_view::npos) return 0;
+  simdjson::padded_string padded(args);
+  thread_local od::parser parser;
+  od::document doc;
+  od::object object;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_object().get(object) != simdjson::SUCCESS) {
+    return 0;
+  }
+  int64_t bytes = 0;
+  int64_t readWritten = 0;
+  bool haveBytes = false;
+  for (auto field : object) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return 0;
+    if (key != "bytes" && key != "bytes_read" && key != "bytes_written") continue;
+    double value = 0;
+    if (field.value().get_double().get(value) != simdjson::SUCCESS || value < 0) continue;
+    if (key == "bytes") {
+      bytes = static_cast<int64_t>(value);
+      haveBytes = true;
+    } else {
+      readWritten += static_cast<int64_t>(value);
+    }
+  }
+  return haveBytes ? bytes : readWritten;
+}
+
+TraceStats computeStats(const Trace& trace) {
+  TraceStats stats;
+  for (const TraceEvent& event : trace.events) {
+    if (event.phase != 'X') continue;
+    ++stats.completeEvents;
+    if (isKernelEvent(event)) ++stats.kernelCount;
+  }
+  stats.kernelsOnly = stats.kernelCount > 0;
+
+  struct Group {
+    std::vector<int64_t> durations;
+    int64_t bytes = 0;
+  };
+  std::map<std::pair<std::string_view, std::string_view>, Group> groups;
+  std::map<std::pair<TrackId, TrackId>, std::vector<std::pair<int64_t, int64_t>>> deviceIntervals;
+  int64_t first = INT64_MAX;
+  int64_t last = INT64_MIN;
+  bool anyDevice = false;
+  for (const TraceEvent& event : trace.events) {
+    if (event.phase != 'X') continue;
+    bool kernel = isKernelEvent(event);
+    bool device = isDeviceEvent(event);
+    anyDevice = anyDevice || device;
+    int64_t bytes = device ? argsBytes(event.args) : 0;
+    if (!stats.kernelsOnly || kernel) {
+      Group& group = groups[{event.name, event.cat}];
+      group.durations.push_back(event.durNs);
+      group.bytes += bytes;
+    }
+    if (kernel) stats.kernelTimeNs += event.durNs;
+    if (device) {
+      stats.deviceTimeNs += event.durNs;
+      stats.categoryNs[std::string(event.cat)] += event.durNs;
+      deviceIntervals[{event.pid, event.tid}].emplace_back(event.tsNs, event.endNs());
+      stats.bytes += bytes;
+      if (bytes > 0) ++stats.eventsWithBytes;
+    }
+  }
+  for (const TraceEvent& event : trace.events) {
+    if (event.phase != 'X' || (anyDevice && !isDeviceEvent(event))) continue;
+    first = std::min(first, event.tsNs);
+    last = std::max(last, event.endNs());
+  }
+  stats.spanNs = first <= last ? last - first : 0;
+
+  for (auto& [key, group] : groups) {
+    NameStats named{std::string(key.first), std::string(key.second), durationStats(group.durations), group.bytes};
+    stats.names.push_back(std::move(named));
+  }
+  std::sort(stats.names.begin(), stats.names.end(), [](const NameStats& a, const NameStats& b) {
+    return std::tie(b.durations.totalNs, a.name) < std::tie(a.durations.totalNs, b.name);
+  });
+
+  std::vector<int64_t> gaps;
+  for (auto& [key, intervals] : deviceIntervals) {
+    std::sort(intervals.begin(), intervals.end());
+    TrackUtilisation track{key.first, key.second, 0, 0, static_cast<int64_t>(intervals.size())};
+    int64_t start = intervals.front().first;
+    int64_t end = intervals.front().second;
+    int64_t coveredEnd = intervals.front().second;
+    for (size_t i = 1; i < intervals.size(); ++i) {
+      auto [s, e] = intervals[i];
+      gaps.push_back(std::max<int64_t>(0, s - coveredEnd));
+      if (s > end) {
+        track.busyNs += end - start;
+        start = s;
+        end = e;
+      } else {
+        end = std::max(end, e);
+      }
+      coveredEnd = std::max(coveredEnd, e);
+    }
+    track.busyNs += end - start;
+    track.idleNs = (coveredEnd - intervals.front().first) - track.busyNs;
+    stats.busyNs += track.busyNs;
+    stats.idleNs += track.idleNs;
+    stats.tracks.push_back(track);
+  }
+  stats.gaps = durationStats(gaps);
+  return stats;
+}
+
+std::string formatNs(int64_t ns) {
+  char buffer[64];
+  double value = static_cast<double>(ns);
+  if (ns < 0) value = -value;
+  const char* sign = ns < 0 ? "-" : "";
+  if (value >= 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%s%.3f s", sign, value / 1e9);
+  } else if (value >= 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%s%.3f ms", sign, value / 1e6);
+  } else if (value >= 1e3) {
+    std::snprintf(buffer, sizeof buffer, "%s%.3f us", sign, value / 1e3);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%s%lld ns", sign, static_cast<long long>(value));
+  }
+  return buffer;
+}
+
+std::string formatBytes(int64_t bytes) {
+  char buffer[64];
+  double value = static_cast<double>(bytes);
+  if (value >= 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%.2f GB", value / 1e9);
+  } else if (value >= 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%.2f MB", value / 1e6);
+  } else if (value >= 1e3) {
+    std::snprintf(buffer, sizeof buffer, "%.2f kB", value / 1e3);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%lld B", static_cast<long long>(bytes));
+  }
+  return buffer;
+}
+
+std::string statsText(const TraceStats& stats, size_t top) {
+  std::string out;
+  char line[512];
+  auto add = [&](const std::string& text) { out += text + "\n"; };
+  add("complete events: " + std::to_string(stats.completeEvents) + ", kernels: " + std::to_string(stats.kernelCount));
+  if (stats.kernelCount > 0) add("kernel time: " + formatNs(stats.kernelTimeNs));
+  if (stats.deviceTimeNs > 0) {
+    add("device time: " + formatNs(stats.deviceTimeNs) + " over a span of " + formatNs(stats.spanNs));
+    for (const auto& [cat, ns] : stats.categoryNs) add("  " + cat + ": " + formatNs(ns));
+    int64_t total = stats.busyNs + stats.idleNs;
+    std::snprintf(line, sizeof line, "busy %s, idle %s (%.1f %% busy) over %zu device track(s)",
+                  formatNs(stats.busyNs).c_str(), formatNs(stats.idleNs).c_str(),
+                  total > 0 ? 100.0 * static_cast<double>(stats.busyNs) / static_cast<double>(total) : 0.0,
+                  stats.tracks.size());
+    add(line);
+    if (stats.gaps.count > 0) {
+      add("launch gaps: " + std::to_string(stats.gaps.count) + ", total " + formatNs(stats.gaps.totalNs) + ", p50 " +
+          formatNs(stats.gaps.p50Ns) + ", p90 " + formatNs(stats.gaps.p90Ns) + ", max " + formatNs(stats.gaps.maxNs));
+    }
+    add("bytes moved: " + formatBytes(stats.bytes) + " (from " + std::to_string(stats.eventsWithBytes) +
+        " events with byte counts)");
+  } else {
+    add("span: " + formatNs(stats.spanNs) + " (no device events)");
+  }
+  add(stats.kernelsOnly ? "kernels by total time:" : "complete events by total time:");
+  std::snprintf(line, sizeof line, "  %8s %12s %12s %12s %12s %12s  %s", "count", "total", "mean", "p50", "p90", "p99",
+                "name");
+  add(line);
+  for (size_t i = 0; i < stats.names.size() && i < top; ++i) {
+    const NameStats& n = stats.names[i];
+    std::snprintf(line, sizeof line, "  %8lld %12s %12s %12s %12s %12s  %s", static_cast<long long>(n.durations.count),
+                  formatNs(n.durations.totalNs).c_str(), formatNs(static_cast<int64_t>(n.durations.meanNs())).c_str(),
+                  formatNs(n.durations.p50Ns).c_str(), formatNs(n.durations.p90Ns).c_str(),
+                  formatNs(n.durations.p99Ns).c_str(), n.name.substr(0, 160).c_str());
+    add(line);
+  }
+  if (stats.names.size() > top) add("  ... " + std::to_string(stats.names.size() - top) + " more");
+  return out;
+}
+
+nlohmann::json durationsJson(const DurationStats& d) {
+  return {{"count", d.count},  {"total_ns", d.totalNs}, {"mean_ns", d.meanNs()}, {"min_ns", d.minNs},
+          {"max_ns", d.maxNs}, {"p50_ns", d.p50Ns},     {"p90_ns", d.p90Ns},     {"p99_ns", d.p99Ns}};
+}
+
+nlohmann::json statsToJson(const TraceStats& stats) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const NameStats& n : stats.names) {
+    names.push_back({{"name", n.name}, {"cat", n.cat}, {"bytes", n.bytes}, {"durations", durationsJson(n.durations)}});
+  }
+  nlohmann::json tracks = nlohmann::json::array();
+  for (const TrackUtilisation& t : stats.tracks) {
+    tracks.push_back({{"pid", trackText(t.pid)},
+                      {"tid", trackText(t.tid)},
+                      {"busy_ns", t.busyNs},
+                      {"idle_ns", t.idleNs},
+                      {"events", t.events}});
+  }
+  return {{"complete_events", stats.completeEvents},
+          {"kernel_count", stats.kernelCount},
+          {"kernel_time_ns", stats.kernelTimeNs},
+          {"device_time_ns", stats.deviceTimeNs},
+          {"category_ns", stats.categoryNs},
+          {"busy_ns", stats.busyNs},
+          {"idle_ns", stats.idleNs},
+          {"span_ns", stats.spanNs},
+          {"gaps", durationsJson(stats.gaps)},
+          {"bytes", stats.bytes},
+          {"events_with_bytes", stats.eventsWithBytes},
+          {"names_are_kernels", stats.kernelsOnly},
+          {"names", names},
+          {"tracks", tracks}};
+}
+
+std::string statsJson(const TraceStats& stats) {
+  return statsToJson(stats).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace fusionscope::profiler

@@ -1,0 +1,238 @@
+#include "profiler/gpu/bundle.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace fusionscope::profiler::gpu {
+namespace {
+
+using nlohmann::json;
+
+// A readable error at a JSON path, e.g. "kernels[2].grid".
+struct Invalid {
+  std::string where;
+  std::string what;
+};
+
+const json& field(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object()) throw Invalid{where, "expected an object"};
+  auto it = object.find(key);
+  if (it == object.end()) throw Invalid{where, std::string("missing \"") + key + "\""};
+  return *it;
+}
+
+int64_t integer(const json& value, const std::string& where) {
+  if (!value.is_number_integer()) throw Invalid{where, "expected an integer"};
+  return value.get<int64_t>();
+}
+
+std::string text(const json& value, const std::string& where) {
+  if (!value.is_string()) throw Invalid{where, "expected a string"};
+  return value.get<std::string>();
+}
+
+std::array<uint32_t, 3> shape3(const json& value, const std::string& where) {
+  if (!value.is_array() || value.size() != 3) throw Invalid{where, "expected three positive integers"};
+  std::array<uint32_t, 3> out{};
+  for (size_t i = 0; i < 3; ++i) {
+    int64_t v = integer(value[i], where + "[" + std::to_string(i) + "]");
+    if (v <= 0 || v > INT32_MAX) throw Invalid{where + "[" + std::to_string(i) + "]", "must be positive"};
+    out[i] = static_cast<uint32_t>(v);
+  }
+  return out;
+}
+
+BundleValue value(const json& v, const std::string& where, bool output) {
+  BundleValue out;
+  out.index = integer(field(v, "index", where), where + ".index");
+  out.name = text(field(v, "name", where), where + ".name");
+  out.dtype = text(field(v, "dtype", where), where + ".dtype");
+  if (dtypeBytes(out.dtype) == 0) throw Invalid{where + ".dtype", "unknown dtype \"" + out.dtype + "\""};
+  const json& dims = field(v, "dims", where);
+  if (!dims.is_array()) throw Invalid{where + ".dims", "expected an array"};
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = integer(dims[i], where + ".dims[" + std::to_string(i) + "]");
+    if (d < 0) throw Invalid{where + ".dims[" + std::to_string(i) + "]", "negative dimension"};
+    out.dims.push_back(d);
+  }
+  out.buffer = integer(field(v, "buffer", where), where + ".buffer");
+  if (output && v.contains("aliases_parameter")) {
+    out.aliasesParameter = integer(v["aliases_parameter"], where + ".aliases_parameter");
+  }
+  return out;
+}
+
+Bundle parse(const json& root) {
+  Bundle b;
+  std::string schema = text(field(root, "schema", "bundle"), "schema");
+  if (schema != kBundleSchema)
+    throw Invalid{"schema", "expected \"" + std::string(kBundleSchema) + "\", got \"" + schema + "\""};
+  b.module = text(field(root, "module", "bundle"), "module");
+  if (root.contains("fusion")) b.fusion = root["fusion"].is_boolean() && root["fusion"].get<bool>();
+  const json& target = field(root, "target", "bundle");
+  b.triple = text(field(target, "triple", "target"), "target.triple");
+  b.sm = integer(field(target, "sm", "target"), "target.sm");
+  b.ptxFile = text(field(target, "ptx", "target"), "target.ptx");
+  if (root.contains("constants") && !root["constants"].is_null())
+    b.constantsFile = text(root["constants"], "constants");
+  if (root.contains("peak_bytes")) b.peakBytes = integer(root["peak_bytes"], "peak_bytes");
+
+  const json& buffers = field(root, "buffers", "bundle");
+  if (!buffers.is_array()) throw Invalid{"buffers", "expected an array"};
+  std::set<int64_t> ids;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    std::string where = "buffers[" + std::to_string(i) + "]";
+    BundleBuffer buffer;
+    buffer.id = integer(field(buffers[i], "id", where), where + ".id");
+    buffer.bytes = integer(field(buffers[i], "bytes", where), where + ".bytes");
+    if (buffer.bytes <= 0) throw Invalid{where + ".bytes", "must be positive"};
+    if (buffers[i].contains("constant_offset")) {
+      buffer.constantOffset = integer(buffers[i]["constant_offset"], where + ".constant_offset");
+      if (*buffer.constantOffset < 0) throw Invalid{where + ".constant_offset", "negative offset"};
+      if (b.constantsFile.empty())
+        throw Invalid{where + ".constant_offset", "a constant buffer but no \"constants\" file"};
+    }
+    if (!ids.insert(buffer.id).second) throw Invalid{where + ".id", "duplicate buffer id " + std::to_string(buffer.id)};
+    b.buffers.push_back(buffer);
+  }
+  auto checkValue = [&](const BundleValue& v, const std::string& where) {
+    const BundleBuffer* buffer = b.buffer(v.buffer);
+    if (!buffer) throw Invalid{where + ".buffer", "unknown buffer " + std::to_string(v.buffer)};
+    int64_t bytes = v.elements() * dtypeBytes(v.dtype);
+    if (bytes > buffer->bytes) {
+      throw Invalid{where, std::to_string(bytes) + " bytes do not fit buffer " + std::to_string(v.buffer) + " (" +
+                               std::to_string(buffer->bytes) + " bytes)"};
+    }
+  };
+  const json& parameters = field(root, "parameters", "bundle");
+  if (!parameters.is_array()) throw Invalid{"parameters", "expected an array"};
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    std::string where = "parameters[" + std::to_string(i) + "]";
+    b.parameters.push_back(value(parameters[i], where, false));
+    checkValue(b.parameters.back(), where);
+  }
+  const json& outputs = field(root, "outputs", "bundle");
+  if (!outputs.is_array()) throw Invalid{"outputs", "expected an array"};
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string where = "outputs[" + std::to_string(i) + "]";
+    b.outputs.push_back(value(outputs[i], where, true));
+    checkValue(b.outputs.back(), where);
+    if (auto alias = b.outputs.back().aliasesParameter) {
+      bool found = false;
+      for (const BundleValue& p : b.parameters) found = found || p.index == *alias;
+      if (!found) throw Invalid{where + ".aliases_parameter", "no parameter with index " + std::to_string(*alias)};
+    }
+  }
+  const json& kernels = field(root, "kernels", "bundle");
+  if (!kernels.is_array()) throw Invalid{"kernels", "expected an array"};
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    const json& k = kernels[i];
+    BundleKernel kernel;
+    kernel.name = text(field(k, "name", where), where + ".name");
+    if (k.contains("instruction")) kernel.instruction = text(k["instruction"], where + ".instruction");
+    if (k.contains("kind")) kernel.kind = text(k["kind"], where + ".kind");
+    kernel.grid = shape3(field(k, "grid", where), where + ".grid");
+    kernel.block = shape3(field(k, "block", where), where + ".block");
+    if (k.contains("shared_bytes")) {
+      int64_t shared = integer(k["shared_bytes"], where + ".shared_bytes");
+      if (shared < 0) throw Invalid{where + ".shared_bytes", "negative"};
+      kernel.sharedBytes = static_cast<uint32_t>(shared);
+    }
+    const json& args = field(k, "args", where);
+    if (!args.is_array()) throw Invalid{where + ".args", "expected an array"};
+    for (size_t a = 0; a < args.size(); ++a) {
+      int64_t id = integer(args[a], where + ".args[" + std::to_string(a) + "]");
+      if (!b.buffer(id))
+        throw Invalid{where + ".args[" + std::to_string(a) + "]", "unknown buffer " + std::to_string(id)};
+      kernel.args.push_back(id);
+    }
+    if (k.contains("bytes_read")) kernel.bytesRead = integer(k["bytes_read"], where + ".bytes_read");
+    if (k.contains("bytes_written")) kernel.bytesWritten = integer(k["bytes_written"], where + ".bytes_written");
+    if (k.contains("elements")) kernel.elements = integer(k["elements"], where + ".elements");
+    b.kernels.push_back(std::move(kernel));
+  }
+  return b;
+}
+
+}  // namespace
+
+int64_t BundleValue::elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+const BundleBuffer* Bundle::buffer(int64_t id) const {
+  for (const BundleBuffer& b : buffers) {
+    if (b.id == id) return &b;
+  }
+  return nullptr;
+}
+
+int64_t dtypeBytes(const std::string& dtype) {
+  static const std::map<std::string, int64_t> kSizes = {
+      {"f32", 4}, {"f64", 8}, {"f16", 2}, {"bf16", 2}, {"s8", 1},  {"s16", 2},  {"s32", 4},
+      {"s64", 8}, {"u8", 1},  {"u16", 2}, {"u32", 4},  {"u64", 8}, {"pred", 1},
+  };
+  auto it = kSizes.find(dtype);
+  return it == kSizes.end() ? 0 : it->second;
+}
+
+StatusOr<Bundle> parseBundle(const std::string& text, const std::string& name) {
+  json root = json::parse(text, nullptr, false);
+  if (root.is_discarded()) {
+    // Parse again with exceptions for the position nlohmann reports.
+    try {
+      json again = json::parse(text);
+      (void)again;
+    } catch (const json::parse_error& e) {
+      return Status::error(name + ": error: not valid JSON (at byte offset " + std::to_string(e.byte) +
+                           "): " + e.what());
+    }
+    return Status::error(name + ": error: not valid JSON");
+  }
+  try {
+    return parse(root);
+  } catch (const Invalid& invalid) {
+    return Status::error(name + ": error: " + invalid.where + ": " + invalid.what);
+  }
+}
+
+StatusOr<Bundle> loadBundle(const std::string& directory) {
+  namespace fs = std::filesystem;
+  fs::path dir(directory);
+  fs::path path = dir / "bundle.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::error(path.string() + ": error: cannot read bundle.json");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  StatusOr<Bundle> bundle = parseBundle(buffer.str(), path.string());
+  if (!bundle.ok()) return bundle;
+  bundle->directory = directory;
+  std::error_code error;
+  if (!fs::is_regular_file(dir / bundle->ptxFile, error)) {
+    return Status::error(path.string() + ": error: target.ptx: " + (dir / bundle->ptxFile).string() + " not found");
+  }
+  if (!bundle->constantsFile.empty()) {
+    fs::path constants = dir / bundle->constantsFile;
+    if (!fs::is_regular_file(constants, error)) {
+      return Status::error(path.string() + ": error: constants: " + constants.string() + " not found");
+    }
+    auto size = static_cast<int64_t>(fs::file_size(constants, error));
+    for (const BundleBuffer& b : bundle->buffers) {
+      if (b.constantOffset && *b.constantOffset + b.bytes > size) {
+        return Status::error(path.string() + ": error: buffer " + std::to_string(b.id) + ": constant bytes [" +
+                             std::to_string(*b.constantOffset) + ", " + std::to_string(*b.constantOffset + b.bytes) +
+                             ") lie outside " + constants.string() + " (" + std::to_string(size) + " bytes)");
+      }
+    }
+  }
+  return bundle;
+}
+
+}  // namespace fusionscope::profiler::gpu

@@ -1,0 +1,225 @@
+// Trace statistics and before/after comparison on small hand-made traces (numbers worked out by hand in the
+// comments), plus the corpus traces.
+#include "profiler/compare/trace_compare.h"
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "profiler/compare/trace_stats.h"
+#include "profiler/trace/chrome_json_import.h"
+
+namespace fusionscope::profiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCorpusDir = fs::path(FS_SOURCE_DIR) / ".." / "shared" / "corpus" / "traces";
+
+Trace importOrDie(std::string_view text) {
+  StatusOr<Trace> trace = importChromeTraceText(text, "inline.json");
+  EXPECT_TRUE(trace.ok()) << trace.status().message();
+  return trace.ok() ? std::move(trace).value() : Trace{};
+}
+
+// Unfused run: four kernels on one stream (ts/dur in µs), a memcpy, and a CPU op that is not device work.
+//   add.1 [0,10)  multiply.2 [12,20)  add.1 [25,35)  exponential.3 [35,40)  memcpy [50,54) on another stream
+// Busy on stream 7: 10 + 8 + 10 + 5 = 33 µs of a 40 µs span -> idle 7. Gaps: 2, 5, 0. Memcpy stream: busy 4.
+constexpr const char* kBefore = R"({"traceEvents":[
+  {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"kernel","name":"add.1","pid":0,"tid":7,"ts":0,"dur":10,"args":{"bytes_read":800,"bytes_written":400}},
+  {"ph":"X","cat":"kernel","name":"multiply.2","pid":0,"tid":7,"ts":12,"dur":8,"args":{"bytes_read":800,"bytes_written":400}},
+  {"ph":"X","cat":"kernel","name":"add.1","pid":0,"tid":7,"ts":25,"dur":10,"args":{"bytes_read":800,"bytes_written":400}},
+  {"ph":"X","cat":"kernel","name":"exponential.3","pid":0,"tid":7,"ts":35,"dur":5},
+  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","pid":0,"tid":8,"ts":50,"dur":4,"args":{"bytes":4096}}
+]})";
+
+// Fused run: fusion.1 replaces add.1 + multiply.2 (twice), exponential.3 unchanged.
+constexpr const char* kAfter = R"({"traceEvents":[
+  {"ph":"X","cat":"kernel","name":"fusion_1","pid":0,"tid":7,"ts":0,"dur":6,"args":{"bytes_read":800,"bytes_written":400}},
+  {"ph":"X","cat":"kernel","name":"fusion_1","pid":0,"tid":7,"ts":10,"dur":6},
+  {"ph":"X","cat":"kernel","name":"exponential.3","pid":0,"tid":7,"ts":16,"dur":4}
+]})";
+
+constexpr const char* kStages = R"({"schema":"fusionscope.stages/1","module":"m","stages":[
+  {"index":0,"fusion_list":[]},
+  {"index":1,"fusion_list":[{"name":"fusion.1","kind":"kLoop","members":["add.1"]}]},
+  {"index":2,"fusion_list":[{"name":"fusion.1","kind":"kLoop","members":["add.1","multiply.2"],"operands":2}]}
+]})";
+
+TEST(TraceStatsTest, KernelAndDeviceFigures) {
+  Trace trace = importOrDie(kBefore);
+  TraceStats stats = computeStats(trace);
+  EXPECT_EQ(stats.completeEvents, 6);
+  EXPECT_EQ(stats.kernelCount, 4);
+  EXPECT_TRUE(stats.kernelsOnly);
+  EXPECT_EQ(stats.kernelTimeNs, 33000);
+  EXPECT_EQ(stats.deviceTimeNs, 37000);
+  EXPECT_EQ(stats.categoryNs.at("kernel"), 33000);
+  EXPECT_EQ(stats.categoryNs.at("gpu_memcpy"), 4000);
+  EXPECT_EQ(stats.categoryNs.count("cpu_op"), 0u);
+  EXPECT_EQ(stats.busyNs, 37000);
+  EXPECT_EQ(stats.idleNs, 7000);
+  ASSERT_EQ(stats.tracks.size(), 2u);
+  EXPECT_EQ(stats.gaps.count, 3);
+  EXPECT_EQ(stats.gaps.totalNs, 7000);
+  EXPECT_EQ(stats.gaps.maxNs, 5000);
+  EXPECT_EQ(stats.gaps.p50Ns, 2000);
+  EXPECT_EQ(stats.bytes, 3 * 1200 + 4096);
+  EXPECT_EQ(stats.eventsWithBytes, 4);
+  EXPECT_EQ(stats.spanNs, 54000);
+  ASSERT_EQ(stats.names.size(), 3u);
+  EXPECT_EQ(stats.names[0].name, "add.1");
+  EXPECT_EQ(stats.names[0].durations.count, 2);
+  EXPECT_EQ(stats.names[0].durations.totalNs, 20000);
+  EXPECT_EQ(stats.names[0].bytes, 2400);
+}
+
+TEST(TraceStatsTest, PercentilesAreNearestRank) {
+  std::vector<int64_t> values;
+  for (int64_t i = 100; i >= 1; --i) values.push_back(i);
+  DurationStats d = durationStats(values);
+  EXPECT_EQ(d.count, 100);
+  EXPECT_EQ(d.totalNs, 5050);
+  EXPECT_EQ(d.minNs, 1);
+  EXPECT_EQ(d.maxNs, 100);
+  EXPECT_EQ(d.p50Ns, 50);
+  EXPECT_EQ(d.p90Ns, 90);
+  EXPECT_EQ(d.p99Ns, 99);
+  std::vector<int64_t> one{7};
+  EXPECT_EQ(durationStats(one).p99Ns, 7);
+  std::vector<int64_t> none;
+  EXPECT_EQ(durationStats(none).count, 0);
+}
+
+TEST(TraceStatsTest, OverlappingDeviceEventsCountOnceAsBusy) {
+  Trace trace = importOrDie(R"([
+    {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","cat":"kernel","name":"b","pid":0,"tid":1,"ts":5,"dur":10},
+    {"ph":"X","cat":"kernel","name":"c","pid":0,"tid":1,"ts":20,"dur":1}])");
+  TraceStats stats = computeStats(trace);
+  EXPECT_EQ(stats.busyNs, 16000);
+  EXPECT_EQ(stats.idleNs, 5000);
+  EXPECT_EQ(stats.gaps.totalNs, 5000);  // 0 for the overlap, 5 after b
+}
+
+TEST(TraceStatsTest, CpuOnlyTraceReportsAllCompleteEvents) {
+  Trace trace = importOrDie(R"([{"ph":"X","name":"MatMul","pid":1,"tid":1,"ts":0,"dur":3},
+                                {"ph":"X","name":"MatMul","pid":1,"tid":1,"ts":5,"dur":1},
+                                {"ph":"i","name":"mark","pid":1,"tid":1,"ts":2}])");
+  TraceStats stats = computeStats(trace);
+  EXPECT_FALSE(stats.kernelsOnly);
+  EXPECT_EQ(stats.deviceTimeNs, 0);
+  ASSERT_EQ(stats.names.size(), 1u);
+  EXPECT_EQ(stats.names[0].durations.totalNs, 4000);
+  EXPECT_EQ(stats.spanNs, 6000);
+  nlohmann::json json = nlohmann::json::parse(statsJson(stats));
+  EXPECT_EQ(json["names"][0]["durations"]["count"], 2);
+  EXPECT_EQ(json["names_are_kernels"], false);
+}
+
+TEST(TraceStatsTest, ArgsBytesPrefersBytesOverReadWritten) {
+  EXPECT_EQ(argsBytes(R"({"bytes": 64, "bytes_read": 1})"), 64);
+  EXPECT_EQ(argsBytes(R"({"bytes_read": 10, "bytes_written": 6})"), 16);
+  EXPECT_EQ(argsBytes(R"({"other": 1})"), 0);
+  EXPECT_EQ(argsBytes(R"({"bytes": "many"})"), 0);
+  EXPECT_EQ(argsBytes("not json"), 0);
+}
+
+TEST(TraceCompareTest, MapsFusionsToReplacedKernelsWithStages) {
+  Trace before = importOrDie(kBefore);
+  Trace after = importOrDie(kAfter);
+  StatusOr<FusionMembership> membership = parseFusionMembership(kStages, "stages.json");
+  ASSERT_TRUE(membership.ok()) << membership.message();
+  EXPECT_EQ(membership->members.at("fusion.1"), (std::vector<std::string>{"add.1", "multiply.2"}));
+  TraceComparison c = compareTraces(before, after, &*membership);
+  EXPECT_EQ(c.before.kernelCount, 4);
+  EXPECT_EQ(c.after.kernelCount, 3);
+  ASSERT_EQ(c.mappings.size(), 2u);
+  const KernelMapping& fusion = c.mappings[0];
+  EXPECT_EQ(fusion.after, "fusion_1");
+  EXPECT_EQ(fusion.via, "stages.json");
+  EXPECT_EQ(fusion.before, (std::vector<std::string>{"add.1", "multiply.2"}));
+  EXPECT_EQ(fusion.beforeCount, 3);
+  EXPECT_EQ(fusion.beforeNs, 28000);
+  EXPECT_EQ(fusion.afterNs, 12000);
+  EXPECT_NEAR(fusion.speedup(), 28.0 / 12.0, 1e-9);
+  const KernelMapping& same = c.mappings[1];
+  EXPECT_EQ(same.after, "exponential.3");
+  EXPECT_EQ(same.via, "same name");
+  EXPECT_NEAR(same.speedup(), 1.25, 1e-9);
+  EXPECT_TRUE(c.unmappedBefore.empty());
+  std::string text = comparisonText(c);
+  EXPECT_NE(text.find("speedup 2.33x [stages.json]"), std::string::npos) << text;
+  nlohmann::json json = nlohmann::json::parse(comparisonJson(c));
+  EXPECT_EQ(json["mappings"][0]["before"].size(), 2u);
+  EXPECT_EQ(json["before"]["kernel_count"], 4);
+}
+
+TEST(TraceCompareTest, WithoutStagesUsesMembersFromArgs) {
+  Trace before = importOrDie(kBefore);
+  Trace after = importOrDie(R"([
+    {"ph":"X","cat":"kernel","name":"fusion.7","pid":0,"tid":7,"ts":0,"dur":6,"args":{"members":["multiply.2"]}},
+    {"ph":"X","cat":"kernel","name":"loop_add","pid":0,"tid":7,"ts":10,"dur":2,"args":{"hlo_op":"add.1"}}])");
+  TraceComparison c = compareTraces(before, after, nullptr);
+  ASSERT_EQ(c.mappings.size(), 2u);
+  EXPECT_EQ(c.mappings[0].after, "fusion.7");
+  EXPECT_EQ(c.mappings[0].before, (std::vector<std::string>{"multiply.2"}));
+  EXPECT_EQ(c.mappings[0].via, "args");
+  EXPECT_EQ(c.mappings[1].before, (std::vector<std::string>{"add.1"}));
+  EXPECT_EQ(c.unmappedBefore, (std::vector<std::string>{"exponential.3"}));
+}
+
+TEST(TraceCompareTest, UnknownKernelHasNoMapping) {
+  Trace before = importOrDie(kBefore);
+  Trace after = importOrDie(R"([{"ph":"X","cat":"kernel","name":"mystery","pid":0,"tid":7,"ts":0,"dur":6}])");
+  TraceComparison c = compareTraces(before, after, nullptr);
+  ASSERT_EQ(c.mappings.size(), 1u);
+  EXPECT_TRUE(c.mappings[0].before.empty());
+  EXPECT_EQ(c.mappings[0].speedup(), 0.0);
+  EXPECT_EQ(c.unmappedBefore.size(), 3u);
+  EXPECT_NE(comparisonText(c).find("no matching before kernel"), std::string::npos);
+}
+
+TEST(TraceCompareTest, BadStagesJsonIsAnError) {
+  StatusOr<FusionMembership> notJson = parseFusionMembership("{nope", "s.json");
+  ASSERT_FALSE(notJson.ok());
+  EXPECT_NE(notJson.message().find("s.json: error:"), std::string::npos) << notJson.message();
+  StatusOr<FusionMembership> noStages = parseFusionMembership(R"({"schema":"x"})", "s.json");
+  ASSERT_FALSE(noStages.ok());
+  EXPECT_NE(noStages.message().find("no \"stages\" array"), std::string::npos) << noStages.message();
+  StatusOr<FusionMembership> badMembers =
+      parseFusionMembership(R"({"stages":[{"fusion_list":[{"name":"f","members":[1]}]}]})", "s.json");
+  ASSERT_FALSE(badMembers.ok());
+  EXPECT_NE(badMembers.message().find("byte offset"), std::string::npos) << badMembers.message();
+  EXPECT_FALSE(loadFusionMembership("/nonexistent/stages.json").ok());
+}
+
+TEST(TraceCompareTest, NormalizesKernelNames) {
+  EXPECT_EQ(normalizeKernelName("fusion.3"), "fusion_3");
+  EXPECT_EQ(normalizeKernelName("fusion-3"), "fusion_3");
+  EXPECT_EQ(normalizeKernelName("fusion_3"), "fusion_3");
+}
+
+// Kernel counts and time of the Kineto corpus trace, checked by hand with a python json script (cat == "kernel").
+TEST(TraceStatsTest, CorpusKinetoKernels) {
+  fs::path path = kCorpusDir / "kineto_alexnet_critical_path.json";
+  if (!fs::exists(path)) GTEST_SKIP() << "trace corpus not found at " << kCorpusDir;
+  StatusOr<Trace> trace = importChromeTrace(path.string());
+  ASSERT_TRUE(trace.ok()) << trace.message();
+  TraceStats stats = computeStats(*trace);
+  EXPECT_EQ(stats.kernelCount, 79);
+  EXPECT_EQ(stats.kernelTimeNs, 10692000);
+  // Comparing a trace with itself maps every kernel to itself with speedup 1.
+  TraceComparison c = compareTraces(*trace, *trace, nullptr);
+  EXPECT_TRUE(c.unmappedBefore.empty());
+  for (const KernelMapping& m : c.mappings) {
+    EXPECT_EQ(m.via, "same name") << m.after;
+    EXPECT_DOUBLE_EQ(m.speedup(), 1.0) << m.after;
+  }
+}
+
+}  // namespace
+}  // namespace fusionscope::profiler
