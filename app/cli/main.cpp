@@ -11,6 +11,8 @@
 
 #include "app/cli/info_command.h"
 #include "app/cli/pipeline_commands.h"
+#include "app/cli/run_commands.h"
+#include "app/cli/trace_commands.h"
 #include "core/base/file_util.h"
 #include "core/dump/dump_directory.h"
 #include "core/eval/evaluator.h"
@@ -235,6 +237,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   verify->add_flag("--no-verify", noVerify, "Skip the verifier");
 
+  std::shared_ptr<cli::TraceCommands> traceCommands = cli::addTraceCommands(app);
+  std::shared_ptr<cli::RunCommands> runCommands = cli::addRunCommands(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -248,6 +253,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "A subcommand is required (or --list-passes)\nRun with --help for more information.\n");
     return kExitBadInput;
   }
+
+  if (std::optional<int> code = cli::runTraceCommands(*traceCommands)) return *code;
+  if (std::optional<int> code = cli::runRunCommands(*runCommands)) return *code;
 
   std::unique_ptr<core::HloModule> module = loadModule(input, !noVerify);
   if (!module) return kExitBadInput;

@@ -1,0 +1,505 @@
+#include "app/cli/run_commands.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "core/base/file_util.h"
+#include "core/codegen/element_types.h"
+#include "core/codegen/ptx_bundle.h"
+#include "core/eval/evaluator.h"
+#include "core/io/mnist.h"
+#include "core/io/npy.h"
+#include "core/ir/hlo_clone.h"
+#include "core/ir/hlo_verifier.h"
+#include "core/pipeline/pass_registry.h"
+#include "core/pipeline/stage.h"
+#include "core/runtime/cpu_executable.h"
+#include "core/text/hlo_parser.h"
+#include "profiler/trace/chrome_json_export.h"
+#include "profiler/trace/trace_model.h"
+
+namespace fusionscope::cli {
+
+struct RunCommands {
+  CLI::App* run = nullptr;
+  CLI::App* compile = nullptr;
+  std::string input;
+  std::string pipeline = "cpu";
+  std::string fusion = "on";
+  int iterations = 1;
+  std::string trace;
+  std::vector<std::string> inputs;
+  std::string saveOutputs;
+  bool loop = false;
+  int steps = 1000;
+  std::string mnistDir;
+  int threads = 0;
+  uint64_t seed = 1;
+  bool noCheck = false;
+  // compile
+  std::string compileInput;
+  std::string target = "nvptx";
+  int sm = 90;
+  std::string outputDir;
+  std::string compilePipeline = "gpu";
+  std::string compileFusion = "on";
+};
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitBadInput = 2;
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::unique_ptr<core::HloModule> load(const std::string& path) {
+  StatusOr<std::unique_ptr<core::HloModule>> module = core::parseHloModuleFile(path);
+  if (!module.ok()) {
+    fmt::print(stderr, "{}\n", module.message());
+    return nullptr;
+  }
+  if (Status verified = core::verifyModule(**module); !verified.ok()) {
+    fmt::print(stderr, "{}: {}\n", path, verified.message());
+    return nullptr;
+  }
+  return std::move(*module);
+}
+
+// Runs the preset (fusion passes disabled with fusion off) on a copy; "none" runs nothing.
+StatusOr<std::unique_ptr<core::HloModule>> prepare(const core::HloModule& module, const std::string& preset,
+                                                   bool fusion) {
+  std::unique_ptr<core::HloModule> copy = core::cloneModule(module);
+  if (preset == "none") return copy;
+  core::PipelineSpec spec;
+  spec.preset = preset;
+  if (!fusion) spec.disabled = {"fusion", "fusion-merger", "multi-output-fusion"};
+  StatusOr<std::unique_ptr<core::PassPipeline>> pipeline = core::buildPipeline(spec);
+  if (!pipeline.ok()) return pipeline.status();
+  core::PassContext context(core::fusionConfigFor(core::backendFor(spec)));
+  StatusOr<core::PipelineRun> run = core::runPipeline(**pipeline, *copy, context);
+  if (!run.ok()) return run.status();
+  return copy;
+}
+
+// Largest |expected - actual| over every element of every output.
+double maxError(const core::Value& expected, const core::Value& actual) {
+  if (expected.isTuple()) {
+    double worst = 0;
+    for (int i = 0; i < expected.tupleSize() && i < actual.tupleSize(); ++i) {
+      worst = std::max(worst, maxError(expected.tupleElement(i), actual.tupleElement(i)));
+    }
+    return worst;
+  }
+  double worst = 0;
+  for (int64_t i = 0; i < expected.elementCount(); ++i) {
+    const double e = expected.doubleAt(i);
+    const double a = actual.doubleAt(i);
+    if (std::isnan(e) && std::isnan(a)) continue;
+    if (e == a) continue;
+    worst = std::max(worst, std::fabs(e - a));
+  }
+  return worst;
+}
+
+struct KernelTotals {
+  std::string kind;
+  int64_t launches = 0;
+  int64_t totalNs = 0;
+  int64_t bytes = 0;
+};
+
+std::string kernelSummary(const std::vector<core::ExecutionSpan>& spans, int iterations) {
+  std::map<std::string, KernelTotals> totals;
+  std::vector<std::string> order;
+  int64_t all = 0;
+  for (const core::ExecutionSpan& span : spans) {
+    auto [it, inserted] = totals.try_emplace(span.name);
+    if (inserted) order.push_back(span.name);
+    it->second.kind = span.kind;
+    it->second.launches++;
+    it->second.totalNs += span.endNs - span.startNs;
+    it->second.bytes += span.bytesRead + span.bytesWritten;
+    all += span.endNs - span.startNs;
+  }
+  std::sort(order.begin(), order.end(),
+            [&](const std::string& a, const std::string& b) { return totals[a].totalNs > totals[b].totalNs; });
+  std::string out = fmt::format("{} kernels, {} iterations, {:.3f} ms per iteration (kernel time)\n", totals.size(),
+                                iterations, all / 1e6 / std::max(iterations, 1));
+  out += fmt::format("  {:<32} {:<12} {:>8} {:>12} {:>7} {:>10}\n", "kernel", "kind", "launches", "mean us", "%", "GB/s");
+  size_t shown = 0;
+  for (const std::string& name : order) {
+    if (++shown > 25) {
+      out += fmt::format("  ... {} more\n", order.size() - 25);
+      break;
+    }
+    const KernelTotals& t = totals[name];
+    out += fmt::format("  {:<32} {:<12} {:>8} {:>12.2f} {:>6.1f}% {:>10.2f}\n", name, t.kind, t.launches,
+                       t.totalNs / 1e3 / static_cast<double>(t.launches), all > 0 ? 100.0 * t.totalNs / all : 0.0,
+                       t.totalNs > 0 ? static_cast<double>(t.bytes) / t.totalNs : 0.0);
+  }
+  return out;
+}
+
+// One 'X' event per kernel launch on the "kernels" thread, compile phases on their own thread.
+Status writeTrace(const std::string& path, const std::string& module, const std::vector<core::ExecutionSpan>& compile,
+                  const std::vector<core::ExecutionSpan>& kernels, int threads) {
+  profiler::Trace trace;
+  trace.name = module;
+  trace.displayTimeUnit = "ns";
+  int64_t origin = INT64_MAX;
+  for (const auto& s : compile) origin = std::min(origin, s.startNs);
+  for (const auto& s : kernels) origin = std::min(origin, s.startNs);
+  if (origin == INT64_MAX) origin = 0;
+  const profiler::TrackId pid = profiler::TrackId::fromNumber(0);
+  trace.processes[pid] = {fmt::format("fusionscope CPU ({}, {} threads)", module, threads), 0};
+  const profiler::TrackId kernelTid = profiler::TrackId::fromNumber(1);
+  const profiler::TrackId compileTid = profiler::TrackId::fromNumber(2);
+  trace.threads[{pid, kernelTid}] = {"kernels", 0};
+  trace.threads[{pid, compileTid}] = {"compile", 1};
+  auto add = [&](const core::ExecutionSpan& span, profiler::TrackId tid, const char* category, bool withArgs) {
+    profiler::TraceEvent event;
+    event.phase = 'X';
+    event.name = trace.copyText(span.name);
+    event.cat = category;
+    event.pid = pid;
+    event.tid = tid;
+    event.tsNs = span.startNs - origin;
+    event.durNs = span.endNs - span.startNs;
+    std::string args = withArgs ? fmt::format(R"({{"kind":"{}","bytes read":{},"bytes written":{},"elements":{}}})",
+                                              span.kind, span.bytesRead, span.bytesWritten, span.elements)
+                                : fmt::format(R"({{"phase":"{}"}})", span.kind);
+    event.args = trace.copyText(args);
+    trace.events.push_back(event);
+  };
+  for (const auto& span : compile) add(span, compileTid, "compile", false);
+  for (const auto& span : kernels) add(span, kernelTid, "kernel", true);
+  return profiler::exportChromeTrace(trace, path);
+}
+
+StatusOr<core::Value> valueFromNpy(const core::NpyArray& array, const core::Shape& shape, const std::string& name) {
+  if (array.type != shape.elementType() || array.dims != shape.dimensions()) {
+    return Status::error(fmt::format("{}: the .npy holds {}[{}], the parameter is {}", name,
+                                     core::primitiveTypeName(array.type), fmt::join(array.dims, ","),
+                                     shape.toString(false)));
+  }
+  return core::bytesToValue(shape, reinterpret_cast<const uint8_t*>(array.bytes.data()),
+                            static_cast<int64_t>(array.bytes.size()));
+}
+
+Status saveOutputs(const core::CpuExecutable& executable, const std::string& dir) {
+  if (Status s = makeDirectories(dir); !s.ok()) return s;
+  for (const core::PlanOutput& output : executable.plan().outputs) {
+    core::NpyArray array;
+    array.type = output.shape.elementType();
+    array.dims = output.shape.dimensions();
+    const uint8_t* data = executable.bufferData(output.buffer);
+    array.bytes.assign(reinterpret_cast<const char*>(data), static_cast<size_t>(output.shape.byteSize()));
+    std::string file = (std::filesystem::path(dir) / fmt::format("output_{}_{}.npy", output.index, output.name)).string();
+    if (Status s = core::writeNpy(file, array); !s.ok()) return s;
+  }
+  return okStatus();
+}
+
+// Test accuracy of the softmax classifier W (784x10), b (10) on `data`, computed on the host.
+double accuracy(const core::MnistData& data, const float* w, const float* b) {
+  const int64_t pixels = data.pixelsPerImage();
+  int64_t correct = 0;
+  for (int64_t n = 0; n < data.count; ++n) {
+    const float* image = data.images.data() + n * pixels;
+    float logits[core::kMnistClasses];
+    for (int c = 0; c < core::kMnistClasses; ++c) logits[c] = b[c];
+    for (int64_t p = 0; p < pixels; ++p) {
+      if (image[p] == 0.0f) continue;
+      for (int c = 0; c < core::kMnistClasses; ++c) logits[c] += image[p] * w[p * core::kMnistClasses + c];
+    }
+    const int best = static_cast<int>(std::max_element(logits, logits + core::kMnistClasses) - logits);
+    correct += best == data.labels[static_cast<size_t>(n)];
+  }
+  return data.count > 0 ? static_cast<double>(correct) / static_cast<double>(data.count) : 0.0;
+}
+
+int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vector<core::ExecutionSpan>& spans) {
+  const core::ExecutionPlan& plan = executable.plan();
+  // x and labels: by name, else parameters 2 and 3 (the sample's order).
+  int64_t xIndex = -1;
+  int64_t labelsIndex = -1;
+  for (const core::PlanParameter& p : plan.parameters) {
+    if (p.name == "x") xIndex = p.index;
+    if (p.name == "labels" || p.name == "y") labelsIndex = p.index;
+  }
+  if (xIndex < 0 && plan.parameters.size() >= 4) xIndex = 2;
+  if (labelsIndex < 0 && plan.parameters.size() >= 4) labelsIndex = 3;
+  if (xIndex < 0 || labelsIndex < 0 || plan.parameters[static_cast<size_t>(xIndex)].shape.rank() != 2 ||
+      plan.parameters[static_cast<size_t>(labelsIndex)].shape.rank() != 2) {
+    fmt::print(stderr, "--loop needs a training step with parameters x [batch, pixels] and labels [batch, 10]\n");
+    return kExitBadInput;
+  }
+  const core::Shape& xShape = plan.parameters[static_cast<size_t>(xIndex)].shape;
+  const int batch = static_cast<int>(xShape.dimension(0));
+  // Feedback: outputs aliasing parameters (input_output_alias), else outputs 1.. to parameters 0.. by position.
+  std::vector<std::pair<int, int64_t>> feedback;  // (output, parameter)
+  for (const core::PlanOutput& output : plan.outputs) {
+    if (output.aliasesParameter) feedback.emplace_back(static_cast<int>(output.index), *output.aliasesParameter);
+  }
+  if (feedback.empty()) {
+    for (size_t i = 1; i < plan.outputs.size() && i - 1 < plan.parameters.size(); ++i) {
+      if (plan.outputs[i].shape.compatible(plan.parameters[i - 1].shape)) {
+        feedback.emplace_back(static_cast<int>(i), static_cast<int64_t>(i - 1));
+      }
+    }
+  }
+  if (feedback.empty()) {
+    fmt::print(stderr, "--loop: no output aliases a parameter (input_output_alias) or matches one by position\n");
+    return kExitBadInput;
+  }
+  const std::string dir = args.mnistDir.empty()
+                              ? (std::filesystem::path(args.input).parent_path() / "data").string()
+                              : args.mnistDir;
+  StatusOr<core::MnistData> train = core::loadMnist(dir, "train");
+  StatusOr<core::MnistData> test = core::loadMnist(dir, "test");
+  if (!train.ok() || !test.ok()) {
+    fmt::print(stderr, "{}\n", train.ok() ? test.message() : train.message());
+    return kExitBadInput;
+  }
+  if (train->pixelsPerImage() != xShape.dimension(1)) {
+    fmt::print(stderr, "--loop: images have {} pixels, x takes {}\n", train->pixelsPerImage(), xShape.dimension(1));
+    return kExitBadInput;
+  }
+  // Weights start at zero (softmax regression); other parameters too.
+  for (const core::PlanParameter& p : plan.parameters) {
+    std::vector<uint8_t> zeros(static_cast<size_t>(p.shape.byteSize()), 0);
+    if (Status s = executable.setParameterBytes(p.index, zeros.data(), static_cast<int64_t>(zeros.size())); !s.ok()) {
+      fmt::print(stderr, "{}\n", s.message());
+      return kExitFailed;
+    }
+  }
+  const int64_t wIndex = feedback[0].second;
+  const int64_t bIndex = feedback.size() > 1 ? feedback[1].second : -1;
+  double firstLoss = NAN;
+  double lastLoss = NAN;
+  const int64_t start = nowNs();
+  for (int step = 0; step < args.steps; ++step) {
+    core::MnistBatch data = train->batch(step, batch);
+    Status sx = executable.setParameterBytes(xIndex, data.x.data(), static_cast<int64_t>(data.x.size() * 4));
+    Status sl = executable.setParameterBytes(labelsIndex, data.labels.data(), static_cast<int64_t>(data.labels.size() * 4));
+    if (!sx.ok() || !sl.ok()) {
+      fmt::print(stderr, "{}\n", sx.ok() ? sl.message() : sx.message());
+      return kExitFailed;
+    }
+    executable.execute(args.trace.empty() || step >= 20 ? nullptr : &spans);
+    for (auto [output, parameter] : feedback) {
+      const core::PlanOutput& o = plan.outputs[static_cast<size_t>(output)];
+      const int target = plan.parameters[static_cast<size_t>(parameter)].buffer;
+      if (o.buffer != target) {
+        (void)executable.setParameterBytes(parameter, executable.bufferData(o.buffer), o.shape.byteSize());
+      }
+    }
+    StatusOr<core::Value> loss = executable.output(0);
+    if (loss.ok() && loss->elementCount() == 1) {
+      lastLoss = loss->doubleAt(0);
+      if (step == 0) firstLoss = lastLoss;
+    }
+    if (step % 100 == 0 || step + 1 == args.steps) {
+      const float* w = reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(wIndex)].buffer));
+      std::vector<float> zeroB(core::kMnistClasses, 0.0f);
+      const float* b = bIndex >= 0 ? reinterpret_cast<const float*>(
+                                         executable.bufferData(plan.parameters[static_cast<size_t>(bIndex)].buffer))
+                                   : zeroB.data();
+      fmt::print("step {:>5}: loss {:.4f}, test accuracy {:.2f}%\n", step + 1, lastLoss, 100.0 * accuracy(*test, w, b));
+    }
+  }
+  const double seconds = (nowNs() - start) / 1e9;
+  const float* w = reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(wIndex)].buffer));
+  std::vector<float> zeroB(core::kMnistClasses, 0.0f);
+  const float* b = bIndex >= 0 ? reinterpret_cast<const float*>(
+                                     executable.bufferData(plan.parameters[static_cast<size_t>(bIndex)].buffer))
+                               : zeroB.data();
+  fmt::print("trained {} steps in {:.3f} s ({:.1f} us/step): loss {:.4f} -> {:.4f}, final test accuracy {:.2f}%\n",
+             args.steps, seconds, seconds * 1e6 / std::max(args.steps, 1), firstLoss, lastLoss,
+             100.0 * accuracy(*test, w, b));
+  return kExitOk;
+}
+
+int runRun(const RunCommands& args) {
+  std::unique_ptr<core::HloModule> module = load(args.input);
+  if (!module) return kExitBadInput;
+  std::vector<core::ExecutionSpan> compileSpans;
+  const int64_t passStart = nowNs();
+  StatusOr<std::unique_ptr<core::HloModule>> prepared = prepare(*module, args.pipeline, args.fusion == "on");
+  if (!prepared.ok()) {
+    fmt::print(stderr, "{}: {}\n", args.input, prepared.message());
+    return kExitFailed;
+  }
+  compileSpans.push_back({"passes (" + args.pipeline + ", fusion " + args.fusion + ")", "passes", passStart, nowNs()});
+  core::CpuCompileOptions options;
+  options.threads = args.threads;
+  StatusOr<std::unique_ptr<core::CpuExecutable>> compiled = core::CpuExecutable::compile(**prepared, options);
+  if (!compiled.ok()) {
+    fmt::print(stderr, "{}: {}\n", args.input, compiled.message());
+    return kExitFailed;
+  }
+  core::CpuExecutable& executable = **compiled;
+  int64_t optimizeNs = 0;
+  int64_t jitNs = 0;
+  for (const core::ExecutionSpan& span : executable.compileSpans()) {
+    compileSpans.push_back(span);
+    if (span.kind == "optimize") optimizeNs += span.endNs - span.startNs;
+    if (span.kind == "jit") jitNs += span.endNs - span.startNs;
+  }
+  const core::ExecutionPlan& plan = executable.plan();
+  fmt::print("{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); LLVM O3 {:.1f} ms, "
+             "JIT {:.1f} ms, {} threads\n",
+             plan.module, plan.kernels.size(), plan.buffers.size(), plan.peakBytes / 1e6,
+             plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount());
+
+  std::vector<core::ExecutionSpan> spans;
+  if (args.loop) {
+    int code = runLoop(args, executable, spans);
+    if (code != kExitOk) return code;
+  } else {
+    std::vector<core::Value> arguments = core::randomArguments(**prepared, args.seed);
+    for (const std::string& spec : args.inputs) {
+      const size_t eq = spec.find('=');
+      if (eq == std::string::npos) {
+        fmt::print(stderr, "--input {}: expected NAME=FILE.npy\n", spec);
+        return kExitBadInput;
+      }
+      const std::string name = spec.substr(0, eq);
+      auto it = std::find_if(plan.parameters.begin(), plan.parameters.end(),
+                             [&](const core::PlanParameter& p) { return p.name == name; });
+      if (it == plan.parameters.end()) {
+        fmt::print(stderr, "--input {}: the module has no parameter '{}'\n", spec, name);
+        return kExitBadInput;
+      }
+      StatusOr<core::NpyArray> array = core::readNpy(spec.substr(eq + 1));
+      if (!array.ok()) {
+        fmt::print(stderr, "{}\n", array.message());
+        return kExitBadInput;
+      }
+      StatusOr<core::Value> value = valueFromNpy(*array, it->shape, spec.substr(eq + 1));
+      if (!value.ok()) {
+        fmt::print(stderr, "{}\n", value.message());
+        return kExitBadInput;
+      }
+      arguments[static_cast<size_t>(it->index)] = std::move(*value);
+    }
+    for (int iteration = 0; iteration < args.iterations; ++iteration) {
+      StatusOr<core::Value> result = executable.run(arguments, &spans);
+      if (!result.ok()) {
+        fmt::print(stderr, "{}\n", result.message());
+        return kExitFailed;
+      }
+      if (iteration == 0 && !args.noCheck) {
+        StatusOr<core::EvalResult> expected = core::evaluateModule(*module, arguments);
+        if (!expected.ok()) {
+          fmt::print("reference: not checked ({})\n", expected.message());
+        } else {
+          const std::string difference = core::compareValues(expected->result, *result);
+          fmt::print("check against the evaluator: max error {:.3g}: {}\n", maxError(expected->result, *result),
+                     difference.empty() ? "ok" : "MISMATCH, " + difference);
+          if (!difference.empty()) return kExitFailed;
+        }
+      }
+    }
+    if (!args.saveOutputs.empty()) {
+      if (Status s = saveOutputs(executable, args.saveOutputs); !s.ok()) {
+        fmt::print(stderr, "{}\n", s.message());
+        return kExitFailed;
+      }
+    }
+  }
+  if (!spans.empty()) fmt::print("{}", kernelSummary(spans, args.loop ? std::min(args.steps, 20) : args.iterations));
+  if (!args.trace.empty()) {
+    if (Status s = writeTrace(args.trace, plan.module, compileSpans, spans, executable.threadCount()); !s.ok()) {
+      fmt::print(stderr, "{}\n", s.message());
+      return kExitFailed;
+    }
+    fmt::print("trace: {}\n", args.trace);
+  }
+  return kExitOk;
+}
+
+int runCompile(const RunCommands& args) {
+  if (args.target != "nvptx") {
+    fmt::print(stderr, "--target {}: only nvptx is supported\n", args.target);
+    return kExitBadInput;
+  }
+  std::unique_ptr<core::HloModule> module = load(args.compileInput);
+  if (!module) return kExitBadInput;
+  const bool fusion = args.compileFusion == "on";
+  StatusOr<std::unique_ptr<core::HloModule>> prepared = prepare(*module, args.compilePipeline, fusion);
+  if (!prepared.ok()) {
+    fmt::print(stderr, "{}: {}\n", args.compileInput, prepared.message());
+    return kExitFailed;
+  }
+  core::PtxOptions options;
+  options.sm = args.sm;
+  StatusOr<core::PtxBundle> bundle = core::compilePtxBundle(**prepared, fusion, options);
+  if (!bundle.ok()) {
+    fmt::print(stderr, "{}: {}\n", args.compileInput, bundle.message());
+    return kExitFailed;
+  }
+  if (Status s = core::writePtxBundle(*bundle, args.outputDir); !s.ok()) {
+    fmt::print(stderr, "{}\n", s.message());
+    return kExitFailed;
+  }
+  fmt::print("{}: {} kernels for sm_{}, {} buffers, peak {} bytes -> {}\n", bundle->plan.module,
+             bundle->plan.kernels.size(), args.sm, bundle->plan.buffers.size(), bundle->plan.peakBytes, args.outputDir);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
+  auto commands = std::make_shared<RunCommands>();
+  RunCommands& c = *commands;
+  c.run = app.add_subcommand("run", "Run the module on the CPU (LLVM JIT), check it against the evaluator, time kernels");
+  c.run->add_option("module", c.input, "HLO text file")->required()->check(CLI::ExistingFile);
+  c.run->add_option("--pipeline", c.pipeline, "Pass pipeline before codegen: cpu, gpu or none")
+      ->check(CLI::IsMember({"gpu", "cpu", "none"}))
+      ->capture_default_str();
+  c.run->add_option("--fusion", c.fusion, "on: one kernel per fusion; off: one kernel per instruction")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  c.run->add_option("--iterations", c.iterations, "Runs (the first is checked)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c.run->add_option("--trace", c.trace, "Write a Chrome trace (one event per kernel launch, compile phases)");
+  c.run->add_option("--input", c.inputs, "NAME=FILE.npy: a parameter's value (others are seeded random)");
+  c.run->add_option("--save-outputs", c.saveOutputs, "Directory for the outputs as .npy");
+  c.run->add_flag("--loop", c.loop, "Training loop: outputs feed back into the parameters they alias (MNIST data)");
+  c.run->add_option("--steps", c.steps, "Training steps with --loop")->check(CLI::PositiveNumber)->capture_default_str();
+  c.run->add_option("--mnist-dir", c.mnistDir, "MNIST IDX files (default: the module's data/ directory)");
+  c.run->add_option("--threads", c.threads, "Worker threads per kernel (0: all cores)")->capture_default_str();
+  c.run->add_option("--seed", c.seed, "Seed of the random inputs")->capture_default_str();
+  c.run->add_flag("--no-check", c.noCheck, "Do not compare with the evaluator");
+
+  c.compile = app.add_subcommand("compile", "Lower the module to a GPU bundle (PTX + launch plan, docs/BUNDLE.md)");
+  c.compile->add_option("module", c.compileInput, "HLO text file")->required()->check(CLI::ExistingFile);
+  c.compile->add_option("--target", c.target, "Code generation target")->capture_default_str();
+  c.compile->add_option("--sm", c.sm, "Compute capability (80, 90, ...)")->capture_default_str();
+  c.compile->add_option("-o,--output", c.outputDir, "Bundle directory")->required();
+  c.compile->add_option("--pipeline", c.compilePipeline, "Pass pipeline: gpu, cpu or none")
+      ->check(CLI::IsMember({"gpu", "cpu", "none"}))
+      ->capture_default_str();
+  c.compile->add_option("--fusion", c.compileFusion, "on or off")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  return commands;
+}
+
+std::optional<int> runRunCommands(const RunCommands& commands) {
+  if (commands.run->parsed()) return runRun(commands);
+  if (commands.compile->parsed()) return runCompile(commands);
+  return std::nullopt;
+}
+
+}  // namespace fusionscope::cli

@@ -1,0 +1,162 @@
+// fs_codegen on the CPU: fused vs unfused wall time and bytes moved for softmax, layer norm, the MLP and the MNIST
+// training step; a STREAM-style copy (plain C++ over the same threads) as the bandwidth ceiling next to an
+// elementwise fusion; JIT compile time per kernel (LLVM O3 + ORC) as counters.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/eval/evaluator.h"
+#include "core/ir/hlo_clone.h"
+#include "core/pipeline/pass_registry.h"
+#include "core/pipeline/stage.h"
+#include "core/runtime/cpu_executable.h"
+#include "core/runtime/thread_pool.h"
+#include "core/text/hlo_parser.h"
+
+namespace {
+
+using namespace fusionscope;
+
+const char* kSoftmax = R"(HloModule softmax
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[2048,1024] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  m = f32[2048] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[2048,1024] broadcast(m), dimensions={0}
+  s = f32[2048,1024] subtract(x, mb)
+  ex = f32[2048,1024] exponential(s)
+  sum = f32[2048] reduce(ex, zero), dimensions={1}, to_apply=add
+  sb = f32[2048,1024] broadcast(sum), dimensions={0}
+  ROOT d = f32[2048,1024] divide(ex, sb)
+})";
+
+// An elementwise chain a fused kernel does in one pass: ((x + y) * 0.5 - y) * x.
+const char* kElementwise = R"(HloModule elementwise
+ENTRY e {
+  x = f32[8388608] parameter(0)
+  y = f32[8388608] parameter(1)
+  h = f32[] constant(0.5)
+  hb = f32[8388608] broadcast(h), dimensions={}
+  a = f32[8388608] add(x, y)
+  m = f32[8388608] multiply(a, hb)
+  s = f32[8388608] subtract(m, y)
+  ROOT r = f32[8388608] multiply(s, x)
+})";
+
+
+struct Case {
+  std::unique_ptr<core::CpuExecutable> executable;
+  int64_t bytesPerRun = 0;
+  double compileMsPerKernel = 0;
+  std::string error;
+};
+
+Case& getCase(const std::string& name, bool fusion) {
+  static std::map<std::string, Case> cache;
+  const std::string key = name + (fusion ? "/fused" : "/unfused");
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  Case& c = cache[key];
+  StatusOr<std::unique_ptr<core::HloModule>> module =
+      name == "softmax"       ? core::parseHloModule(kSoftmax)
+      : name == "elementwise" ? core::parseHloModule(kElementwise)
+      : name == "layer_norm"  ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/layer_norm/layer_norm.hlo")
+      : name == "mlp"         ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/mlp/mlp.hlo")
+                              : core::parseHloModuleFile(std::string(FS_SOURCE_DIR) +
+                                                         "/samples/mnist_softmax/mnist_softmax.hlo");
+  if (!module.ok()) {
+    c.error = module.message();
+    return c;
+  }
+  core::PipelineSpec spec;
+  spec.preset = "cpu";
+  if (!fusion) spec.disabled = {"fusion", "fusion-merger", "multi-output-fusion"};
+  StatusOr<std::unique_ptr<core::PassPipeline>> pipeline = core::buildPipeline(spec);
+  core::PassContext context(core::fusionConfigFor(core::backendFor(spec)));
+  StatusOr<core::PipelineRun> run = core::runPipeline(**pipeline, **module, context);
+  if (!run.ok()) {
+    c.error = run.message();
+    return c;
+  }
+  StatusOr<std::unique_ptr<core::CpuExecutable>> executable = core::CpuExecutable::compile(**module);
+  if (!executable.ok()) {
+    c.error = executable.message();
+    return c;
+  }
+  c.executable = std::move(*executable);
+  std::vector<core::Value> arguments = core::randomArguments(**module, 1);
+  for (size_t i = 0; i < arguments.size(); ++i) (void)c.executable->setParameter(static_cast<int64_t>(i), arguments[i]);
+  for (const core::PlanKernel& kernel : c.executable->plan().kernels) c.bytesPerRun += kernel.bytesRead + kernel.bytesWritten;
+  int64_t compileNs = 0;
+  for (const core::ExecutionSpan& span : c.executable->compileSpans()) compileNs += span.endNs - span.startNs;
+  c.compileMsPerKernel = compileNs / 1e6 / std::max<size_t>(1, c.executable->plan().kernels.size());
+  return c;
+}
+
+void runCase(benchmark::State& state, const std::string& name, bool fusion) {
+  Case& c = getCase(name, fusion);
+  if (!c.executable) {
+    state.SkipWithError(c.error.c_str());
+    return;
+  }
+  for (auto _ : state) c.executable->execute();
+  state.SetBytesProcessed(state.iterations() * c.bytesPerRun);
+  state.counters["kernels"] = static_cast<double>(c.executable->plan().kernels.size());
+  state.counters["MB_moved"] = c.bytesPerRun / 1e6;
+  state.counters["jit_ms_per_kernel"] = c.compileMsPerKernel;
+  state.counters["threads"] = c.executable->threadCount();
+}
+
+void registerCases() {
+  for (const char* name : {"softmax", "layer_norm", "mlp", "mnist_step", "elementwise"}) {
+    for (bool fusion : {false, true}) {
+      benchmark::RegisterBenchmark((std::string("BM_Codegen/") + name + (fusion ? "/fused" : "/unfused")).c_str(),
+                                   [name = std::string(name), fusion](benchmark::State& s) { runCase(s, name, fusion); })
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+  }
+}
+
+// STREAM copy: b[i] = a[i] over 32 MB, split across the same thread count the executables use.
+void BM_StreamCopy(benchmark::State& state) {
+  const size_t n = 8388608;
+  std::vector<float> a(n, 1.0f);
+  std::vector<float> b(n, 0.0f);
+  core::ThreadPool pool(static_cast<int>(std::thread::hardware_concurrency()));
+  for (auto _ : state) {
+    pool.parallelFor(static_cast<int64_t>(n), [&](int64_t begin, int64_t end) {
+      std::memcpy(b.data() + begin, a.data() + begin, static_cast<size_t>(end - begin) * sizeof(float));
+    });
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * n * sizeof(float)));
+}
+BENCHMARK(BM_StreamCopy)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  registerCases();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,135 @@
+#include "core/codegen/element_types.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/eval/scalar_ops.h"
+
+namespace fusionscope::core {
+
+bool isSupportedElementType(PrimitiveType type) {
+  return elementByteSize(type) > 0;
+}
+
+int64_t elementByteSize(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kPred:
+    case PrimitiveType::kS8:
+    case PrimitiveType::kU8:
+      return 1;
+    case PrimitiveType::kS16:
+    case PrimitiveType::kU16:
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16:
+      return 2;
+    case PrimitiveType::kS32:
+    case PrimitiveType::kU32:
+    case PrimitiveType::kF32:
+      return 4;
+    case PrimitiveType::kS64:
+    case PrimitiveType::kU64:
+    case PrimitiveType::kF64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    strides[static_cast<size_t>(i)] = strides[static_cast<size_t>(i) + 1] * dims[static_cast<size_t>(i) + 1];
+  }
+  return strides;
+}
+
+std::vector<int64_t> physicalStrides(const Shape& shape) {
+  const std::vector<int64_t>& dims = shape.dimensions();
+  const std::optional<Layout>& layout = shape.layout();
+  if (!layout || layout->minorToMajor.size() != dims.size()) return rowMajorStrides(dims);
+  std::vector<int64_t> strides(dims.size(), 1);
+  std::vector<bool> seen(dims.size(), false);
+  int64_t stride = 1;
+  for (int64_t d : layout->minorToMajor) {
+    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || seen[static_cast<size_t>(d)]) return rowMajorStrides(dims);
+    seen[static_cast<size_t>(d)] = true;
+    strides[static_cast<size_t>(d)] = stride;
+    stride *= dims[static_cast<size_t>(d)];
+  }
+  return strides;
+}
+
+StatusOr<std::vector<uint8_t>> valueToBytes(const Value& value) {
+  const PrimitiveType type = value.elementType();
+  const int64_t width = elementByteSize(type);
+  if (!value.isArray() || width == 0) {
+    return Status::error(fmt::format("cannot store a value of shape {} in a buffer", value.shape().toString(false)));
+  }
+  const int64_t count = value.elementCount();
+  std::vector<uint8_t> bytes(static_cast<size_t>(count * width));
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t bits = 0;
+    if (type == PrimitiveType::kF32) {
+      float f = static_cast<float>(value.doubleAt(i));
+      uint32_t b32 = 0;
+      std::memcpy(&b32, &f, 4);
+      bits = b32;
+    } else if (type == PrimitiveType::kF64) {
+      double d = value.doubleAt(i);
+      std::memcpy(&bits, &d, 8);
+    } else if (isFloatingPoint(type)) {
+      if (!eval::floatToBits(type, value.doubleAt(i), bits)) {
+        return Status::error(fmt::format("cannot encode {} elements", primitiveTypeName(type)));
+      }
+    } else {
+      bits = static_cast<uint64_t>(value.int64At(i));
+    }
+    std::memcpy(bytes.data() + i * width, &bits, static_cast<size_t>(width));  // little-endian host
+  }
+  return bytes;
+}
+
+StatusOr<Value> bytesToValue(const Shape& shape, const uint8_t* data, int64_t size) {
+  const PrimitiveType type = shape.elementType();
+  const int64_t width = elementByteSize(type);
+  if (!shape.isArray() || width == 0) {
+    return Status::error(fmt::format("cannot read a value of shape {} from a buffer", shape.toString(false)));
+  }
+  const int64_t count = shape.elementCount();
+  if (size < count * width) {
+    return Status::error(fmt::format("buffer of {} bytes is too small for {}", size, shape.toString(false)));
+  }
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, data + i * width, static_cast<size_t>(width));
+    if (type == PrimitiveType::kF32) {
+      float f = 0;
+      uint32_t b32 = static_cast<uint32_t>(bits);
+      std::memcpy(&f, &b32, 4);
+      floats.push_back(f);
+    } else if (type == PrimitiveType::kF64) {
+      double d = 0;
+      std::memcpy(&d, &bits, 8);
+      floats.push_back(d);
+    } else if (isFloatingPoint(type)) {
+      double d = 0;
+      if (!eval::bitsToFloat(type, bits, d)) {
+        return Status::error(fmt::format("cannot decode {} elements", primitiveTypeName(type)));
+      }
+      floats.push_back(d);
+    } else if (isSignedInteger(type)) {
+      const int shift = static_cast<int>(64 - 8 * width);
+      ints.push_back(static_cast<int64_t>(bits << shift) >> shift);
+    } else {
+      ints.push_back(static_cast<int64_t>(bits));
+    }
+  }
+  Shape plain(type, shape.dimensions());
+  if (isFloatingPoint(type)) return Value::floats(plain, std::move(floats));
+  return Value::integers(plain, std::move(ints));
+}
+
+}  // namespace fusionscope::core

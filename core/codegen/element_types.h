@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/eval/value.h"
+#include "core/ir/shape.h"
+
+namespace fusionscope::core {
+
+// Element types codegen lowers: pred (one byte), s8..s64, u8..u64, f16, bf16, f32, f64.
+bool isSupportedElementType(PrimitiveType type);
+// Bytes per element in memory (pred = 1); 0 for unsupported types.
+int64_t elementByteSize(PrimitiveType type);
+
+// Strides of each logical dimension in the physical buffer `shape`'s layout describes (row-major without a
+// usable layout), and row-major strides. A bitcast whose operand and result are both physically row-major is a
+// free reshape; otherwise it moves data (the evaluator's semantics).
+std::vector<int64_t> physicalStrides(const Shape& shape);
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims);
+
+// An evaluator Value (array) as raw little-endian bytes in row-major order, and back. Fail for tuples and
+// element types codegen does not hold.
+StatusOr<std::vector<uint8_t>> valueToBytes(const Value& value);
+StatusOr<Value> bytesToValue(const Shape& shape, const uint8_t* data, int64_t size);
+
+}  // namespace fusionscope::core

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/ir/shape.h"
+
+namespace fusionscope::core {
+
+class HloInstruction;
+class HloModule;
+
+// One block of memory the executable owns. Several values may live in it over time (liveness-based reuse);
+// `constant` names the constant instruction whose bytes it holds for the whole run, `parameter` the entry
+// parameter it receives.
+struct PlanBuffer {
+  int id = 0;
+  int64_t bytes = 0;
+  const HloInstruction* constant = nullptr;
+  int64_t parameter = -1;
+  bool output = false;  // holds an entry output at the end of the run (never reused before that)
+};
+
+// One kernel launch: an entry instruction (a fusion, or with fusion off any instruction that computes
+// something) lowered to one function. `inputs[i]` is the buffer of the instruction's operand i, `outputs[j]`
+// the buffer of its output j (a multi-output fusion has one per tuple element). A kind of "copy" is a
+// synthetic kernel the planner adds to move an output into the parameter buffer it aliases when the value
+// could not be computed in place.
+struct PlanKernel {
+  std::string name;  // unique, usable as a symbol: "fusion_3"
+  const HloInstruction* instruction = nullptr;
+  std::string kind;  // "kLoop", "kInput", "kOutput", "kCustom" for fusions, else the opcode ("dot", "copy")
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::vector<Shape> outputShapes;
+  std::vector<Shape> inputShapes;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  int64_t elements = 0;  // output elements (all outputs together)
+};
+
+struct PlanParameter {
+  int64_t index = 0;
+  std::string name;
+  Shape shape;
+  int buffer = -1;
+};
+
+struct PlanOutput {
+  int64_t index = 0;  // position in the root tuple (0 for a non-tuple root)
+  std::string name;   // the instruction producing it
+  Shape shape;
+  int buffer = -1;
+  std::optional<int64_t> aliasesParameter;  // from input_output_alias: lives in that parameter's buffer
+};
+
+// What to run, in which order, in which memory: the result of buffer assignment over the entry computation of
+// a (possibly fused) module. Buffers of temporaries are reused once their last reader has run; entry outputs
+// and parameters are never reused; an output the module aliases to a parameter is written into the
+// parameter's buffer (directly when no later kernel reads the parameter, else through a final copy kernel).
+struct ExecutionPlan {
+  std::string module;
+  bool tupleOutput = false;  // the root is a tuple: outputs are its elements
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanKernel> kernels;
+  std::vector<PlanParameter> parameters;
+  std::vector<PlanOutput> outputs;
+  int64_t peakBytes = 0;  // sum of all buffer sizes (every buffer is live for the whole run)
+  int64_t temporaryBytesWithoutReuse = 0;  // what temporaries would take with one buffer per value
+};
+
+// Plans the entry computation of `module`. Fails, naming the instruction, on what the plan cannot hold:
+// tuple-shaped parameters, nested tuples, tokens, control flow and ops producing tuples other than tuple,
+// get-tuple-element and (multi-output) fusions.
+StatusOr<ExecutionPlan> planExecution(const HloModule& module);
+
+// `input_output_alias={ {1}: (0, {}, may-alias) }` as (output index, parameter) pairs; output index 0 for
+// `{}` (a non-tuple root).
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const HloModule& module);
+
+// A readable listing of the plan (one line per buffer and kernel), for the CLI and test failures.
+std::string planToString(const ExecutionPlan& plan);
+
+}  // namespace fusionscope::core

@@ -1,0 +1,181 @@
+#include "core/codegen/ptx_bundle.h"
+
+#include <fmt/format.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/base/file_util.h"
+#include "core/codegen/element_types.h"
+#include "core/codegen/kernel_emitter.h"
+#include "core/codegen/llvm_support.h"
+#include "core/eval/value.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/hlo_module.h"
+
+namespace fusionscope::core {
+
+std::string bundleDtype(PrimitiveType type) {
+  return std::string(primitiveTypeName(type));
+}
+
+namespace {
+
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+
+Status linkLibdevice(llvm::Module& module, const std::string& path) {
+  bool needed = false;
+  for (const llvm::Function& fn : module) {
+    if (fn.isDeclaration() && fn.getName().starts_with("__nv_")) needed = true;
+  }
+  if (!needed) return okStatus();
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    return Status::error(fmt::format("cannot read libdevice ({}): {} (needed for math functions)", path,
+                                     buffer.getError().message()));
+  }
+  llvm::Expected<std::unique_ptr<llvm::Module>> libdevice =
+      llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+  if (!libdevice) return Status::error("cannot parse libdevice: " + llvm::toString(libdevice.takeError()));
+  (*libdevice)->setTargetTriple(kTriple);
+  (*libdevice)->setDataLayout(module.getDataLayout());
+  if (llvm::Linker::linkModules(module, std::move(*libdevice), llvm::Linker::LinkOnlyNeeded)) {
+    return Status::error("cannot link libdevice");
+  }
+  // Only the kernels are entry points; everything libdevice brought in may be inlined and dropped.
+  for (llvm::Function& fn : module) {
+    if (!fn.isDeclaration() && fn.getCallingConv() != llvm::CallingConv::PTX_Kernel) {
+      fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const PtxOptions& options) {
+  StatusOr<ExecutionPlan> plan = planExecution(module);
+  if (!plan.ok()) return plan.status();
+  PtxBundle bundle;
+  bundle.plan = std::move(*plan);
+  const ExecutionPlan& p = bundle.plan;
+
+  initializeLlvmTargets();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) return Status::error("NVPTX target unavailable: " + error);
+  const std::string cpu = fmt::format("sm_{}", options.sm);
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      kTriple, cpu, "", llvm::TargetOptions(), std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (machine == nullptr) return Status::error("cannot create the NVPTX target machine for " + cpu);
+
+  llvm::LLVMContext context;
+  llvm::Module llvmModule(p.module, context);
+  llvmModule.setTargetTriple(kTriple);
+  llvmModule.setDataLayout(machine->createDataLayout());
+  StatusOr<std::vector<EmittedKernel>> emitted = emitKernels(p, KernelTarget::kNvptx, llvmModule);
+  if (!emitted.ok()) return emitted.status();
+  if (Status s = verifyLlvmModule(llvmModule); !s.ok()) return s;
+  if (Status s = linkLibdevice(llvmModule, options.libdevicePath); !s.ok()) return s;
+  llvmModule.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", static_cast<uint32_t>(0));
+  optimizeLlvmModule(llvmModule, *machine);
+  if (Status s = verifyLlvmModule(llvmModule); !s.ok()) return s;
+
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream stream(ptx);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, stream, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+    return Status::error("the NVPTX backend cannot emit assembly");
+  }
+  codegen.run(llvmModule);
+  bundle.ptx = std::string(ptx.str());
+
+  // bundle.json (schema fusionscope.bundle/1, docs/BUNDLE.md).
+  nlohmann::ordered_json json;
+  json["schema"] = "fusionscope.bundle/1";
+  json["module"] = p.module;
+  json["fusion"] = fusion;
+  json["target"] = {{"triple", kTriple}, {"sm", options.sm}, {"ptx", "kernels.ptx"}};
+  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+  for (const PlanBuffer& buffer : p.buffers) {
+    nlohmann::ordered_json entry = {{"id", buffer.id}, {"bytes", buffer.bytes}};
+    if (buffer.constant != nullptr) {
+      StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
+      if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());
+      StatusOr<std::vector<uint8_t>> bytes = valueToBytes(*value);
+      if (!bytes.ok()) return Status::error(buffer.constant->name() + ": " + bytes.message());
+      entry["constant_offset"] = bundle.constants.size();
+      bundle.constants.insert(bundle.constants.end(), bytes->begin(), bytes->end());
+    }
+    buffers.push_back(entry);
+  }
+  json["buffers"] = buffers;
+  if (!bundle.constants.empty()) json["constants"] = "constants.bin";
+  nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
+  for (const PlanParameter& parameter : p.parameters) {
+    parameters.push_back({{"index", parameter.index},
+                          {"name", parameter.name},
+                          {"dtype", bundleDtype(parameter.shape.elementType())},
+                          {"dims", parameter.shape.dimensions()},
+                          {"buffer", parameter.buffer}});
+  }
+  json["parameters"] = parameters;
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  for (const PlanOutput& output : p.outputs) {
+    nlohmann::ordered_json entry = {{"index", output.index},
+                                    {"name", output.name},
+                                    {"dtype", bundleDtype(output.shape.elementType())},
+                                    {"dims", output.shape.dimensions()},
+                                    {"buffer", output.buffer}};
+    if (output.aliasesParameter) entry["aliases_parameter"] = *output.aliasesParameter;
+    outputs.push_back(entry);
+  }
+  json["outputs"] = outputs;
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const PlanKernel& kernel = p.kernels[k];
+    std::vector<int> args = kernel.inputs;
+    args.insert(args.end(), kernel.outputs.begin(), kernel.outputs.end());
+    const int64_t range = (*emitted)[k].range;
+    const int64_t blocks = std::max<int64_t>(1, (range + options.blockSize - 1) / options.blockSize);
+    kernels.push_back({{"name", kernel.name},
+                       {"instruction", kernel.instruction != nullptr ? kernel.instruction->name() : kernel.name},
+                       {"kind", kernel.kind},
+                       {"grid", {blocks, 1, 1}},
+                       {"block", {options.blockSize, 1, 1}},
+                       {"shared_bytes", 0},
+                       {"args", args},
+                       {"bytes_read", kernel.bytesRead},
+                       {"bytes_written", kernel.bytesWritten},
+                       {"elements", kernel.elements}});
+  }
+  json["kernels"] = kernels;
+  json["peak_bytes"] = p.peakBytes;
+  bundle.json = json.dump(2) + "\n";
+  return bundle;
+}
+
+Status writePtxBundle(const PtxBundle& bundle, const std::string& directory) {
+  if (Status s = makeDirectories(directory); !s.ok()) return s;
+  const std::filesystem::path dir(directory);
+  if (Status s = writeFileAtomic((dir / "kernels.ptx").string(), bundle.ptx); !s.ok()) return s;
+  if (!bundle.constants.empty()) {
+    std::string_view bytes(reinterpret_cast<const char*>(bundle.constants.data()), bundle.constants.size());
+    if (Status s = writeFileAtomic((dir / "constants.bin").string(), bytes); !s.ok()) return s;
+  }
+  // bundle.json last: a reader that sees it sees the files it names.
+  return writeFileAtomic((dir / "bundle.json").string(), bundle.json);
+}
+
+}  // namespace fusionscope::core

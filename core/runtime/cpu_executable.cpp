@@ -1,0 +1,219 @@
+#include "core/runtime/cpu_executable.h"
+
+#include <fmt/format.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "core/codegen/element_types.h"
+#include "core/codegen/kernel_emitter.h"
+#include "core/codegen/llvm_support.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/hlo_module.h"
+#include "core/runtime/thread_pool.h"
+
+namespace fusionscope::core {
+namespace {
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string llvmErrorText(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
+
+}  // namespace
+
+struct CpuExecutable::Jit {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> machine;
+};
+
+CpuExecutable::~CpuExecutable() = default;
+
+int CpuExecutable::threadCount() const {
+  return m_pool ? m_pool->threadCount() : 1;
+}
+
+StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule& module,
+                                                                const CpuCompileOptions& options) {
+  StatusOr<ExecutionPlan> plan = planExecution(module);
+  if (!plan.ok()) return plan.status();
+  std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
+  executable->m_plan = std::move(*plan);
+  executable->m_options = options;
+  const ExecutionPlan& p = executable->m_plan;
+
+  initializeLlvmTargets();
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) return Status::error("cannot detect the host target: " + llvmErrorText(builder.takeError()));
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine = builder->createTargetMachine();
+  if (!machine) return Status::error("cannot create the host target machine: " + llvmErrorText(machine.takeError()));
+  auto jit = std::make_unique<Jit>();
+  jit->machine = std::move(*machine);
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> lljit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
+  if (!lljit) return Status::error("cannot create the JIT: " + llvmErrorText(lljit.takeError()));
+  jit->jit = std::move(*lljit);
+  const llvm::DataLayout layout = jit->jit->getDataLayout();
+  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(layout.getGlobalPrefix());
+  if (!generator) return Status::error("cannot expose libm to the JIT: " + llvmErrorText(generator.takeError()));
+  jit->jit->getMainJITDylib().addGenerator(std::move(*generator));
+  // glibc's vector math (libmvec) lets loops over exp/log/sin/... vectorise; without it they stay scalar calls.
+  bool vectorMath = false;
+  if (options.vectorMath) {
+    auto mvec = llvm::orc::DynamicLibrarySearchGenerator::Load("libmvec.so.1", layout.getGlobalPrefix());
+    if (mvec) {
+      jit->jit->getMainJITDylib().addGenerator(std::move(*mvec));
+      vectorMath = true;
+    } else {
+      llvm::consumeError(mvec.takeError());
+    }
+  }
+
+  // Buffers first: the launches point into them.
+  for (const PlanBuffer& buffer : p.buffers) {
+    const size_t bytes = static_cast<size_t>((std::max<int64_t>(buffer.bytes, 1) + 63) / 64 * 64);
+    auto* memory = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+    if (memory == nullptr) return Status::error(fmt::format("cannot allocate {} bytes", bytes));
+    std::memset(memory, 0, bytes);
+    executable->m_buffers.emplace_back(memory, &std::free);
+    if (buffer.constant != nullptr) {
+      StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
+      if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());
+      StatusOr<std::vector<uint8_t>> data = valueToBytes(*value);
+      if (!data.ok()) return Status::error(buffer.constant->name() + ": " + data.message());
+      std::memcpy(memory, data->data(), std::min(data->size(), static_cast<size_t>(buffer.bytes)));
+    }
+  }
+
+  // One LLVM module per kernel, so each kernel's optimisation and JIT time is its own span.
+  for (const PlanKernel& kernel : p.kernels) {
+    ExecutionPlan single;
+    single.kernels = {kernel};
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto llvmModule = std::make_unique<llvm::Module>(kernel.name, *context);
+    llvmModule->setDataLayout(layout);
+    llvmModule->setTargetTriple(jit->machine->getTargetTriple().str());
+    int64_t start = nowNs();
+    StatusOr<std::vector<EmittedKernel>> emitted = emitKernels(single, KernelTarget::kCpu, *llvmModule);
+    if (!emitted.ok()) return emitted.status();
+    if (Status verified = verifyLlvmModule(*llvmModule); !verified.ok()) {
+      return Status::error(kernel.name + ": " + verified.message());
+    }
+    int64_t emittedAt = nowNs();
+    executable->m_compileSpans.push_back({"emit " + kernel.name, "emit", start, emittedAt});
+    optimizeLlvmModule(*llvmModule, *jit->machine, vectorMath);
+    int64_t optimizedAt = nowNs();
+    executable->m_compileSpans.push_back({"llvm-optimize " + kernel.name, "optimize", emittedAt, optimizedAt});
+    if (llvm::Error error = jit->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvmModule), std::move(context)))) {
+      return Status::error(kernel.name + ": cannot add to the JIT: " + llvmErrorText(std::move(error)));
+    }
+    llvm::Expected<llvm::orc::ExecutorAddr> address = jit->jit->lookup(kernel.name);
+    if (!address) return Status::error(kernel.name + ": JIT lookup failed: " + llvmErrorText(address.takeError()));
+    executable->m_compileSpans.push_back({"jit " + kernel.name, "jit", optimizedAt, nowNs()});
+    Launch launch;
+    launch.fn = address->toPtr<KernelFn>();
+    launch.range = (*emitted)[0].range;
+    launch.cost = (*emitted)[0].costPerItem;
+    for (int id : kernel.inputs) launch.args.push_back(executable->m_buffers[static_cast<size_t>(id)].get());
+    for (int id : kernel.outputs) launch.args.push_back(executable->m_buffers[static_cast<size_t>(id)].get());
+    executable->m_launches.push_back(std::move(launch));
+  }
+  executable->m_jit = std::move(jit);
+  int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  executable->m_pool = std::make_unique<ThreadPool>(std::max(threads, 1));
+  return executable;
+}
+
+Status CpuExecutable::setParameterBytes(int64_t index, const void* data, int64_t bytes) {
+  if (index < 0 || index >= static_cast<int64_t>(m_plan.parameters.size())) {
+    return Status::error(fmt::format("no parameter {}", index));
+  }
+  const PlanParameter& parameter = m_plan.parameters[static_cast<size_t>(index)];
+  const int64_t expected = m_plan.buffers[static_cast<size_t>(parameter.buffer)].bytes;
+  if (bytes != expected) {
+    return Status::error(fmt::format("parameter {} ({}) takes {} bytes, got {}", index, parameter.name, expected, bytes));
+  }
+  std::memcpy(m_buffers[static_cast<size_t>(parameter.buffer)].get(), data, static_cast<size_t>(bytes));
+  return okStatus();
+}
+
+Status CpuExecutable::setParameter(int64_t index, const Value& value) {
+  if (index < 0 || index >= static_cast<int64_t>(m_plan.parameters.size())) {
+    return Status::error(fmt::format("no parameter {}", index));
+  }
+  const PlanParameter& parameter = m_plan.parameters[static_cast<size_t>(index)];
+  if (!value.shape().compatible(Shape(parameter.shape.elementType(), parameter.shape.dimensions()))) {
+    return Status::error(fmt::format("parameter {} ({}) has shape {}, got {}", index, parameter.name,
+                                     parameter.shape.toString(false), value.shape().toString(false)));
+  }
+  StatusOr<std::vector<uint8_t>> bytes = valueToBytes(value);
+  if (!bytes.ok()) return bytes.status();
+  return setParameterBytes(index, bytes->data(), static_cast<int64_t>(bytes->size()));
+}
+
+void CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
+  for (size_t k = 0; k < m_launches.size(); ++k) {
+    const Launch& launch = m_launches[k];
+    const int64_t start = spans != nullptr ? nowNs() : 0;
+    void** args = const_cast<void**>(launch.args.data());
+    if (launch.range > 1 && launch.range * launch.cost >= m_options.minParallelRange && m_pool->threadCount() > 1) {
+      m_pool->parallelFor(launch.range, [&](int64_t begin, int64_t end) { launch.fn(args, begin, end); });
+    } else {
+      launch.fn(args, 0, launch.range);
+    }
+    if (spans != nullptr) {
+      const PlanKernel& kernel = m_plan.kernels[k];
+      spans->push_back({kernel.instruction != nullptr ? kernel.instruction->name() : kernel.name, kernel.kind, start,
+                        nowNs(), kernel.bytesRead, kernel.bytesWritten, kernel.elements});
+    }
+  }
+}
+
+StatusOr<Value> CpuExecutable::output(int64_t index) const {
+  if (index < 0 || index >= static_cast<int64_t>(m_plan.outputs.size())) {
+    return Status::error(fmt::format("no output {}", index));
+  }
+  const PlanOutput& output = m_plan.outputs[static_cast<size_t>(index)];
+  return bytesToValue(output.shape, m_buffers[static_cast<size_t>(output.buffer)].get(),
+                      m_plan.buffers[static_cast<size_t>(output.buffer)].bytes);
+}
+
+StatusOr<Value> CpuExecutable::result() const {
+  if (!m_plan.tupleOutput) return output(0);
+  std::vector<Value> elements;
+  for (size_t i = 0; i < m_plan.outputs.size(); ++i) {
+    StatusOr<Value> element = output(static_cast<int64_t>(i));
+    if (!element.ok()) return element.status();
+    elements.push_back(std::move(*element));
+  }
+  return Value::tuple(std::move(elements));
+}
+
+StatusOr<Value> CpuExecutable::run(const std::vector<Value>& arguments, std::vector<ExecutionSpan>* spans) {
+  if (arguments.size() != m_plan.parameters.size()) {
+    return Status::error(
+        fmt::format("the module takes {} arguments, got {}", m_plan.parameters.size(), arguments.size()));
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (Status s = setParameter(static_cast<int64_t>(i), arguments[i]); !s.ok()) return s;
+  }
+  execute(spans);
+  return result();
+}
+
+}  // namespace fusionscope::core

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/codegen/execution_plan.h"
+#include "core/eval/value.h"
+
+namespace fusionscope::core {
+
+class HloModule;
+class ThreadPool;
+
+struct CpuCompileOptions {
+  int threads = 0;  // worker threads for a kernel's range; 0 = std::thread::hardware_concurrency()
+  // Ranges shorter than this run on the calling thread (splitting tiny kernels costs more than it saves).
+  int64_t minParallelRange = 4096;
+  // Vectorise math calls through glibc's libmvec when it can be loaded.
+  bool vectorMath = true;
+};
+
+// A timed phase: compile phases ("llvm-optimize fusion.3", "jit fusion.3") or a kernel launch.
+struct ExecutionSpan {
+  std::string name;
+  std::string kind;  // "kLoop", "dot", ...; for compile spans "emit", "optimize", "jit"
+  int64_t startNs = 0;  // steady clock
+  int64_t endNs = 0;
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+  int64_t elements = 0;
+};
+
+// The entry computation of a module, lowered kernel by kernel to LLVM IR, optimised at O3 for the host CPU and
+// JIT-compiled with ORC LLJIT. Owns every buffer of its ExecutionPlan (parameters, constants, temporaries,
+// outputs); execute() runs the kernels in order, each kernel's range split across a thread pool. The module is
+// not referenced after compile(). Not thread-safe: one execute() at a time.
+class CpuExecutable {
+ public:
+  static StatusOr<std::unique_ptr<CpuExecutable>> compile(const HloModule& module,
+                                                          const CpuCompileOptions& options = {});
+  ~CpuExecutable();
+  CpuExecutable(const CpuExecutable&) = delete;
+  CpuExecutable& operator=(const CpuExecutable&) = delete;
+
+  const ExecutionPlan& plan() const { return m_plan; }
+  // Emit, optimise and JIT spans, one of each per kernel.
+  const std::vector<ExecutionSpan>& compileSpans() const { return m_compileSpans; }
+  int threadCount() const;
+
+  // Copies an argument into parameter `index`'s buffer (shape must be compatible).
+  Status setParameter(int64_t index, const Value& value);
+  Status setParameterBytes(int64_t index, const void* data, int64_t bytes);
+  // Runs every kernel once; appends one span per kernel launch when `spans` is given.
+  void execute(std::vector<ExecutionSpan>* spans = nullptr);
+  // Output i (position in the root tuple) as a Value; result() the whole root (a tuple when the root is one).
+  StatusOr<Value> output(int64_t index) const;
+  StatusOr<Value> result() const;
+  // Raw buffer memory (e.g. for saving outputs or feeding them back).
+  const uint8_t* bufferData(int id) const { return m_buffers[static_cast<size_t>(id)].get(); }
+  uint8_t* mutableBufferData(int id) { return m_buffers[static_cast<size_t>(id)].get(); }
+
+  // setParameter for every argument, execute, result.
+  StatusOr<Value> run(const std::vector<Value>& arguments, std::vector<ExecutionSpan>* spans = nullptr);
+
+ private:
+  CpuExecutable() = default;
+  struct Jit;
+  using KernelFn = void (*)(void**, int64_t, int64_t);
+  struct Launch {
+    KernelFn fn = nullptr;
+    std::vector<void*> args;
+    int64_t range = 0;
+    int64_t cost = 1;
+  };
+
+  ExecutionPlan m_plan;
+  CpuCompileOptions m_options;
+  std::unique_ptr<Jit> m_jit;
+  std::unique_ptr<ThreadPool> m_pool;
+  std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> m_buffers;
+  std::vector<Launch> m_launches;
+  std::vector<ExecutionSpan> m_compileSpans;
+};
+
+}  // namespace fusionscope::core

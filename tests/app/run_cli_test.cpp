@@ -1,0 +1,164 @@
+// `fusionscope-cli run` and `compile` (the real binary): checked execution, traces, .npy in and out, the MNIST
+// training loop, GPU bundles and the error for an opcode codegen cannot lower.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "core/io/npy.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exitCode = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string readAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string quoted(const std::string& arg) {
+  std::string q = "'";
+  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class RunCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    m_dir = fs::temp_directory_path() / (std::string("fs_run_cli_") + info->name() + "_" + std::to_string(::getpid()));
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+  }
+  CliResult run(std::initializer_list<std::string> args) {
+    std::string command = quoted(FS_CLI_PATH);
+    for (const std::string& arg : args) command += " " + quoted(arg);
+    command += " >" + quoted((m_dir / "out.txt").string()) + " 2>" + quoted((m_dir / "err.txt").string()) + " </dev/null";
+    int status = std::system(command.c_str());
+    CliResult result;
+    result.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.out = readAll(m_dir / "out.txt");
+    result.err = readAll(m_dir / "err.txt");
+    return result;
+  }
+  fs::path m_dir;
+};
+
+const std::string kMnist = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
+
+TEST_F(RunCliTest, RunsFusedAndUnfusedCheckedAndTraced) {
+  const std::string trace = (m_dir / "timeline.ctf.json").string();
+  CliResult fused = run({"run", kMnist, "--pipeline=gpu", "--fusion=on", "--iterations", "3", "--trace", trace});
+  ASSERT_EQ(fused.exitCode, 0) << fused.out << fused.err;
+  EXPECT_NE(fused.out.find("check against the evaluator: max error"), std::string::npos) << fused.out;
+  EXPECT_NE(fused.out.find(": ok"), std::string::npos) << fused.out;
+  nlohmann::json json = nlohmann::json::parse(readAll(trace));
+  int kernelEvents = 0;
+  int compileEvents = 0;
+  for (const auto& event : json.at("traceEvents")) {
+    if (event.value("ph", "") != "X") continue;
+    if (event.value("cat", "") == "kernel") {
+      ++kernelEvents;
+      EXPECT_TRUE(event.at("args").contains("kind")) << event.dump();
+      EXPECT_TRUE(event.at("args").contains("bytes read")) << event.dump();
+      EXPECT_TRUE(event.at("args").contains("bytes written")) << event.dump();
+      EXPECT_TRUE(event.at("args").contains("elements")) << event.dump();
+    } else if (event.value("cat", "") == "compile") {
+      ++compileEvents;
+      EXPECT_NE(event.at("tid"), 1) << "compile spans have their own thread";
+    }
+  }
+  const std::smatch counts = [&] {
+    std::smatch m;
+    std::regex_search(fused.out, m, std::regex(R"(: (\d+) kernels, )"));
+    return m;
+  }();
+  ASSERT_FALSE(counts.empty()) << fused.out;
+  const int fusedKernels = std::stoi(counts[1].str());
+  EXPECT_EQ(kernelEvents, 3 * fusedKernels);
+  EXPECT_GE(compileEvents, 1 + 3 * fusedKernels);  // passes + emit/optimize/jit per kernel
+
+  CliResult unfused = run({"run", kMnist, "--pipeline=gpu", "--fusion=off"});
+  ASSERT_EQ(unfused.exitCode, 0) << unfused.out << unfused.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(unfused.out, m, std::regex(R"(: (\d+) kernels, )"))) << unfused.out;
+  EXPECT_GT(std::stoi(m[1].str()), fusedKernels) << "fusion off runs more kernels";
+}
+
+TEST_F(RunCliTest, ReadsNpyInputsAndSavesOutputs) {
+  const fs::path module = m_dir / "neg.hlo";
+  std::ofstream(module) << "HloModule neg\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT n = f32[3] negate(x)\n}\n";
+  fusionscope::core::NpyArray input;
+  input.type = fusionscope::core::PrimitiveType::kF32;
+  input.dims = {3};
+  const float values[3] = {1.5f, -2.0f, 0.25f};
+  input.bytes.assign(reinterpret_cast<const char*>(values), sizeof(values));
+  ASSERT_TRUE(fusionscope::core::writeNpy((m_dir / "x.npy").string(), input).ok());
+  CliResult result = run({"run", module.string(), "--input", "x=" + (m_dir / "x.npy").string(), "--save-outputs",
+                          (m_dir / "outputs").string()});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  auto output = fusionscope::core::readNpy((m_dir / "outputs" / "output_0_n.npy").string());
+  ASSERT_TRUE(output.ok()) << output.message();
+  ASSERT_EQ(output->bytes.size(), sizeof(values));
+  const float* got = reinterpret_cast<const float*>(output->bytes.data());
+  EXPECT_EQ(got[0], -1.5f);
+  EXPECT_EQ(got[1], 2.0f);
+  EXPECT_EQ(got[2], -0.25f);
+
+  CliResult wrong = run({"run", module.string(), "--input", "y=" + (m_dir / "x.npy").string()});
+  EXPECT_EQ(wrong.exitCode, 2);
+  EXPECT_NE(wrong.err.find("no parameter 'y'"), std::string::npos) << wrong.err;
+}
+
+TEST_F(RunCliTest, MnistTrainingLoopReachesNinetyPercent) {
+  CliResult result = run({"run", kMnist, "--pipeline=gpu", "--loop", "--steps", "1000"});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m,
+                                std::regex(R"(loss ([0-9.]+) -> ([0-9.]+), final test accuracy ([0-9.]+)%)")))
+      << result.out;
+  EXPECT_LT(std::stod(m[2].str()), std::stod(m[1].str())) << "loss decreases";
+  EXPECT_GE(std::stod(m[3].str()), 90.0) << result.out;
+}
+
+TEST_F(RunCliTest, UnsupportedOpcodeIsNamedAndExitsOne) {
+  const fs::path module = m_dir / "bad.hlo";
+  std::ofstream(module) << "HloModule bad\nENTRY e {\n  x = f32[4,4] parameter(0)\n  ROOT c = f32[4,4] cholesky(x), "
+                           "lower=true\n}\n";
+  CliResult result = run({"run", module.string(), "--pipeline=none"});
+  EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
+  EXPECT_NE(result.err.find("cannot lower cholesky"), std::string::npos) << result.err;
+}
+
+TEST_F(RunCliTest, CompileWritesABundle) {
+  const fs::path bundle = m_dir / "bundle";
+  CliResult result = run({"compile", kMnist, "--target=nvptx", "--sm=90", "-o", bundle.string()});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  nlohmann::json json = nlohmann::json::parse(readAll(bundle / "bundle.json"));
+  EXPECT_EQ(json.at("schema"), "fusionscope.bundle/1");
+  EXPECT_EQ(json.at("target").at("sm"), 90);
+  EXPECT_TRUE(fs::exists(bundle / "kernels.ptx"));
+  bool aliased = false;
+  for (const auto& output : json.at("outputs")) aliased |= output.contains("aliases_parameter");
+  EXPECT_TRUE(aliased) << "W' and b' alias W and b";
+}
+
+}  // namespace

@@ -1,0 +1,151 @@
+// Buffer assignment: temporaries are reused after their last reader, outputs and parameters never are, and
+// input_output_alias puts an output in its parameter's buffer.
+#include "core/codegen/execution_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "core/text/hlo_parser.h"
+
+namespace fusionscope::core {
+namespace {
+
+std::unique_ptr<HloModule> parse(std::string_view text) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.message();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+const PlanKernel& kernelNamed(const ExecutionPlan& plan, const std::string& name) {
+  for (const PlanKernel& kernel : plan.kernels) {
+    if (kernel.name == name) return kernel;
+  }
+  ADD_FAILURE() << "no kernel " << name << "\n" << planToString(plan);
+  return plan.kernels.front();
+}
+
+TEST(ExecutionPlanTest, ChainReusesTemporaryBuffers) {
+  auto module = parse(R"(HloModule chain
+ENTRY e {
+  p = f32[1024] parameter(0)
+  a = f32[1024] exponential(p)
+  b = f32[1024] negate(a)
+  c = f32[1024] sqrt(b)
+  d = f32[1024] abs(c)
+  ROOT r = f32[1024] tanh(d)
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*module);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  ASSERT_EQ(plan->kernels.size(), 5u) << planToString(*plan);
+  // a dies when b is computed, so c can take a's buffer; b's buffer goes to d.
+  EXPECT_EQ(kernelNamed(*plan, "c").outputs[0], kernelNamed(*plan, "a").outputs[0]) << planToString(*plan);
+  EXPECT_EQ(kernelNamed(*plan, "d").outputs[0], kernelNamed(*plan, "b").outputs[0]) << planToString(*plan);
+  // A kernel never writes a buffer it reads.
+  for (const PlanKernel& kernel : plan->kernels) {
+    for (int in : kernel.inputs) {
+      for (int out : kernel.outputs) EXPECT_NE(in, out) << kernel.name;
+    }
+  }
+  // parameter + 2 temporaries + output.
+  EXPECT_EQ(plan->buffers.size(), 4u) << planToString(*plan);
+  EXPECT_EQ(plan->peakBytes, 4 * 4096);
+  EXPECT_EQ(plan->temporaryBytesWithoutReuse, 4 * 4096);
+}
+
+TEST(ExecutionPlanTest, LiveValuesKeepTheirBuffers) {
+  auto module = parse(R"(HloModule live
+ENTRY e {
+  p = f32[256] parameter(0)
+  a = f32[256] exponential(p)
+  b = f32[256] negate(p)
+  c = f32[256] sqrt(b)
+  ROOT r = f32[256] add(a, c)
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*module);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  // a is live until r, so neither b nor c may take its buffer.
+  const int a = kernelNamed(*plan, "a").outputs[0];
+  EXPECT_NE(kernelNamed(*plan, "b").outputs[0], a);
+  EXPECT_NE(kernelNamed(*plan, "c").outputs[0], a);
+  EXPECT_NE(kernelNamed(*plan, "c").outputs[0], kernelNamed(*plan, "b").outputs[0]);
+}
+
+TEST(ExecutionPlanTest, BitcastsAndTuplesNeedNoKernel) {
+  auto module = parse(R"(HloModule views
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  c = f32[32] constant({0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31})
+  r = f32[32] reshape(p)
+  s = f32[32] add(r, c)
+  ROOT t = (f32[32], f32[4,8]) tuple(s, p)
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*module);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  ASSERT_EQ(plan->kernels.size(), 1u) << planToString(*plan);
+  const PlanKernel& add = plan->kernels[0];
+  EXPECT_EQ(add.inputs[0], plan->parameters[0].buffer);  // the reshape reads the parameter's bytes
+  EXPECT_NE(plan->buffers[static_cast<size_t>(add.inputs[1])].constant, nullptr);
+  ASSERT_EQ(plan->outputs.size(), 2u);
+  EXPECT_TRUE(plan->tupleOutput);
+  EXPECT_EQ(plan->outputs[1].buffer, plan->parameters[0].buffer);
+}
+
+TEST(ExecutionPlanTest, AliasedOutputIsWrittenInPlaceWhenTheParameterIsDead) {
+  auto module = parse(R"(HloModule alias, input_output_alias={ {0}: (0, {}, may-alias) }
+ENTRY e {
+  w = f32[64] parameter(0)
+  g = f32[64] parameter(1)
+  s = f32[64] multiply(g, g)
+  w2 = f32[64] subtract(w, s)
+  n = f32[64] negate(g)
+  ROOT t = (f32[64], f32[64]) tuple(w2, n)
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*module);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  // w2 reads w itself, so it cannot overwrite w while computing: a final copy moves it there.
+  ASSERT_TRUE(plan->outputs[0].aliasesParameter.has_value());
+  EXPECT_EQ(*plan->outputs[0].aliasesParameter, 0);
+  EXPECT_EQ(plan->outputs[0].buffer, plan->parameters[0].buffer);
+  EXPECT_EQ(plan->kernels.back().kind, "copy") << planToString(*plan);
+}
+
+TEST(ExecutionPlanTest, AliasedOutputGoesDirectlyIntoTheParameterBuffer) {
+  auto module = parse(R"(HloModule alias2, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY e {
+  w = f32[64] parameter(0)
+  e1 = f32[64] exponential(w)
+  ROOT n = f32[64] negate(e1)
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*module);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  ASSERT_EQ(plan->kernels.size(), 2u) << planToString(*plan);
+  EXPECT_EQ(kernelNamed(*plan, "n").outputs[0], plan->parameters[0].buffer) << planToString(*plan);
+  EXPECT_EQ(plan->outputs[0].buffer, plan->parameters[0].buffer);
+}
+
+TEST(ExecutionPlanTest, ParsesInputOutputAlias) {
+  auto module = parse(R"(HloModule a, input_output_alias={ {1}: (0, {}, may-alias), {2}: (1, {}, may-alias) }
+ENTRY e {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT t = (f32[], f32[], f32[]) tuple(p, p, q)
+})");
+  StatusOr<std::vector<std::pair<int64_t, int64_t>>> aliases = parseInputOutputAlias(*module);
+  ASSERT_TRUE(aliases.ok()) << aliases.message();
+  ASSERT_EQ(aliases->size(), 2u);
+  EXPECT_EQ((*aliases)[0], std::make_pair(int64_t{1}, int64_t{0}));
+  EXPECT_EQ((*aliases)[1], std::make_pair(int64_t{2}, int64_t{1}));
+}
+
+TEST(ExecutionPlanTest, TupleParameterIsANamedError) {
+  auto module = parse(R"(HloModule t
+ENTRY e {
+  p = (f32[2], f32[2]) parameter(0)
+  ROOT g = f32[2] get-tuple-element(p), index=0
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*module);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.message().find("p:"), std::string::npos) << plan.message();
+}
+
+}  // namespace
+}  // namespace fusionscope::core

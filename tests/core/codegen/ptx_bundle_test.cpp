@@ -1,0 +1,174 @@
+// The NVPTX bundle: every sample's kernels (fused and unfused) assemble with ptxas for sm_80 and sm_90, and
+// bundle.json agrees with itself (args name existing buffers, sizes match shapes, constants fit constants.bin).
+#include "core/codegen/ptx_bundle.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/codegen/element_types.h"
+#include "core/ir/hlo_clone.h"
+#include "core/pipeline/pass_registry.h"
+#include "core/pipeline/stage.h"
+#include "core/text/hlo_parser.h"
+#include "tests/core/testing/corpus.h"
+
+namespace fusionscope::core {
+namespace {
+
+constexpr const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+
+std::unique_ptr<HloModule> fuse(const HloModule& module, const std::string& preset) {
+  std::unique_ptr<HloModule> copy = cloneModule(module);
+  if (preset == "none") return copy;
+  PipelineSpec spec;
+  spec.preset = preset;
+  StatusOr<std::unique_ptr<PassPipeline>> pipeline = buildPipeline(spec);
+  EXPECT_TRUE(pipeline.ok()) << pipeline.message();
+  PassContext context(fusionConfigFor(backendFor(spec)));
+  StatusOr<PipelineRun> run = runPipeline(**pipeline, *copy, context);
+  EXPECT_TRUE(run.ok()) << run.message();
+  return copy;
+}
+
+int64_t dtypeBytes(const std::string& dtype) {
+  return elementByteSize(parsePrimitiveType(dtype));
+}
+
+void expectConsistent(const nlohmann::json& json, const std::vector<uint8_t>& constants) {
+  ASSERT_EQ(json.at("schema"), "fusionscope.bundle/1");
+  std::map<int64_t, int64_t> bytes;
+  for (const auto& buffer : json.at("buffers")) {
+    bytes[buffer.at("id").get<int64_t>()] = buffer.at("bytes").get<int64_t>();
+    if (buffer.contains("constant_offset")) {
+      EXPECT_LE(buffer.at("constant_offset").get<int64_t>() + buffer.at("bytes").get<int64_t>(),
+                static_cast<int64_t>(constants.size()));
+    }
+  }
+  auto checkValue = [&](const nlohmann::json& value) {
+    int64_t elements = 1;
+    for (int64_t d : value.at("dims")) elements *= d;
+    const int64_t buffer = value.at("buffer").get<int64_t>();
+    ASSERT_TRUE(bytes.count(buffer)) << value.dump();
+    EXPECT_LE(elements * dtypeBytes(value.at("dtype").get<std::string>()), bytes[buffer]) << value.dump();
+    EXPECT_GT(dtypeBytes(value.at("dtype").get<std::string>()), 0) << value.dump();
+  };
+  for (const auto& parameter : json.at("parameters")) checkValue(parameter);
+  for (const auto& output : json.at("outputs")) checkValue(output);
+  ASSERT_FALSE(json.at("kernels").empty());
+  for (const auto& kernel : json.at("kernels")) {
+    for (int64_t arg : kernel.at("args")) EXPECT_TRUE(bytes.count(arg)) << kernel.dump();
+    const int64_t threads = kernel.at("grid")[0].get<int64_t>() * kernel.at("block")[0].get<int64_t>();
+    EXPECT_GE(threads, kernel.at("elements").get<int64_t>() / static_cast<int64_t>(kernel.at("args").size()))
+        << kernel.dump();
+  }
+}
+
+// Assembles `ptx` with ptxas for `sm`; returns ptxas's output on failure, "" on success.
+std::string assemble(const std::string& ptx, int sm, const std::string& tag) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fs_ptx_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / (tag + ".ptx");
+  std::ofstream(file) << ptx;
+  const std::filesystem::path log = dir / (tag + ".log");
+  const std::string command = fmt::format("{} -arch=sm_{} -o {} {} > {} 2>&1", kPtxas, sm, (dir / (tag + ".cubin")).string(),
+                                          file.string(), log.string());
+  const int rc = std::system(command.c_str());
+  std::ifstream in(log);
+  std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  return rc == 0 ? "" : "ptxas failed: " + output;
+}
+
+class SampleBundleTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SampleBundleTest, PtxAssemblesAndJsonIsConsistent) {
+  StatusOr<std::unique_ptr<HloModule>> parsed = parseHloModuleFile(GetParam());
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  const bool havePtxas = std::filesystem::exists(kPtxas);
+  for (const char* preset : {"none", "gpu"}) {
+    std::unique_ptr<HloModule> module = fuse(**parsed, preset);
+    for (int sm : {80, 90}) {
+      PtxOptions options;
+      options.sm = sm;
+      StatusOr<PtxBundle> bundle = compilePtxBundle(*module, std::string(preset) != "none", options);
+      ASSERT_TRUE(bundle.ok()) << preset << ": " << bundle.message();
+      EXPECT_NE(bundle->ptx.find(".target sm_" + std::to_string(sm)), std::string::npos);
+      for (const PlanKernel& kernel : bundle->plan.kernels) {
+        EXPECT_NE(bundle->ptx.find(".entry " + kernel.name), std::string::npos) << kernel.name;
+      }
+      expectConsistent(nlohmann::json::parse(bundle->json), bundle->constants);
+      if (havePtxas) {
+        EXPECT_EQ(assemble(bundle->ptx, sm, fmt::format("{}_{}", preset, sm)), "") << preset << " sm_" << sm;
+      }
+    }
+  }
+  if (!havePtxas) GTEST_SKIP() << "ptxas not found at " << kPtxas << ": PTX was generated but not assembled";
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, SampleBundleTest, ::testing::ValuesIn([] {
+                           std::vector<std::string> paths;
+                           for (const auto& p : testing::sampleHloFiles()) paths.push_back(p.string());
+                           return paths;
+                         }()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return testing::moduleTestName(info.param);
+                         });
+
+TEST(PtxBundleTest, MathFunctionsLinkLibdeviceAndAssemble) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(R"(HloModule math
+ENTRY e {
+  x = f32[100] parameter(0)
+  y = f16[100] parameter(1)
+  a = f32[100] tanh(x)
+  b = f32[100] log-plus-one(a)
+  c = f32[100] exponential-minus-one(b)
+  d = f32[100] power(c, x)
+  e1 = f32[100] remainder(d, x)
+  f = f32[100] round-nearest-afz(e1)
+  g = f32[100] atan2(f, x)
+  yf = f32[100] convert(y)
+  h = f32[100] add(g, yf)
+  i = s32[100] convert(h)
+  j = bf16[100] convert(h)
+  ROOT t = (s32[100], bf16[100]) tuple(i, j)
+})");
+  ASSERT_TRUE(module.ok()) << module.message();
+  StatusOr<PtxBundle> bundle = compilePtxBundle(**module, false);
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  EXPECT_EQ(bundle->ptx.find("__nv_"), std::string::npos) << "libdevice calls left unresolved";
+  if (!std::filesystem::exists(kPtxas)) GTEST_SKIP() << "ptxas not found at " << kPtxas;
+  EXPECT_EQ(assemble(bundle->ptx, 90, "math"), "");
+}
+
+TEST(PtxBundleTest, WritesTheBundleFiles) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(R"(HloModule w
+ENTRY e {
+  x = f32[4] parameter(0)
+  c = f32[4] constant({1, 2, 3, 4})
+  ROOT a = f32[4] add(x, c)
+})");
+  ASSERT_TRUE(module.ok());
+  StatusOr<PtxBundle> bundle = compilePtxBundle(**module, true);
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  const std::string dir = (std::filesystem::temp_directory_path() / ("fs_bundle_" + std::to_string(::getpid()))).string();
+  ASSERT_TRUE(writePtxBundle(*bundle, dir).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir + "/kernels.ptx"));
+  EXPECT_EQ(std::filesystem::file_size(dir + "/constants.bin"), 16u);
+  std::ifstream in(dir + "/bundle.json");
+  nlohmann::json json = nlohmann::json::parse(in);
+  EXPECT_EQ(json.at("constants"), "constants.bin");
+  EXPECT_EQ(json.at("kernels").size(), 1u);
+  EXPECT_EQ(json.at("kernels")[0].at("args").size(), 3u);
+  EXPECT_EQ(json.at("kernels")[0].at("grid")[0], 1);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fusionscope::core

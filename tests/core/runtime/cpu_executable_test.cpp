@@ -1,0 +1,421 @@
+// The CPU backend against the reference evaluator: hand-written modules for each opcode family, then every
+// sample and corpus module we can lower, unfused and through the gpu and cpu fusion pipelines.
+#include "core/runtime/cpu_executable.h"
+
+#include <gtest/gtest.h>
+
+#include "core/eval/evaluator.h"
+#include "core/ir/hlo_clone.h"
+#include "core/pipeline/pass_registry.h"
+#include "core/pipeline/stage.h"
+#include "core/text/hlo_parser.h"
+#include "core/text/hlo_printer.h"
+#include "tests/core/testing/corpus.h"
+
+namespace fusionscope::core {
+namespace {
+
+std::unique_ptr<HloModule> parse(std::string_view text) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.message();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+// Runs `module` with seeded random arguments on the CPU and in the evaluator; returns "" when they agree.
+std::string compareWithEvaluator(const HloModule& module, uint64_t seed = 7, int threads = 2) {
+  std::vector<Value> arguments = randomArguments(module, seed);
+  StatusOr<EvalResult> expected = evaluateModule(module, arguments);
+  if (!expected.ok()) return "evaluator: " + expected.message();
+  CpuCompileOptions options;
+  options.threads = threads;
+  options.minParallelRange = 16;  // exercise the split ranges even on small shapes
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(module, options);
+  if (!executable.ok()) return "compile: " + executable.message();
+  StatusOr<Value> actual = (*executable)->run(arguments);
+  if (!actual.ok()) return "run: " + actual.message();
+  std::string difference = compareValues(expected->result, *actual);
+  if (!difference.empty()) return difference + "\n" + planToString((*executable)->plan());
+  // A second run on the same executable (buffers reused, aliased parameters rewritten) gives the same result.
+  StatusOr<Value> again = (*executable)->run(arguments);
+  if (!again.ok()) return "second run: " + again.message();
+  difference = compareValues(expected->result, *again);
+  return difference.empty() ? "" : "second run: " + difference;
+}
+
+std::unique_ptr<HloModule> runPipelineOn(const HloModule& module, const std::string& preset) {
+  std::unique_ptr<HloModule> copy = cloneModule(module);
+  PipelineSpec spec;
+  spec.preset = preset;
+  StatusOr<std::unique_ptr<PassPipeline>> pipeline = buildPipeline(spec);
+  EXPECT_TRUE(pipeline.ok()) << pipeline.message();
+  PassContext context(fusionConfigFor(backendFor(spec)));
+  StatusOr<PipelineRun> run = runPipeline(**pipeline, *copy, context);
+  EXPECT_TRUE(run.ok()) << run.message();
+  return copy;
+}
+
+// The module as written (one kernel per instruction), and fused by both presets.
+void expectAllAgree(std::string_view text) {
+  std::unique_ptr<HloModule> module = parse(text);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(compareWithEvaluator(*module), "") << "unfused:\n" << text;
+  for (const char* preset : {"gpu", "cpu"}) {
+    std::unique_ptr<HloModule> fused = runPipelineOn(*module, preset);
+    EXPECT_EQ(compareWithEvaluator(*fused), "") << preset << ":\n" << printModule(*fused);
+  }
+}
+
+TEST(CpuExecutableTest, FloatElementwise) {
+  expectAllAgree(R"(HloModule fe
+ENTRY e {
+  x = f32[33,17] parameter(0)
+  y = f32[33,17] parameter(1)
+  a = f32[33,17] add(x, y)
+  s = f32[33,17] subtract(a, y)
+  m = f32[33,17] multiply(s, x)
+  d = f32[33,17] divide(m, y)
+  mx = f32[33,17] maximum(d, x)
+  mn = f32[33,17] minimum(mx, y)
+  p = f32[33,17] power(mn, x)
+  r = f32[33,17] remainder(x, y)
+  at = f32[33,17] atan2(r, p)
+  ab = f32[33,17] abs(at)
+  ex = f32[33,17] exponential(ab)
+  em = f32[33,17] exponential-minus-one(x)
+  l = f32[33,17] log(ex)
+  lp = f32[33,17] log-plus-one(ab)
+  t = f32[33,17] tanh(em)
+  lg = f32[33,17] logistic(lp)
+  sq = f32[33,17] sqrt(ab)
+  rs = f32[33,17] rsqrt(ex)
+  cb = f32[33,17] cbrt(x)
+  sn = f32[33,17] sine(y)
+  cs = f32[33,17] cosine(y)
+  fl = f32[33,17] floor(sn)
+  ce = f32[33,17] ceil(cs)
+  ra = f32[33,17] round-nearest-afz(m)
+  re = f32[33,17] round-nearest-even(d)
+  sg = f32[33,17] sign(x)
+  ng = f32[33,17] negate(sg)
+  s1 = f32[33,17] add(l, t)
+  s2 = f32[33,17] add(lg, sq)
+  s3 = f32[33,17] add(rs, cb)
+  s4 = f32[33,17] add(fl, ce)
+  s5 = f32[33,17] add(ra, re)
+  s6 = f32[33,17] add(ng, s5)
+  s7 = f32[33,17] add(s1, s2)
+  s8 = f32[33,17] add(s3, s4)
+  s9 = f32[33,17] add(s7, s8)
+  ROOT out = f32[33,17] add(s9, s6)
+})");
+}
+
+TEST(CpuExecutableTest, CompareSelectClampConvert) {
+  expectAllAgree(R"(HloModule csc
+ENTRY e {
+  x = f32[40] parameter(0)
+  y = f32[40] parameter(1)
+  i = s32[40] parameter(2)
+  gt = pred[40] compare(x, y), direction=GT
+  le = pred[40] compare(x, y), direction=LE
+  nt = pred[40] not(le)
+  eq = pred[40] compare(gt, nt), direction=EQ
+  sel = f32[40] select(eq, x, y)
+  lo = f32[] constant(-0.5)
+  hi = f32[] constant(0.25)
+  cl = f32[40] clamp(lo, sel, hi)
+  fin = pred[40] is-finite(cl)
+  ci = s32[40] convert(cl)
+  cf = f32[40] convert(i)
+  h = f16[40] convert(cl)
+  hb = bf16[40] convert(x)
+  h2 = f16[40] multiply(h, h)
+  hb2 = bf16[40] add(hb, hb)
+  back = f32[40] convert(h2)
+  back2 = f32[40] convert(hb2)
+  d = f64[40] convert(x)
+  d2 = f64[40] multiply(d, d)
+  back3 = f32[40] convert(d2)
+  fi = f32[40] convert(fin)
+  s = f32[40] add(back, back2)
+  s2 = f32[40] add(s, back3)
+  s3 = f32[40] add(s2, cf)
+  s4 = f32[40] add(s3, fi)
+  ROOT t = (f32[40], s32[40]) tuple(s4, ci)
+})");
+}
+
+TEST(CpuExecutableTest, IntegerOps) {
+  expectAllAgree(R"(HloModule ints
+ENTRY e {
+  a = s32[64] parameter(0)
+  b = s32[64] parameter(1)
+  u = u8[64] parameter(2)
+  one = s32[] constant(1)
+  ones = s32[64] broadcast(one), dimensions={}
+  b1 = s32[64] subtract(b, ones)
+  add = s32[64] add(a, b1)
+  mul = s32[64] multiply(add, b1)
+  div = s32[64] divide(mul, b1)
+  rem = s32[64] remainder(mul, b1)
+  mx = s32[64] maximum(div, rem)
+  mn = s32[64] minimum(mx, a)
+  an = s32[64] and(mn, b)
+  o = s32[64] or(an, a)
+  x = s32[64] xor(o, b)
+  sl = s32[64] shift-left(x, b)
+  sra = s32[64] shift-right-arithmetic(sl, b1)
+  srl = s32[64] shift-right-logical(sra, a)
+  ab = s32[64] abs(srl)
+  ng = s32[64] negate(ab)
+  sg = s32[64] sign(ng)
+  pc = s32[64] popcnt(x)
+  us = u8[64] subtract(u, u)
+  ud = u8[64] divide(u, us)
+  uc = s32[64] convert(ud)
+  r1 = s32[64] add(sg, pc)
+  ROOT r = s32[64] add(r1, uc)
+})");
+}
+
+TEST(CpuExecutableTest, DataMovement) {
+  expectAllAgree(R"(HloModule dm
+ENTRY e {
+  x = f32[6,5] parameter(0)
+  v = f32[5] parameter(1)
+  i = s32[] parameter(2)
+  t = f32[5,6] transpose(x), dimensions={1,0}
+  b = f32[5,6] broadcast(v), dimensions={0}
+  a = f32[5,6] add(t, b)
+  r = f32[30] reshape(a)
+  rv = f32[30] reverse(r), dimensions={0}
+  sl = f32[10] slice(rv), slice={[3:23:2]}
+  io = f32[10] iota(), iota_dimension=0
+  c = f32[25] concatenate(sl, io, v), dimensions={0}
+  z = f32[] constant(-3)
+  p = f32[54] pad(c, z), padding=2_3_1
+  p2 = f32[19] pad(sl, z), padding=-1_1_1
+  ds = f32[7] dynamic-slice(p, i), dynamic_slice_sizes={7}
+  ct = f32[3] constant({1.5, -2, 4})
+  cc = f32[10] concatenate(ds, ct), dimensions={0}
+  ROOT out = (f32[54], f32[10], f32[19]) tuple(p, cc, p2)
+})");
+}
+
+TEST(CpuExecutableTest, Reductions) {
+  expectAllAgree(R"(HloModule red
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[12,9,7] parameter(0)
+  zero = f32[] constant(0)
+  ninf = f32[] constant(-inf)
+  e1 = f32[12,9,7] exponential(x)
+  row = f32[12,9] reduce(e1, zero), dimensions={2}, to_apply=add
+  col = f32[9,7] reduce(x, ninf), dimensions={0}, to_apply=max
+  full = f32[] reduce(x, zero), dimensions={0,1,2}, to_apply=add
+  mid = f32[12,7] reduce(x, zero), dimensions={1}, to_apply=add
+  fb = f32[12,9] broadcast(full), dimensions={}
+  rowp = f32[12,9] add(row, fb)
+  ROOT t = (f32[12,9], f32[9,7], f32[12,7]) tuple(rowp, col, mid)
+})");
+}
+
+TEST(CpuExecutableTest, DotWithBatchAndContractingDims) {
+  expectAllAgree(R"(HloModule dots
+ENTRY e {
+  a = f32[3,16,24] parameter(0)
+  b = f32[3,24,10] parameter(1)
+  c = f32[24,16] parameter(2)
+  w = f32[10,24] parameter(3)
+  bd = f32[3,16,10] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  tt = f32[16,10] dot(c, w), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+  tb = f32[3,16,10] broadcast(tt), dimensions={1,2}
+  s = f32[3,16,10] add(bd, tb)
+  ROOT r = f32[3,16,10] maximum(s, tb)
+})");
+}
+
+TEST(CpuExecutableTest, MultiOutputFusionWritesEveryOutput) {
+  expectAllAgree(R"(HloModule mof
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p = f32[32,16] parameter(0)
+  e = f32[32,16] exponential(p)
+  z = f32[] constant(0)
+  r = f32[32] reduce(e, z), dimensions={1}, to_apply=add
+  ROOT t = (f32[32], f32[32,16]) tuple(r, e)
+}
+ENTRY e {
+  x = f32[32,16] parameter(0)
+  f = (f32[32], f32[32,16]) fusion(x), kind=kInput, calls=fused
+  g0 = f32[32] get-tuple-element(f), index=0
+  g1 = f32[32,16] get-tuple-element(f), index=1
+  n = f32[32,16] negate(g1)
+  ROOT t = (f32[32], f32[32,16]) tuple(g0, n)
+})");
+}
+
+TEST(CpuExecutableTest, SoftmaxSplitAcrossManyThreads) {
+  auto module = parse(R"(HloModule softmax
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[301,129] parameter(0)
+  z = f32[] constant(0)
+  ex = f32[301,129] exponential(x)
+  s = f32[301] reduce(ex, z), dimensions={1}, to_apply=add
+  sb = f32[301,129] broadcast(s), dimensions={0}
+  ROOT d = f32[301,129] divide(ex, sb)
+})");
+  for (int threads : {1, 3, 8}) {
+    EXPECT_EQ(compareWithEvaluator(*module, 3, threads), "") << threads << " threads";
+    std::unique_ptr<HloModule> fused = runPipelineOn(*module, "gpu");
+    EXPECT_EQ(compareWithEvaluator(*fused, 3, threads), "") << threads << " threads, fused";
+  }
+}
+
+TEST(CpuExecutableTest, AliasedOutputsLandInParameterBuffers) {
+  auto module = parse(R"(HloModule step, input_output_alias={ {0}: (0, {}, may-alias) }
+ENTRY e {
+  w = f32[64] parameter(0)
+  g = f32[64] parameter(1)
+  lr = f32[] constant(0.5)
+  lrb = f32[64] broadcast(lr), dimensions={}
+  s = f32[64] multiply(g, lrb)
+  w2 = f32[64] subtract(w, s)
+  ROOT t = (f32[64]) tuple(w2)
+})");
+  for (const char* preset : {"none", "gpu"}) {
+    std::unique_ptr<HloModule> m = std::string(preset) == "none" ? cloneModule(*module) : runPipelineOn(*module, preset);
+    StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*m);
+    ASSERT_TRUE(executable.ok()) << executable.message();
+    const ExecutionPlan& plan = (*executable)->plan();
+    ASSERT_TRUE(plan.outputs[0].aliasesParameter.has_value());
+    EXPECT_EQ(plan.outputs[0].buffer, plan.parameters[0].buffer);
+    std::vector<Value> args = randomArguments(*m, 1);
+    StatusOr<Value> result = (*executable)->run(args);
+    ASSERT_TRUE(result.ok()) << result.message();
+    // Running again without resetting w continues from w' (the training-loop feedback).
+    ASSERT_TRUE((*executable)->setParameter(1, args[1]).ok());
+    (*executable)->execute();
+    StatusOr<Value> second = (*executable)->output(0);
+    ASSERT_TRUE(second.ok());
+    for (int64_t i = 0; i < 64; ++i) {
+      const double w = args[0].doubleAt(i);
+      const double g = args[1].doubleAt(i);
+      const float once = static_cast<float>(w - static_cast<float>(g * 0.5f));
+      EXPECT_FLOAT_EQ(static_cast<float>(second->doubleAt(i)), static_cast<float>(once - static_cast<float>(g * 0.5f)))
+          << preset << " element " << i;
+    }
+  }
+}
+
+TEST(CpuExecutableTest, KernelSpansDescribeEachLaunch) {
+  auto module = parse(R"(HloModule spans
+ENTRY e {
+  x = f32[1000] parameter(0)
+  a = f32[1000] exponential(x)
+  ROOT b = f32[1000] negate(a)
+})");
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*module);
+  ASSERT_TRUE(executable.ok()) << executable.message();
+  std::vector<ExecutionSpan> spans;
+  ASSERT_TRUE((*executable)->run(randomArguments(*module, 1), &spans).ok());
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].name, "a");
+  EXPECT_EQ(spans[0].kind, "exponential");
+  EXPECT_EQ(spans[0].bytesRead, 4000);
+  EXPECT_EQ(spans[0].bytesWritten, 4000);
+  EXPECT_EQ(spans[0].elements, 1000);
+  EXPECT_LE(spans[0].startNs, spans[0].endNs);
+  EXPECT_LE(spans[0].endNs, spans[1].startNs);
+  // emit, optimise and JIT spans for each of the two kernels.
+  EXPECT_EQ((*executable)->compileSpans().size(), 6u);
+}
+
+TEST(CpuExecutableTest, UnsupportedOpcodeIsNamedInTheError) {
+  auto module = parse(R"(HloModule bad
+ENTRY e {
+  x = f32[8,8] parameter(0)
+  ROOT c = f32[8,8] cholesky(x), lower=true
+})");
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*module);
+  ASSERT_FALSE(executable.ok());
+  EXPECT_NE(executable.message().find("c: cannot lower cholesky"), std::string::npos) << executable.message();
+
+  auto whileModule = parse(R"(HloModule loop
+cond {
+  p = s32[] parameter(0)
+  z = s32[] constant(3)
+  ROOT lt = pred[] compare(p, z), direction=LT
+}
+body {
+  p = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT a = s32[] add(p, one)
+}
+ENTRY e {
+  i = s32[] parameter(0)
+  ROOT w = s32[] while(i), condition=cond, body=body
+})");
+  executable = CpuExecutable::compile(*whileModule);
+  ASSERT_FALSE(executable.ok());
+  EXPECT_NE(executable.message().find("w: cannot lower while"), std::string::npos) << executable.message();
+}
+
+// Every sample and corpus module: unfused, gpu preset, cpu preset.
+constexpr int64_t kMaxWork = 300'000'000;
+
+class ModuleCodegenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ModuleCodegenTest, MatchesTheEvaluatorUnfusedAndFused) {
+  StatusOr<std::unique_ptr<HloModule>> parsed = parseHloModuleFile(GetParam());
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  HloModule& module = **parsed;
+  if (Status evaluable = checkEvaluable(module); !evaluable.ok()) {
+    GTEST_SKIP() << "no reference: " << evaluable.message();
+  }
+  if (estimateEvaluationWork(module) > kMaxWork) GTEST_SKIP() << "too expensive to interpret in a unit test";
+  if (StatusOr<ExecutionPlan> plan = planExecution(module); !plan.ok()) {
+    GTEST_SKIP() << "not lowerable by codegen: " << plan.message();
+  }
+  std::string unfused = compareWithEvaluator(module);
+  if (unfused.rfind("compile: ", 0) == 0 && unfused.find("cannot lower") != std::string::npos) {
+    GTEST_SKIP() << unfused;
+  }
+  EXPECT_EQ(unfused, "") << "unfused";
+  for (const char* preset : {"gpu", "cpu"}) {
+    std::unique_ptr<HloModule> fused = runPipelineOn(module, preset);
+    EXPECT_EQ(compareWithEvaluator(*fused), "") << preset;
+  }
+}
+
+std::vector<std::string> modulesOrPlaceholder() {
+  std::vector<std::string> paths = testing::allModulePaths();
+  if (paths.empty()) paths.push_back("<no modules>");
+  return paths;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModules, ModuleCodegenTest, ::testing::ValuesIn(modulesOrPlaceholder()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return testing::moduleTestName(info.param) + "_" + std::to_string(info.index);
+                         });
+
+}  // namespace
+}  // namespace fusionscope::core
