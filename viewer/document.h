@@ -1,0 +1,67 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/ir/hlo_module.h"
+#include "core/pipeline/pass_registry.h"
+#include "core/pipeline/stage.h"
+
+namespace fusionscope::viewer {
+
+// One stage as the viewer shows it. Stages come from a pipeline run (module always set), from a dump
+// directory (module set when module_N.txt was written, else only the DOT text), or from a single .dot file.
+struct StageEntry {
+  int index = 0;
+  std::string pass;   // empty for stage 0
+  std::string label;  // "after fusion, before dce"
+  int64_t instructionCount = 0;
+  int64_t fusionCount = 0;
+  // Nodes were added, removed or fused compared with the stage before (stage 0: false). A stage that only
+  // rewrote attributes is not "changed" in this sense; "hide unchanged" hides it.
+  bool changed = false;
+  core::StageChanges changes;
+  std::vector<core::FusionDecision> decisions;
+  std::vector<core::FusionSummary> fusions;
+  std::shared_ptr<const core::HloModule> module;  // may be null (DOT-only stage)
+  std::string dotText;                            // DOT-only stages: the graph to lay out
+  std::string dotSource;                          // its file name, for error messages
+};
+
+// Everything loaded from one file or directory. Immutable once built, so worker threads may read it while the
+// GUI thread shows it; shared by pointer.
+struct Document {
+  enum class Kind { kHloModule, kDumpDirectory, kDotFile };
+  Kind kind = Kind::kHloModule;
+  std::string path;      // what the user opened
+  std::string pipeline;  // "gpu", "cpu", "custom", "none"; empty for DOT files
+  std::vector<StageEntry> stages;
+};
+
+// Reports progress of a load ("running gpu/fusion", done, total-or-0) and asks whether to stop. Called on the
+// loading thread.
+struct LoadCallbacks {
+  std::function<void(const std::string& what, int done, int total)> progress;
+  std::function<bool()> cancelled;
+};
+
+// Parses an HLO module file, verifies it and runs `spec` on it, recording every stage. Errors carry the
+// parser's FILE:LINE:COL message. A cancel request is honoured between passes' progress reports: the
+// pipeline itself cannot be interrupted mid-pass, so the result is then discarded and "cancelled" returned.
+StatusOr<std::shared_ptr<const Document>> loadHloModule(const std::string& path, const core::PipelineSpec& spec,
+                                                        const LoadCallbacks& callbacks = {});
+// A directory written by `fusionscope-cli dump` (stages.json + module_N.txt) or any set of hlo_graph_N.dot
+// files (XLA's --xla_dump_hlo_as_dot output included).
+StatusOr<std::shared_ptr<const Document>> loadDumpDirectory(const std::string& path,
+                                                            const LoadCallbacks& callbacks = {});
+// One Graphviz file; checked by laying it out, so a syntax error is reported here with its line.
+StatusOr<std::shared_ptr<const Document>> loadDotFile(const std::string& path);
+// Chooses by what `path` is: a directory, a .dot/.gv file, or otherwise HLO text.
+StatusOr<std::shared_ptr<const Document>> loadPath(const std::string& path, const core::PipelineSpec& spec,
+                                                   const LoadCallbacks& callbacks = {});
+
+}  // namespace fusionscope::viewer

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <QColor>
+#include <QGraphicsScene>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "viewer/graph_model.h"
+
+namespace fusionscope::viewer {
+
+// Colours the scene draws with that do not come from the HLO categories.
+struct SceneTheme {
+  QColor background = QColor(QRgb(0xffffff));
+  QColor edge = QColor(QRgb(0x616161));
+  QColor clusterText = QColor(QRgb(0x263238));
+  QColor selection = QColor(QRgb(0xff6d00));
+  QColor match = QColor(QRgb(0xffd600));
+  QColor added = QColor(QRgb(0x00c853));
+  QColor fused = QColor(QRgb(0x2962ff));
+  QColor ghost = QColor(QRgb(0xd50000));
+  static SceneTheme light() { return {}; }
+  static SceneTheme dark();
+};
+
+// Draws one laid-out GraphModel: a QGraphicsItem per node, cluster and edge. The model is shared and never
+// changed here; highlight state (selection, search matches, diff) lives in the scene and items read it when
+// they paint, so changing it does not rebuild items.
+class GraphScene : public QGraphicsScene {
+  Q_OBJECT
+
+ public:
+  explicit GraphScene(QObject* parent = nullptr);
+
+  void setGraph(std::shared_ptr<const GraphModel> graph);
+  const GraphModel* graph() const { return m_graph.get(); }
+  std::shared_ptr<const GraphModel> sharedGraph() const { return m_graph; }
+  // Node items (instructions, collapsed fusions, DOT nodes; not stubs) in the scene.
+  int nodeItemCount() const { return m_nodeItemCount; }
+  int clusterItemCount() const { return m_clusterItemCount; }
+
+  void setTheme(const SceneTheme& theme);
+  const SceneTheme& theme() const { return m_theme; }
+
+  void setSelectedNode(int node);  // -1 clears
+  int selectedNode() const { return m_selected; }
+  void setSelectedCluster(int cluster);
+  int selectedCluster() const { return m_selectedCluster; }
+  void setMatches(const std::vector<int>& nodes);
+  bool isMatch(int node) const { return m_matches.count(node) > 0; }
+
+  // Diff with the previous stage: nodes that are new, nodes/clusters of newly made fusions, and removed nodes drawn
+  // as ghosts at their place in the previous stage's layout.
+  struct Ghost {
+    QRectF rect;
+    QString name;
+  };
+  void setDiff(std::set<int> addedNodes, std::set<int> fusedNodes, std::set<int> fusedClusters,
+               std::vector<Ghost> ghosts);
+  void clearDiff() { setDiff({}, {}, {}, {}); }
+  bool isAdded(int node) const { return m_added.count(node) > 0; }
+  bool isFusedNode(int node) const { return m_fusedNodes.count(node) > 0; }
+  bool isFusedCluster(int cluster) const { return m_fusedClusters.count(cluster) > 0; }
+
+  QRectF nodeRect(int node) const;
+
+ signals:
+  void nodeClicked(int node);
+  void nodeDoubleClicked(int node);
+  void clusterClicked(int cluster);
+  void clusterDoubleClicked(int cluster);
+  void backgroundClicked();
+
+ protected:
+  void mousePressEvent(QGraphicsSceneMouseEvent* event) override;
+  void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
+
+ private:
+  // Returns (node, cluster) under `pos`; the innermost wins.
+  std::pair<int, int> hit(const QPointF& pos) const;
+  void rebuild();
+  void refresh();
+
+  std::shared_ptr<const GraphModel> m_graph;
+  SceneTheme m_theme;
+  int m_selected = -1;
+  int m_selectedCluster = -1;
+  std::set<int> m_matches;
+  std::set<int> m_added;
+  std::set<int> m_fusedNodes;
+  std::set<int> m_fusedClusters;
+  std::vector<Ghost> m_ghosts;
+  QList<QGraphicsItem*> m_ghostItems;
+  int m_nodeItemCount = 0;
+  int m_clusterItemCount = 0;
+};
+
+}  // namespace fusionscope::viewer

@@ -1,0 +1,139 @@
+#include "viewer/graph_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+#include "viewer/graph_scene.h"
+
+namespace fusionscope::viewer {
+
+constexpr double kMinZoom = 0.005;
+constexpr double kMaxZoom = 8.0;
+constexpr int kMinimapSize = 150;
+
+// A second, non-interactive view of the same scene, scaled to fit, with the main viewport outlined.
+class Minimap : public QGraphicsView {
+ public:
+  Minimap(GraphScene* scene, GraphView* main) : QGraphicsView(scene, main), m_main(main) {
+    setInteractive(false);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setFrameShape(QFrame::Box);
+    setCursor(Qt::PointingHandCursor);
+    setToolTip(QStringLiteral("Minimap: click to move the view"));
+    connect(scene, &QGraphicsScene::sceneRectChanged, this, [this] { refit(); });
+  }
+  void refit() {
+    if (scene() != nullptr) fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+    viewport()->update();
+  }
+
+ protected:
+  void drawForeground(QPainter* painter, const QRectF&) override {
+    QRectF visible = m_main->mapToScene(m_main->viewport()->rect()).boundingRect();
+    painter->setPen(QPen(QColor(QRgb(0xff6d00)), 0));
+    QColor fill(0xff6d00);
+    fill.setAlpha(40);
+    painter->setBrush(fill);
+    painter->drawRect(visible);
+  }
+  void mousePressEvent(QMouseEvent* event) override { m_main->centerOn(mapToScene(event->pos())); }
+  void mouseMoveEvent(QMouseEvent* event) override {
+    if (event->buttons() & Qt::LeftButton) m_main->centerOn(mapToScene(event->pos()));
+  }
+  void wheelEvent(QWheelEvent* event) override { event->ignore(); }
+  void resizeEvent(QResizeEvent* event) override {
+    QGraphicsView::resizeEvent(event);
+    refit();
+  }
+
+ private:
+  GraphView* m_main;
+};
+
+GraphView::GraphView(GraphScene* scene, QWidget* parent) : QGraphicsView(scene, parent) {
+  setDragMode(QGraphicsView::ScrollHandDrag);
+  setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+  setResizeAnchor(QGraphicsView::AnchorViewCenter);
+  setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+  setOptimizationFlags(QGraphicsView::DontSavePainterState);
+  m_minimap = new Minimap(scene, this);
+  m_minimap->resize(kMinimapSize, kMinimapSize);
+  connect(scene, &QGraphicsScene::changed, m_minimap->viewport(), qOverload<>(&QWidget::update));
+  placeMinimap();
+}
+
+void GraphView::fitAll() {
+  if (scene() == nullptr) return;
+  fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+  // A small graph fitted would be drawn huge; never more than 1:1 on fit.
+  if (zoom() > 1.0) actualSize();
+  m_minimap->refit();
+  emit viewportMoved();
+}
+
+void GraphView::actualSize() {
+  QPointF center = mapToScene(viewport()->rect().center());
+  setTransform(QTransform());
+  centerOn(center);
+  emit viewportMoved();
+}
+
+void GraphView::zoomBy(double factor) {
+  double target = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
+  double applied = target / zoom();
+  scale(applied, applied);
+  m_minimap->viewport()->update();
+  emit viewportMoved();
+}
+
+void GraphView::centerOnRect(const QRectF& rect) {
+  QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+  // Zoom in far enough that the node's label can be read, never out.
+  if (zoom() < 0.6) zoomBy(0.8 / zoom());
+  if (!visible.contains(rect) || zoom() < 0.6) centerOn(rect.center());
+  m_minimap->viewport()->update();
+}
+
+void GraphView::setMinimapVisible(bool visible) {
+  m_minimap->setVisible(visible);
+}
+
+bool GraphView::minimapVisible() const {
+  return m_minimap->isVisible();
+}
+
+void GraphView::wheelEvent(QWheelEvent* event) {
+  double steps = event->angleDelta().y() / 120.0;
+  if (steps == 0) {
+    QGraphicsView::wheelEvent(event);
+    return;
+  }
+  zoomBy(std::pow(1.2, steps));
+  event->accept();
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+  QGraphicsView::resizeEvent(event);
+  placeMinimap();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  m_minimap->viewport()->update();
+  emit viewportMoved();
+}
+
+void GraphView::placeMinimap() {
+  int margin = 8;
+  int scrollBar = verticalScrollBar()->isVisible() ? verticalScrollBar()->width() : 0;
+  int scrollBarH = horizontalScrollBar()->isVisible() ? horizontalScrollBar()->height() : 0;
+  m_minimap->move(width() - kMinimapSize - margin - scrollBar, height() - kMinimapSize - margin - scrollBarH);
+}
+
+}  // namespace fusionscope::viewer

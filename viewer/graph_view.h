@@ -1,0 +1,39 @@
+#pragma once
+
+#include <QGraphicsView>
+
+namespace fusionscope::viewer {
+
+class GraphScene;
+class Minimap;
+
+// The graph's viewport: wheel zooms around the cursor, dragging the background pans, fit and 1:1, and a minimap
+// in the corner that shows where the viewport is and recentres it on click.
+class GraphView : public QGraphicsView {
+  Q_OBJECT
+
+ public:
+  explicit GraphView(GraphScene* scene, QWidget* parent = nullptr);
+
+  void fitAll();
+  void actualSize();
+  void zoomBy(double factor);
+  double zoom() const { return transform().m11(); }
+  void centerOnRect(const QRectF& rect);
+  void setMinimapVisible(bool visible);
+  bool minimapVisible() const;
+
+ signals:
+  void viewportMoved();
+
+ protected:
+  void wheelEvent(QWheelEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void scrollContentsBy(int dx, int dy) override;
+
+ private:
+  void placeMinimap();
+  Minimap* m_minimap = nullptr;
+};
+
+}  // namespace fusionscope::viewer

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <QWidget>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "viewer/document.h"
+
+class QTextBrowser;
+class QPlainTextEdit;
+class QLabel;
+
+namespace fusionscope::viewer {
+
+// The right-hand dock: what the selected instruction is (HLO text, shape and bytes, operands and users as links,
+// metadata), for a fusion its kind, members and the pipeline's decision reasons, and below the stage's module
+// text with the instruction's line highlighted. Holds no graph state: the window tells it what to show.
+class Inspector : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit Inspector(QWidget* parent = nullptr);
+
+  void showStage(const StageEntry* stage);
+  // `instruction` belongs to stage->module.
+  void showInstruction(const StageEntry& stage, const core::HloInstruction& instruction);
+  // A node of a DOT-only stage: only what its label says.
+  void showDotNode(const std::vector<std::string>& lines);
+  void clear();
+
+  QString detailsText() const;
+  QString highlightedModuleLine() const;
+
+ signals:
+  // A clicked operand/user/member link: the instruction `name` in `computation`.
+  void instructionActivated(const QString& computation, const QString& name);
+
+ private:
+  void setModuleText(const StageEntry* stage);
+  void highlight(const std::string& computation, const std::string& name);
+
+  QLabel* m_title;
+  QTextBrowser* m_details;
+  QPlainTextEdit* m_module;
+  const core::HloModule* m_shownModule = nullptr;
+  std::unordered_map<const core::HloModule*, QString> m_moduleTexts;  // printed once per stage
+  std::shared_ptr<const core::HloModule> m_keepAlive;
+  QString m_highlightedLine;
+};
+
+}  // namespace fusionscope::viewer

@@ -1,0 +1,226 @@
+#pragma once
+
+#include <QFutureWatcher>
+#include <QMainWindow>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "viewer/document.h"
+#include "viewer/graph_model.h"
+
+class QAction;
+class QActionGroup;
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTableView;
+class QTimer;
+class QToolBar;
+
+namespace fusionscope::viewer {
+
+class GraphScene;
+class GraphView;
+class Inspector;
+class StageFilterModel;
+class StageListModel;
+
+// Progress of a background load, written by the worker and polled by the window (the worker never touches
+// widgets, and holds nothing of the window, so closing the window while it runs is safe).
+struct LoadProgress {
+  std::mutex mutex;
+  std::string what;
+  int done = 0;
+  int total = 0;
+  std::atomic<bool> cancel{false};
+};
+
+struct LoadOutcome {
+  std::shared_ptr<const Document> document;
+  QString error;
+};
+
+struct LayoutOutcome {
+  std::shared_ptr<const GraphModel> graph;
+  QString error;
+  double milliseconds = 0;
+  double cpuMilliseconds = 0;  // the worker thread's CPU time
+};
+
+// The viewer's main window: stage list (left), graph (centre), inspector (right). Loading and layout run on
+// worker threads (QtConcurrent) with progress and cancel; results come back as immutable shared data. On any
+// error the window shows the message and keeps what it was showing.
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Opening (asynchronous; documentLoaded or loadFailed follows).
+  void openPath(const QString& path);
+  void setPipelineSpec(const core::PipelineSpec& spec) { m_spec = spec; }
+  const core::PipelineSpec& pipelineSpec() const { return m_spec; }
+  void cancelLoad();
+  bool isLoading() const;
+  bool isLayingOut() const;
+  bool isBusy() const { return isLoading() || isLayingOut(); }
+  // Errors go to a message box, or only to lastError() when dialogs are off (tests, scripted screenshots).
+  void setErrorDialogsEnabled(bool enabled) { m_errorDialogs = enabled; }
+  QString lastError() const { return m_lastError; }
+
+  std::shared_ptr<const Document> document() const { return m_document; }
+  int stageCount() const;
+  int currentStage() const { return m_current; }  // position in document()->stages; -1 when none
+  void setCurrentStage(int position);
+  void nextStage();
+  void previousStage();
+  const StageEntry* currentEntry() const;
+
+  // Graph options.
+  void setCollapseFusions(bool collapse);
+  bool collapseFusions() const { return m_options.collapseFusions; }
+  // Expands a collapsed fusion or collapses an expanded one.
+  void toggleFusion(const QString& name);
+  void setNeighbourhood(bool enabled, int hops);
+  void setDiffEnabled(bool enabled);
+  void setGhosting(bool enabled);
+  void setDarkPalette(bool dark);
+  GraphOptions currentGraphOptions() const;
+
+  // Selection, search, export.
+  bool selectInstruction(const QString& computation, const QString& name);
+  void selectNode(int node);
+  int search(const QString& pattern, bool regex);  // returns the match count and selects the first
+  void findNext();
+  void findPrevious();
+  const std::vector<int>& matches() const { return m_matches; }
+  bool exportView(const QString& path, QString* error = nullptr);  // .png or .svg
+  QString selectedName() const;
+
+  GraphScene* graphScene() const { return m_scene; }
+  GraphView* graphView() const { return m_view; }
+  Inspector* inspector() const { return m_inspector; }
+  StageListModel* stageModel() const { return m_stageModel; }
+  StageFilterModel* stageFilter() const { return m_stageFilter; }
+  // Graphviz layout (worker thread) and scene building (GUI thread) of the last stage shown.
+  double lastLayoutMilliseconds() const { return m_lastLayoutMs; }
+  double lastLayoutCpuMilliseconds() const { return m_lastLayoutCpuMs; }
+  double lastSceneMilliseconds() const { return m_lastSceneMs; }
+
+ signals:
+  void documentLoaded();
+  void loadFailed(const QString& message);
+  void stageShown(int position);  // the stage's graph is in the scene
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void createActions();
+  void createDocks();
+  void createStatusBar();
+  void restoreSettings();
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  void showError(const QString& title, const QString& message);
+
+  void onLoadFinished();
+  void pollProgress();
+  void setDocument(std::shared_ptr<const Document> document);
+  void requestLayout();
+  void onLayoutFinished();
+  void showGraph(std::shared_ptr<const GraphModel> graph, const std::string& key);
+  std::string layoutKey(int position, const GraphOptions& options) const;
+  GraphOptions optionsFor(int position) const;
+  void applyDiff();
+  void syncStageControls();
+  int visibleRowOf(int position) const;
+  void stepVisible(int delta);
+  void onNodeClicked(int node);
+  void onClusterClicked(int cluster);
+  void openDialog(bool directory);
+  void showPipelineDialog();
+  void exportDialog(const QString& format);
+  void copyNodeName();
+
+  // Document and loading.
+  std::shared_ptr<const Document> m_document;
+  int m_documentGeneration = 0;
+  core::PipelineSpec m_spec;
+  QString m_loadingPath;
+  QString m_lastPath;
+  QFutureWatcher<LoadOutcome>* m_loadWatcher;
+  std::shared_ptr<LoadProgress> m_progress;
+  QTimer* m_progressTimer;
+  bool m_errorDialogs = true;
+  QString m_lastError;
+
+  // Stages and graph.
+  int m_current = -1;
+  GraphOptions m_options;  // collapse/expand state shared by all stages; focus set per selection
+  bool m_neighbourhood = false;
+  bool m_diff = true;
+  bool m_ghost = false;
+  std::map<std::string, std::shared_ptr<const GraphModel>> m_layoutCache;
+  QFutureWatcher<LayoutOutcome>* m_layoutWatcher;
+  std::string m_pendingKey;
+  std::string m_shownKey;  // layoutKey of the graph in the scene
+  int m_pendingPosition = -1;
+  double m_lastLayoutMs = 0;
+  double m_lastSceneMs = 0;
+  int m_backgroundLayouts = 0;  // ghost layouts of previous stages in flight
+  double m_lastLayoutCpuMs = 0;
+  int m_selectedNode = -1;
+  std::string m_selectedName;
+  std::string m_selectedComputation;
+  std::vector<int> m_matches;
+  int m_matchCursor = -1;
+
+  // Widgets.
+  GraphScene* m_scene;
+  GraphView* m_view;
+  Inspector* m_inspector;
+  StageListModel* m_stageModel;
+  StageFilterModel* m_stageFilter;
+  QTableView* m_stageTable = nullptr;
+  QLineEdit* m_stageFilterEdit = nullptr;
+  QSlider* m_slider = nullptr;
+  QLabel* m_stageLabel = nullptr;
+  QToolBar* m_searchBar = nullptr;
+  QLineEdit* m_searchEdit = nullptr;
+  QCheckBox* m_searchRegex = nullptr;
+  QLabel* m_searchStatus = nullptr;
+  QSpinBox* m_hopsSpin = nullptr;
+  QProgressBar* m_progressBar = nullptr;
+  QPushButton* m_cancelButton = nullptr;
+  QLabel* m_statusLabel = nullptr;
+  QTimer* m_playTimer = nullptr;
+  QMenu* m_recentMenu = nullptr;
+  QMenu* m_viewMenu = nullptr;
+
+  QAction* m_actCollapse = nullptr;
+  QAction* m_actNeighbourhood = nullptr;
+  QAction* m_actDiff = nullptr;
+  QAction* m_actGhost = nullptr;
+  QAction* m_actPlay = nullptr;
+  QAction* m_actHideUnchanged = nullptr;
+  QAction* m_actDark = nullptr;
+  QAction* m_actMinimap = nullptr;
+};
+
+// The number of instructions above which fusions start collapsed (GraphOptions::collapseFusions).
+inline constexpr int64_t kCollapseFusionsAbove = 400;
+
+}  // namespace fusionscope::viewer
