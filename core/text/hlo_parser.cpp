@@ -20,6 +20,9 @@
 namespace fusionscope::core {
 namespace {
 
+// Deeper tuple shapes do not occur in real modules; the limit keeps a hostile file from overflowing the stack.
+constexpr int kMaxTupleNesting = 256;
+
 // Attribute keys whose values name computations of the module.
 bool isComputationKey(std::string_view key) {
   return key == "to_apply" || key == "calls" || key == "condition" || key == "body" || key == "branch_computations" ||
@@ -186,15 +189,18 @@ class Parser {
     return true;
   }
 
-  bool parseShape(Shape& shape) {
+  bool parseShape(Shape& shape, int depth = 0) {
     m_cursor.skipSpace();
     const char* at = m_cursor.pos();
+    if (depth > kMaxTupleNesting) {
+      return fail(at, fmt::format("tuple shape nested deeper than {} levels", kMaxTupleNesting));
+    }
     if (m_cursor.consume('(')) {
       std::vector<Shape> elements;
       if (!m_cursor.consume(')')) {
         do {
           Shape element;
-          if (!parseShape(element)) return false;
+          if (!parseShape(element, depth + 1)) return false;
           elements.push_back(std::move(element));
         } while (m_cursor.consume(','));
         if (!expect(')', "to close tuple shape")) return false;
@@ -243,6 +249,12 @@ class Parser {
       } while (m_cursor.consume(','));
       if (!expect(']', "to close dimensions")) return false;
     }
+    int64_t elements = 1;
+    for (int64_t d : dims) {
+      if (d > 0 && __builtin_mul_overflow(elements, d, &elements)) {
+        return fail(at, fmt::format("shape {}[{}] has more than 2^63 elements", typeName, fmt::join(dims, ",")));
+      }
+    }
     shape = Shape(type, std::move(dims));
     for (size_t i = 0; i < dynamic.size(); ++i) {
       if (dynamic[i]) shape.setDynamicDimension(static_cast<int>(i), true);
@@ -263,15 +275,16 @@ class Parser {
     return parseShape(ignored);
   }
 
-  bool skipSimpleShape() {
+  bool skipSimpleShape(int depth = 0) {
     const char* p = m_cursor.pos();
     const char* end = m_cursor.end();
+    if (depth > kMaxTupleNesting) return false;  // parseShape reports it
     if (p < end && *p == '(') {
       m_cursor.setPos(p + 1);
       if (m_cursor.consume(')')) return true;
       do {
         m_cursor.skipSpace();
-        if (!skipSimpleShape()) return false;
+        if (!skipSimpleShape(depth + 1)) return false;
       } while (m_cursor.consume(','));
       return m_cursor.consume(')');
     }
@@ -349,6 +362,16 @@ class Parser {
     if (shape.rank() != static_cast<int>(layout.minorToMajor.size()) && !layout.minorToMajor.empty()) {
       return fail(at, fmt::format("layout {{{}}} has {} dimension(s) but the shape has rank {}",
                                   fmt::join(layout.minorToMajor, ","), layout.minorToMajor.size(), shape.rank()));
+    }
+    // minor_to_major must name every dimension once: anything else has no meaning for the evaluator, codegen
+    // or the printer.
+    std::vector<bool> seen(layout.minorToMajor.size(), false);
+    for (int64_t d : layout.minorToMajor) {
+      if (d < 0 || d >= static_cast<int64_t>(seen.size()) || seen[static_cast<size_t>(d)]) {
+        return fail(at, fmt::format("layout {{{}}} is not a permutation of the dimensions 0..{}",
+                                    fmt::join(layout.minorToMajor, ","), shape.rank() - 1));
+      }
+      seen[static_cast<size_t>(d)] = true;
     }
     shape.setLayout(std::move(layout));
     return true;

@@ -127,6 +127,15 @@ class LiteralReader {
       if (r.ec != std::errc() || r.ptr != digits.data() + digits.size()) {
         return fail(start, fmt::format("invalid {} value '{}'", primitiveTypeName(type), token));
       }
+      const int bits = primitiveTypeBitWidth(type);
+      if (bits > 0 && bits < 64) {
+        const int64_t lo = isSignedInteger(type) ? -(int64_t{1} << (bits - 1)) : 0;
+        const int64_t hi = isSignedInteger(type) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+        if (v < lo || v > hi) {
+          return fail(start, fmt::format("{} value {} is out of range [{}, {}]", primitiveTypeName(type), token, lo,
+                                         hi));
+        }
+      }
       m_ints.push_back(v);
     }
     m_cursor.setPos(p);

@@ -721,5 +721,39 @@ TEST(HloParserErrors, FileNameIsTheOneGiven) {
             "dir/model.hlo:2:31: error: unexpected end of input: computation 'e' is missing '}'");
 }
 
+// ---- Resource limits and impossible shapes (issue 8) ------------------------------------------------
+
+TEST(HloParserErrors, TupleShapeNestedTooDeeply) {
+  std::string text = "ENTRY e {\n  ROOT p = " + std::string(100000, '(') + "f32[]" + std::string(100000, ')') +
+                     " parameter(0)\n}\n";
+  EXPECT_EQ(firstErrorLine(text), "bad.hlo:2:269: error: tuple shape nested deeper than 256 levels");
+}
+
+TEST(HloParserErrors, TupleShapeAtTheNestingLimitParses) {
+  std::string text = "ENTRY e {\n  ROOT p = " + std::string(200, '(') + "f32[]" + std::string(200, ')') +
+                     " parameter(0)\n}\n";
+  EXPECT_TRUE(parseHloModule(text, "ok.hlo").ok());
+}
+
+TEST(HloParserErrors, ElementCountOverflow) {
+  EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT p = f32[4294967296,4294967296,4] parameter(0)\n}\n"),
+            "bad.hlo:2:12: error: shape f32[4294967296,4294967296,4] has more than 2^63 elements");
+}
+
+TEST(HloParserErrors, LayoutThatIsNotAPermutation) {
+  EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT p = f32[2,3]{5,0} parameter(0)\n}\n"),
+            "bad.hlo:2:20: error: layout {5,0} is not a permutation of the dimensions 0..1");
+  EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT p = f32[2,3]{1,1} parameter(0)\n}\n"),
+            "bad.hlo:2:20: error: layout {1,1} is not a permutation of the dimensions 0..1");
+}
+
+TEST(HloParserErrors, IntegerConstantOutOfRangeOfItsType) {
+  EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT c = s8[] constant(128)\n}\n"),
+            "bad.hlo:2:26: error: s8 value 128 is out of range [-128, 127]");
+  EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT c = u8[2] constant({0, -1})\n}\n"),
+            "bad.hlo:2:31: error: u8 value -1 is out of range [0, 255]");
+  EXPECT_TRUE(parseHloModule("ENTRY e {\n  ROOT c = s8[2] constant({-128, 127})\n}\n", "ok.hlo").ok());
+}
+
 }  // namespace
 }  // namespace fusionscope::core
