@@ -42,6 +42,7 @@ struct RunCommands {
   int threads = 0;
   uint64_t seed = 1;
   bool noCheck = false;
+  std::string dumpIr;
   // compile
   std::string compileInput;
   std::string target = "nvptx";
@@ -330,7 +331,23 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
   return kExitOk;
 }
 
+// A file we will write at the end must have a directory to go to: say so before the work, not after it.
+Status checkOutputDirectory(const std::string& file, const char* option) {
+  const std::filesystem::path parent = std::filesystem::absolute(file).parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(parent, ec)) {
+    return Status::error(fmt::format("{} {}: directory {} does not exist", option, file, parent.string()));
+  }
+  return okStatus();
+}
+
 int runRun(const RunCommands& args) {
+  if (!args.trace.empty()) {
+    if (Status s = checkOutputDirectory(args.trace, "--trace"); !s.ok()) {
+      fmt::print(stderr, "{}\n", s.message());
+      return kExitBadInput;
+    }
+  }
   std::unique_ptr<core::HloModule> module = load(args.input);
   if (!module) return kExitBadInput;
   std::vector<core::ExecutionSpan> compileSpans;
@@ -343,6 +360,13 @@ int runRun(const RunCommands& args) {
   compileSpans.push_back({"passes (" + args.pipeline + ", fusion " + args.fusion + ")", "passes", passStart, nowNs()});
   core::CpuCompileOptions options;
   options.threads = args.threads;
+  if (!args.dumpIr.empty()) {
+    if (Status s = makeDirectories(args.dumpIr); !s.ok()) {
+      fmt::print(stderr, "--dump-llvm-ir: {}\n", s.message());
+      return kExitFailed;
+    }
+    options.dumpIrDirectory = args.dumpIr;
+  }
   StatusOr<std::unique_ptr<core::CpuExecutable>> compiled = core::CpuExecutable::compile(**prepared, options);
   if (!compiled.ok()) {
     fmt::print(stderr, "{}: {}\n", args.input, compiled.message());
@@ -480,14 +504,19 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
   c.run->add_flag("--loop", c.loop, "Training loop: outputs feed back into the parameters they alias (MNIST data)");
   c.run->add_option("--steps", c.steps, "Training steps with --loop")->check(CLI::PositiveNumber)->capture_default_str();
   c.run->add_option("--mnist-dir", c.mnistDir, "MNIST IDX files (default: the module's data/ directory)");
-  c.run->add_option("--threads", c.threads, "Worker threads per kernel (0: all cores)")->capture_default_str();
+  c.run->add_option("--threads", c.threads, "Worker threads per kernel (0: all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   c.run->add_option("--seed", c.seed, "Seed of the random inputs")->capture_default_str();
   c.run->add_flag("--no-check", c.noCheck, "Do not compare with the evaluator");
+  c.run->add_option("--dump-llvm-ir", c.dumpIr, "Write each kernel's optimised LLVM IR to DIR/KERNEL.ll");
 
   c.compile = app.add_subcommand("compile", "Lower the module to a GPU bundle (PTX + launch plan, docs/BUNDLE.md)");
   c.compile->add_option("module", c.compileInput, "HLO text file")->required()->check(CLI::ExistingFile);
   c.compile->add_option("--target", c.target, "Code generation target")->capture_default_str();
-  c.compile->add_option("--sm", c.sm, "Compute capability (80, 90, ...)")->capture_default_str();
+  c.compile->add_option("--sm", c.sm, "Compute capability (80, 90, ...)")
+      ->check(CLI::IsMember({50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90}))
+      ->capture_default_str();
   c.compile->add_option("-o,--output", c.outputDir, "Bundle directory")->required();
   c.compile->add_option("--pipeline", c.compilePipeline, "Pass pipeline: gpu, cpu or none")
       ->check(CLI::IsMember({"gpu", "cpu", "none"}))

@@ -1,14 +1,15 @@
 #include "core/codegen/execution_plan.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+
+#include <fmt/format.h>
 
 #include "core/codegen/element_types.h"
 #include "core/ir/hlo_computation.h"
@@ -63,6 +64,36 @@ Status checkArrayShape(const HloInstruction& instruction, const Shape& shape) {
                                      primitiveTypeName(shape.elementType())));
   }
   return okStatus();
+}
+
+// Whether `kernel` (one output) reads its operands `operands` only at the element it writes: every path from them
+// to the output is elementwise over the output's dimensions. Then the output may overwrite them in place (each
+// element is read before it is written, by the same thread).
+bool readsOnlyInPlace(const HloInstruction* kernel, const std::vector<int>& operands) {
+  const Shape& shape = kernel->shape();
+  if (!shape.isArray()) return false;
+  if (kernel->opcode() != HloOpcode::kFusion) {
+    if (!isElementwise(kernel->opcode())) return false;
+    for (int i : operands) {
+      if (kernel->operand(i)->shape().dimensions() != shape.dimensions()) return false;
+    }
+    return true;
+  }
+  const HloComputation* fused = kernel->fusedComputation();
+  if (fused == nullptr) return false;
+  const std::vector<HloInstruction*> parameters = fused->parameters();
+  std::function<bool(const HloInstruction*)> elementwiseToRoot = [&](const HloInstruction* node) {
+    if (node->shape().dimensions() != shape.dimensions() || !node->shape().isArray()) return false;
+    for (const HloInstruction* user : node->users()) {
+      if (!isElementwise(user->opcode()) || !elementwiseToRoot(user)) return false;
+    }
+    return true;
+  };
+  for (int i : operands) {
+    if (i >= static_cast<int>(parameters.size()) || !elementwiseToRoot(parameters[static_cast<size_t>(i)]))
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -233,7 +264,11 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
   for (size_t i = 0; i < rootSlots.size(); ++i) {
     PlanOutput output;
     output.index = static_cast<int64_t>(i);
-    output.name = plan.tupleOutput ? root->operand(static_cast<int>(i))->name() : root->name();
+    // A tuple instruction names its elements after its operands; a tuple-shaped root that is not one (a
+    // multi-output fusion) names them ROOT.INDEX.
+    output.name = !plan.tupleOutput                     ? root->name()
+                  : root->opcode() == HloOpcode::kTuple ? root->operand(static_cast<int>(i))->name()
+                                                        : fmt::format("{}.{}", root->name(), i);
     // The root's own shape: a bitcast of a kernel's output shares its buffer under another shape.
     output.shape = plan.tupleOutput ? root->shape().tupleElement(static_cast<int>(i)) : root->shape();
     plan.outputs.push_back(output);
@@ -269,7 +304,17 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     const PlanValue& value = values[static_cast<size_t>(v)];
     const bool usedTwice =
         std::count(rootSlots.begin(), rootSlots.end(), v) > 1 || directAlias.count(v) > 0;
-    if (value.producer >= 0 && values[static_cast<size_t>(pv)].lastReader < value.producer && !usedTwice) {
+    bool inPlace = false;
+    if (value.producer >= 0 && values[static_cast<size_t>(pv)].lastReader == value.producer &&
+        kernelOutputs[static_cast<size_t>(value.producer)].size() == 1) {
+      std::vector<int> operands;
+      const std::vector<int>& inputs = kernelInputs[static_cast<size_t>(value.producer)];
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i] == pv) operands.push_back(static_cast<int>(i));
+      }
+      inPlace = readsOnlyInPlace(plan.kernels[static_cast<size_t>(value.producer)].instruction, operands);
+    }
+    if (value.producer >= 0 && (values[static_cast<size_t>(pv)].lastReader < value.producer || inPlace) && !usedTwice) {
       directAlias[v] = parameter;
     } else {
       copyAlias.emplace_back(static_cast<int>(outputIndex), parameter);

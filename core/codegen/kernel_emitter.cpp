@@ -53,6 +53,7 @@ class ElementEmitter {
     m_leaves.clear();
     m_bound.clear();
     m_cache.clear();
+    m_sideOutput = {};
   }
   void setLeaf(const HloInstruction* instruction, llvm::Value* pointer) { m_leaves[instruction] = pointer; }
 
@@ -255,20 +256,36 @@ class ElementEmitter {
   // A 2-D dot [m,k] x [k,n] (either operand possibly transposed) as the CPU's outer loop over rows
   // [begin, end): for each row, n double accumulators updated in i-k-j order so the j loop vectorises. The sums
   // are the evaluator's exactly (double accumulation, k in increasing order, one rounding at the end).
+  // Batch dimensions (any positions) are allowed: rows are then (batch..., m) flattened, the output being
+  // [batch..., m, n].
   static bool isRowDot(const HloInstruction* dot) {
     if (dot->opcode() != HloOpcode::kDot || !dot->attributes().dot) return false;
     const DotDimensionNumbers& d = *dot->attributes().dot;
-    return dot->shape().rank() == 2 && d.lhsBatch.empty() && d.lhsContracting.size() == 1 &&
-           d.rhsContracting.size() == 1 && dot->operand(0)->shape().rank() == 2 && dot->operand(1)->shape().rank() == 2 &&
-           isFloatingPoint(dot->shape().elementType()) && dot->shape().dimension(1) <= 8192;
+    const int batch = static_cast<int>(d.lhsBatch.size());
+    return dot->shape().rank() == batch + 2 && d.rhsBatch.size() == d.lhsBatch.size() && d.lhsContracting.size() == 1 &&
+           d.rhsContracting.size() == 1 && dot->operand(0)->shape().rank() == batch + 2 &&
+           dot->operand(1)->shape().rank() == batch + 2 && isFloatingPoint(dot->shape().elementType()) &&
+           dot->shape().dimension(batch + 1) <= 8192;
   }
-  void rowDot(const HloInstruction* dot, llvm::Value* out, llvm::Value* begin, llvm::Value* end) {
+  // Rows a row dot's range covers: product of the batch dimensions times m.
+  static int64_t rowDotRows(const HloInstruction* dot) {
+    const int64_t n = dot->shape().dimension(dot->shape().rank() - 1);
+    return n == 0 ? 0 : dot->shape().elementCount() / n;
+  }
+  // `root` is the dot itself or an elementwise epilogue over it (bias add, ReLU: a kOutput fusion): each output
+  // row's dot sums are computed once and the epilogue reads them, bound in place of the dot.
+  void rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
+              llvm::Value* end) {
     const DotDimensionNumbers& d = *dot->attributes().dot;
     const HloInstruction* lhs = dot->operand(0);
     const HloInstruction* rhs = dot->operand(1);
     const PrimitiveType type = dot->shape().elementType();
-    const int64_t n = dot->shape().dimension(1);
+    const int batchRank = static_cast<int>(d.lhsBatch.size());
+    const int64_t m = dot->shape().dimension(batchRank);
+    const int64_t n = dot->shape().dimension(batchRank + 1);
     const int64_t k = lhs->shape().dimension(static_cast<int>(d.lhsContracting[0]));
+    const std::vector<int64_t> batchDims(dot->shape().dimensions().begin(),
+                                         dot->shape().dimensions().begin() + batchRank);
     llvm::Type* dbl = m_b.getDoubleTy();
     llvm::AllocaInst* acc = nullptr;
     {
@@ -279,21 +296,31 @@ class ElementEmitter {
     auto widen = [&](PrimitiveType from, llvm::Value* v) -> llvm::Value* {
       return isFloatingPoint(from) ? m_b.CreateFPExt(v, dbl) : convert(from, PrimitiveType::kF64, v);
     };
+    // An operand's index: batch dimension `batch[b]` takes batch coordinate b, the contracting dimension `kk`,
+    // the remaining one `free`.
+    auto operandIndex = [](int rank, const std::vector<int64_t>& batch, int64_t contracting,
+                           const std::vector<llvm::Value*>& batchIndex, llvm::Value* kk, llvm::Value* free) {
+      Index index;
+      index.dims.assign(static_cast<size_t>(rank), free);
+      for (size_t b = 0; b < batch.size(); ++b) index.dims[static_cast<size_t>(batch[b])] = batchIndex[b];
+      index.dims[static_cast<size_t>(contracting)] = kk;
+      return index;
+    };
     loop(begin, end, [&](llvm::Value* i) {
+      std::vector<llvm::Value*> batchIndex;
+      llvm::Value* row = i;
+      if (batchRank > 0) {
+        batchIndex = delinearize(m_b.CreateUDiv(i, i64(m)), batchDims).dims;
+        row = m_b.CreateURem(i, i64(m));
+      }
       loop(i64(0), i64(n), [&](llvm::Value* j) {
         m_b.CreateStore(llvm::ConstantFP::get(dbl, 0.0), m_b.CreateInBoundsGEP(dbl, acc, j));
       }, "z");
       loop(i64(0), i64(k), [&](llvm::Value* kk) {
-        Index lhsIndex;
-        lhsIndex.dims.resize(2);
-        lhsIndex.dims[static_cast<size_t>(d.lhsContracting[0])] = kk;
-        lhsIndex.dims[static_cast<size_t>(1 - d.lhsContracting[0])] = i;
+        const Index lhsIndex = operandIndex(lhs->shape().rank(), d.lhsBatch, d.lhsContracting[0], batchIndex, kk, row);
         llvm::Value* a = widen(lhs->shape().elementType(), generate(lhs, lhsIndex));
         loop(i64(0), i64(n), [&](llvm::Value* j) {
-          Index rhsIndex;
-          rhsIndex.dims.resize(2);
-          rhsIndex.dims[static_cast<size_t>(d.rhsContracting[0])] = kk;
-          rhsIndex.dims[static_cast<size_t>(1 - d.rhsContracting[0])] = j;
+          const Index rhsIndex = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, j);
           llvm::Value* c = widen(rhs->shape().elementType(), generate(rhs, rhsIndex));
           llvm::Value* slot = m_b.CreateInBoundsGEP(dbl, acc, j);
           m_b.CreateStore(m_b.CreateFAdd(m_b.CreateLoad(dbl, slot), m_b.CreateFMul(a, c)), slot);
@@ -303,10 +330,42 @@ class ElementEmitter {
         llvm::Value* sum = m_b.CreateLoad(dbl, m_b.CreateInBoundsGEP(dbl, acc, j));
         llvm::Type* narrow = computeType(type);
         llvm::Value* value = roundTo(type, narrow->isDoubleTy() ? sum : m_b.CreateFPTrunc(sum, narrow));
-        store(out, type, m_b.CreateAdd(m_b.CreateMul(i, i64(n)), j), value);
+        llvm::Value* linear = m_b.CreateAdd(m_b.CreateMul(i, i64(n)), j);
+        if (root != dot) {
+          std::vector<llvm::Value*> dims = batchIndex;
+          dims.push_back(row);
+          dims.push_back(j);
+          m_bound[dot] = value;
+          value = generate(root, Index{dims, linear});
+          m_bound.erase(dot);
+        }
+        store(out, root->shape().elementType(), linear, value);
       }, "w");
     }, "row");
   }
+
+  // Whether reduce() computes `reduce`'s operand row into a scratch row first (CPU, one innermost reduced dimension
+  // of 8..16384 elements): then the row can also be written out as a side output (see SideOutput).
+  static bool usesScratchRow(const HloInstruction* reduce, KernelTarget target) {
+    if (target != KernelTarget::kCpu || reduce->opcode() != HloOpcode::kReduce || reduce->operandCount() != 2 ||
+        !reduce->shape().isArray()) {
+      return false;
+    }
+    const std::vector<int64_t> reduced = reduce->attributes().dimensions.value_or(std::vector<int64_t>{});
+    const int rank = reduce->operand(0)->shape().rank();
+    if (rank == 0 || reduced.size() != 1 || reduced[0] != rank - 1) return false;
+    const int64_t inner = reduce->operand(0)->shape().dimension(rank - 1);
+    return inner >= 8 && inner <= 16384;
+  }
+
+  // A multi-output fusion (sum, exp) = (reduce(e), e): while reducing row r, the scratch row of e is also stored
+  // to e's output at base + j, so e is computed once, not once per output.
+  struct SideOutput {
+    const HloInstruction* reduce = nullptr;
+    llvm::Value* pointer = nullptr;
+    llvm::Value* base = nullptr;
+  };
+  void setSideOutput(SideOutput side) { m_sideOutput = side; }
 
  private:
   Index sameIndex(const Index& index, const HloInstruction* operand) {
@@ -737,6 +796,29 @@ class ElementEmitter {
         [&]() { return generate(instruction->operand(1), Index{}); });
   }
 
+  // Independent partial results a row reduction may keep (0: reduce strictly in order). Only for a reducer that
+  // is exactly add/multiply/maximum/minimum/and/or of its two parameters, in f32/f64, integers or pred (f16 and
+  // bf16 round after every step, where a different order would show).
+  static int64_t reductionLanes(const HloComputation* reducer, PrimitiveType type) {
+    const HloInstruction* root = reducer->root();
+    std::vector<HloInstruction*> parameters = reducer->parameters();
+    if (root == nullptr || parameters.size() != 2 || root->operandCount() != 2) return 0;
+    const bool operandsAreParameters = (root->operand(0) == parameters[0] && root->operand(1) == parameters[1]) ||
+                                       (root->operand(0) == parameters[1] && root->operand(1) == parameters[0]);
+    if (!operandsAreParameters) return 0;
+    switch (root->opcode()) {
+      case HloOpcode::kAdd:
+      case HloOpcode::kMultiply:
+      case HloOpcode::kMaximum:
+      case HloOpcode::kMinimum:
+      case HloOpcode::kAnd:
+      case HloOpcode::kOr: break;
+      default: return 0;
+    }
+    if (type == PrimitiveType::kF16 || type == PrimitiveType::kBF16 || !isSupportedElementType(type)) return 0;
+    return std::min<int64_t>(32, 128 / std::max<int64_t>(elementByteSize(type), 1));
+  }
+
   llvm::Value* reduce(const HloInstruction* instruction, const Index& index) {
     if (instruction->operandCount() != 2 || instruction->shape().isTuple()) {
       return fail(instruction, "variadic reduce");
@@ -760,23 +842,70 @@ class ElementEmitter {
     // carried dependency, so exp/log/... in it vectorise), then the reducer over the row in order (the
     // evaluator's order, so results match exactly).
     const int64_t inner = rank > 0 ? operand->shape().dimension(rank - 1) : 0;
-    if (m_target == KernelTarget::kCpu && reduced.size() == 1 && reduced[0] == rank - 1 && inner >= 8 &&
-        inner <= 16384) {
+    if (usesScratchRow(instruction, m_target)) {
       llvm::AllocaInst* row = nullptr;
       {
         llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
         row = entry.CreateAlloca(llvm::ArrayType::get(type, static_cast<uint64_t>(inner)));
         row->setAlignment(llvm::Align(64));
       }
+      const bool side = m_sideOutput.reduce == instruction;
       loop(i64(0), i64(inner), [&](llvm::Value* j) {
         full[static_cast<size_t>(rank - 1)] = j;
-        m_b.CreateStore(generate(operand, Index{full, nullptr}), m_b.CreateInBoundsGEP(type, row, j));
+        llvm::Value* element = generate(operand, Index{full, nullptr});
+        m_b.CreateStore(element, m_b.CreateInBoundsGEP(type, row, j));
+        if (side) {
+          store(m_sideOutput.pointer, operand->shape().elementType(), m_b.CreateAdd(m_sideOutput.base, j), element);
+        }
       }, "fill");
-      loop(i64(0), i64(inner), [&](llvm::Value* j) {
-        llvm::Value* element = m_b.CreateLoad(type, m_b.CreateInBoundsGEP(type, row, j));
+      auto reduceFrom = [&](int64_t first) {
+        loop(
+            i64(first), i64(inner),
+            [&](llvm::Value* j) {
+              llvm::Value* element = m_b.CreateLoad(type, m_b.CreateInBoundsGEP(type, row, j));
+              llvm::Value* acc = m_b.CreateLoad(type, accumulator);
+              m_b.CreateStore(applyComputation(reducer, {acc, element}, instruction), accumulator);
+            },
+            "r");
+      };
+      const int64_t lanes = reductionLanes(reducer, instruction->shape().elementType());
+      if (lanes == 0 || inner < 2 * lanes) {
+        reduceFrom(0);
+        return m_b.CreateLoad(type, accumulator);
+      }
+      // An associative, commutative reducer (HLO leaves the order of a reduction unspecified): `lanes`
+      // independent partial results over strided elements, which the SLP vectoriser turns into vector ops, then
+      // combined in lane order with the init value, then the tail. Floating-point sums round differently from a
+      // sequential loop (within the evaluator's tolerance); max/min/and/or and integer sums are exact.
+      llvm::AllocaInst* partial = nullptr;
+      {
+        llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+        partial = entry.CreateAlloca(llvm::ArrayType::get(type, static_cast<uint64_t>(lanes)));
+        partial->setAlignment(llvm::Align(64));
+      }
+      auto lane = [&](int64_t l) { return m_b.CreateConstInBoundsGEP1_64(type, partial, static_cast<uint64_t>(l)); };
+      for (int64_t l = 0; l < lanes; ++l) {
+        m_b.CreateStore(m_b.CreateLoad(type, m_b.CreateConstInBoundsGEP1_64(type, row, static_cast<uint64_t>(l))),
+                        lane(l));
+      }
+      const int64_t blocks = inner / lanes;
+      loop(
+          i64(1), i64(blocks),
+          [&](llvm::Value* block) {
+            llvm::Value* base = m_b.CreateMul(block, i64(lanes));
+            for (int64_t l = 0; l < lanes; ++l) {
+              llvm::Value* element =
+                  m_b.CreateLoad(type, m_b.CreateInBoundsGEP(type, row, m_b.CreateAdd(base, i64(l))));
+              m_b.CreateStore(applyComputation(reducer, {m_b.CreateLoad(type, lane(l)), element}, instruction),
+                              lane(l));
+            }
+          },
+          "block");
+      for (int64_t l = 0; l < lanes; ++l) {
         llvm::Value* acc = m_b.CreateLoad(type, accumulator);
-        m_b.CreateStore(applyComputation(reducer, {acc, element}, instruction), accumulator);
-      }, "r");
+        m_b.CreateStore(applyComputation(reducer, {acc, m_b.CreateLoad(type, lane(l))}, instruction), accumulator);
+      }
+      reduceFrom(blocks * lanes);
       return m_b.CreateLoad(type, accumulator);
     }
     // Loop nest over the reduced dimensions in increasing order: row-major, the evaluator's order.
@@ -872,7 +1001,39 @@ class ElementEmitter {
   std::unordered_map<const HloInstruction*, llvm::Value*> m_bound;
   std::map<CacheKey, llvm::Value*> m_cache;
   std::unordered_map<const HloInstruction*, llvm::GlobalVariable*> m_constantGlobals;
+  SideOutput m_sideOutput;
 };
+
+// The row dot a CPU kernel computing `root` can be built around: `root` itself when it is a row dot, or the one
+// row dot inside `fused` whose every dependent up to `root` is elementwise over the dot's shape (a kOutput
+// fusion's epilogue). nullptr when there is none.
+const HloInstruction* rowDotFor(const HloInstruction* root, const HloComputation* fused) {
+  if (ElementEmitter::isRowDot(root)) return root;
+  if (fused == nullptr || root->shape().rank() < 2) return nullptr;
+  const HloInstruction* dot = nullptr;
+  for (const auto& instruction : fused->instructions()) {
+    if (instruction->opcode() != HloOpcode::kDot) continue;
+    if (dot != nullptr) return nullptr;  // two dots: not an epilogue
+    dot = instruction.get();
+  }
+  if (dot == nullptr || !ElementEmitter::isRowDot(dot) || dot->shape().dimensions() != root->shape().dimensions()) {
+    return nullptr;
+  }
+  std::unordered_map<const HloInstruction*, bool> depends;
+  bool ok = true;
+  std::function<bool(const HloInstruction*)> visit = [&](const HloInstruction* node) -> bool {
+    if (node == dot) return true;
+    if (auto it = depends.find(node); it != depends.end()) return it->second;
+    bool result = false;
+    for (const HloInstruction* operand : node->operands()) result = visit(operand) || result;
+    if (result && (!isElementwise(node->opcode()) || node->shape().dimensions() != root->shape().dimensions())) {
+      ok = false;
+    }
+    depends[node] = result;
+    return result;
+  };
+  return visit(root) && ok ? dot : nullptr;
+}
 
 // The value roots a kernel writes: for a fusion its outputs inside the fused computation, for an unfused kernel
 // the instruction itself.
@@ -953,24 +1114,54 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       return Status::error(fmt::format("{}: {} fusion outputs but {} output buffers", kernel.name, roots.size(),
                                        kernel.outputs.size()));
     }
-    const bool rowDot = target == KernelTarget::kCpu && roots.size() == 1 && roots[0] != nullptr &&
-                        ElementEmitter::isRowDot(roots[0]);
-    if (rowDot) {
-      emitter.rowDot(roots[0], args[inputCount], begin, end);
+    const HloInstruction* rowDot = target == KernelTarget::kCpu && roots.size() == 1 && roots[0] != nullptr
+                                       ? rowDotFor(roots[0], kernel.instruction->opcode() == HloOpcode::kFusion
+                                                                 ? kernel.instruction->fusedComputation()
+                                                                 : nullptr)
+                                       : nullptr;
+    if (rowDot != nullptr) {
+      emitter.rowDot(rowDot, roots[0], args[inputCount], begin, end);
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
-      const int64_t k = roots[0]->operand(0)->shape().dimension(
-          static_cast<int>(roots[0]->attributes().dot->lhsContracting[0]));
-      emitted.push_back({kernel.name, roots[0]->shape().dimension(0), roots[0]->shape().dimension(1) * k});
+      const int64_t k =
+          rowDot->operand(0)->shape().dimension(static_cast<int>(rowDot->attributes().dot->lhsContracting[0]));
+      emitted.push_back({kernel.name, ElementEmitter::rowDotRows(rowDot), rowDot->shape().dimensions().back() * k});
       continue;
     }
-    std::map<int64_t, std::vector<size_t>> groups;
-    for (size_t j = 0; j < roots.size(); ++j) groups[kernel.outputShapes[j].elementCount()].push_back(j);
-    for (const auto& [count, members] : groups) {
+    // (reduce(e) over rows, e): one loop over rows computes each row of e once, writes it and reduces it.
+    if (target == KernelTarget::kCpu && roots.size() == 2 && roots[0] != nullptr && roots[1] != nullptr) {
+      const int reduceRoot = roots[0]->opcode() == HloOpcode::kReduce ? 0 : 1;
+      const HloInstruction* reduce = roots[static_cast<size_t>(reduceRoot)];
+      const HloInstruction* rowValue = roots[static_cast<size_t>(1 - reduceRoot)];
+      if (ElementEmitter::usesScratchRow(reduce, target) && reduce->operand(0) == rowValue &&
+          rowValue->shape().elementType() == reduce->shape().elementType() &&
+          kernel.outputShapes[static_cast<size_t>(1 - reduceRoot)].dimensions() == rowValue->shape().dimensions()) {
+        const int64_t inner = rowValue->shape().dimensions().back();
+        const int64_t rows = reduce->shape().elementCount();
+        llvm::Value* reduceOut = args[inputCount + static_cast<size_t>(reduceRoot)];
+        llvm::Value* rowOut = args[inputCount + static_cast<size_t>(1 - reduceRoot)];
+        emitter.loop(
+            begin, end,
+            [&](llvm::Value* row) {
+              emitter.setSideOutput({reduce, rowOut, b.CreateMul(row, emitter.i64(inner))});
+              llvm::Value* value = emitter.generate(reduce, emitter.delinearize(row, reduce->shape().dimensions()));
+              emitter.setSideOutput({});
+              emitter.store(reduceOut, reduce->shape().elementType(), row, value);
+            },
+            "row");
+        b.CreateRetVoid();
+        if (!emitter.status().ok()) return emitter.status();
+        emitted.push_back({kernel.name, rows, inner});
+        continue;
+      }
+    }
+    // Outputs of the same dimensions share one loop (a multi-output fusion computes common subexpressions once).
+    std::map<std::vector<int64_t>, std::vector<size_t>> groups;
+    for (size_t j = 0; j < roots.size(); ++j) groups[kernel.outputShapes[j].dimensions()].push_back(j);
+    for (const auto& [dims, members] : groups) {
+      const int64_t count = kernel.outputShapes[members[0]].elementCount();
       if (count == 0) continue;
-      auto body = [&](llvm::Value* linear) {
-        const Shape& shape = kernel.outputShapes[members[0]];
-        Index index = emitter.delinearize(linear, shape.dimensions());
+      auto body = [&](llvm::Value* linear, const Index& index) {
         for (size_t j : members) {
           const Shape& outShape = kernel.outputShapes[j];
           llvm::Value* value = nullptr;
@@ -989,14 +1180,46 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
           lo = b.CreateUDiv(b.CreateMul(begin, emitter.i64(count)), emitter.i64(range));
           hi = b.CreateUDiv(b.CreateMul(end, emitter.i64(count)), emitter.i64(range));
         }
-        emitter.loop(lo, hi, body);
+        const int64_t inner = dims.empty() ? 1 : dims.back();
+        if (dims.size() < 2 || inner < 2) {
+          emitter.loop(lo, hi, [&](llvm::Value* linear) { body(linear, emitter.delinearize(linear, dims)); });
+        } else {
+          // A loop over rows and, inside it, over the innermost dimension, clipped to [lo, hi): the inner loop's
+          // index is the last dimension itself, so broadcasts, slices and transposes along the outer dimensions
+          // are loop-invariant there and the inner loop vectorises (a flat loop would divide per element).
+          const std::vector<int64_t> outerDims(dims.begin(), dims.end() - 1);
+          llvm::Value* innerSize = emitter.i64(inner);
+          llvm::Value* rowLo = b.CreateUDiv(lo, innerSize);
+          llvm::Value* rowHi = b.CreateUDiv(b.CreateAdd(hi, emitter.i64(inner - 1)), innerSize);
+          emitter.loop(
+              rowLo, rowHi,
+              [&](llvm::Value* row) {
+                llvm::Value* rowStart = b.CreateMul(row, innerSize);
+                llvm::Value* jLo =
+                    b.CreateSelect(b.CreateICmpSGT(lo, rowStart), b.CreateSub(lo, rowStart), emitter.i64(0));
+                llvm::Value* rowEnd = b.CreateSub(hi, rowStart);
+                llvm::Value* jHi = b.CreateSelect(b.CreateICmpSLT(rowEnd, innerSize), rowEnd, innerSize);
+                const Index outer = emitter.delinearize(row, outerDims);
+                emitter.loop(
+                    jLo, jHi,
+                    [&](llvm::Value* j) {
+                      Index index;
+                      index.dims = outer.dims;
+                      index.dims.push_back(j);
+                      index.linear = b.CreateAdd(rowStart, j);
+                      body(index.linear, index);
+                    },
+                    "j");
+              },
+              "row");
+        }
       } else {
         llvm::BasicBlock* then = llvm::BasicBlock::Create(context, "in_range", fn);
         llvm::BasicBlock* after = llvm::BasicBlock::Create(context, "after", fn);
         b.CreateCondBr(b.CreateICmpSLT(begin, emitter.i64(count)), then, after);
         b.SetInsertPoint(then);
         auto saved = emitter.saveCache();
-        body(begin);
+        body(begin, emitter.delinearize(begin, dims));
         emitter.restoreCache(std::move(saved));
         b.CreateBr(after);
         b.SetInsertPoint(after);

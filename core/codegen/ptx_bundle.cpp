@@ -1,5 +1,9 @@
 #include "core/codegen/ptx_bundle.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
 #include <fmt/format.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/LLVMContext.h>
@@ -11,10 +15,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
-
-#include <filesystem>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "core/base/file_util.h"
 #include "core/codegen/element_types.h"
@@ -109,7 +110,8 @@ StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const
   json["target"] = {{"triple", kTriple}, {"sm", options.sm}, {"ptx", "kernels.ptx"}};
   nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
   for (const PlanBuffer& buffer : p.buffers) {
-    nlohmann::ordered_json entry = {{"id", buffer.id}, {"bytes", buffer.bytes}};
+    // A zero-element value still gets a (1-byte) allocation: runners allocate every buffer and reject size 0.
+    nlohmann::ordered_json entry = {{"id", buffer.id}, {"bytes", std::max<int64_t>(buffer.bytes, 1)}};
     if (buffer.constant != nullptr) {
       StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
       if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());

@@ -1,5 +1,10 @@
 #include "core/runtime/cpu_executable.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
 #include <fmt/format.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -8,13 +13,10 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
-#include <chrono>
-#include <cstdlib>
-#include <cstring>
-#include <thread>
-
+#include "core/base/file_util.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
@@ -119,6 +121,14 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     optimizeLlvmModule(*llvmModule, *jit->machine, vectorMath);
     int64_t optimizedAt = nowNs();
     executable->m_compileSpans.push_back({"llvm-optimize " + kernel.name, "optimize", emittedAt, optimizedAt});
+    if (!options.dumpIrDirectory.empty()) {
+      std::string text;
+      llvm::raw_string_ostream stream(text);
+      llvmModule->print(stream, nullptr);
+      stream.flush();
+      const std::string path = options.dumpIrDirectory + "/" + kernel.name + ".ll";
+      if (Status written = writeFileAtomic(path, text); !written.ok()) return written;
+    }
     if (llvm::Error error = jit->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvmModule), std::move(context)))) {
       return Status::error(kernel.name + ": cannot add to the JIT: " + llvmErrorText(std::move(error)));
     }

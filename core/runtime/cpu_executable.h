@@ -20,6 +20,8 @@ struct CpuCompileOptions {
   int64_t minParallelRange = 4096;
   // Vectorise math calls through glibc's libmvec when it can be loaded.
   bool vectorMath = true;
+  // When set, each kernel's optimised LLVM IR is written to DIR/KERNEL.ll (the directory must exist).
+  std::string dumpIrDirectory;
 };
 
 // A timed phase: compile phases ("llvm-optimize fusion.3", "jit fusion.3") or a kernel launch.

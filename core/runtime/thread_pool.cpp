@@ -4,8 +4,15 @@
 
 namespace fusionscope::core {
 
+namespace {
+
+// Chunks per thread: enough that an unscheduled worker's share is small, few enough that claiming is free.
+constexpr int64_t kChunksPerThread = 4;
+
+}  // namespace
+
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < std::max(threads, 1); ++i) m_workers.emplace_back([this, i] { workerLoop(i); });
+  for (int i = 1; i < std::max(threads, 1); ++i) m_workers.emplace_back([this] { workerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -17,49 +24,57 @@ ThreadPool::~ThreadPool() {
   for (std::thread& worker : m_workers) worker.join();
 }
 
+bool ThreadPool::work(Task& task) {
+  bool finishedLast = false;
+  for (;;) {
+    const int64_t chunk = task.next.fetch_add(1, std::memory_order_relaxed);
+    if (chunk >= task.chunks) return finishedLast;
+    (*task.fn)(task.range * chunk / task.chunks, task.range * (chunk + 1) / task.chunks);
+    finishedLast = task.done.fetch_add(1, std::memory_order_acq_rel) + 1 == task.chunks;
+  }
+}
+
 void ThreadPool::parallelFor(int64_t range, const std::function<void(int64_t, int64_t)>& fn) {
-  const int chunks = static_cast<int>(std::min<int64_t>(threadCount(), range));
-  if (chunks <= 1) {
-    if (range > 0) fn(0, range);
+  if (range <= 0) return;
+  if (m_workers.empty() || range == 1) {
+    fn(0, range);
     return;
   }
+  auto task = std::make_shared<Task>();
+  task->fn = &fn;
+  task->range = range;
+  task->chunks = std::min<int64_t>(range, threadCount() * kChunksPerThread);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_task = &fn;
-    m_range = range;
-    m_chunks = chunks;
-    m_pending = chunks - 1;
+    m_task = task;
     ++m_generation;
   }
   m_wake.notify_all();
-  fn(0, range / chunks);
-  std::unique_lock<std::mutex> lock(m_mutex);
-  m_done.wait(lock, [this] { return m_pending == 0; });
-  m_task = nullptr;
+  work(*task);
+  if (task->done.load(std::memory_order_acquire) != task->chunks) {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_done.wait(lock, [&] { return task->done.load(std::memory_order_acquire) == task->chunks; });
+  }
+  std::lock_guard<std::mutex> lock(m_mutex);
+  if (m_task == task) m_task.reset();
 }
 
-void ThreadPool::workerLoop(int worker) {
+void ThreadPool::workerLoop() {
   uint64_t seen = 0;
   for (;;) {
-    const std::function<void(int64_t, int64_t)>* task = nullptr;
-    int64_t begin = 0;
-    int64_t end = 0;
+    std::shared_ptr<Task> task;
     {
       std::unique_lock<std::mutex> lock(m_mutex);
       m_wake.wait(lock, [&] { return m_stop || m_generation != seen; });
       if (m_stop) return;
       seen = m_generation;
-      if (worker >= m_chunks) continue;
       task = m_task;
-      begin = m_range * worker / m_chunks;
-      end = m_range * (worker + 1) / m_chunks;
     }
-    (*task)(begin, end);
-    {
+    if (task && work(*task)) {
+      // Under the mutex, so the caller cannot check `done` and start waiting between our update and the notify.
       std::lock_guard<std::mutex> lock(m_mutex);
-      --m_pending;
+      m_done.notify_all();
     }
-    m_done.notify_one();
   }
 }
 

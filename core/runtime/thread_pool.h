@@ -1,8 +1,10 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -10,8 +12,10 @@
 namespace fusionscope::core {
 
 // A fixed set of worker threads that split one range at a time: parallelFor(range, fn) calls fn(begin, end) on
-// disjoint chunks covering [0, range), the calling thread taking the first chunk, and returns when all are done.
-// Not reentrant: one parallelFor at a time.
+// disjoint chunks covering [0, range) and returns when all are done. Chunks (a few per thread) are claimed from an
+// atomic counter by the calling thread and by whichever workers are awake, so a worker the OS does not schedule
+// (another process on the core) delays nothing: the others take its chunks. Not reentrant: one parallelFor at a
+// time.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);
@@ -23,17 +27,25 @@ class ThreadPool {
   void parallelFor(int64_t range, const std::function<void(int64_t, int64_t)>& fn);
 
  private:
-  void workerLoop(int worker);
+  // One parallelFor: shared with the workers, so a worker that wakes after the call returned finds no chunk left
+  // and never touches `fn`.
+  struct Task {
+    const std::function<void(int64_t, int64_t)>* fn = nullptr;
+    int64_t range = 0;
+    int64_t chunks = 0;
+    std::atomic<int64_t> next{0};
+    std::atomic<int64_t> done{0};
+  };
+  // Runs chunks of `task` until none is left; true when this call finished the last one.
+  static bool work(Task& task);
+  void workerLoop();
 
   std::vector<std::thread> m_workers;
   std::mutex m_mutex;
   std::condition_variable m_wake;
   std::condition_variable m_done;
-  const std::function<void(int64_t, int64_t)>* m_task = nullptr;
-  int64_t m_range = 0;
-  int m_chunks = 0;
+  std::shared_ptr<Task> m_task;
   uint64_t m_generation = 0;
-  int m_pending = 0;
   bool m_stop = false;
 };
 

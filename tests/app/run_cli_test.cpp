@@ -1,16 +1,18 @@
 // `fusionscope-cli run` and `compile` (the real binary): checked execution, traces, .npy in and out, the MNIST
 // training loop, GPU bundles and the error for an opcode codegen cannot lower.
-#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/io/idx.h"
 #include "core/io/npy.h"
 
 namespace {
@@ -159,6 +161,84 @@ TEST_F(RunCliTest, CompileWritesABundle) {
   bool aliased = false;
   for (const auto& output : json.at("outputs")) aliased |= output.contains("aliases_parameter");
   EXPECT_TRUE(aliased) << "W' and b' alias W and b";
+}
+
+// A small separable IDX set in the MNIST layout (28x28 u8 images, u8 labels): class c lights rows 2c..2c+2 of
+// the image, with a per-image pseudo-random speckle so no two images are equal.
+void writeTinyMnist(const fs::path& dir, const std::string& prefix, int count, uint32_t seed) {
+  fusionscope::core::IdxArray images;
+  images.typeCode = fusionscope::core::kIdxUInt8;
+  images.dims = {count, 28, 28};
+  images.data.assign(static_cast<size_t>(count) * 28 * 28, 0);
+  fusionscope::core::IdxArray labels;
+  labels.typeCode = fusionscope::core::kIdxUInt8;
+  labels.dims = {count};
+  uint32_t state = seed;
+  for (int n = 0; n < count; ++n) {
+    const int label = (n * 7 + static_cast<int>(seed)) % 10;
+    labels.data.push_back(static_cast<uint8_t>(label));
+    uint8_t* image = images.data.data() + static_cast<size_t>(n) * 28 * 28;
+    for (int row = 2 * label + 4; row < 2 * label + 6; ++row) {
+      for (int col = 4; col < 24; ++col) image[row * 28 + col] = 220;
+    }
+    for (int k = 0; k < 30; ++k) {
+      state = state * 1664525u + 1013904223u;
+      image[(state >> 8) % (28 * 28)] = static_cast<uint8_t>(state >> 24);
+    }
+  }
+  ASSERT_TRUE(fusionscope::core::writeIdx((dir / (prefix + "-images-idx3-ubyte")).string(), images, false).ok());
+  ASSERT_TRUE(fusionscope::core::writeIdx((dir / (prefix + "-labels-idx1-ubyte.gz")).string(), labels, true).ok());
+}
+
+TEST_F(RunCliTest, MnistDirTrainsOnUserIdxFiles) {
+  const fs::path data = m_dir / "mnist";
+  fs::create_directories(data);
+  writeTinyMnist(data, "train", 300, 1);
+  writeTinyMnist(data, "t10k", 120, 5);
+  CliResult result = run({"run", kMnist, "--loop", "--steps", "60", "--mnist-dir", data.string()});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(result.out, m, std::regex(R"(loss ([0-9.]+) -> ([0-9.]+), final test accuracy ([0-9.]+)%)")))
+      << result.out;
+  EXPECT_LT(std::stod(m[2].str()), 0.5 * std::stod(m[1].str())) << result.out;
+  EXPECT_GE(std::stod(m[3].str()), 90.0) << result.out;
+
+  const fs::path empty = m_dir / "empty";
+  fs::create_directories(empty);
+  CliResult missing = run({"run", kMnist, "--loop", "--mnist-dir", empty.string()});
+  EXPECT_EQ(missing.exitCode, 2) << missing.out << missing.err;
+  EXPECT_NE(missing.err.find("train-images-idx3-ubyte"), std::string::npos) << missing.err;
+}
+
+TEST_F(RunCliTest, UnwritableOutputsFailCleanlyWithoutPartialFiles) {
+  const fs::path trace = m_dir / "no" / "such" / "dir" / "t.json";
+  CliResult noTraceDir = run({"run", kMnist, "--trace", trace.string()});
+  EXPECT_EQ(noTraceDir.exitCode, 2) << noTraceDir.out << noTraceDir.err;
+  EXPECT_NE(noTraceDir.err.find("--trace"), std::string::npos) << noTraceDir.err;
+  EXPECT_FALSE(fs::exists(trace));
+
+  // A file where the bundle directory should be: nothing is written, the error names the path.
+  const fs::path blocker = m_dir / "blocker";
+  std::ofstream(blocker) << "x";
+  CliResult bundle = run({"compile", kMnist, "--sm=90", "-o", (blocker / "bundle").string()});
+  EXPECT_NE(bundle.exitCode, 0) << bundle.out << bundle.err;
+  EXPECT_NE(bundle.err.find((blocker / "bundle").string()), std::string::npos) << bundle.err;
+  EXPECT_EQ(readAll(blocker), "x");
+
+  CliResult save = run({"run", kMnist, "--save-outputs", (blocker / "out").string()});
+  EXPECT_EQ(save.exitCode, 1) << save.out << save.err;
+  EXPECT_NE(save.err.find((blocker / "out").string()), std::string::npos) << save.err;
+
+  CliResult badSm = run({"compile", kMnist, "--sm=21", "-o", (m_dir / "b").string()});
+  EXPECT_EQ(badSm.exitCode, 2) << badSm.out << badSm.err;
+  EXPECT_FALSE(fs::exists(m_dir / "b"));
+
+  const fs::path broken = m_dir / "broken.hlo";
+  std::ofstream(broken) << "HloModule broken\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] add(x, z)\n}\n";
+  CliResult parse = run({"run", broken.string()});
+  EXPECT_EQ(parse.exitCode, 2) << parse.out << parse.err;
+  EXPECT_NE(parse.err.find("broken.hlo:4:"), std::string::npos) << parse.err;
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ ENTRY e {
   EXPECT_EQ(plan->outputs[1].buffer, plan->parameters[0].buffer);
 }
 
-TEST(ExecutionPlanTest, AliasedOutputIsWrittenInPlaceWhenTheParameterIsDead) {
+TEST(ExecutionPlanTest, AliasedOutputOverwritesAParameterItReadsOnlyElementwise) {
   auto module = parse(R"(HloModule alias, input_output_alias={ {0}: (0, {}, may-alias) }
 ENTRY e {
   w = f32[64] parameter(0)
@@ -101,9 +101,32 @@ ENTRY e {
 })");
   StatusOr<ExecutionPlan> plan = planExecution(*module);
   ASSERT_TRUE(plan.ok()) << plan.message();
-  // w2 reads w itself, so it cannot overwrite w while computing: a final copy moves it there.
+  // w2 reads w[i] only to write w2[i] (elementwise): it is computed in place, without a copy kernel.
   ASSERT_TRUE(plan->outputs[0].aliasesParameter.has_value());
   EXPECT_EQ(*plan->outputs[0].aliasesParameter, 0);
+  EXPECT_EQ(plan->outputs[0].buffer, plan->parameters[0].buffer);
+  EXPECT_EQ(kernelNamed(*plan, "w2").outputs[0], plan->parameters[0].buffer) << planToString(*plan);
+  for (const PlanKernel& kernel : plan->kernels) EXPECT_NE(kernel.kind, "copy") << planToString(*plan);
+}
+
+TEST(ExecutionPlanTest, AliasedOutputIsCopiedWhenItsKernelReadsOtherElementsOfTheParameter) {
+  auto module = parse(R"(HloModule alias3, input_output_alias={ {0}: (0, {}, may-alias) }
+fused {
+  p = f32[64] parameter(0)
+  r = f32[64] reverse(p), dimensions={0}
+  ROOT d = f32[64] subtract(p, r)
+}
+ENTRY e {
+  w = f32[64] parameter(0)
+  g = f32[64] parameter(1)
+  w2 = f32[64] fusion(w), kind=kLoop, calls=fused
+  n = f32[64] negate(g)
+  ROOT t = (f32[64], f32[64]) tuple(w2, n)
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*module);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  // Writing w2[i] over w[i] would corrupt w[63 - i] before it is read: a final copy moves w2 into w.
+  EXPECT_NE(kernelNamed(*plan, "w2").outputs[0], plan->parameters[0].buffer) << planToString(*plan);
   EXPECT_EQ(plan->outputs[0].buffer, plan->parameters[0].buffer);
   EXPECT_EQ(plan->kernels.back().kind, "copy") << planToString(*plan);
 }

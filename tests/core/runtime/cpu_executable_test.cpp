@@ -229,6 +229,146 @@ ENTRY e {
 })");
 }
 
+// Long rows take the vectorised path (independent partial results per lane, then the tail); a reducer that is
+// not associative (subtract) must stay strictly in order, and a NaN anywhere in a row survives a max.
+TEST(CpuExecutableTest, LongRowReductionsReassociateOnlyWhatIsAssociative) {
+  expectAllAgree(R"(HloModule longrows
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+sub {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT d = f32[] subtract(a, b)
+}
+iadd {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(b, a)
+}
+ENTRY e {
+  x = f32[6,1000] parameter(0)
+  y = f32[5,77] parameter(1)
+  k = s32[4,203] parameter(2)
+  zero = f32[] constant(0)
+  one = f32[] constant(1.5)
+  ninf = f32[] constant(-inf)
+  izero = s32[] constant(3)
+  ex = f32[6,1000] exponential(x)
+  sums = f32[6] reduce(ex, one), dimensions={1}, to_apply=add
+  diffs = f32[6] reduce(x, zero), dimensions={1}, to_apply=sub
+  yz = f32[5,77] subtract(y, y)
+  nans = f32[5,77] divide(yz, yz)
+  pos = s32[5,77] iota(), iota_dimension=1
+  at = s32[] constant(70)
+  atb = s32[5,77] broadcast(at), dimensions={}
+  row = s32[5,77] iota(), iota_dimension=0
+  two = s32[] constant(2)
+  twob = s32[5,77] broadcast(two), dimensions={}
+  c1 = pred[5,77] compare(pos, atb), direction=EQ
+  c2 = pred[5,77] compare(row, twob), direction=EQ
+  mask = pred[5,77] and(c1, c2)
+  ynan = f32[5,77] select(mask, nans, y)
+  maxes = f32[5] reduce(ynan, ninf), dimensions={1}, to_apply=max
+  isums = s32[4] reduce(k, izero), dimensions={1}, to_apply=iadd
+  ROOT t = (f32[6], f32[6], f32[5], s32[4]) tuple(sums, diffs, maxes, isums)
+})");
+}
+
+// A kOutput fusion (dot + bias + ReLU) is computed row by row around the dot; a dot whose user is not
+// elementwise (a transpose) is not, and both agree with the evaluator.
+TEST(CpuExecutableTest, DotEpilogueFusions) {
+  expectAllAgree(R"(HloModule epilogue
+fused {
+  p0 = f32[33,70] parameter(0)
+  p1 = f32[70,19] parameter(1)
+  p2 = f32[19] parameter(2)
+  d = f32[33,19] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[33,19] broadcast(p2), dimensions={1}
+  a = f32[33,19] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[33,19] broadcast(z), dimensions={}
+  ROOT r = f32[33,19] maximum(a, zb)
+}
+fused_t {
+  q0 = f32[33,70] parameter(0)
+  q1 = f32[70,19] parameter(1)
+  d = f32[33,19] dot(q0, q1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = f32[19,33] transpose(d), dimensions={1,0}
+}
+ENTRY e {
+  x = f32[33,70] parameter(0)
+  w = f32[70,19] parameter(1)
+  b = f32[19] parameter(2)
+  f = f32[33,19] fusion(x, w, b), kind=kOutput, calls=fused
+  g = f32[19,33] fusion(x, w), kind=kOutput, calls=fused_t
+  ft = f32[19,33] transpose(f), dimensions={1,0}
+  ROOT s = f32[19,33] add(ft, g)
+})");
+}
+
+// (reduce(e), e) over long rows of a rank-3 value: one loop over rows writes e and its row sums, and a second
+// multi-output fusion lists the reduce second.
+TEST(CpuExecutableTest, RowReductionWithItsOperandAsSideOutput) {
+  expectAllAgree(R"(HloModule side
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  p = f32[4,5,300] parameter(0)
+  q = f32[4,5] parameter(1)
+  qb = f32[4,5,300] broadcast(q), dimensions={0,1}
+  d = f32[4,5,300] subtract(p, qb)
+  e = f32[4,5,300] exponential(d)
+  z = f32[] constant(0)
+  r = f32[4,5] reduce(e, z), dimensions={2}, to_apply=add
+  ROOT t = (f32[4,5], f32[4,5,300]) tuple(r, e)
+}
+fused2 {
+  p = f32[6,40] parameter(0)
+  n = f32[6,40] negate(p)
+  z = f32[] constant(1)
+  r = f32[6] reduce(n, z), dimensions={1}, to_apply=add
+  ROOT t = (f32[6,40], f32[6]) tuple(n, r)
+}
+ENTRY e {
+  x = f32[4,5,300] parameter(0)
+  m = f32[4,5] parameter(1)
+  y = f32[6,40] parameter(2)
+  f = (f32[4,5], f32[4,5,300]) fusion(x, m), kind=kInput, calls=fused
+  g = (f32[6,40], f32[6]) fusion(y), kind=kInput, calls=fused2
+  f0 = f32[4,5] get-tuple-element(f), index=0
+  f1 = f32[4,5,300] get-tuple-element(f), index=1
+  g0 = f32[6,40] get-tuple-element(g), index=0
+  g1 = f32[6] get-tuple-element(g), index=1
+  ROOT t = (f32[4,5], f32[4,5,300], f32[6,40], f32[6]) tuple(f0, f1, g0, g1)
+})");
+}
+
+// Outputs with the same element count but different dimensions get their own loops (and indices).
+TEST(CpuExecutableTest, MultiOutputFusionWithEqualSizesAndDifferentShapes) {
+  expectAllAgree(R"(HloModule mofshapes
+fused {
+  p = f32[8,6] parameter(0)
+  e = f32[8,6] exponential(p)
+  t = f32[6,8] transpose(p), dimensions={1,0}
+  ROOT r = (f32[8,6], f32[6,8]) tuple(e, t)
+}
+ENTRY e {
+  x = f32[8,6] parameter(0)
+  ROOT f = (f32[8,6], f32[6,8]) fusion(x), kind=kLoop, calls=fused
+})");
+}
+
 TEST(CpuExecutableTest, DotWithBatchAndContractingDims) {
   expectAllAgree(R"(HloModule dots
 ENTRY e {
