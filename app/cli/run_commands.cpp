@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -53,6 +54,35 @@ struct RunCommands {
 };
 
 namespace {
+
+// SIGINT/SIGTERM during `run`: the iteration (or training step) in flight finishes, the loop stops, and what was
+// recorded is still written — the trace, the kernel summary — with a line saying how far it got. A second signal
+// ends the program at once.
+volatile std::sig_atomic_t g_interruptSignal = 0;
+
+extern "C" void onInterrupt(int signal) {
+  if (g_interruptSignal != 0) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  g_interruptSignal = signal;
+}
+
+void installInterruptHandlers() {
+  struct sigaction action {};
+  action.sa_handler = onInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+bool interrupted() { return g_interruptSignal != 0; }
+
+void reportInterrupt(const char* what, int done, int planned) {
+  fmt::print(stderr, "interrupted by {} after {} of {} {}; writing what was recorded\n",
+             g_interruptSignal == SIGINT ? "SIGINT" : "SIGTERM", done, planned, what);
+}
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
@@ -289,7 +319,13 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
   double firstLoss = NAN;
   double lastLoss = NAN;
   const int64_t start = nowNs();
+  int stepsDone = 0;
   for (int step = 0; step < args.steps; ++step) {
+    if (interrupted()) {
+      reportInterrupt("steps", step, args.steps);
+      break;
+    }
+    stepsDone = step + 1;
     core::MnistBatch data = train->batch(step, batch);
     Status sx = executable.setParameterBytes(xIndex, data.x.data(), static_cast<int64_t>(data.x.size() * 4));
     Status sl = executable.setParameterBytes(labelsIndex, data.labels.data(), static_cast<int64_t>(data.labels.size() * 4));
@@ -326,7 +362,7 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
                                      executable.bufferData(plan.parameters[static_cast<size_t>(bIndex)].buffer))
                                : zeroB.data();
   fmt::print("trained {} steps in {:.3f} s ({:.1f} us/step): loss {:.4f} -> {:.4f}, final test accuracy {:.2f}%\n",
-             args.steps, seconds, seconds * 1e6 / std::max(args.steps, 1), firstLoss, lastLoss,
+             stepsDone, seconds, seconds * 1e6 / std::max(stepsDone, 1), firstLoss, lastLoss,
              100.0 * accuracy(*test, w, b));
   return kExitOk;
 }
@@ -387,6 +423,7 @@ int runRun(const RunCommands& args) {
              plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount());
 
   std::vector<core::ExecutionSpan> spans;
+  installInterruptHandlers();
   if (args.loop) {
     int code = runLoop(args, executable, spans);
     if (code != kExitOk) return code;
@@ -418,6 +455,10 @@ int runRun(const RunCommands& args) {
       arguments[static_cast<size_t>(it->index)] = std::move(*value);
     }
     for (int iteration = 0; iteration < args.iterations; ++iteration) {
+      if (interrupted()) {
+        reportInterrupt("iterations", iteration, args.iterations);
+        break;
+      }
       StatusOr<core::Value> result = executable.run(arguments, &spans);
       if (!result.ok()) {
         fmt::print(stderr, "{}\n", result.message());
@@ -448,9 +489,9 @@ int runRun(const RunCommands& args) {
       fmt::print(stderr, "{}\n", s.message());
       return kExitFailed;
     }
-    fmt::print("trace: {}\n", args.trace);
+    fmt::print("trace: {} ({} kernel launches)\n", args.trace, spans.size());
   }
-  return kExitOk;
+  return interrupted() ? 128 + g_interruptSignal : kExitOk;
 }
 
 int runCompile(const RunCommands& args) {

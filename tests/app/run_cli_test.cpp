@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -239,6 +240,62 @@ TEST_F(RunCliTest, UnwritableOutputsFailCleanlyWithoutPartialFiles) {
   CliResult parse = run({"run", broken.string()});
   EXPECT_EQ(parse.exitCode, 2) << parse.out << parse.err;
   EXPECT_NE(parse.err.find("broken.hlo:4:"), std::string::npos) << parse.err;
+}
+
+}  // namespace
+
+namespace {
+
+// True once process `pid` catches SIGINT (bit 1 of SigCgt in /proc/PID/status): `run` installs its handler when
+// execution starts, after parsing and compiling.
+bool catchesSigint(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("SigCgt:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) & (1ull << (SIGINT - 1))) != 0;
+  }
+  return false;
+}
+
+TEST(RunCliInterruptTest, SigintStopsTheLoopAndStillWritesTheTrace) {
+  fs::path dir = fs::temp_directory_path() / ("fs_run_cli_interrupt_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string trace = (dir / "timeline.ctf.json").string();
+  const std::string out = (dir / "out.txt").string();
+  const std::string err = (dir / "err.txt").string();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    FILE* o = std::freopen(out.c_str(), "w", stdout);
+    FILE* e = std::freopen(err.c_str(), "w", stderr);
+    (void)o;
+    (void)e;
+    ::execl(FS_CLI_PATH, FS_CLI_PATH, "run", kMnist.c_str(), "--loop", "--steps", "100000000", "--trace", trace.c_str(),
+            static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  bool ready = false;
+  for (int i = 0; i < 1200 && !ready; ++i) {  // up to 2 minutes on a loaded machine
+    ready = catchesSigint(pid);
+    if (!ready) ::usleep(100000);
+  }
+  ASSERT_TRUE(ready) << "run never installed its SIGINT handler";
+  ::usleep(300000);  // let it train a few steps
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+  std::string errText = readAll(err);
+  EXPECT_TRUE(std::regex_search(errText, std::regex("interrupted by SIGINT after [0-9]+ of 100000000 steps")))
+      << errText;
+  nlohmann::json json = nlohmann::json::parse(readAll(trace));
+  int kernels = 0;
+  for (const auto& event : json.at("traceEvents")) kernels += event.value("cat", "") == "kernel";
+  EXPECT_GT(kernels, 0);
+  EXPECT_NE(readAll(out).find("trained "), std::string::npos) << readAll(out);
+  fs::remove_all(dir);
 }
 
 }  // namespace
