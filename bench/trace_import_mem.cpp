@@ -1,12 +1,15 @@
 // fs_trace_import_mem: peak memory of importing one Chrome trace, as a ratio to the file size. Meant to run under
 // `/usr/bin/time -v` too (bench/run-benchmarks does both).
 //
-//   fs_trace_import_mem FILE                  import FILE and report resident-set figures
+//   fs_trace_import_mem FILE                  import FILE and report resident-set figures (a large plain file
+//                                             goes through the streaming import, profiler::ImportOptions)
+//   fs_trace_import_mem --whole FILE          the same through the whole-document parse
 //   fs_trace_import_mem --generate N FILE     write the generated N-event Kineto-like trace to FILE and exit
 //   fs_trace_import_mem --raw FILE            the floor: load FILE and run simdjson on-demand over it, touching
 //                                             only ph and ts of each event (what BM_SimdjsonOnDemandPhTs times)
 #include <simdjson.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -61,8 +64,14 @@ int main(int argc, char** argv) {
                 growth / fileBytes);
     return 0;
   }
+  profiler::ImportOptions options;
+  if (argc == 3 && std::strcmp(argv[1], "--whole") == 0) {
+    options.streamThreshold = SIZE_MAX;
+    argv[1] = argv[2];
+    argc = 2;
+  }
   if (argc != 2) {
-    std::fprintf(stderr, "usage: fs_trace_import_mem FILE | --generate N FILE | --raw FILE\n");
+    std::fprintf(stderr, "usage: fs_trace_import_mem [--whole] FILE | --generate N FILE | --raw FILE\n");
     return 2;
   }
   std::error_code error;
@@ -74,7 +83,7 @@ int main(int argc, char** argv) {
   long rssBefore = currentRssKiB();
   long peakBefore = peakRssKiB();
   size_t heapBefore = heapInUse();
-  StatusOr<profiler::Trace> trace = profiler::importChromeTrace(argv[1]);
+  StatusOr<profiler::Trace> trace = profiler::importChromeTrace(argv[1], options);
   if (!trace.ok()) {
     std::fprintf(stderr, "%s\n", trace.message().c_str());
     return 2;
@@ -86,10 +95,12 @@ int main(int argc, char** argv) {
   double heap = static_cast<double>(heapAfter - heapBefore);
   double peakGrowth = (peakAfter - peakBefore) * 1024.0;
   std::printf("file              %s (%.1f MB)\n", argv[1], fileBytes / 1e6);
-  std::printf("events kept       %.0f (%.0f read)\n", events, static_cast<double>(trace->stats.eventsRead));
+  std::printf("events kept       %.0f (%.0f read; %s)\n", events, static_cast<double>(trace->stats.eventsRead),
+              trace->stats.windows > 0 ? ("streamed in " + std::to_string(trace->stats.windows) + " windows").c_str()
+                                       : "whole-document parse");
   std::printf("rss before        %.1f MiB\n", rssBefore / 1024.0);
-  std::printf("rss after import  %.1f MiB (+%.1f MiB; Trace kept: it owns the file buffer its events point into)\n",
-              rssAfter / 1024.0, (rssAfter - rssBefore) / 1024.0);
+  std::printf("rss after import  %.1f MiB (+%.1f MiB; the Trace is kept)\n", rssAfter / 1024.0,
+              (rssAfter - rssBefore) / 1024.0);
   std::printf("peak rss          %.1f MiB (grew by %.1f MiB during import = %.2fx the file)\n", peakAfter / 1024.0,
               peakGrowth / 1048576.0, peakGrowth / fileBytes);
   std::printf(

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/base/file_util.h"
 #include "profiler/compare/trace_compare.h"
@@ -126,6 +129,37 @@ std::string injectionLibrary() {
   return {};
 }
 
+// The traced program's pid while `trace` waits for it, for the signal handler below.
+volatile sig_atomic_t g_tracedChild = 0;
+
+// While the program runs, `trace` stays alive to report on it: SIGTERM and SIGHUP sent to the CLI are passed on to
+// the program (whose collector then flushes, signal_flush.h); a Ctrl-C from the terminal already reaches the whole
+// process group, so SIGINT is passed on only when another process sent it to the CLI alone.
+void forwardSignal(int signal, siginfo_t* info, void*) {
+  bool fromTerminal = signal == SIGINT && info != nullptr && info->si_code > 0;  // SI_KERNEL: the tty driver
+  if (g_tracedChild > 0 && !fromTerminal) ::kill(static_cast<pid_t>(g_tracedChild), signal);
+}
+
+// "N events; R activity records captured, D dropped" from the collector's summary in the trace it wrote.
+std::string collectedSummary(const std::string& path) {
+  StatusOr<profiler::Trace> trace = profiler::importChromeTrace(path);
+  if (!trace.ok()) return trace.message();
+  std::string text = std::to_string(trace->events.size()) + " events";
+  for (const auto& [key, raw] : trace->otherKeys) {
+    if (key != "fusionscope_cupti") continue;
+    nlohmann::json summary = nlohmann::json::parse(raw, nullptr, false);
+    if (summary.is_discarded() || !summary.is_object()) break;
+    int64_t records = summary.value("unknown_records", int64_t{0});
+    if (summary.contains("records") && summary["records"].is_object()) {
+      for (const auto& [kind, count] : summary["records"].items())
+        records += count.is_number() ? count.get<int64_t>() : 0;
+    }
+    text += "; " + std::to_string(records) + " activity records captured, " +
+            std::to_string(summary.value("dropped_records", int64_t{0})) + " dropped";
+  }
+  return text;
+}
+
 int runTrace(const TraceCommands& c) {
 #ifndef FS_INJECTION_LIBRARY
   std::fprintf(stderr, "fusionscope-cli trace: this build has no CUPTI collector (the CUDA toolkit was not found)\n");
@@ -148,12 +182,21 @@ int runTrace(const TraceCommands& c) {
   ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
   ::setenv("FUSIONSCOPE_TRACE", output.c_str(), 1);
   std::fflush(nullptr);
+  struct sigaction forward {};
+  forward.sa_sigaction = forwardSignal;
+  forward.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&forward.sa_mask);
+  struct sigaction previous[3]{};
+  const int kForwarded[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i) ::sigaction(kForwarded[i], &forward, &previous[i]);
   pid_t child = ::fork();
   if (child < 0) {
     std::perror("fusionscope-cli trace: fork");
+    for (int i = 0; i < 3; ++i) ::sigaction(kForwarded[i], &previous[i], nullptr);
     return kExitFailed;
   }
   if (child == 0) {
+    for (int i = 0; i < 3; ++i) ::sigaction(kForwarded[i], &previous[i], nullptr);
     std::vector<char*> argv;
     for (const std::string& arg : c.command) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
@@ -161,17 +204,22 @@ int runTrace(const TraceCommands& c) {
     std::fprintf(stderr, "fusionscope-cli trace: cannot run %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
+  g_tracedChild = child;
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  g_tracedChild = 0;
+  for (int i = 0; i < 3; ++i) ::sigaction(kForwarded[i], &previous[i], nullptr);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  std::string ended = WIFSIGNALED(status) ? std::string("program ended by signal ") + ::strsignal(WTERMSIG(status))
+                                          : "program exit code " + std::to_string(code);
   if (!std::filesystem::exists(output)) {
-    std::fprintf(stderr,
-                 "fusionscope-cli trace: no trace was written to %s (the program exited with %d; did it use CUDA?)\n",
-                 output.c_str(), code);
+    std::fprintf(stderr, "fusionscope-cli trace: no trace was written to %s (%s; did it use CUDA?)\n", output.c_str(),
+                 ended.c_str());
     return code != 0 ? code : kExitFailed;
   }
-  std::fprintf(stderr, "fusionscope-cli trace: %s (program exit code %d)\n", output.c_str(), code);
+  std::fprintf(stderr, "fusionscope-cli trace: %s: %s (%s)\n", output.c_str(), collectedSummary(output).c_str(),
+               ended.c_str());
   return code;
 }
 

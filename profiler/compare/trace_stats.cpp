@@ -77,7 +77,9 @@ int64_t argsBytes(std::string_view args) {
   for (auto field : object) {
     std::string_view key;
     if (field.unescaped_key().get(key) != simdjson::SUCCESS) return 0;
-    if (key != "bytes" && key != "bytes_read" && key != "bytes_written") continue;
+    // "bytes read"/"bytes written" is how `fusionscope-cli run --trace` spells them (Kineto-style, with spaces).
+    bool readOrWritten = key == "bytes_read" || key == "bytes_written" || key == "bytes read" || key == "bytes written";
+    if (key != "bytes" && !readOrWritten) continue;
     double value = 0;
     if (field.value().get_double().get(value) != simdjson::SUCCESS || value < 0) continue;
     if (key == "bytes") {

@@ -64,7 +64,8 @@ struct TraceStats {
   // Gaps between consecutive device events on one track (end of one to start of the next; overlaps count as 0).
   DurationStats gaps;
   // Bytes moved by device events, from args: "bytes" (Kineto copies/memsets), or "bytes_read" + "bytes_written"
-  // (the CPU runner and our GPU runner's kernels). Events without these count 0.
+  // (the CPU runner and our GPU runner's kernels; also spelt "bytes read"/"bytes written", as
+  // `fusionscope-cli run --trace` writes them). Events without these count 0.
   int64_t bytes = 0;
   int64_t eventsWithBytes = 0;
   int64_t spanNs = 0;  // first device (or any complete) event start to last end

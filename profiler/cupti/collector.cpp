@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "profiler/cupti/activity_convert.h"
 #include "profiler/cupti/cuda_check.h"
+#include "profiler/cupti/signal_flush.h"
 #include "profiler/cupti/trace_file.h"
 
 namespace fusionscope::profiler::cupti {
@@ -114,23 +116,38 @@ Status enableAll(State& s) {
   return okStatus();
 }
 
-void atExitHandler() {
+// Stops the collector and writes its trace once, whichever comes first: the program's exit or a signal (on the
+// watcher thread of signal_flush.h). The mutex makes a late second caller wait until the file is complete.
+void writeOnce(const char* why) {
+  static std::mutex writeMutex;
+  static bool written = false;
+  std::lock_guard writeLock(writeMutex);
   State& s = state();
-  if (!s.running || s.atExitPath.empty()) return;
+  std::string path;
+  {
+    std::lock_guard lock(s.mutex);
+    if (written || !s.running || s.atExitPath.empty()) return;
+    path = s.atExitPath;
+  }
+  written = true;
   StatusOr<Trace> trace = stopCollector();
   if (!trace.ok()) {
     std::fprintf(stderr, "fusionscope: %s\n", trace.message().c_str());
     return;
   }
-  Status written = writeTraceFile(*trace, s.atExitPath);
+  Status status = writeTraceFile(*trace, path);
   CollectorSummary summary = collectorSummary();
-  if (!written.ok()) {
-    std::fprintf(stderr, "fusionscope: %s\n", written.message().c_str());
+  if (!status.ok()) {
+    std::fprintf(stderr, "fusionscope: %s\n", status.message().c_str());
   } else {
-    std::fprintf(stderr, "fusionscope: wrote %s (%zu events, %lld records, %lld dropped)\n", s.atExitPath.c_str(),
-                 trace->events.size(), static_cast<long long>(summary.records),
+    std::fprintf(stderr, "fusionscope: %s: wrote %s (%zu events; %lld activity records captured, %lld dropped)\n", why,
+                 path.c_str(), trace->events.size(), static_cast<long long>(summary.records),
                  static_cast<long long>(summary.droppedRecords));
   }
+}
+
+void atExitHandler() {
+  writeOnce("at exit");
 }
 
 }  // namespace
@@ -203,6 +220,8 @@ void stopAndWriteAtExit(std::string path) {
   if (!registered) {
     registered = true;
     std::atexit(atExitHandler);
+    installSignalFlush(
+        [](int signal) { writeOnce(signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)"); });
   }
 }
 

@@ -26,8 +26,9 @@ StatusOr<Trace> stopCollector();
 bool collectorRunning();
 CollectorSummary collectorSummary();
 
-// Flushes on process exit (atexit) and writes the trace to `path` if the collector is still running then; used by
-// the injection library, whose host program never calls stop.
+// Flushes on process exit (atexit), or on SIGINT/SIGTERM where the program left them at their default action
+// (signal_flush.h), and writes the trace to `path` if the collector is still running then, saying on stderr how many
+// activity records were captured and dropped; used by the injection library, whose host program never calls stop.
 void stopAndWriteAtExit(std::string path);
 
 }  // namespace fusionscope::profiler::cupti

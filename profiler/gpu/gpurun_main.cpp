@@ -22,6 +22,7 @@
 #include "profiler/cupti/cuda_check.h"
 #include "profiler/cupti/cuda_driver.h"
 #include "profiler/cupti/trace_file.h"
+#include "profiler/gpu/annotate.h"
 #include "profiler/gpu/bundle.h"
 #include "profiler/gpu/npy.h"
 
@@ -171,7 +172,52 @@ struct Device {
   }
 };
 
-Status runBundle(const gpu::Bundle& bundle, const Options& o, Device& d, int& exitCode) {
+// What the run needs from the host side: parameter data (from --input .npy files, else generated), the constants
+// and the PTX. Read before the driver is touched, so that a bad input is reported as bad input on any machine.
+struct HostData {
+  std::map<int64_t, std::string> inputs;  // buffer id -> bytes
+  std::string constants;
+  std::string ptx;
+};
+
+StatusOr<HostData> prepareHost(const gpu::Bundle& bundle, const Options& o) {
+  HostData host;
+  for (const gpu::BundleValue& p : bundle.parameters) {
+    auto given = o.inputs.find(p.name);
+    if (given == o.inputs.end()) {
+      host.inputs[p.buffer] = randomData(p, o.seed);
+      continue;
+    }
+    StatusOr<std::string> bytes = readBinary(given->second);
+    if (!bytes.ok()) return bytes.status();
+    StatusOr<gpu::NpyArray> array = gpu::decodeNpy(*bytes, given->second);
+    if (!array.ok()) return array.status();
+    if (array->descriptor != gpu::npyDescriptor(p.dtype) || array->dims != p.dims) {
+      return Status::error(given->second + ": error: parameter " + p.name + " wants " + p.dtype + " (" +
+                           gpu::npyDescriptor(p.dtype) + ") with " + std::to_string(p.dims.size()) +
+                           " dims as in the bundle; the file has " + array->descriptor);
+    }
+    host.inputs[p.buffer] = std::move(array->data);
+  }
+  for (const auto& [name, file] : o.inputs) {
+    bool known = false;
+    for (const gpu::BundleValue& p : bundle.parameters) known = known || p.name == name;
+    if (!known) {
+      return Status::error("--input " + name + ": the bundle has no parameter of that name");
+    }
+  }
+  if (!bundle.constantsFile.empty()) {
+    StatusOr<std::string> bytes = readBinary((fs::path(bundle.directory) / bundle.constantsFile).string());
+    if (!bytes.ok()) return bytes.status();
+    host.constants = std::move(*bytes);
+  }
+  StatusOr<std::string> ptx = readBinary((fs::path(bundle.directory) / bundle.ptxFile).string());
+  if (!ptx.ok()) return ptx.status();
+  host.ptx = std::move(*ptx);
+  return host;
+}
+
+Status runBundle(const gpu::Bundle& bundle, const Options& o, const HostData& host, Device& d, int& exitCode) {
   const cupti::DriverApi& cu = *d.api;
   exitCode = kExitFailed;
   FS_CUDA_CHECK(cu.cuInit(0));
@@ -189,42 +235,9 @@ Status runBundle(const gpu::Bundle& bundle, const Options& o, Device& d, int& ex
   std::fprintf(stderr, "fusionscope-gpurun: %s on %s, %zu kernels x %d\n", bundle.module.c_str(), deviceName,
                bundle.kernels.size(), o.iterations);
 
-  // Inputs are read before anything runs so that a bad file is reported as bad input.
-  std::map<int64_t, std::string> hostInputs;  // buffer id -> bytes
-  for (const gpu::BundleValue& p : bundle.parameters) {
-    auto given = o.inputs.find(p.name);
-    if (given == o.inputs.end()) {
-      hostInputs[p.buffer] = randomData(p, o.seed);
-      continue;
-    }
-    StatusOr<std::string> bytes = readBinary(given->second);
-    if (!bytes.ok()) return exitCode = kExitBadInput, bytes.status();
-    StatusOr<gpu::NpyArray> array = gpu::decodeNpy(*bytes, given->second);
-    if (!array.ok()) return exitCode = kExitBadInput, array.status();
-    if (array->descriptor != gpu::npyDescriptor(p.dtype) || array->dims != p.dims) {
-      exitCode = kExitBadInput;
-      return Status::error(given->second + ": error: parameter " + p.name + " wants " + p.dtype + " (" +
-                           gpu::npyDescriptor(p.dtype) + ") with " + std::to_string(p.dims.size()) +
-                           " dims as in the bundle; the file has " + array->descriptor);
-    }
-    hostInputs[p.buffer] = std::move(array->data);
-  }
-  for (const auto& [name, file] : o.inputs) {
-    bool known = false;
-    for (const gpu::BundleValue& p : bundle.parameters) known = known || p.name == name;
-    if (!known) {
-      exitCode = kExitBadInput;
-      return Status::error("--input " + name + ": the bundle has no parameter of that name");
-    }
-  }
-  std::string constants;
-  if (!bundle.constantsFile.empty()) {
-    StatusOr<std::string> bytes = readBinary((fs::path(bundle.directory) / bundle.constantsFile).string());
-    if (!bytes.ok()) return exitCode = kExitBadInput, bytes.status();
-    constants = std::move(*bytes);
-  }
-  StatusOr<std::string> ptx = readBinary((fs::path(bundle.directory) / bundle.ptxFile).string());
-  if (!ptx.ok()) return exitCode = kExitBadInput, ptx.status();
+  const std::map<int64_t, std::string>& hostInputs = host.inputs;
+  const std::string& constants = host.constants;
+  const std::string* ptx = &host.ptx;
 
   if (o.collect) {
     if (Status started = cupti::startCollector(); !started.ok()) return started;
@@ -282,6 +295,7 @@ Status runBundle(const gpu::Bundle& bundle, const Options& o, Device& d, int& ex
   if (o.collect) {
     StatusOr<Trace> trace = cupti::stopCollector();
     if (!trace.ok()) return trace.status();
+    gpu::annotateKernelEvents(*trace, bundle);
     std::string path = o.trace.empty() ? (fs::path(bundle.directory) / "timeline.ctf.json").string() : o.trace;
     if (Status written = cupti::writeTraceFile(*trace, path); !written.ok()) return written;
     cupti::CollectorSummary summary = cupti::collectorSummary();
@@ -308,6 +322,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", bundle.message().c_str());
     return kExitBadInput;
   }
+  StatusOr<HostData> host = prepareHost(*bundle, options);
+  if (!host.ok()) {
+    std::fprintf(stderr, "%s\n", host.message().c_str());
+    return kExitBadInput;
+  }
   StatusOr<const cupti::DriverApi*> driver = cupti::loadDriver();
   if (!driver.ok()) {
     std::fprintf(stderr, "fusionscope-gpurun: %s\n", driver.message().c_str());
@@ -317,7 +336,7 @@ int main(int argc, char** argv) {
   {
     Device device;
     device.api = *driver;
-    Status ran = runBundle(*bundle, options, device, exitCode);
+    Status ran = runBundle(*bundle, options, *host, device, exitCode);
     if (!ran.ok()) std::fprintf(stderr, "fusionscope-gpurun: %s\n", ran.message().c_str());
   }
   return exitCode;

@@ -131,6 +131,8 @@ struct ImportStats {
   int64_t matchedBeginEnd = 0;
   int64_t unmatchedBegin = 0;
   int64_t unmatchedEnd = 0;
+  int64_t windows = 0;        // windows a streaming import parsed (0: the whole document was parsed at once)
+  int64_t windowRetries = 0;  // windows whose first cut was inside a string or nested value and were cut again
 
   int64_t skippedTotal() const;
 };

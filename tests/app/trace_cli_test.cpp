@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -167,9 +169,109 @@ TEST_F(TraceCliTest, TraceWithoutDriverSaysSoAndExitsThree) {
   EXPECT_FALSE(fs::exists(marker));
 }
 
+// With a stand-in libcuda.so.1 (tests/app/stub_libcuda.cpp) the command gets past its driver check: it must set
+// CUDA_INJECTION64_PATH and FUSIONSCOPE_TRACE for the program, pass a SIGTERM sent to the CLI on to the program, and
+// report what the collector captured and dropped from the summary the collector writes into the trace. The program
+// here is a shell script that, on SIGTERM, puts such a trace where the injected collector would write it.
+TEST_F(TraceCliTest, TraceForwardsSigtermAndReportsCapturedAndDroppedRecords) {
+  fs::path ready = m_dir / "ready";
+  fs::path env = m_dir / "env.txt";
+  fs::path output = m_dir / "timeline.ctf.json";
+  fs::path err = m_dir / "stderr.txt";
+  std::string trace =
+      R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2}],)"
+      R"("fusionscope_cupti":{"records":{"kernel":1,"runtime":4},"unknown_records":2,"dropped_records":3}})";
+  std::string prepared = write("collected.json", trace);
+  std::string script =
+      "trap 'cp \"$FS_TEST_COLLECTED\" \"$FUSIONSCOPE_TRACE\"; exit 0' TERM; echo \"$CUDA_INJECTION64_PATH\" > " +
+      ::quoted(env.string()) + "; touch " + ::quoted(ready.string()) + "; while :; do sleep 0.05; done";
+  pid_t cli = ::fork();
+  ASSERT_GE(cli, 0);
+  if (cli == 0) {
+    ::setenv("LD_LIBRARY_PATH", FS_STUB_DRIVER_DIR, 1);
+    ::setenv("FS_TEST_COLLECTED", prepared.c_str(), 1);
+    std::FILE* errFile = std::freopen(err.c_str(), "w", stderr);
+    if (errFile == nullptr) ::_exit(125);
+    ::execl(FS_CLI_PATH, FS_CLI_PATH, "trace", "-o", output.c_str(), "--", "/bin/sh", "-c", script.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(126);
+  }
+  for (int i = 0; i < 1000 && !fs::exists(ready); ++i) {
+    int status = 0;
+    if (::waitpid(cli, &status, WNOHANG) == cli) {
+      std::string message = readAll(err);
+      if (message.find("no CUPTI collector") != std::string::npos) GTEST_SKIP() << message;
+      FAIL() << "fusionscope-cli ended early: " << message;
+    }
+    ::usleep(10000);
+  }
+  ASSERT_TRUE(fs::exists(ready)) << readAll(err);
+  ASSERT_EQ(::kill(cli, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(cli, &status, 0), cli);
+  ASSERT_TRUE(WIFEXITED(status)) << readAll(err);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << readAll(err);
+  std::string message = readAll(err);
+  EXPECT_NE(message.find("1 events; 7 activity records captured, 3 dropped"), std::string::npos) << message;
+  EXPECT_NE(message.find("program exit code 0"), std::string::npos) << message;
+  EXPECT_NE(readAll(env).find("libfusionscope_inject.so"), std::string::npos) << readAll(env);
+}
+
 TEST_F(TraceCliTest, TraceWithoutCommandIsUsageError) {
   Result r = run({"trace", "-o", (m_dir / "t.json").string()});
   EXPECT_EQ(r.exitCode, 2) << r.err;
+}
+
+// The real pipeline end to end: the MNIST sample run on the CPU unfused and fused with --trace, its cpu-pipeline
+// dump for stages.json, then `compare --stages` and `stats` on the two traces.
+TEST_F(TraceCliTest, CompareRunTracesOfTheMnistSampleFusedAndUnfused) {
+  std::string sample = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
+  std::string off = (m_dir / "off.json").string();
+  std::string on = (m_dir / "on.json").string();
+  std::string dump = (m_dir / "dump").string();
+  Result r = run({"run", sample, "--fusion=off", "--iterations", "3", "--threads", "1", "--trace", off});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  r = run({"run", sample, "--fusion=on", "--iterations", "3", "--threads", "1", "--trace", on});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  r = run({"dump", sample, "--pipeline", "cpu", "-o", dump});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+
+  r = run({"compare", off, on, "--stages", dump + "/stages.json", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json c = nlohmann::json::parse(r.out);
+  int64_t kernelsBefore = c["before"]["kernel_count"];
+  int64_t kernelsAfter = c["after"]["kernel_count"];
+  EXPECT_EQ(kernelsBefore % 3, 0);
+  EXPECT_EQ(kernelsAfter % 3, 0);
+  EXPECT_GT(kernelsBefore, kernelsAfter);
+  EXPECT_GT(c["before"]["bytes"].get<int64_t>(), 0);
+  EXPECT_GT(c["after"]["bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(c["before"]["events_with_bytes"], kernelsBefore);
+  // Every "after" kernel maps to before kernels: a fusion through stages.json to two or more, the rest by name.
+  int fusions = 0;
+  int64_t beforeCountMapped = 0;
+  ASSERT_EQ(c["mappings"].size(), static_cast<size_t>(kernelsAfter / 3));
+  for (const nlohmann::json& m : c["mappings"]) {
+    std::string after = m["after"];
+    ASSERT_FALSE(m["before"].empty()) << after;
+    beforeCountMapped += m["before_count"].get<int64_t>();
+    if (after.rfind("fusion", 0) == 0) {
+      ++fusions;
+      EXPECT_EQ(m["via"], "stages.json") << after;
+    } else {
+      EXPECT_EQ(m["before"], nlohmann::json::array({after}));
+    }
+    EXPECT_GT(m["speedup"].get<double>(), 0.0) << after;
+  }
+  EXPECT_GT(fusions, 0);
+  // Each before kernel is replaced by exactly one after kernel, so the mapping covers every unfused launch.
+  EXPECT_EQ(beforeCountMapped, kernelsBefore);
+  EXPECT_TRUE(c["unmapped_before"].empty()) << c["unmapped_before"].dump();
+
+  r = run({"stats", on, "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json s = nlohmann::json::parse(r.out);
+  EXPECT_EQ(s["kernel_count"], kernelsAfter);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The CUPTI activity conversion without a GPU: real record structs from cupti_activity.h (CUDA 13: Kernel10,
 // Memcpy6, Memset4, API, Synchronization2, Overhead3, Marker2), filled by hand and fed to ActivityConverter.
 #include <cstring>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -105,6 +106,70 @@ TEST(CuptiConvertTest, KernelLaunchBecomesKernelApiCallAndFlow) {
   EXPECT_EQ(trace.threads.at({TrackId::fromNumber(0), TrackId::fromNumber(13)}).name, "stream 13");
   // Events come out in time order.
   for (size_t i = 1; i < trace.events.size(); ++i) EXPECT_LE(trace.events[i - 1].tsNs, trace.events[i].tsNs);
+}
+
+// The GPU runner launches through the driver API (cuLaunchKernel), with no runtime call: the flow must start at the
+// driver call. When a runtime call and the driver call it makes share a correlation id, the flow starts at the
+// runtime call, whatever order the records arrive in.
+TEST(CuptiConvertTest, DriverLaunchesGetFlowsAndRuntimeCallsWinOverTheirDriverCalls) {
+  ConvertOptions o = options();
+  o.callbackName = [](CUpti_CallbackDomain domain, uint32_t cbid) -> std::string {
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == 307) return "cuLaunchKernel";
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == 211) return "cudaLaunchKernel";
+    return {};
+  };
+  ActivityConverter converter(o);
+  auto api = [](CUpti_ActivityKind kind, uint32_t cbid, uint64_t start, uint32_t correlation) {
+    auto record = zeroed<CUpti_ActivityAPI>(kind);
+    record.cbid = cbid;
+    record.start = start;
+    record.end = start + 5;
+    record.processId = 4242;
+    record.threadId = 9;
+    record.correlationId = correlation;
+    return record;
+  };
+  auto kernel = [](const char* name, uint64_t start, uint32_t correlation) {
+    auto record = zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    record.name = name;
+    record.start = start;
+    record.end = start + 50;
+    record.streamId = 7;
+    record.correlationId = correlation;
+    return record;
+  };
+  auto driverOnly = api(CUPTI_ACTIVITY_KIND_DRIVER, 307, 10, 1);
+  auto driverUnderRuntime = api(CUPTI_ACTIVITY_KIND_DRIVER, 307, 32, 2);
+  auto runtime = api(CUPTI_ACTIVITY_KIND_RUNTIME, 211, 30, 2);
+  auto first = kernel("fusion_1", 100, 1);
+  auto second = kernel("fusion_2", 200, 2);
+  auto unknownCbid = api(CUPTI_ACTIVITY_KIND_DRIVER, 9999, 300, 3);
+  for (CUpti_Activity* record :
+       {reinterpret_cast<CUpti_Activity*>(&first), reinterpret_cast<CUpti_Activity*>(&driverOnly),
+        reinterpret_cast<CUpti_Activity*>(&driverUnderRuntime), reinterpret_cast<CUpti_Activity*>(&second),
+        reinterpret_cast<CUpti_Activity*>(&runtime), reinterpret_cast<CUpti_Activity*>(&unknownCbid)}) {
+    converter.add(record);
+  }
+  Trace trace = converter.finish();
+  EXPECT_EQ(converter.stats().records.at("driver"), 3);
+  EXPECT_EQ(converter.stats().records.at("runtime"), 1);
+  EXPECT_EQ(converter.stats().flows, 2);
+  const TraceEvent* launch = find(trace, 'X', "cuLaunchKernel");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_EQ(launch->cat, "cuda_driver");
+  EXPECT_EQ(launch->tsNs, 1'000'010);
+  EXPECT_NE(find(trace, 'X', "cuDriver#9999"), nullptr);  // a name CUPTI does not know is still shown
+  std::map<std::string, int64_t> flowStart;               // flow id -> start time
+  std::map<std::string, int64_t> flowEnd;
+  for (const TraceEvent& e : trace.events) {
+    if (e.phase == 's') flowStart[std::string(e.id)] = e.tsNs;
+    if (e.phase == 'f') flowEnd[std::string(e.id)] = e.tsNs;
+  }
+  EXPECT_EQ(flowStart.at("1"), 1'000'010);  // the driver call
+  EXPECT_EQ(flowEnd.at("1"), 1'000'100);
+  EXPECT_EQ(flowStart.at("2"), 1'000'030);  // the runtime call, not the driver call inside it (32)
+  EXPECT_EQ(flowEnd.at("2"), 1'000'200);
+  EXPECT_EQ(flowStart.count("3"), 0u);  // no GPU work carries correlation 3
 }
 
 TEST(CuptiConvertTest, CopiesAndMemsetsCarryBytesAndBandwidth) {

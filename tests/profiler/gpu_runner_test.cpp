@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "profiler/gpu/annotate.h"
 #include "profiler/gpu/bundle.h"
 #include "profiler/gpu/npy.h"
 
@@ -106,6 +107,31 @@ TEST(GpuBundleTest, LoadChecksFilesAndConstantRanges) {
   fs::remove_all(dir);
 }
 
+TEST(GpuAnnotateTest, KernelEventsGetTheirInstructionAndBytes) {
+  StatusOr<Bundle> bundle = parseBundle(kBundle, "bundle.json");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  Trace trace;
+  auto add = [&](std::string_view name, std::string_view cat, std::string_view args) {
+    TraceEvent event;
+    event.name = name;
+    event.cat = cat;
+    event.durNs = 5;
+    event.args = args;
+    trace.events.push_back(event);
+  };
+  add("fusion_3", "kernel", R"({"correlation":7,"grid":[98,1,1]})");
+  add("fusion_3", "kernel", "{ }");
+  add("fusion_3", "cuda_runtime", R"({"cbid":211})");  // the launch call, not the kernel
+  add("other_kernel", "kernel", R"({"correlation":8})");
+  EXPECT_EQ(annotateKernelEvents(trace, *bundle), 2);
+  EXPECT_EQ(trace.events[0].args, R"({"correlation":7,"grid":[98,1,1],"hlo_op":"fusion.3","kind":"kLoop",)"
+                                  R"("bytes_read":313600,"bytes_written":31360,"elements":7840})");
+  EXPECT_EQ(trace.events[1].args, R"({ "hlo_op":"fusion.3","kind":"kLoop","bytes_read":313600,"bytes_written":31360,)"
+                                  R"("elements":7840})");
+  EXPECT_EQ(trace.events[2].args, R"({"cbid":211})");
+  EXPECT_EQ(trace.events[3].args, R"({"correlation":8})");
+}
+
 TEST(NpyTest, EncodesHeaderAlignedAndDecodesBack) {
   float values[6] = {1, 2, 3, 4, 5, 6};
   StatusOr<std::string> npy =
@@ -169,6 +195,83 @@ TEST(GpuRunnerTest, WithoutDriverSaysSoAndExitsThree) {
   EXPECT_NE(err.find("no CUDA driver found"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(dir / "timeline.ctf.json"));
   fs::remove_all(dir);
+}
+
+// A real bundle: the MNIST sample compiled by `fusionscope-cli compile --target=nvptx`, loaded by the runner's own
+// bundle code and by the binary, which validates everything (bundle, PTX, constants, --input files) before it looks
+// for the driver; then the same bundle broken in the ways the runner must name.
+class CompiledBundleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_dir = fs::temp_directory_path() / ("fs_gpurun_compiled_" + std::to_string(::getpid()));
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+    std::string sample = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
+    std::string command = std::string(FS_CLI_PATH) + " compile " + sample + " --target=nvptx --sm=90 -o " +
+                          (m_dir / "bundle").string() + " >/dev/null 2>" + (m_dir / "compile.err").string();
+    int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << readText(m_dir / "compile.err");
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  static std::string readText(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+  }
+
+  fs::path bundle() const { return m_dir / "bundle"; }
+  fs::path m_dir;
+};
+
+TEST_F(CompiledBundleTest, LoadsTheCompiledSample) {
+  StatusOr<Bundle> loaded = loadBundle(bundle().string());
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  EXPECT_EQ(loaded->module, "mnist_softmax_train_step");
+  EXPECT_FALSE(loaded->kernels.empty());
+  EXPECT_FALSE(loaded->parameters.empty());
+  EXPECT_FALSE(loaded->outputs.empty());
+  std::string ptx = readText(bundle() / loaded->ptxFile);
+  for (const BundleKernel& kernel : loaded->kernels) {
+    EXPECT_NE(ptx.find(".entry " + kernel.name), std::string::npos) << kernel.name;
+  }
+}
+
+TEST_F(CompiledBundleTest, BinaryValidatesUpToTheDriver) {
+  std::string err;
+  if (void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY)) {
+    ::dlclose(driver);
+    GTEST_SKIP() << "a CUDA driver is installed here";
+  }
+  EXPECT_EQ(runGpurun(bundle().string() + " -n 3", err), 3) << err;
+  EXPECT_NE(err.find("no CUDA driver found"), std::string::npos) << err;
+  EXPECT_EQ(runGpurun(bundle().string() + " -n 0", err), 2) << err;
+  EXPECT_NE(err.find("-n: expected a positive count"), std::string::npos) << err;
+  EXPECT_EQ(runGpurun(bundle().string() + " --input nosuch=" + (m_dir / "x.npy").string(), err), 2) << err;
+  EXPECT_NE(err.find("--input nosuch: the bundle has no parameter"), std::string::npos) << err;
+  StatusOr<Bundle> loaded = loadBundle(bundle().string());
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  std::string parameter = loaded->parameters.front().name;
+  EXPECT_EQ(runGpurun(bundle().string() + " --input " + parameter + "=" + (m_dir / "missing.npy").string(), err), 2);
+  EXPECT_NE(err.find("missing.npy"), std::string::npos) << err;
+  std::ofstream(m_dir / "bad.npy") << "not numpy";
+  EXPECT_EQ(runGpurun(bundle().string() + " --input " + parameter + "=" + (m_dir / "bad.npy").string(), err), 2);
+  EXPECT_NE(err.find("bad.npy"), std::string::npos) << err;
+
+  std::string json = readText(bundle() / "bundle.json");
+  size_t args = json.find("\"args\"");
+  ASSERT_NE(args, std::string::npos);
+  size_t open = json.find('[', args);
+  std::ofstream(bundle() / "bundle.json") << json.substr(0, open + 1) + "9999, " + json.substr(open + 1);
+  EXPECT_EQ(runGpurun(bundle().string(), err), 2) << err;
+  EXPECT_NE(err.find("bundle.json"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown buffer 9999"), std::string::npos) << err;
+
+  std::ofstream(bundle() / "bundle.json") << json;
+  fs::remove(bundle() / "kernels.ptx");
+  EXPECT_EQ(runGpurun(bundle().string(), err), 2) << err;
+  EXPECT_NE(err.find("kernels.ptx"), std::string::npos) << err;
 }
 
 }  // namespace
