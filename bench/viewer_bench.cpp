@@ -1,10 +1,14 @@
 // Viewer benchmarks (fs_viewer_bench; built with the GUI): for every corpus module the time to its first frame
 // (load + verify + gpu pipeline + Graphviz layout + scene + one painted frame), and paint time of mobilenet's
-// 3.9k-instruction stage 0 fitted, at 1:1 and while panning. Runs offscreen; results in docs/VIEWER.md.
+// 3.9k-instruction stage 0 fitted, at 1:1 and while panning; and the timeline: one frame of a generated 1M-event
+// Kineto-like trace at five zoom levels, plus building its model. Runs offscreen; results in docs/PERFORMANCE.md.
 #include <QApplication>
 #include <QImage>
 #include <QPainter>
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -12,11 +16,15 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/trace_generator.h"
+#include "profiler/trace/chrome_json_import.h"
 #include "viewer/document.h"
 #include "viewer/graph_model.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
+#include "viewer/timeline_model.h"
+#include "viewer/timeline_view.h"
 
 namespace {
 
@@ -95,6 +103,68 @@ void BM_PaintMobilenet(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PaintMobilenet)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+constexpr int64_t kTimelineEvents = 1000000;
+
+profiler::Trace importGenerated() {
+  bench::GeneratedTrace generated = bench::generateKinetoTrace(kTimelineEvents);
+  StatusOr<profiler::Trace> trace = profiler::importChromeTraceText(generated.text, "generated_1m.json");
+  if (!trace.ok()) {
+    std::fprintf(stderr, "%s\n", trace.message().c_str());
+    std::exit(1);
+  }
+  return std::move(*trace);
+}
+
+std::shared_ptr<const TimelineModel> timelineModel() {
+  static std::shared_ptr<const TimelineModel> model = std::make_shared<TimelineModel>(importGenerated());
+  return model;
+}
+
+// Building the model (lanes, depths, flows) of the imported 1M-event trace; the import itself is fs_trace_bench's.
+void BM_TimelineModelBuild1M(benchmark::State& state) {
+  for (auto _ : state) {
+    state.PauseTiming();
+    profiler::Trace trace = importGenerated();
+    state.ResumeTiming();
+    TimelineModel model(std::move(trace));
+    benchmark::DoNotOptimize(model.lanes().data());
+    state.counters["lanes"] = static_cast<double>(model.lanes().size());
+    state.counters["slices"] = static_cast<double>(model.sliceCount());
+    state.counters["flows"] = static_cast<double>(model.flows().size());
+  }
+}
+BENCHMARK(BM_TimelineModelBuild1M)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+
+// One 1600x900 frame of the 1M-event trace; arg = zoom level k: the visible span is the whole trace / 10^(2k),
+// i.e. 1×, 1/100, 1/10^4, 1/10^6, 1/10^8, centred on the middle of the trace, panning by 1/4 of the span per
+// iteration so the frames differ.
+void BM_PaintTimeline1M(benchmark::State& state) {
+  auto model = timelineModel();
+  TimelineView view;
+  view.resize(1600, 900);
+  view.setGroups({{model, model->startNs(), QString(), {}}});
+  const double total = static_cast<double>(model->endNs() - model->startNs());
+  const double span = std::max(100.0, total / std::pow(100.0, static_cast<double>(state.range(0))));
+  const double centre = total / 2;
+  QImage image(view.size(), QImage::Format_ARGB32_Premultiplied);
+  int64_t runs = 0;
+  int64_t frames = 0;
+  double worst = 0;
+  int step = 0;
+  for (auto _ : state) {
+    const double start = centre - span / 2 + span / 4 * (step++ % 8);
+    view.setVisibleRange(start, start + span);
+    view.render(&image);
+    runs += view.lastRunsDrawn();
+    ++frames;
+    worst = std::max(worst, view.lastPaintMilliseconds());
+  }
+  state.counters["span_ns"] = span;
+  state.counters["boxes_per_frame"] = frames ? static_cast<double>(runs) / static_cast<double>(frames) : 0;
+  state.counters["worst_ms"] = worst;
+}
+BENCHMARK(BM_PaintTimeline1M)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -248,4 +248,8 @@ QString Inspector::highlightedModuleLine() const {
   return m_highlightedLine;
 }
 
+void Inspector::appendSection(const QString& html) {
+  m_details->append(html);
+}
+
 }  // namespace fusionscope::viewer

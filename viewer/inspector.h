@@ -28,6 +28,8 @@ class Inspector : public QWidget {
   // A node of a DOT-only stage: only what its label says.
   void showDotNode(const std::vector<std::string>& lines);
   void clear();
+  // Adds a section (HTML) below what showInstruction wrote, e.g. the timeline's kernel timing.
+  void appendSection(const QString& html);
 
   QString detailsText() const;
   QString highlightedModuleLine() const;

@@ -22,16 +22,19 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPainter>
+#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyleFactory>
 #include <QSvgGenerator>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -42,10 +45,14 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "core/ir/hlo_computation.h"
+#include "profiler/compare/trace_compare.h"
+#include "profiler/compare/trace_stats.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
 #include "viewer/stage_list_model.h"
+#include "viewer/timeline_panel.h"
+#include "viewer/timeline_view.h"
 
 namespace fusionscope::viewer {
 namespace {
@@ -104,6 +111,8 @@ MainWindow::MainWindow(QWidget* parent)
       m_loadWatcher(new QFutureWatcher<LoadOutcome>(this)),
       m_progressTimer(new QTimer(this)),
       m_layoutWatcher(new QFutureWatcher<LayoutOutcome>(this)),
+      m_traceWatcher(new QFutureWatcher<TraceOutcome>(this)),
+      m_timeline(new TimelinePanel(this)),
       m_scene(new GraphScene(this)),
       m_view(new GraphView(m_scene, this)),
       m_inspector(new Inspector(this)),
@@ -158,6 +167,8 @@ MainWindow::MainWindow(QWidget* parent)
 
   connect(m_loadWatcher, &QFutureWatcher<LoadOutcome>::finished, this, &MainWindow::onLoadFinished);
   connect(m_layoutWatcher, &QFutureWatcher<LayoutOutcome>::finished, this, &MainWindow::onLayoutFinished);
+  connect(m_traceWatcher, &QFutureWatcher<TraceOutcome>::finished, this, &MainWindow::onTraceFinished);
+  connect(m_timeline, &TimelinePanel::kernelSelected, this, [this](const QString& name) { selectKernel(name); });
   connect(m_progressTimer, &QTimer::timeout, this, &MainWindow::pollProgress);
   m_progressTimer->setInterval(100);
 
@@ -192,6 +203,14 @@ void MainWindow::createActions() {
   QAction* openDir = file->addAction(QStringLiteral("Open &Directory…"), this, [this] { openDialog(true); });
   openDir->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+O")));
   m_recentMenu = file->addMenu(QStringLiteral("Open &Recent"));
+  QAction* openTraceAction = file->addAction(QStringLiteral("Open &Trace…"), this, [this] { openTraceDialog(false); });
+  openTraceAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+T")));
+  QAction* compareTraces =
+      file->addAction(QStringLiteral("&Compare Two Traces…"), this, [this] { openTraceDialog(true); });
+  compareTraces->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+T")));
+  QAction* runBoth =
+      file->addAction(QStringLiteral("Run Module, Fusion Off &and On"), this, [this] { runFusionComparison(); });
+  runBoth->setShortcut(QKeySequence(QStringLiteral("Ctrl+R")));
   file->addSeparator();
   QAction* pipeline = file->addAction(QStringLiteral("&Pipeline…"), this, &MainWindow::showPipelineDialog);
   pipeline->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+P")));
@@ -391,6 +410,25 @@ void MainWindow::createDocks() {
   stagesDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+1")));
   m_viewMenu->addAction(inspectorDock->toggleViewAction());
   inspectorDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+2")));
+
+  m_timelineDock = new QDockWidget(QStringLiteral("Timeline"), this);
+  m_timelineDock->setObjectName(QStringLiteral("timelineDock"));
+  m_timelineDock->setWidget(m_timeline);
+  addDockWidget(Qt::BottomDockWidgetArea, m_timelineDock);
+  resizeDocks({m_timelineDock}, {300}, Qt::Vertical);
+  m_timelineDock->hide();  // shown when a trace is opened
+  m_viewMenu->addAction(m_timelineDock->toggleViewAction());
+  m_timelineDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+3")));
+  auto* findEvent = new QAction(QStringLiteral("Find in Timeline"), this);
+  findEvent->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+F")));
+  connect(findEvent, &QAction::triggered, this, [this] {
+    m_timelineDock->show();
+    if (auto* edit = m_timeline->findChild<QLineEdit*>()) {
+      edit->setFocus();
+      edit->selectAll();
+    }
+  });
+  m_viewMenu->addAction(findEvent);
 }
 
 void MainWindow::createStatusBar() {
@@ -509,6 +547,18 @@ bool MainWindow::isLayingOut() const {
 }
 
 void MainWindow::cancelLoad() {
+  if (m_runProcess != nullptr) {
+    // Cancel a fusion off/on run: stop the CLI; nothing is opened.
+    m_runProcess->disconnect(this);
+    m_runProcess->kill();
+    m_runProcess->waitForFinished(3000);
+    m_runProcess->deleteLater();
+    m_runProcess = nullptr;
+    m_progressBar->hide();
+    m_cancelButton->hide();
+    m_statusLabel->setText(QStringLiteral("Run cancelled"));
+    return;
+  }
   if (!m_progress) return;
   // The worker stops at its next check; its result is dropped either way, and the window goes back to what it
   // showed right away.
@@ -554,6 +604,8 @@ void MainWindow::onLoadFinished() {
 void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   m_document = std::move(document);
   ++m_documentGeneration;
+  // A comparison on screen gets the new module's fusion membership.
+  if (m_comparisonTraces[0] && m_timeline->isComparison()) showComparison();
   m_layoutCache.clear();
   m_pendingKey.clear();
   m_pendingPosition = -1;
@@ -944,6 +996,7 @@ void MainWindow::setDarkPalette(bool dark) {
     QApplication::setPalette(QApplication::style()->standardPalette());
   }
   m_scene->setTheme(dark ? SceneTheme::dark() : SceneTheme::light());
+  m_timeline->view()->setDark(dark);
 }
 
 // ---- Selection and search ----
@@ -973,6 +1026,7 @@ void MainWindow::onNodeClicked(int node) {
     m_inspector->showDotNode(n.lines);
   }
   statusBar()->showMessage(QString::fromStdString(n.name), 3000);
+  linkToTimeline(n.name, n.instruction);
   // In neighbourhood mode a new selection is a new focus: lay its neighbourhood out.
   if (m_neighbourhood && layoutKey(m_current, optionsFor(m_current)) != m_shownKey) requestLayout();
 }
@@ -991,6 +1045,53 @@ void MainWindow::onClusterClicked(int cluster) {
   } else {
     m_inspector->showDotNode(box.lines);
   }
+  linkToTimeline(box.fusionName, box.fusion);
+}
+
+void MainWindow::linkToTimeline(const std::string& name, const core::HloInstruction* instruction) {
+  if (m_timeline->view()->groups().empty()) return;
+  if (instruction != nullptr) showKernelTiming(name, *instruction);
+  // A selection the timeline itself asked for keeps the timeline's own highlights (e.g. replaced kernels).
+  if (name == m_linkedFromTimeline) {
+    m_linkedFromTimeline.clear();
+    return;
+  }
+  m_linkedFromTimeline.clear();
+  const int launches = m_timeline->highlightKernel(name);
+  if (launches > 0)
+    statusBar()->showMessage(QStringLiteral("%1: %2 kernel launches highlighted in the timeline")
+                                 .arg(QString::fromStdString(name))
+                                 .arg(launches),
+                             5000);
+}
+
+void MainWindow::showKernelTiming(const std::string& name, const core::HloInstruction& instruction) {
+  // Bytes the kernel must move at least: its operands read once, its result written once.
+  int64_t read = 0;
+  for (const core::HloInstruction* operand : instruction.operands()) read += operand->shape().byteSize();
+  const int64_t written = instruction.shape().byteSize();
+  QString html = QStringLiteral("<h4>Kernel launches in the timeline</h4>");
+  bool any = false;
+  for (const TimelineView::Group& group : m_timeline->view()->groups()) {
+    const std::vector<uint32_t> launches = group.model->eventsNamed(name);
+    if (launches.empty()) continue;
+    any = true;
+    int64_t total = 0;
+    for (uint32_t e : launches) total += std::max<int64_t>(0, group.model->trace().events[e].durNs);
+    const double mean = static_cast<double>(total) / static_cast<double>(launches.size());
+    html += QStringLiteral(
+                "<p>%1%2 launches, %3 in total, %4 mean; reads %5, writes %6: <b>%7 GB/s</b> "
+                "achieved</p>")
+                .arg(group.label.isEmpty() ? QString() : group.label.toHtmlEscaped() + QStringLiteral(": "))
+                .arg(launches.size())
+                .arg(formatDuration(static_cast<double>(total)), formatDuration(mean))
+                .arg(QString::fromStdString(profiler::formatBytes(read)),
+                     QString::fromStdString(profiler::formatBytes(written)))
+                .arg(mean > 0 ? static_cast<double>(read + written) / mean : 0.0, 0, 'f', 2);
+  }
+  if (!any)
+    html += QStringLiteral("<p>No kernel named %1 in the trace.</p>").arg(QString::fromStdString(name).toHtmlEscaped());
+  m_inspector->appendSection(html);
 }
 
 void MainWindow::selectNode(int node) {
@@ -1183,11 +1284,233 @@ void MainWindow::dropEvent(QDropEvent* event) {
   const QList<QUrl> urls = event->mimeData()->urls();
   for (const QUrl& url : urls) {
     if (url.isLocalFile()) {
-      openPath(url.toLocalFile());
+      const QString path = url.toLocalFile();
+      const bool trace = (path.endsWith(QStringLiteral(".json")) || path.endsWith(QStringLiteral(".json.gz"))) &&
+                         QFileInfo(path).fileName() != QStringLiteral("stages.json");
+      if (trace) {
+        // Two traces dropped together are a comparison (first = before).
+        if (urls.size() == 2 && urls[1].isLocalFile()) {
+          openTraceComparison(path, urls[1].toLocalFile());
+        } else {
+          openTrace(path);
+        }
+      } else {
+        openPath(path);
+      }
       event->acceptProposedAction();
       return;
     }
   }
+}
+
+// ---- Traces ----
+
+void MainWindow::openTraceDialog(bool comparison) {
+  const QString filter = QStringLiteral("Chrome traces (*.json *.json.gz *.gz);;All files (*)");
+  if (!comparison) {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Trace"), QString(), filter);
+    if (!path.isEmpty()) openTrace(path);
+    return;
+  }
+  const QString before =
+      QFileDialog::getOpenFileName(this, QStringLiteral("Trace BEFORE (e.g. fusion off)"), QString(), filter);
+  if (before.isEmpty()) return;
+  const QString after = QFileDialog::getOpenFileName(this, QStringLiteral("Trace AFTER (e.g. fusion on)"),
+                                                     QFileInfo(before).absolutePath(), filter);
+  if (!after.isEmpty()) openTraceComparison(before, after);
+}
+
+void MainWindow::openTrace(const QString& path) {
+  startTraceLoad(path, QString());
+}
+
+void MainWindow::openTraceComparison(const QString& before, const QString& after) {
+  startTraceLoad(before, after);
+}
+
+bool MainWindow::isLoadingTrace() const {
+  return m_traceWatcher->isRunning();
+}
+
+void MainWindow::startTraceLoad(const QString& first, const QString& second) {
+  if (isLoadingTrace()) {
+    showError(QStringLiteral("Busy"), QStringLiteral("A trace is still loading; try again when it is shown."));
+    return;
+  }
+  m_tracePaths[0] = first;
+  m_tracePaths[1] = second;
+  statusBar()->showMessage(QStringLiteral("Loading %1…").arg(QFileInfo(first).fileName()));
+  const std::string a = first.toStdString();
+  const std::string b = second.toStdString();
+  // Import and model building run on a worker; the window stays responsive and keeps its current trace.
+  m_traceWatcher->setFuture(QtConcurrent::run([a, b]() {
+    TraceOutcome outcome;
+    StatusOr<std::shared_ptr<const TimelineModel>> first = loadTimeline(a);
+    if (!first.ok()) {
+      outcome.error = QString::fromStdString(first.message());
+      return outcome;
+    }
+    outcome.first = *first;
+    if (!b.empty()) {
+      StatusOr<std::shared_ptr<const TimelineModel>> second = loadTimeline(b);
+      if (!second.ok()) {
+        outcome.error = QString::fromStdString(second.message());
+        outcome.first.reset();
+        return outcome;
+      }
+      outcome.second = *second;
+    }
+    return outcome;
+  }));
+}
+
+void MainWindow::onTraceFinished() {
+  TraceOutcome outcome = m_traceWatcher->result();
+  if (!outcome.error.isEmpty()) {
+    showError(QStringLiteral("Cannot open trace"), outcome.error);
+    emit loadFailed(outcome.error);
+    return;
+  }
+  const QString firstName = QFileInfo(m_tracePaths[0]).fileName();
+  if (outcome.second) {
+    m_comparisonTraces = {outcome.first, outcome.second};
+    m_comparisonNames = {firstName, QFileInfo(m_tracePaths[1]).fileName()};
+    showComparison();
+  } else {
+    m_comparisonTraces = {};
+    m_timeline->setTrace(outcome.first, firstName);
+  }
+  m_timelineDock->show();
+  statusBar()->showMessage(
+      QStringLiteral("Trace %1: %2 events").arg(firstName).arg(outcome.first->trace().events.size()), 5000);
+  emit traceLoaded();
+}
+
+void MainWindow::showComparison() {
+  // The open module's fusions say which unfused kernels each fused one replaced (later stages win).
+  profiler::FusionMembership membership;
+  if (m_document) {
+    for (const StageEntry& stage : m_document->stages)
+      for (const core::FusionSummary& fusion : stage.fusions) membership.members[fusion.name] = fusion.members;
+  }
+  m_timeline->setComparison(m_comparisonTraces[0], m_comparisonNames[0], m_comparisonTraces[1], m_comparisonNames[1],
+                            membership.members.empty() ? nullptr : &membership);
+}
+
+bool MainWindow::isRunning() const {
+  return m_runProcess != nullptr;
+}
+
+bool MainWindow::runFusionComparison() {
+  if (m_runProcess != nullptr) {
+    showError(QStringLiteral("Busy"), QStringLiteral("A run is already in progress."));
+    return false;
+  }
+  if (!m_document || m_document->kind != Document::Kind::kHloModule) {
+    showError(
+        QStringLiteral("Cannot run"),
+        QStringLiteral("Open an HLO module first: Run executes the module that is open, with fusion off and on."));
+    return false;
+  }
+  QString cli = qEnvironmentVariable("FUSIONSCOPE_CLI");
+  const QString dir = QCoreApplication::applicationDirPath();
+  for (const QString& candidate :
+       {dir + QStringLiteral("/fusionscope-cli"), dir + QStringLiteral("/../cli/fusionscope-cli")})
+    if (cli.isEmpty() && QFileInfo(candidate).isExecutable()) cli = candidate;
+  if (cli.isEmpty()) cli = QStandardPaths::findExecutable(QStringLiteral("fusionscope-cli"));
+  if (cli.isEmpty() || !QFileInfo(cli).isExecutable()) {
+    showError(
+        QStringLiteral("Cannot run"),
+        QStringLiteral("fusionscope-cli was not found (set FUSIONSCOPE_CLI, or install it next to fusionscope)."));
+    return false;
+  }
+  m_runDir = std::make_unique<QTemporaryDir>();
+  if (!m_runDir->isValid()) {
+    showError(QStringLiteral("Cannot run"), QStringLiteral("No temporary directory: %1").arg(m_runDir->errorString()));
+    m_runDir.reset();
+    return false;
+  }
+  const QString stem = QFileInfo(QString::fromStdString(m_document->path)).completeBaseName();
+  m_runTraces = {m_runDir->filePath(stem + QStringLiteral("_fusion_off.json")),
+                 m_runDir->filePath(stem + QStringLiteral("_fusion_on.json"))};
+  m_runStep = 0;
+  m_runProcess = new QProcess(this);
+  m_runProcess->setProgram(cli);
+  m_runProcess->setProcessChannelMode(QProcess::MergedChannels);
+  connect(m_runProcess, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
+    const QString output = QString::fromUtf8(m_runProcess->readAll());
+    if (status != QProcess::NormalExit || exitCode != 0) {
+      m_runProcess->deleteLater();
+      m_runProcess = nullptr;
+      m_progressBar->hide();
+      m_cancelButton->hide();
+      const QString message =
+          QStringLiteral("fusionscope-cli run (fusion %1) failed:\n%2")
+              .arg(m_runStep == 0 ? QStringLiteral("off") : QStringLiteral("on"), output.right(4000));
+      showError(QStringLiteral("Run failed"), message);
+      emit loadFailed(message);
+      return;
+    }
+    ++m_runStep;
+    runNextFusionStep();
+  });
+  m_progressBar->setRange(0, 2);
+  m_progressBar->setValue(0);
+  m_progressBar->show();
+  m_cancelButton->show();
+  runNextFusionStep();
+  return true;
+}
+
+void MainWindow::runNextFusionStep() {
+  if (m_runStep >= 2) {
+    m_runProcess->deleteLater();
+    m_runProcess = nullptr;
+    m_progressBar->hide();
+    m_cancelButton->hide();
+    openTraceComparison(m_runTraces[0], m_runTraces[1]);
+    return;
+  }
+  const QString fusion = m_runStep == 0 ? QStringLiteral("off") : QStringLiteral("on");
+  // The CLI's presets are gpu, cpu and none; a custom pass list runs with the CPU preset.
+  QString preset = QString::fromStdString(m_document->pipeline);
+  if (preset != QStringLiteral("gpu") && preset != QStringLiteral("none")) preset = QStringLiteral("cpu");
+  m_progressBar->setValue(m_runStep);
+  m_progressBar->setFormat(QStringLiteral("run, fusion %1").arg(fusion));
+  statusBar()->showMessage(QStringLiteral("Running %1 with fusion %2…")
+                               .arg(QFileInfo(QString::fromStdString(m_document->path)).fileName(), fusion));
+  m_runProcess->setArguments({QStringLiteral("run"), QString::fromStdString(m_document->path),
+                              QStringLiteral("--pipeline"), preset, QStringLiteral("--fusion"), fusion,
+                              QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--trace"),
+                              m_runTraces[m_runStep]});
+  m_runProcess->start();
+}
+
+bool MainWindow::selectKernel(const QString& kernel) {
+  if (!m_document || m_document->stages.empty()) return false;
+  const int last = static_cast<int>(m_document->stages.size()) - 1;
+  const StageEntry& stage = m_document->stages[static_cast<size_t>(last)];
+  if (!stage.module || stage.module->entry() == nullptr) return false;
+  const std::string wanted = profiler::normalizeKernelName(kernel.toStdString());
+  const core::HloComputation* entry = stage.module->entry();
+  const core::HloInstruction* match = nullptr;
+  for (const auto& inst : entry->instructions()) {
+    if (inst != nullptr && profiler::normalizeKernelName(inst->name()) == wanted) {
+      match = inst.get();
+      break;
+    }
+  }
+  if (match == nullptr) return false;
+  m_linkedFromTimeline = match->name();
+  if (m_current == last) {
+    selectInstruction(QString::fromStdString(entry->name()), QString::fromStdString(match->name()));
+  } else {
+    // showGraph re-selects m_selectedName once the last stage is laid out.
+    m_selectedName = match->name();
+    m_selectedComputation = entry->name();
+    setCurrentStage(last);
+  }
+  return true;
 }
 
 }  // namespace fusionscope::viewer

@@ -2,6 +2,7 @@
 
 #include <QFutureWatcher>
 #include <QMainWindow>
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -11,14 +12,18 @@
 
 #include "viewer/document.h"
 #include "viewer/graph_model.h"
+#include "viewer/timeline_model.h"
 
 class QAction;
 class QActionGroup;
 class QCheckBox;
+class QDockWidget;
 class QLabel;
 class QLineEdit;
 class QMenu;
+class QProcess;
 class QProgressBar;
+class QTemporaryDir;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -33,6 +38,7 @@ class GraphView;
 class Inspector;
 class StageFilterModel;
 class StageListModel;
+class TimelinePanel;
 
 // Progress of a background load, written by the worker and polled by the window (the worker never touches
 // widgets, and holds nothing of the window, so closing the window while it runs is safe).
@@ -54,6 +60,12 @@ struct LayoutOutcome {
   QString error;
   double milliseconds = 0;
   double cpuMilliseconds = 0;  // the worker thread's CPU time
+};
+
+struct TraceOutcome {
+  std::shared_ptr<const TimelineModel> first;
+  std::shared_ptr<const TimelineModel> second;  // set for a comparison ("after")
+  QString error;
 };
 
 // The viewer's main window: stage list (left), graph (centre), inspector (right). Loading and layout run on
@@ -107,6 +119,21 @@ class MainWindow : public QMainWindow {
   bool exportView(const QString& path, QString* error = nullptr);  // .png or .svg
   QString selectedName() const;
 
+  // Traces (asynchronous; traceLoaded or loadFailed follows). A comparison shows `before` above `after`.
+  void openTrace(const QString& path);
+  void openTraceComparison(const QString& before, const QString& after);
+  bool isLoadingTrace() const;
+  TimelinePanel* timeline() const { return m_timeline; }
+  // Timeline → graph: selects, at the last stage, the instruction or fusion whose name matches the kernel
+  // (profiler::normalizeKernelName: "fusion_3" matches "fusion.3"). Returns whether one matched.
+  bool selectKernel(const QString& kernel);
+  // Runs the open HLO module twice through `fusionscope-cli run --trace` (fusion off, then on; the window's
+  // pipeline preset) in the background and opens the two traces as a comparison. The CLI is found in
+  // $FUSIONSCOPE_CLI, next to this program (or in ../cli for a build tree), or on PATH. Returns false (with
+  // lastError()) when it cannot start.
+  bool runFusionComparison();
+  bool isRunning() const;
+
   GraphScene* graphScene() const { return m_scene; }
   GraphView* graphView() const { return m_view; }
   Inspector* inspector() const { return m_inspector; }
@@ -121,6 +148,7 @@ class MainWindow : public QMainWindow {
   void documentLoaded();
   void loadFailed(const QString& message);
   void stageShown(int position);  // the stage's graph is in the scene
+  void traceLoaded();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -154,6 +182,13 @@ class MainWindow : public QMainWindow {
   void showPipelineDialog();
   void exportDialog(const QString& format);
   void copyNodeName();
+  void onTraceFinished();
+  void showComparison();
+  void runNextFusionStep();
+  void linkToTimeline(const std::string& name, const core::HloInstruction* instruction);
+  void showKernelTiming(const std::string& name, const core::HloInstruction& instruction);
+  void startTraceLoad(const QString& first, const QString& second);
+  void openTraceDialog(bool comparison);
 
   // Document and loading.
   std::shared_ptr<const Document> m_document;
@@ -187,6 +222,19 @@ class MainWindow : public QMainWindow {
   std::string m_selectedComputation;
   std::vector<int> m_matches;
   int m_matchCursor = -1;
+
+  // Traces.
+  QFutureWatcher<TraceOutcome>* m_traceWatcher;
+  QString m_tracePaths[2];
+  TimelinePanel* m_timeline;
+  std::array<std::shared_ptr<const TimelineModel>, 2> m_comparisonTraces;  // before, after; empty when none
+  std::array<QString, 2> m_comparisonNames;
+  QProcess* m_runProcess = nullptr;
+  QStringList m_runTraces;  // off, on
+  int m_runStep = 0;
+  std::unique_ptr<QTemporaryDir> m_runDir;
+  QDockWidget* m_timelineDock = nullptr;
+  std::string m_linkedFromTimeline;  // the instruction a timeline selection asked for, until it is selected
 
   // Widgets.
   GraphScene* m_scene;

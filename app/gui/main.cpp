@@ -5,6 +5,7 @@
 
 #include "core/ir/hlo_computation.h"
 #include "viewer/main_window.h"
+#include "viewer/timeline_panel.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -16,8 +17,9 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription(QStringLiteral("Watch a tensor compiler fuse an HLO graph, stage by stage."));
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument(QStringLiteral("path"),
-                               QStringLiteral("An HLO module, a dump directory (stages.json) or a .dot file."));
+  parser.addPositionalArgument(
+      QStringLiteral("path"),
+      QStringLiteral("An HLO module, a dump directory (stages.json), a .dot file, or a Chrome trace (.json)."));
   QCommandLineOption pipeline({QStringLiteral("p"), QStringLiteral("pipeline")},
                               QStringLiteral("Pipeline preset for HLO modules: gpu, cpu or none."),
                               QStringLiteral("preset"));
@@ -29,7 +31,16 @@ int main(int argc, char** argv) {
   QCommandLineOption select(QStringLiteral("select"),
                             QStringLiteral("Instruction (or fusion) of the entry computation to select and inspect."),
                             QStringLiteral("name"));
+  QCommandLineOption trace(QStringLiteral("trace"),
+                           QStringLiteral("A Chrome trace (.json/.json.gz) to show below the graph; give it twice "
+                                          "(before, then after) for a comparison."),
+                           QStringLiteral("file"));
+  QCommandLineOption kernel(QStringLiteral("select-kernel"),
+                            QStringLiteral("Kernel (trace event name) to select in the timeline once loaded."),
+                            QStringLiteral("name"));
   parser.addOption(select);
+  parser.addOption(trace);
+  parser.addOption(kernel);
   parser.addOption(pipeline);
   parser.addOption(stage);
   parser.addOption(screenshot);
@@ -53,19 +64,40 @@ int main(int argc, char** argv) {
   }
   int firstStage = parser.value(stage).toInt();
   QObject::connect(&window, &fusionscope::viewer::MainWindow::documentLoaded, &window,
-                   [&] { window.setCurrentStage(firstStage); });
+                   [&] { window.setCurrentStage(std::min(firstStage, window.stageCount() - 1)); });
   bool saved = false;
   bool selected = false;
   const QString selectName = parser.value(select);
-  QObject::connect(&window, &fusionscope::viewer::MainWindow::stageShown, &window, [&](int shown) {
-    if (!selectName.isEmpty() && !selected) {
-      selected = true;
-      const fusionscope::viewer::StageEntry* entry = window.currentEntry();
-      if (entry != nullptr && entry->module && entry->module->entry() != nullptr) {
-        window.selectInstruction(QString::fromStdString(entry->module->entry()->name()), selectName);
+  QStringList traces = parser.values(trace);
+  QStringList positional = parser.positionalArguments();
+  // A positional .json (other than stages.json) is a trace, not a module.
+  for (auto it = positional.begin(); it != positional.end();) {
+    const bool isTrace = (it->endsWith(QStringLiteral(".json")) || it->endsWith(QStringLiteral(".json.gz"))) &&
+                         !it->endsWith(QStringLiteral("stages.json"));
+    if (isTrace) {
+      traces << *it;
+      it = positional.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  bool stageReady = positional.isEmpty();
+  bool traceReady = traces.isEmpty();
+  const QString kernelName = parser.value(kernel);
+  bool kernelSelected = false;
+  auto maybeScreenshot = [&] {
+    if (!stageReady || !traceReady) return;
+    // Select the kernel once both the graph and the trace are there, so the link reaches the graph.
+    if (!kernelName.isEmpty() && !kernelSelected) {
+      kernelSelected = true;
+      if (window.timeline()->search(kernelName) == 0) fprintf(stderr, "no event named %s\n", qPrintable(kernelName));
+      if (!positional.isEmpty() && window.isBusy()) {
+        // The link switched to the last stage: wait for it to be drawn.
+        stageReady = false;
+        return;
       }
     }
-    if (screenshotPath.isEmpty() || saved || shown != std::min(firstStage, window.stageCount() - 1)) return;
+    if (screenshotPath.isEmpty() || saved) return;
     saved = true;
     // Let the window paint once more before grabbing it.
     QTimer::singleShot(300, &window, [&] {
@@ -75,10 +107,29 @@ int main(int argc, char** argv) {
       }
       QApplication::quit();
     });
+  };
+  QObject::connect(&window, &fusionscope::viewer::MainWindow::stageShown, &window, [&](int shown) {
+    if (!selectName.isEmpty() && !selected) {
+      selected = true;
+      const fusionscope::viewer::StageEntry* entry = window.currentEntry();
+      if (entry != nullptr && entry->module && entry->module->entry() != nullptr) {
+        window.selectInstruction(QString::fromStdString(entry->module->entry()->name()), selectName);
+      }
+    }
+    if (shown == std::min(firstStage, window.stageCount() - 1) || kernelSelected) stageReady = true;
+    maybeScreenshot();
+  });
+  QObject::connect(&window, &fusionscope::viewer::MainWindow::traceLoaded, &window, [&] {
+    traceReady = true;
+    maybeScreenshot();
   });
   window.show();
-  const QStringList positional = parser.positionalArguments();
   if (!positional.isEmpty()) window.openPath(positional.first());
+  if (traces.size() >= 2) {
+    window.openTraceComparison(traces[0], traces[1]);
+  } else if (traces.size() == 1) {
+    window.openTrace(traces[0]);
+  }
   int result = app.exec();
   return exitCode != 0 ? exitCode : result;
 }
