@@ -122,6 +122,12 @@ int runVerify(core::HloModule& module, const std::string& input, const cli::Pipe
     fmt::print(stderr, "{}: {}\n", input, evaluable.message());
     return kExitBadInput;
   }
+  // The evaluator keeps every value of the module: a module whose values cannot fit in this machine's memory is
+  // refused up front (half of it, as the stages are evaluated side by side with the inputs they share).
+  if (Status memory = core::checkEvaluationMemory(module, core::physicalMemoryBytes() / 2); !memory.ok()) {
+    fmt::print(stderr, "{}: {}\n", input, memory.message());
+    return kExitBadInput;
+  }
   StatusOr<core::PipelineRun> run = cli::runPipelineFor(module, args);
   if (!run.ok()) {
     fmt::print(stderr, "{}: {}\n", input, run.message());

@@ -2,6 +2,8 @@
 // (estimateEvaluationWork), inputs to run it on (randomArguments) and how to compare what it returns
 // (toleranceFor, compareValues).
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -396,6 +398,65 @@ std::string compareValues(const Value& expected, const Value& actual) {
     }
   }
   return "";
+}
+
+namespace {
+
+double arrayBytes(const Shape& shape) {
+  double bytes = 0;
+  forEachArrayShape(shape, [&](const Shape& array) {
+    double elements = 1;
+    for (int64_t d : array.dimensions()) elements *= static_cast<double>(std::max<int64_t>(d, 0));
+    bytes += elements * std::max(1, (primitiveTypeBitWidth(array.elementType()) + 7) / 8);
+  });
+  return bytes;
+}
+
+std::string humanBytes(double bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  int unit = 0;
+  while (bytes >= 1000 && unit < 6) {
+    bytes /= 1000;
+    ++unit;
+  }
+  return fmt::format("{:.1f} {}", bytes, units[unit]);
+}
+
+}  // namespace
+
+double estimateEvaluationBytes(const HloModule& module) {
+  if (!module.entry()) return 0;
+  double total = 0;
+  for (const auto& inst : module.entry()->instructions()) total += arrayBytes(inst->shape());
+  double largestCalled = 0;
+  for (const HloComputation* computation : reachableComputations(module)) {
+    if (computation == module.entry()) continue;
+    for (const auto& inst : computation->instructions()) largestCalled = std::max(largestCalled, arrayBytes(inst->shape()));
+  }
+  return total + largestCalled;
+}
+
+Status checkEvaluationMemory(const HloModule& module, double limitBytes) {
+  const double needed = estimateEvaluationBytes(module);
+  if (limitBytes <= 0 || needed <= limitBytes) return okStatus();
+  const HloInstruction* largest = nullptr;
+  double largestBytes = -1;
+  for (const HloComputation* computation : reachableComputations(module)) {
+    for (const auto& inst : computation->instructions()) {
+      double bytes = arrayBytes(inst->shape());
+      if (bytes > largestBytes) largestBytes = bytes, largest = inst.get();
+    }
+  }
+  return Status::error(fmt::format("cannot evaluate: its values need {} (largest: {} {}, {}), more than the {} allowed",
+                                   humanBytes(needed), largest ? largest->name() : "?",
+                                   largest ? largest->shape().toString(false) : "?", humanBytes(largestBytes),
+                                   humanBytes(limitBytes)));
+}
+
+double physicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? static_cast<double>(pages) * static_cast<double>(pageSize) : 0;
 }
 
 }  // namespace fusionscope::core

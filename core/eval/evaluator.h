@@ -53,6 +53,17 @@ std::vector<Value> randomArguments(const HloModule& module, uint64_t seed);
 // `; elided constant(s) (3)`.
 Status checkEvaluable(const HloModule& module);
 
+// Bytes the evaluator would hold at once, at most: every value of the entry computation plus the largest value of
+// any called computation (doubles, so that impossible shapes do not overflow).
+double estimateEvaluationBytes(const HloModule& module);
+
+// OK when estimateEvaluationBytes() fits in `limitBytes` (pass physicalMemoryBytes() for this machine); otherwise
+// `cannot evaluate: its values need 8.0 PB (largest: n f32[100000,100000,100000], 4.0 PB), more than the 23.5 GB
+// allowed`, instead of an allocation failure or the kernel's OOM killer halfway through.
+Status checkEvaluationMemory(const HloModule& module, double limitBytes);
+// This machine's physical memory in bytes (sysconf), or 0 when unknown.
+double physicalMemoryBytes();
+
 // Rough count of scalar operations evaluateModule would perform: output elements for elementwise and data
 // movement, times the reduction, window, contraction or kernel size where there is one, times the
 // instruction count of the called computation for reducers and comparators. A while loop counts its
