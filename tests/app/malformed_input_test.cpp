@@ -256,3 +256,25 @@ TEST_F(HugeLineTest, TraceOfOneGigabyteLineFailsCleanly) {
 }
 
 }  // namespace
+
+namespace {
+
+// Resource limits: a module whose values cannot fit in memory is refused by `verify` before the evaluator
+// allocates, with the size it would need and the largest value.
+TEST(ResourceLimitsTest, VerifyRefusesAModuleLargerThanMemory) {
+  fs::path dir = fs::temp_directory_path() / ("fs_resource_limits_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path path = dir / "huge.hlo";
+  std::ofstream(path) << hloWithBody("  p = f32[100000,100000,100000] parameter(0)\n  ROOT n = f32[100000,100000,100000] "
+                                     "negate(p)");
+  Outcome outcome = runCli({"verify", path.string()}, dir);
+  ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.err;
+  EXPECT_EQ(WEXITSTATUS(outcome.status), 2);
+  EXPECT_NE(outcome.err.find("huge.hlo: cannot evaluate: its values need 8.0 PB (largest: p f32[100000,100000,100000], "
+                             "4.0 PB), more than the"),
+            std::string::npos)
+      << outcome.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
