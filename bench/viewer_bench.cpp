@@ -17,6 +17,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/trace_generator.h"
+#include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
 #include "viewer/document.h"
 #include "viewer/graph_model.h"
@@ -136,6 +137,33 @@ void BM_TimelineModelBuild1M(benchmark::State& state) {
 }
 BENCHMARK(BM_TimelineModelBuild1M)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
+// The same with every kernel's args annotated as fusionscope-gpurun does ("hlo_op", "kind", bytes), so the
+// kernel -> instruction lookup reads one hlo_op per kernel.
+void BM_TimelineModelBuild1MAnnotated(benchmark::State& state) {
+  for (auto _ : state) {
+    state.PauseTiming();
+    profiler::Trace trace = importGenerated();
+    int64_t annotated = 0;
+    for (profiler::TraceEvent& event : trace.events) {
+      if (event.phase != 'X' || !profiler::isKernelEvent(event)) continue;
+      std::string args(event.args.empty() ? std::string_view("{}") : event.args);
+      const size_t close = args.find_last_of('}');
+      const std::string fields = std::string(args.size() > 2 ? "," : "") + "\"hlo_op\":\"fusion." +
+                                 std::to_string(annotated % 97) +
+                                 "\",\"kind\":\"kLoop\",\"bytes_read\":4096,\"bytes_written\":1024";
+      args.insert(close, fields);
+      event.args = trace.copyText(args);
+      ++annotated;
+    }
+    state.ResumeTiming();
+    TimelineModel model(std::move(trace));
+    benchmark::DoNotOptimize(model.lanes().data());
+    state.counters["kernels"] = static_cast<double>(annotated);
+    state.counters["linked"] = static_cast<double>(model.eventsOfInstruction("fusion.5").size());
+  }
+}
+BENCHMARK(BM_TimelineModelBuild1MAnnotated)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+
 // One 1600x900 frame of the 1M-event trace; arg = zoom level k: the visible span is the whole trace / 10^(2k),
 // i.e. 1×, 1/100, 1/10^4, 1/10^6, 1/10^8, centred on the middle of the trace, panning by 1/4 of the span per
 // iteration so the frames differ.
@@ -149,6 +177,7 @@ void BM_PaintTimeline1M(benchmark::State& state) {
   const double centre = total / 2;
   QImage image(view.size(), QImage::Format_ARGB32_Premultiplied);
   int64_t runs = 0;
+  int64_t flows = 0;
   int64_t frames = 0;
   double worst = 0;
   int step = 0;
@@ -157,11 +186,13 @@ void BM_PaintTimeline1M(benchmark::State& state) {
     view.setVisibleRange(start, start + span);
     view.render(&image);
     runs += view.lastRunsDrawn();
+    flows += view.lastFlowsDrawn();
     ++frames;
     worst = std::max(worst, view.lastPaintMilliseconds());
   }
   state.counters["span_ns"] = span;
   state.counters["boxes_per_frame"] = frames ? static_cast<double>(runs) / static_cast<double>(frames) : 0;
+  state.counters["flows_per_frame"] = frames ? static_cast<double>(flows) / static_cast<double>(frames) : 0;
   state.counters["worst_ms"] = worst;
 }
 BENCHMARK(BM_PaintTimeline1M)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime();

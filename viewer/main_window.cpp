@@ -211,6 +211,13 @@ void MainWindow::createActions() {
   QAction* runBoth =
       file->addAction(QStringLiteral("Run Module, Fusion Off &and On"), this, [this] { runFusionComparison(); });
   runBoth->setShortcut(QKeySequence(QStringLiteral("Ctrl+R")));
+  m_actRunGpu =
+      file->addAction(QStringLiteral("Run on &GPU (Fusion Off and On)"), this, [this] { runGpuFusionComparison(); });
+  m_actRunGpu->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+R")));
+  file->setToolTipsVisible(true);
+  // The runner may appear (or go) while the window is open: look again whenever the menu opens.
+  connect(file, &QMenu::aboutToShow, this, &MainWindow::updateGpuRunAction);
+  updateGpuRunAction();
   file->addSeparator();
   QAction* pipeline = file->addAction(QStringLiteral("&Pipeline…"), this, &MainWindow::showPipelineDialog);
   pipeline->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+P")));
@@ -1073,7 +1080,7 @@ void MainWindow::showKernelTiming(const std::string& name, const core::HloInstru
   QString html = QStringLiteral("<h4>Kernel launches in the timeline</h4>");
   bool any = false;
   for (const TimelineView::Group& group : m_timeline->view()->groups()) {
-    const std::vector<uint32_t> launches = group.model->eventsNamed(name);
+    const std::vector<uint32_t> launches = group.model->eventsOfInstruction(name);
     if (launches.empty()) continue;
     any = true;
     int64_t total = 0;
@@ -1090,7 +1097,7 @@ void MainWindow::showKernelTiming(const std::string& name, const core::HloInstru
                 .arg(mean > 0 ? static_cast<double>(read + written) / mean : 0.0, 0, 'f', 2);
   }
   if (!any)
-    html += QStringLiteral("<p>No kernel named %1 in the trace.</p>").arg(QString::fromStdString(name).toHtmlEscaped());
+    html += QStringLiteral("<p>No kernel of %1 in the trace.</p>").arg(QString::fromStdString(name).toHtmlEscaped());
   m_inspector->appendSection(html);
 }
 
@@ -1397,31 +1404,56 @@ void MainWindow::showComparison() {
                             membership.members.empty() ? nullptr : &membership);
 }
 
+QString MainWindow::cliPath() const {
+  QString cli = qEnvironmentVariable("FUSIONSCOPE_CLI");
+  if (!cli.isEmpty()) return QFileInfo(cli).isExecutable() ? cli : QString();
+  const QString dir = QCoreApplication::applicationDirPath();
+  for (const QString& candidate :
+       {dir + QStringLiteral("/fusionscope-cli"), dir + QStringLiteral("/../cli/fusionscope-cli")})
+    if (QFileInfo(candidate).isExecutable()) return candidate;
+  return QStandardPaths::findExecutable(QStringLiteral("fusionscope-cli"));
+}
+
+QString MainWindow::gpuRunnerPath() const {
+  const QString name = QStringLiteral("fusionscope-gpurun");
+  QString runner = qEnvironmentVariable("FUSIONSCOPE_GPURUN");
+  if (!runner.isEmpty()) return QFileInfo(runner).isExecutable() ? runner : QString();
+  // Installed: next to this program or the CLI. Build tree: app/gui/ and app/cli/ beside profiler/gpu/.
+  QStringList dirs = {QCoreApplication::applicationDirPath()};
+  const QString cli = cliPath();
+  if (!cli.isEmpty()) dirs << QFileInfo(cli).absolutePath();
+  for (const QString& dir : dirs)
+    for (const QString& candidate :
+         {dir + QLatin1Char('/') + name, dir + QStringLiteral("/../../profiler/gpu/") + name})
+      if (QFileInfo(candidate).isExecutable()) return QFileInfo(candidate).absoluteFilePath();
+  return QStandardPaths::findExecutable(name);
+}
+
+void MainWindow::updateGpuRunAction() {
+  if (m_actRunGpu == nullptr) return;
+  const QString runner = gpuRunnerPath();
+  m_actRunGpu->setEnabled(!runner.isEmpty());
+  m_actRunGpu->setToolTip(
+      runner.isEmpty()
+          ? QStringLiteral("fusionscope-gpurun was not found next to fusionscope or fusionscope-cli, in the build "
+                           "tree or on PATH (it is built with the CUDA toolkit; or set FUSIONSCOPE_GPURUN)")
+          : QStringLiteral("Compile the module for nvptx with fusion off and on and run both bundles with %1")
+                .arg(runner));
+}
+
 bool MainWindow::isRunning() const {
   return m_runProcess != nullptr;
 }
 
-bool MainWindow::runFusionComparison() {
+bool MainWindow::prepareRun(const QString& what) {
   if (m_runProcess != nullptr) {
     showError(QStringLiteral("Busy"), QStringLiteral("A run is already in progress."));
     return false;
   }
   if (!m_document || m_document->kind != Document::Kind::kHloModule) {
-    showError(
-        QStringLiteral("Cannot run"),
-        QStringLiteral("Open an HLO module first: Run executes the module that is open, with fusion off and on."));
-    return false;
-  }
-  QString cli = qEnvironmentVariable("FUSIONSCOPE_CLI");
-  const QString dir = QCoreApplication::applicationDirPath();
-  for (const QString& candidate :
-       {dir + QStringLiteral("/fusionscope-cli"), dir + QStringLiteral("/../cli/fusionscope-cli")})
-    if (cli.isEmpty() && QFileInfo(candidate).isExecutable()) cli = candidate;
-  if (cli.isEmpty()) cli = QStandardPaths::findExecutable(QStringLiteral("fusionscope-cli"));
-  if (cli.isEmpty() || !QFileInfo(cli).isExecutable()) {
-    showError(
-        QStringLiteral("Cannot run"),
-        QStringLiteral("fusionscope-cli was not found (set FUSIONSCOPE_CLI, or install it next to fusionscope)."));
+    showError(QStringLiteral("Cannot run"),
+              QStringLiteral("Open an HLO module first: %1 executes the module that is open, with fusion off and on.")
+                  .arg(what));
     return false;
   }
   m_runDir = std::make_unique<QTemporaryDir>();
@@ -1433,37 +1465,115 @@ bool MainWindow::runFusionComparison() {
   const QString stem = QFileInfo(QString::fromStdString(m_document->path)).completeBaseName();
   m_runTraces = {m_runDir->filePath(stem + QStringLiteral("_fusion_off.json")),
                  m_runDir->filePath(stem + QStringLiteral("_fusion_on.json"))};
+  m_runSteps.clear();
   m_runStep = 0;
+  return true;
+}
+
+QString MainWindow::runPreset() const {
+  // The CLI's presets are gpu, cpu and none; a custom pass list runs with the CPU preset.
+  QString preset = QString::fromStdString(m_document->pipeline);
+  if (preset != QStringLiteral("gpu") && preset != QStringLiteral("none")) preset = QStringLiteral("cpu");
+  return preset;
+}
+
+bool MainWindow::runFusionComparison() {
+  if (!prepareRun(QStringLiteral("Run"))) return false;
+  const QString cli = cliPath();
+  if (cli.isEmpty()) {
+    m_runDir.reset();
+    showError(
+        QStringLiteral("Cannot run"),
+        QStringLiteral("fusionscope-cli was not found (set FUSIONSCOPE_CLI, or install it next to fusionscope)."));
+    return false;
+  }
+  const QString module = QString::fromStdString(m_document->path);
+  for (int i = 0; i < 2; ++i) {
+    const QString fusion = i == 0 ? QStringLiteral("off") : QStringLiteral("on");
+    m_runSteps.push_back(
+        {cli,
+         {QStringLiteral("run"), module, QStringLiteral("--pipeline"), runPreset(), QStringLiteral("--fusion"), fusion,
+          QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--trace"), m_runTraces[i]},
+         QStringLiteral("fusionscope-cli run (fusion %1)").arg(fusion),
+         QStringLiteral("run, fusion %1").arg(fusion)});
+  }
+  startRunSteps();
+  return true;
+}
+
+bool MainWindow::runGpuFusionComparison() {
+  if (!prepareRun(QStringLiteral("Run on GPU"))) return false;
+  const QString cli = cliPath();
+  const QString runner = gpuRunnerPath();
+  if (cli.isEmpty() || runner.isEmpty()) {
+    m_runDir.reset();
+    showError(QStringLiteral("Cannot run on the GPU"),
+              cli.isEmpty() ? QStringLiteral("fusionscope-cli was not found (set FUSIONSCOPE_CLI, or install it next "
+                                             "to fusionscope).")
+                            : QStringLiteral("fusionscope-gpurun was not found (it is built with the CUDA toolkit; "
+                                             "set FUSIONSCOPE_GPURUN, or install it next to fusionscope)."));
+    return false;
+  }
+  const QString module = QString::fromStdString(m_document->path);
+  for (int i = 0; i < 2; ++i) {
+    const QString fusion = i == 0 ? QStringLiteral("off") : QStringLiteral("on");
+    const QString bundle = m_runDir->filePath(QStringLiteral("bundle_fusion_") + fusion);
+    m_runSteps.push_back(
+        {cli,
+         {QStringLiteral("compile"), module, QStringLiteral("--target=nvptx"), QStringLiteral("--pipeline"),
+          runPreset(), QStringLiteral("--fusion"), fusion, QStringLiteral("-o"), bundle},
+         QStringLiteral("fusionscope-cli compile --target=nvptx (fusion %1)").arg(fusion),
+         QStringLiteral("compile, fusion %1").arg(fusion)});
+    m_runSteps.push_back({runner,
+                          {bundle, QStringLiteral("--trace"), m_runTraces[i]},
+                          QStringLiteral("fusionscope-gpurun (fusion %1)").arg(fusion),
+                          QStringLiteral("GPU run, fusion %1").arg(fusion)});
+  }
+  startRunSteps();
+  return true;
+}
+
+void MainWindow::startRunSteps() {
   m_runProcess = new QProcess(this);
-  m_runProcess->setProgram(cli);
   m_runProcess->setProcessChannelMode(QProcess::MergedChannels);
+  connect(m_runProcess, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+    if (error != QProcess::FailedToStart) return;  // the others end in finished()
+    failRunStep(QStringLiteral("%1 could not be started: %2")
+                    .arg(m_runSteps[static_cast<size_t>(m_runStep)].description, m_runProcess->errorString()));
+  });
   connect(m_runProcess, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
-    const QString output = QString::fromUtf8(m_runProcess->readAll());
+    const QString output = QString::fromUtf8(m_runProcess->readAll()).trimmed();
     if (status != QProcess::NormalExit || exitCode != 0) {
-      m_runProcess->deleteLater();
-      m_runProcess = nullptr;
-      m_progressBar->hide();
-      m_cancelButton->hide();
-      const QString message =
-          QStringLiteral("fusionscope-cli run (fusion %1) failed:\n%2")
-              .arg(m_runStep == 0 ? QStringLiteral("off") : QStringLiteral("on"), output.right(4000));
-      showError(QStringLiteral("Run failed"), message);
-      emit loadFailed(message);
+      const QString how = status != QProcess::NormalExit ? QStringLiteral("crashed")
+                                                         : QStringLiteral("exited with code %1").arg(exitCode);
+      failRunStep(QStringLiteral("%1 %2:\n%3")
+                      .arg(m_runSteps[static_cast<size_t>(m_runStep)].description, how, output.right(4000)));
       return;
     }
     ++m_runStep;
     runNextFusionStep();
   });
-  m_progressBar->setRange(0, 2);
+  m_progressBar->setRange(0, static_cast<int>(m_runSteps.size()));
   m_progressBar->setValue(0);
   m_progressBar->show();
   m_cancelButton->show();
   runNextFusionStep();
-  return true;
+}
+
+void MainWindow::failRunStep(const QString& message) {
+  // The window keeps what it shows: nothing is opened, the temporary directory goes away.
+  m_runProcess->disconnect(this);
+  m_runProcess->deleteLater();
+  m_runProcess = nullptr;
+  m_runDir.reset();
+  m_progressBar->hide();
+  m_cancelButton->hide();
+  showError(QStringLiteral("Run failed"), message);
+  emit loadFailed(message);
 }
 
 void MainWindow::runNextFusionStep() {
-  if (m_runStep >= 2) {
+  if (m_runStep >= static_cast<int>(m_runSteps.size())) {
     m_runProcess->deleteLater();
     m_runProcess = nullptr;
     m_progressBar->hide();
@@ -1471,18 +1581,13 @@ void MainWindow::runNextFusionStep() {
     openTraceComparison(m_runTraces[0], m_runTraces[1]);
     return;
   }
-  const QString fusion = m_runStep == 0 ? QStringLiteral("off") : QStringLiteral("on");
-  // The CLI's presets are gpu, cpu and none; a custom pass list runs with the CPU preset.
-  QString preset = QString::fromStdString(m_document->pipeline);
-  if (preset != QStringLiteral("gpu") && preset != QStringLiteral("none")) preset = QStringLiteral("cpu");
+  const RunStep& step = m_runSteps[static_cast<size_t>(m_runStep)];
   m_progressBar->setValue(m_runStep);
-  m_progressBar->setFormat(QStringLiteral("run, fusion %1").arg(fusion));
-  statusBar()->showMessage(QStringLiteral("Running %1 with fusion %2…")
-                               .arg(QFileInfo(QString::fromStdString(m_document->path)).fileName(), fusion));
-  m_runProcess->setArguments({QStringLiteral("run"), QString::fromStdString(m_document->path),
-                              QStringLiteral("--pipeline"), preset, QStringLiteral("--fusion"), fusion,
-                              QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--trace"),
-                              m_runTraces[m_runStep]});
+  m_progressBar->setFormat(step.progress);
+  statusBar()->showMessage(
+      QStringLiteral("%1: %2…").arg(QFileInfo(QString::fromStdString(m_document->path)).fileName(), step.progress));
+  m_runProcess->setProgram(step.program);
+  m_runProcess->setArguments(step.arguments);
   m_runProcess->start();
 }
 

@@ -124,15 +124,28 @@ class MainWindow : public QMainWindow {
   void openTraceComparison(const QString& before, const QString& after);
   bool isLoadingTrace() const;
   TimelinePanel* timeline() const { return m_timeline; }
-  // Timeline → graph: selects, at the last stage, the instruction or fusion whose name matches the kernel
-  // (profiler::normalizeKernelName: "fusion_3" matches "fusion.3"). Returns whether one matched.
+  // Timeline → graph: selects, at the last stage, the instruction or fusion named `kernel` (the instruction a
+  // kernel ran, TimelineModel::instructionOf; compared as profiler::normalizeKernelName: "fusion_3" matches
+  // "fusion.3"). Returns whether one matched.
   bool selectKernel(const QString& kernel);
   // Runs the open HLO module twice through `fusionscope-cli run --trace` (fusion off, then on; the window's
   // pipeline preset) in the background and opens the two traces as a comparison. The CLI is found in
   // $FUSIONSCOPE_CLI, next to this program (or in ../cli for a build tree), or on PATH. Returns false (with
   // lastError()) when it cannot start.
   bool runFusionComparison();
+  // The same on the GPU: `fusionscope-cli compile --target=nvptx` into a temporary bundle for each fusion
+  // setting, each bundle run by `fusionscope-gpurun BUNDLE --trace FILE`, the two traces opened as a comparison.
+  // A failing step (e.g. the runner's exit 3, "no CUDA driver found") is shown with its output and the window
+  // keeps its state. Returns false (with lastError()) when it cannot start.
+  bool runGpuFusionComparison();
   bool isRunning() const;
+  // fusionscope-cli / fusionscope-gpurun as the Run actions find them ($FUSIONSCOPE_CLI / $FUSIONSCOPE_GPURUN,
+  // next to this program or the CLI, the build tree, PATH); empty when not found.
+  QString cliPath() const;
+  QString gpuRunnerPath() const;
+  QAction* runOnGpuAction() const { return m_actRunGpu; }
+  // Enables "Run on GPU" when the runner is found, else disables it with a tooltip saying why.
+  void updateGpuRunAction();
 
   GraphScene* graphScene() const { return m_scene; }
   GraphView* graphView() const { return m_view; }
@@ -184,7 +197,11 @@ class MainWindow : public QMainWindow {
   void copyNodeName();
   void onTraceFinished();
   void showComparison();
+  bool prepareRun(const QString& what);
+  QString runPreset() const;
+  void startRunSteps();
   void runNextFusionStep();
+  void failRunStep(const QString& message);
   void linkToTimeline(const std::string& name, const core::HloInstruction* instruction);
   void showKernelTiming(const std::string& name, const core::HloInstruction& instruction);
   void startTraceLoad(const QString& first, const QString& second);
@@ -231,6 +248,14 @@ class MainWindow : public QMainWindow {
   std::array<QString, 2> m_comparisonNames;
   QProcess* m_runProcess = nullptr;
   QStringList m_runTraces;  // off, on
+  // The processes of a Run, one after the other (CPU: run off, run on; GPU: compile + gpurun, off then on).
+  struct RunStep {
+    QString program;
+    QStringList arguments;
+    QString description;  // for messages: "fusionscope-gpurun (fusion off)"
+    QString progress;     // for the progress bar: "GPU run, fusion off"
+  };
+  std::vector<RunStep> m_runSteps;
   int m_runStep = 0;
   std::unique_ptr<QTemporaryDir> m_runDir;
   QDockWidget* m_timelineDock = nullptr;
@@ -266,6 +291,7 @@ class MainWindow : public QMainWindow {
   QAction* m_actHideUnchanged = nullptr;
   QAction* m_actDark = nullptr;
   QAction* m_actMinimap = nullptr;
+  QAction* m_actRunGpu = nullptr;
 };
 
 // The number of instructions above which fusions start collapsed (GraphOptions::collapseFusions).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -44,6 +45,34 @@ std::vector<uint16_t> assignDepths(const std::vector<uint32_t>& sortedItems, Sta
     open.push_back(std::max(end(sortedItems[i]), s));
   }
   return depths;
+}
+
+// The string value of a top-level `key` in an args object; nullopt when absent or not a string. Kernel args are
+// small flat objects, so the usual `"key":"value"` is read in place (a GPU trace has one per kernel, up to
+// millions); anything less plain (escapes, nesting, the key twice) goes through the JSON parser.
+std::optional<std::string> stringArg(std::string_view args, std::string_view key) {
+  const std::string quoted = "\"" + std::string(key) + "\"";
+  const size_t at = args.find(quoted);
+  if (at == std::string_view::npos) return std::nullopt;
+  auto skipSpace = [&](size_t p) {
+    while (p < args.size() && (args[p] == ' ' || args[p] == '\t' || args[p] == '\n' || args[p] == '\r')) ++p;
+    return p;
+  };
+  size_t p = skipSpace(at + quoted.size());
+  if (p < args.size() && args[p] == ':') {
+    p = skipSpace(p + 1);
+    const bool plain = args.find(quoted, at + 1) == std::string_view::npos &&
+                       args.find('\\') == std::string_view::npos && args.find('{', 1) == std::string_view::npos;
+    if (plain && p < args.size() && args[p] == '"') {
+      const size_t close = args.find('"', p + 1);
+      if (close != std::string_view::npos) return std::string(args.substr(p + 1, close - p - 1));
+    }
+  }
+  nlohmann::json parsed = nlohmann::json::parse(args, nullptr, false);
+  if (!parsed.is_object()) return std::nullopt;
+  auto found = parsed.find(std::string(key));
+  if (found == parsed.end() || !found->is_string()) return std::nullopt;
+  return found->get<std::string>();
 }
 
 void appendToRow(TimelineLane::Row& row, uint32_t item, int64_t start, int64_t end) {
@@ -128,30 +157,60 @@ void TimelineModel::build() {
     }
   }
 
-  // Async spans: pair starts (S, b) with finishes (F, e) in timestamp order; steps (T, n) stay undrawn markers.
+  // Async spans: pair starts (S, b) with finishes (F, e) in timestamp order. Steps (T/p of an S/F span, n of a
+  // b/e span) belong to the innermost open span with their key and become markers on it once it finishes; steps
+  // of a span that never finishes stay counted as undrawn, like the span itself.
   std::stable_sort(asyncOrder.begin(), asyncOrder.end(),
                    [&](uint32_t a, uint32_t b) { return events[a].tsNs < events[b].tsNs; });
   int64_t pairedAsyncEvents = 0;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> pendingSteps;  // begin event -> its steps so far
   for (uint32_t i : asyncOrder) {
     const profiler::TraceEvent& e = events[i];
     const char p = e.phase;
-    if (p != 'S' && p != 'b' && p != 'F' && p != 'e') continue;
-    auto key = std::make_tuple(e.pid, e.cat, p == 'S' || p == 'F' ? e.name : std::string_view{}, e.id);
+    const bool legacy = p == 'S' || p == 'F' || p == 'T' || p == 'p';
+    if (!legacy && p != 'b' && p != 'e' && p != 'n') continue;
+    auto key = std::make_tuple(e.pid, e.cat, legacy ? e.name : std::string_view{}, e.id);
     if (p == 'S' || p == 'b') {
       openAsync[key].push_back(i);
       continue;
     }
     auto it = openAsync.find(key);
     if (it == openAsync.end() || it->second.empty()) continue;
+    if (p == 'T' || p == 'p' || p == 'n') {
+      pendingSteps[it->second.back()].push_back(i);
+      continue;
+    }
     const uint32_t begin = it->second.back();
     it->second.pop_back();
     const int64_t start = events[begin].tsNs;
-    m_async.push_back(AsyncSlice{begin, start, std::max(start, e.tsNs)});
+    const int64_t end = std::max(start, e.tsNs);
+    AsyncSlice slice{begin, start, end, static_cast<uint32_t>(m_asyncSteps.size()), 0};
+    if (auto steps = pendingSteps.find(begin); steps != pendingSteps.end()) {
+      for (uint32_t step : steps->second) {
+        if (events[step].tsNs < start || events[step].tsNs > end) continue;
+        m_asyncSteps.push_back(step);
+        ++slice.stepCount;
+      }
+      pendingSteps.erase(steps);
+    }
+    m_async.push_back(slice);
     processAsync[events[begin].pid].push_back(static_cast<uint32_t>(m_async.size() - 1));
-    pairedAsyncEvents += 2;
-    extend(start, std::max(start, e.tsNs));
+    pairedAsyncEvents += 2 + slice.stepCount;
+    extend(start, end);
   }
   m_undrawn += m_asyncEvents - pairedAsyncEvents;
+
+  // Kernel -> instruction: the args a GPU runner adds name the HLO op, whatever the PTX entry is called.
+  for (uint32_t i = 0; i < events.size(); ++i) {
+    const profiler::TraceEvent& e = events[i];
+    if (e.phase != 'X' || e.args.empty()) continue;
+    for (std::string_view key : {"hlo_op", "instruction"}) {
+      if (std::optional<std::string> value = stringArg(e.args, key)) {
+        if (!value->empty()) m_instructionArg.emplace(i, std::move(*value));
+        break;
+      }
+    }
+  }
 
   if (m_startNs > m_endNs) m_startNs = m_endNs = 0;
   m_firstKernelNs = firstKernel != std::numeric_limits<int64_t>::max()
@@ -436,6 +495,22 @@ RangeSummary TimelineModel::summarize(int64_t fromNs, int64_t toNs) const {
     return a.totalNs != b.totalNs ? a.totalNs > b.totalNs : a.name < b.name;
   });
   return summary;
+}
+
+std::string_view TimelineModel::instructionOf(uint32_t event) const {
+  auto found = m_instructionArg.find(event);
+  return found != m_instructionArg.end() ? std::string_view(found->second) : m_trace.events[event].name;
+}
+
+std::vector<uint32_t> TimelineModel::eventsOfInstruction(std::string_view instruction) const {
+  const std::string wanted = profiler::normalizeKernelName(instruction);
+  std::vector<uint32_t> found;
+  for (uint32_t i = 0; i < m_trace.events.size(); ++i) {
+    if (m_trace.events[i].phase != 'X') continue;
+    const std::string_view name = instructionOf(i);
+    if (name.size() == wanted.size() && profiler::normalizeKernelName(name) == wanted) found.push_back(i);
+  }
+  return found;
 }
 
 std::vector<uint32_t> TimelineModel::eventsNamed(std::string_view name) const {

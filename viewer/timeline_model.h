@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/status.h"
@@ -45,10 +46,14 @@ struct TimelineLane {
 };
 
 // An async span built from S/F or b/e events sharing (pid, cat, name, id).
+// Its steps (T/p with S/F, n with b/e, between start and finish) are TimelineModel::asyncSteps()
+// [firstStep, firstStep + stepCount), by time.
 struct AsyncSlice {
   uint32_t begin = 0;  // event index of the S/b
   int64_t startNs = 0;
   int64_t endNs = 0;
+  uint32_t firstStep = 0;
+  uint32_t stepCount = 0;
 };
 
 // One drawable box of a row at a given resolution: a single event, or several events merged because they are
@@ -91,6 +96,8 @@ class TimelineModel {
   const profiler::Trace& trace() const { return m_trace; }
   const std::vector<TimelineLane>& lanes() const { return m_lanes; }
   const std::vector<AsyncSlice>& asyncSlices() const { return m_async; }
+  // Event indices of the async steps drawn as markers on their span (see AsyncSlice).
+  const std::vector<uint32_t>& asyncSteps() const { return m_asyncSteps; }
   // Flow arrows sorted by the earlier of their two slices' starts.
   const std::vector<FlowArrow>& flows() const { return m_flows; }
   // The flows [first, last) that may touch [fromNs, toNs): O(log n), so a frame can count them before drawing.
@@ -111,6 +118,7 @@ class TimelineModel {
   int64_t flowEventCount() const { return m_flowEvents; }
   int64_t asyncEventCount() const { return m_asyncEvents; }
   int64_t undrawnCount() const { return m_undrawn; }  // object events (N/O/D), unmatched B/E, unpaired async
+  int64_t asyncStepCount() const { return static_cast<int64_t>(m_asyncSteps.size()); }  // drawn as markers
   size_t sliceLaneCount() const;
 
   // Where an event is drawn: lane and row (depth), or lane -1 when it is not a slice.
@@ -135,6 +143,12 @@ class TimelineModel {
   RangeSummary summarize(int64_t fromNs, int64_t toNs) const;
   // Complete events whose kernel name (profiler::normalizeKernelName) equals normalize(name).
   std::vector<uint32_t> eventsNamed(std::string_view name) const;
+  // The HLO instruction a complete event ran: its args' "hlo_op" (what fusionscope-gpurun writes) or
+  // "instruction" when present, else its name. Kernels are linked to the graph by this.
+  std::string_view instructionOf(uint32_t event) const;
+  // Complete events that ran `instruction` (instructionOf, compared normalised as above): an event with an
+  // "hlo_op" arg matches by that arg only, so a PTX kernel named differently still links to its fusion.
+  std::vector<uint32_t> eventsOfInstruction(std::string_view instruction) const;
 
  private:
   void build();
@@ -142,6 +156,8 @@ class TimelineModel {
   profiler::Trace m_trace;
   std::vector<TimelineLane> m_lanes;
   std::vector<AsyncSlice> m_async;
+  std::vector<uint32_t> m_asyncSteps;
+  std::unordered_map<uint32_t, std::string> m_instructionArg;  // complete event -> its hlo_op/instruction arg
   std::vector<FlowArrow> m_flows;
   std::vector<int64_t> m_flowStarts;  // per flow: min start of its two slices
   int64_t m_maxFlowSpan = 0;          // longest (max end - min start) over flows

@@ -271,6 +271,20 @@ void TimelinePanel::onEventSelected(int group, qint64 event) {
   if (!e.extra.empty())
     html += QStringLiteral("<b>other fields</b><pre>%1</pre>")
                 .arg(prettyJson("{" + std::string(e.extra) + "}").toHtmlEscaped());
+  // An async span's steps (the ticks on it): time from the span's start, name, and args.
+  for (const AsyncSlice& slice : model.asyncSlices()) {
+    if (slice.begin != static_cast<uint32_t>(event) || slice.stepCount == 0) continue;
+    html += QStringLiteral("<b>%1 steps</b><table cellspacing=2>").arg(slice.stepCount);
+    for (uint32_t k = slice.firstStep; k < slice.firstStep + slice.stepCount; ++k) {
+      const profiler::TraceEvent& step = model.trace().events[model.asyncSteps()[k]];
+      html += QStringLiteral("<tr><td>+%1</td><td>%2</td><td><tt>%3</tt></td></tr>")
+                  .arg(formatDuration(static_cast<double>(step.tsNs - slice.startNs)),
+                       QString(QLatin1Char(step.phase)) + QLatin1Char(' ') + qs(step.name).toHtmlEscaped(),
+                       qs(step.args).toHtmlEscaped());
+    }
+    html += QStringLiteral("</table>");
+    break;
+  }
 
   // Comparison: the kernels on the other side this one replaced or was replaced by.
   if (m_comparison && e.phase == 'X') {
@@ -295,7 +309,7 @@ void TimelinePanel::onEventSelected(int group, qint64 event) {
     m_view->setHighlighted(other, std::move(hits));
   }
   m_details->setHtml(html);
-  if (e.phase == 'X') emit kernelSelected(qs(e.name));
+  if (e.phase == 'X') emit kernelSelected(qs(model.instructionOf(static_cast<uint32_t>(event))));
 }
 
 void TimelinePanel::onRangeSelected(double from, double to) {
@@ -392,7 +406,7 @@ int TimelinePanel::highlightKernel(const std::string& instruction) {
   int total = 0;
   const auto& groups = m_view->groups();
   for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
-    std::vector<uint32_t> found = groups[g].model->eventsNamed(instruction);
+    std::vector<uint32_t> found = groups[g].model->eventsOfInstruction(instruction);
     total += static_cast<int>(found.size());
     m_view->setHighlighted(g, std::move(found));
   }

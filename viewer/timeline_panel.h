@@ -50,8 +50,8 @@ class TimelinePanel : public QWidget {
   void findPrevious();
   int matchCount() const { return static_cast<int>(m_matches.size()); }
 
-  // Graph → timeline: highlights the kernel launches named like `instruction` (normalised as
-  // profiler::normalizeKernelName) in every trace; returns how many there are.
+  // Graph → timeline: highlights the kernel launches of `instruction` (TimelineModel::eventsOfInstruction: by the
+  // "hlo_op" arg, else by name) in every trace; returns how many there are.
   int highlightKernel(const std::string& instruction);
 
   // Comparison alignment: the selected event becomes time 0 of its trace, and the other trace is aligned at its
@@ -60,7 +60,8 @@ class TimelinePanel : public QWidget {
   void alignAtFirstKernel();
 
  signals:
-  // A kernel (complete event of a kernel category, or any complete event) was selected by the user.
+  // A kernel (complete event of a kernel category, or any complete event) was selected by the user; `name` is
+  // the instruction it ran (TimelineModel::instructionOf: its "hlo_op" arg, else its name).
   void kernelSelected(const QString& name);
 
  private:

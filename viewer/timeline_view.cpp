@@ -259,6 +259,22 @@ TimelineView::Hit TimelineView::hitAt(const QPoint& pos) const {
     }
     const int64_t item = g.model->itemAt(geo.lane, row, ns, static_cast<int64_t>(slack));
     if (item < 0) return {};
+    if (lane.kind == LaneKind::kAsync) {
+      // A step tick within a few pixels wins over its span, so steps can be hovered and selected.
+      const AsyncSlice& slice = g.model->asyncSlices()[static_cast<size_t>(item)];
+      const auto& events = g.model->trace().events;
+      int64_t best = -1;
+      double bestDistance = slack;
+      for (uint32_t k = slice.firstStep; k < slice.firstStep + slice.stepCount; ++k) {
+        const uint32_t step = g.model->asyncSteps()[k];
+        const double distance = std::abs(static_cast<double>(events[step].tsNs - ns));
+        if (distance <= bestDistance) {
+          best = step;
+          bestDistance = distance;
+        }
+      }
+      if (best >= 0) return {geo.group, best};
+    }
     return {geo.group, static_cast<int64_t>(g.model->itemEvent(lane, static_cast<uint32_t>(item)))};
   }
   return {};
@@ -287,6 +303,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), m_dark ? QColor(0x20, 0x22, 0x26) : QColor(0xfa, 0xfa, 0xfa));
   m_lastRuns = 0;
+  m_lastSteps = 0;
   if (m_groups.empty()) {
     p.setPen(m_dark ? Qt::lightGray : Qt::darkGray);
     p.drawText(rect(), Qt::AlignCenter, QStringLiteral("No trace: File → Open Trace… (Ctrl+T)"));
@@ -410,6 +427,7 @@ void TimelineView::paintLanes(QPainter& p) {
         p.fillPath(path, c);
       }
     } else {
+      std::vector<QLineF> stepTicks;
       for (int r = 0; r < static_cast<int>(lane.rows.size()); ++r) {
         const int y = top + r * kRowHeight + 1;
         if (y > height() || y + kRowHeight < kRulerHeight) continue;
@@ -438,6 +456,22 @@ void TimelineView::paintLanes(QPainter& p) {
           const QRectF box(x0, y, x1 - x0, kRowHeight - 2);
           const std::string_view name = g.model->itemName(lane, run.item);
           p.fillRect(box, colourFor(name));
+          if (lane.kind == LaneKind::kAsync) {
+            // Async steps (T/p/n) as ticks with a notch on their span, one per pixel column.
+            const AsyncSlice& slice = g.model->asyncSlices()[run.item];
+            const auto& steps = g.model->asyncSteps();
+            const auto& events = g.model->trace().events;
+            double lastX = -1e9;
+            for (uint32_t k = slice.firstStep; k < slice.firstStep + slice.stepCount; ++k) {
+              const double px = x(events[steps[k]].tsNs);
+              if (px < box.left() || px > box.right() || px - lastX < 1) continue;
+              lastX = px;
+              stepTicks.emplace_back(QPointF(px, y), QPointF(px, y + kRowHeight - 2));
+              stepTicks.emplace_back(QPointF(px - 3, y), QPointF(px, y + 4));
+              stepTicks.emplace_back(QPointF(px + 3, y), QPointF(px, y + 4));
+              ++m_lastSteps;
+            }
+          }
           if (box.width() > 30) {
             // Shape only what can fit: kernel names can be hundreds of characters long.
             const size_t fits = static_cast<size_t>(box.width() / charWidth) + 2;
@@ -447,6 +481,11 @@ void TimelineView::paintLanes(QPainter& p) {
           }
         }
         flushMerged();
+        if (!stepTicks.empty()) {
+          p.setPen(QPen(m_dark ? QColor(0xff, 0xff, 0xff, 220) : QColor(0x10, 0x10, 0x10, 220), 1.5));
+          p.drawLines(stepTicks.data(), static_cast<int>(stepTicks.size()));
+          stepTicks.clear();
+        }
       }
       // Instants: small diamonds on the top row, one per pixel column.
       if (!lane.instantTs.empty()) {
@@ -499,20 +538,34 @@ void TimelineView::paintLanes(QPainter& p) {
   p.setClipping(false);
 }
 
+QPainterPath TimelineView::flowCurve(int group, uint32_t from, uint32_t to) const {
+  const QRectF ra = eventRect(group, from);
+  const QRectF rb = eventRect(group, to);
+  if (ra.isEmpty() || rb.isEmpty()) return {};
+  // From the end of the source slice to the start of the target, leaving and arriving horizontally; the
+  // control points reach out at least 24 px so a target that starts before the source ends loops back visibly.
+  const QPointF p0(ra.right(), ra.center().y());
+  const QPointF p1(rb.left(), rb.center().y());
+  const double reach = std::max(24.0, std::abs(p1.x() - p0.x()) / 2);
+  QPainterPath path(p0);
+  path.cubicTo(p0 + QPointF(reach, 0), p1 - QPointF(reach, 0), p1);
+  return path;
+}
+
 void TimelineView::paintFlows(QPainter& p) {
   m_lastFlows = 0;
   p.setClipRect(QRect(kHeaderWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
-  std::vector<QLineF> lines;
+  QPainterPath curves;
+  std::vector<QLineF> heads;
   auto addArrow = [&](int gi, const FlowArrow& f) {
-    const QRectF ra = eventRect(gi, f.from);
-    const QRectF rb = eventRect(gi, f.to);
-    if (ra.isEmpty() || rb.isEmpty()) return;
-    const QPointF p0(ra.left(), ra.center().y());
-    const QPointF p1(rb.left(), rb.center().y());
-    if (std::max(p0.y(), p1.y()) < kRulerHeight || std::min(p0.y(), p1.y()) > height()) return;
-    lines.emplace_back(p0, p1);
-    lines.emplace_back(p1, p1 + QPointF(-5, -3));
-    lines.emplace_back(p1, p1 + QPointF(-5, 3));
+    const QPainterPath curve = flowCurve(gi, f.from, f.to);
+    if (curve.isEmpty()) return;
+    const QRectF bounds = curve.controlPointRect();
+    if (bounds.bottom() < kRulerHeight || bounds.top() > height()) return;
+    curves.addPath(curve);
+    const QPointF p1 = curve.currentPosition();
+    heads.emplace_back(p1, p1 + QPointF(-5, -3));
+    heads.emplace_back(p1, p1 + QPointF(-5, 3));
     ++m_lastFlows;
   };
   m_hiddenFlows = 0;
@@ -540,7 +593,9 @@ void TimelineView::paintFlows(QPainter& p) {
     }
   }
   p.setPen(QPen(m_dark ? QColor(0x90, 0xca, 0xf9, 200) : QColor(0x1e, 0x40, 0xaf, 170), 1));
-  p.drawLines(lines.data(), static_cast<int>(lines.size()));
+  p.setBrush(Qt::NoBrush);
+  p.drawPath(curves);
+  p.drawLines(heads.data(), static_cast<int>(heads.size()));
   p.setClipping(false);
 }
 

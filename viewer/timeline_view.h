@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QPainterPath>
 #include <QWidget>
 #include <memory>
 #include <vector>
@@ -57,7 +58,8 @@ class TimelineView : public QWidget {
   double rangeFrom() const { return m_rangeFrom; }
   double rangeTo() const { return m_rangeTo; }
 
-  // The event drawn at a widget position (slices and instants), for clicks, tooltips and tests.
+  // The event drawn at a widget position (slices, instants, async spans and their steps), for clicks, tooltips
+  // and tests.
   Hit hitAt(const QPoint& pos) const;
   // Where an event is drawn (its box, in widget coordinates); empty when it is not in a lane.
   QRectF eventRect(int group, uint32_t event) const;
@@ -65,6 +67,10 @@ class TimelineView : public QWidget {
   // Statistics of the last paint, for the benchmark and tests.
   int lastRunsDrawn() const { return m_lastRuns; }
   int lastFlowsDrawn() const { return m_lastFlows; }
+  int lastStepMarkersDrawn() const { return m_lastSteps; }  // async steps drawn as ticks on their spans
+  // The curve a flow arrow is drawn as: a cubic from the end of the source slice to the start of the target
+  // (widget coordinates); empty when either slice is not in a lane.
+  QPainterPath flowCurve(int group, uint32_t from, uint32_t to) const;
   double lastPaintMilliseconds() const { return m_lastPaintMs; }
   void setDark(bool dark);
 
@@ -128,6 +134,7 @@ class TimelineView : public QWidget {
   bool m_dark = false;
   int m_lastRuns = 0;
   int m_lastFlows = 0;
+  int m_lastSteps = 0;
   int64_t m_hiddenFlows = 0;
   double m_lastPaintMs = 0;
   mutable std::vector<SliceRun> m_runs;

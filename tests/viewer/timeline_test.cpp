@@ -129,9 +129,10 @@ TEST(TimelineModelTest, CorpusTracesMatchTheImporter) {
     EXPECT_EQ(model.instantCount(), instants);
     EXPECT_EQ(model.counterSampleCount(), counters);
     EXPECT_EQ(model.flowEventCount(), flows);
-    // Everything is accounted for: drawn as slice, instant, counter, flow or async span, or counted undrawn.
+    // Everything is accounted for: drawn as slice, instant, counter, flow, async span or step, or counted undrawn.
     EXPECT_EQ(model.sliceCount() + model.instantCount() + model.counterSampleCount() + model.flowEventCount() +
-                  2 * static_cast<int64_t>(model.asyncSlices().size()) + model.undrawnCount(),
+                  2 * static_cast<int64_t>(model.asyncSlices().size()) + model.asyncStepCount() +
+                  model.undrawnCount(),
               static_cast<int64_t>(eventCount));
     EXPECT_EQ(model.sliceLaneCount(), threads.size());
 

@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QGraphicsView>
 #include <QImage>
 #include <QMimeData>
@@ -681,7 +682,11 @@ int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("FusionScopeTest"));
-  QApplication::setApplicationName(QStringLiteral("fs_viewer_test"));
+  // One settings file per process: ctest -j runs the tests as parallel processes, and each one clears and writes
+  // its settings (recent files, geometry), which would race on a shared file.
+  QApplication::setApplicationName(QStringLiteral("fs_viewer_test_%1").arg(QCoreApplication::applicationPid()));
   ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  const int result = RUN_ALL_TESTS();
+  QFile::remove(QSettings().fileName());
+  return result;
 }
