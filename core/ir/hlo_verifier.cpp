@@ -113,6 +113,19 @@ class Verifier {
     if (callee->parameterCount() != count) {
       report(&inst, fmt::format("{} computation {} takes {} parameter(s), expected {}", role, callee->name(),
                                 callee->parameterCount(), count));
+      return;
+    }
+    // For fusion and call the operands are the callee's parameters: their shapes must agree (a pass that merges
+    // or inlines the callee would otherwise build an ill-typed module).
+    if (inst.opcode() != HloOpcode::kFusion && inst.opcode() != HloOpcode::kCall) return;
+    std::vector<HloInstruction*> params = callee->parameters();
+    for (int64_t i = 0; i < count && i < inst.operandCount() && i < static_cast<int64_t>(params.size()); ++i) {
+      const HloInstruction* param = params[static_cast<size_t>(i)];
+      const Shape& operand = inst.operand(static_cast<int>(i))->shape();
+      if (param && !param->shape().compatible(operand)) {
+        report(&inst, fmt::format("operand {} is {} but parameter {} of {} is {}", i, str(operand), i,
+                                  callee->name(), str(param->shape())));
+      }
     }
   }
 

@@ -421,6 +421,31 @@ void expectAllVerify(const std::filesystem::path& dir) {
   }
 }
 
+// Found by the hlo_parser fuzzer (docs/RELIABILITY.md): a fusion whose operand does not match its fused
+// computation's parameter passed the verifier, and the fusion pass then merged it into an ill-typed module.
+TEST(HloVerifier, FusionAndCallOperandsMustMatchTheCalleesParameters) {
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(
+fused {
+  p0 = f32[4,8] parameter(0)
+  c0 = f32[] constant(0)
+  ROOT r = f32[4] reduce(p0, c0), dimensions={1}, to_apply=add
+}
+
+callee {
+  ROOT q = s32[3] parameter(0)
+}
+
+ENTRY e {
+  p = f32[5,8] parameter(0)
+  i = f32[3] parameter(1)
+  f = f32[4] fusion(p), kind=kInput, calls=fused
+  ROOT c = s32[3] call(i), to_apply=callee
+}
+)hlo"),
+            (Problems{"computation e, %f: operand 0 is f32[5,8] but parameter 0 of fused is f32[4,8]",
+                      "computation e, %c: operand 0 is f32[3] but parameter 0 of callee is s32[3]"}));
+}
+
 TEST(HloVerifier, SharedCorpusVerifies) {
   std::filesystem::path dir = FS_SOURCE_DIR "/../shared/corpus/hlo";
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "HLO corpus not found at " << dir;
