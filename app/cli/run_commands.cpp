@@ -321,7 +321,8 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
   const int64_t start = nowNs();
   int stepsDone = 0;
   for (int step = 0; step < args.steps; ++step) {
-    if (interrupted()) {
+    // Checked after a step, so an interrupted run has always done (and recorded) at least one.
+    if (step > 0 && interrupted()) {
       reportInterrupt("steps", step, args.steps);
       break;
     }
@@ -455,7 +456,7 @@ int runRun(const RunCommands& args) {
       arguments[static_cast<size_t>(it->index)] = std::move(*value);
     }
     for (int iteration = 0; iteration < args.iterations; ++iteration) {
-      if (interrupted()) {
+      if (iteration > 0 && interrupted()) {
         reportInterrupt("iterations", iteration, args.iterations);
         break;
       }
@@ -469,7 +470,7 @@ int runRun(const RunCommands& args) {
         if (!expected.ok()) {
           fmt::print("reference: not checked ({})\n", expected.message());
         } else {
-          const std::string difference = core::compareValues(expected->result, *result);
+          const std::string difference = core::compareWithReference(*module, expected->result, *result);
           fmt::print("check against the evaluator: max error {:.3g}: {}\n", maxError(expected->result, *result),
                      difference.empty() ? "ok" : "MISMATCH, " + difference);
           if (!difference.empty()) return kExitFailed;

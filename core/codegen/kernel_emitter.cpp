@@ -1,5 +1,10 @@
 #include "core/codegen/kernel_emitter.h"
 
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <unordered_map>
+
 #include <fmt/format.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -7,11 +12,6 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
-
-#include <algorithm>
-#include <functional>
-#include <map>
-#include <unordered_map>
 
 #include "core/codegen/element_types.h"
 #include "core/ir/hlo_computation.h"
@@ -151,8 +151,8 @@ class ElementEmitter {
 
   llvm::Value* fail(const HloInstruction* instruction, const std::string& why) {
     if (m_status.ok()) {
-      m_status = Status::error(fmt::format("{}: cannot lower {} ({})", instruction->name(),
-                                           instruction->opcodeString(), why));
+      m_status =
+          Status::error(fmt::format("{}: cannot lower {} ({})", instruction->name(), instruction->opcodeString(), why));
     }
     return llvm::PoisonValue::get(computeType(isSupportedElementType(instruction->shape().elementType())
                                                   ? instruction->shape().elementType()
@@ -241,8 +241,8 @@ class ElementEmitter {
     std::vector<HloInstruction*> parameters = computation->parameters();
     if (parameters.size() != arguments.size() || computation->root() == nullptr ||
         !computation->root()->shape().isArray()) {
-      return fail(user, fmt::format("reducer {} must take {} scalars and return one", computation->name(),
-                                    arguments.size()));
+      return fail(user,
+                  fmt::format("reducer {} must take {} scalars and return one", computation->name(), arguments.size()));
     }
     auto savedBound = m_bound;
     auto savedCache = saveCache();
@@ -254,8 +254,15 @@ class ElementEmitter {
   }
 
   // A 2-D dot [m,k] x [k,n] (either operand possibly transposed) as the CPU's outer loop over rows
-  // [begin, end): for each row, n double accumulators updated in i-k-j order so the j loop vectorises. The sums
-  // are the evaluator's exactly (double accumulation, k in increasing order, one rounding at the end).
+  // [begin, end). Accumulation is in the dot's own precision as XLA's CPU backend does it: f64 dots in f64, every
+  // other floating dot (f32, f16, bf16) in f32, with one rounding to the output type at the end; the k terms are
+  // summed in chunks of kDotChunk (each in increasing k order into a fresh partial sum, then added to the total),
+  // each term as a fused multiply-add where the CPU has one (llvm.fmuladd). The evaluator
+  // sums in double, so an f32 dot differs from it by the f32 rounding of K partial sums (see docs/CODEGEN.md).
+  // Loop structure (what LLVM vectorises): columns in tiles of up to kVectorN, each tile row's accumulators one
+  // LLVM vector kept in registers across the k loop (broadcast the lhs element, load the rhs tile as a vector,
+  // one vector FMA per row: on AVX-512 a vfmadd231ps with an embedded broadcast); rows register-blocked, up to 8
+  // at a time sharing each rhs tile load, the remaining rows in blocks of halving size.
   // Batch dimensions (any positions) are allowed: rows are then (batch..., m) flattened, the output being
   // [batch..., m, n].
   static bool isRowDot(const HloInstruction* dot) {
@@ -272,6 +279,24 @@ class ElementEmitter {
     const int64_t n = dot->shape().dimension(dot->shape().rank() - 1);
     return n == 0 ? 0 : dot->shape().elementCount() / n;
   }
+  static constexpr int64_t kVectorN = 32;
+  // Rows per register block: enough independent FMA chains to hide FMA latency, few enough that a block's
+  // accumulators and partial sums stay in the 32 vector registers (AVX-512) with room for the rhs tile.
+  static int64_t rowDotBlock(const HloInstruction* dot) {
+    const int64_t n = dot->shape().dimension(dot->shape().rank() - 1);
+    const int64_t width = std::clamp<int64_t>(n, 1, kVectorN);
+    const int64_t bytes = elementByteSize(dotAccumulationType(dot->shape().elementType()));
+    const int64_t registersPerRow = (width * bytes + 63) / 64;
+    return std::clamp<int64_t>(12 / registersPerRow, 1, 8);
+  }
+  // Terms summed into a fresh partial sum before it is added to the row's total: bounds the f32 rounding error
+  // growth by about kDotChunk + K / kDotChunk roundings instead of K (blocked summation, as k-blocked BLAS
+  // kernels get for free), at one vector add per row per chunk.
+  static constexpr int64_t kDotChunk = 32;
+  // The accumulation type of a dot producing `type`.
+  static PrimitiveType dotAccumulationType(PrimitiveType type) {
+    return type == PrimitiveType::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+  }
   // `root` is the dot itself or an elementwise epilogue over it (bias add, ReLU: a kOutput fusion): each output
   // row's dot sums are computed once and the epilogue reads them, bound in place of the dot.
   void rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
@@ -280,22 +305,45 @@ class ElementEmitter {
     const HloInstruction* lhs = dot->operand(0);
     const HloInstruction* rhs = dot->operand(1);
     const PrimitiveType type = dot->shape().elementType();
+    const PrimitiveType accType = dotAccumulationType(type);
     const int batchRank = static_cast<int>(d.lhsBatch.size());
     const int64_t m = dot->shape().dimension(batchRank);
     const int64_t n = dot->shape().dimension(batchRank + 1);
     const int64_t k = lhs->shape().dimension(static_cast<int>(d.lhsContracting[0]));
+    if (n == 0) return;
     const std::vector<int64_t> batchDims(dot->shape().dimensions().begin(),
                                          dot->shape().dimensions().begin() + batchRank);
-    llvm::Type* dbl = m_b.getDoubleTy();
-    llvm::AllocaInst* acc = nullptr;
+    llvm::Type* acc = computeType(accType);
+    // Columns are computed in tiles of `width` (all n when n <= kVectorN): a tile row's accumulators are one
+    // vector. Rows per block: enough independent FMA chains to hide FMA latency, few enough that a block's
+    // accumulators and partial sums stay in the 32 vector registers (AVX-512) with room for the rhs row.
+    const int64_t width = std::min(n, kVectorN);
+    const int64_t rowBlock = rowDotBlock(dot);
+    const int64_t fullTiles = n / width;
+    const int64_t tailWidth = n % width;
+    // Per row of a block and tile width: its total and its partial sums (vectors), and a stack row of `width`
+    // the epilogue reads the sums from.
+    std::map<int64_t, std::vector<llvm::AllocaInst*>> totals;
+    std::map<int64_t, std::vector<llvm::AllocaInst*>> partials;
+    llvm::AllocaInst* sums = nullptr;
     {
       llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
-      acc = entry.CreateAlloca(llvm::ArrayType::get(dbl, static_cast<uint64_t>(n)));
-      acc->setAlignment(llvm::Align(64));
+      auto slot = [&](llvm::Type* t) {
+        llvm::AllocaInst* a = entry.CreateAlloca(t);
+        a->setAlignment(llvm::Align(64));
+        return a;
+      };
+      for (int64_t w : {width, tailWidth}) {
+        if (w == 0 || totals.count(w) != 0) continue;
+        llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+        for (int64_t r = 0; r < rowBlock; ++r) {
+          totals[w].push_back(slot(vector));
+          partials[w].push_back(slot(vector));
+        }
+      }
+      sums = slot(llvm::ArrayType::get(acc, static_cast<uint64_t>(width)));
     }
-    auto widen = [&](PrimitiveType from, llvm::Value* v) -> llvm::Value* {
-      return isFloatingPoint(from) ? m_b.CreateFPExt(v, dbl) : convert(from, PrimitiveType::kF64, v);
-    };
+    auto toAcc = [&](PrimitiveType from, llvm::Value* v) -> llvm::Value* { return convert(from, accType, v); };
     // An operand's index: batch dimension `batch[b]` takes batch coordinate b, the contracting dimension `kk`,
     // the remaining one `free`.
     auto operandIndex = [](int rank, const std::vector<int64_t>& batch, int64_t contracting,
@@ -306,42 +354,152 @@ class ElementEmitter {
       index.dims[static_cast<size_t>(contracting)] = kk;
       return index;
     };
-    loop(begin, end, [&](llvm::Value* i) {
-      std::vector<llvm::Value*> batchIndex;
-      llvm::Value* row = i;
-      if (batchRank > 0) {
-        batchIndex = delinearize(m_b.CreateUDiv(i, i64(m)), batchDims).dims;
-        row = m_b.CreateURem(i, i64(m));
-      }
-      loop(i64(0), i64(n), [&](llvm::Value* j) {
-        m_b.CreateStore(llvm::ConstantFP::get(dbl, 0.0), m_b.CreateInBoundsGEP(dbl, acc, j));
-      }, "z");
-      loop(i64(0), i64(k), [&](llvm::Value* kk) {
-        const Index lhsIndex = operandIndex(lhs->shape().rank(), d.lhsBatch, d.lhsContracting[0], batchIndex, kk, row);
-        llvm::Value* a = widen(lhs->shape().elementType(), generate(lhs, lhsIndex));
-        loop(i64(0), i64(n), [&](llvm::Value* j) {
-          const Index rhsIndex = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, j);
-          llvm::Value* c = widen(rhs->shape().elementType(), generate(rhs, rhsIndex));
-          llvm::Value* slot = m_b.CreateInBoundsGEP(dbl, acc, j);
-          m_b.CreateStore(m_b.CreateFAdd(m_b.CreateLoad(dbl, slot), m_b.CreateFMul(a, c)), slot);
-        }, "j");
-      }, "k");
-      loop(i64(0), i64(n), [&](llvm::Value* j) {
-        llvm::Value* sum = m_b.CreateLoad(dbl, m_b.CreateInBoundsGEP(dbl, acc, j));
-        llvm::Type* narrow = computeType(type);
-        llvm::Value* value = roundTo(type, narrow->isDoubleTy() ? sum : m_b.CreateFPTrunc(sum, narrow));
-        llvm::Value* linear = m_b.CreateAdd(m_b.CreateMul(i, i64(n)), j);
-        if (root != dot) {
-          std::vector<llvm::Value*> dims = batchIndex;
-          dims.push_back(row);
-          dims.push_back(j);
-          m_bound[dot] = value;
-          value = generate(root, Index{dims, linear});
-          m_bound.erase(dot);
+    // When the rhs free dimension is the innermost one (unit stride) and rhs is an argument buffer of the
+    // accumulation type, a tile of an rhs row is one contiguous vector load.
+    const int rhsFree = [&] {
+      for (int dim = 0; dim < rhs->shape().rank(); ++dim) {
+        if (dim != d.rhsContracting[0] && std::find(d.rhsBatch.begin(), d.rhsBatch.end(), dim) == d.rhsBatch.end()) {
+          return dim;
         }
-        store(out, root->shape().elementType(), linear, value);
-      }, "w");
-    }, "row");
+      }
+      return -1;
+    }();
+    const auto rhsLeaf = m_leaves.find(rhs);
+    const bool rhsContiguous =
+        rhsLeaf != m_leaves.end() && rhsFree == rhs->shape().rank() - 1 && rhs->shape().elementType() == accType;
+    struct RowCoordinates {
+      std::vector<llvm::Value*> batchIndex;
+      llvm::Value* row = nullptr;
+      llvm::Value* linearRow = nullptr;
+    };
+    auto coordinates = [&](llvm::Value* i) {
+      RowCoordinates c;
+      c.linearRow = i;
+      c.row = i;
+      if (batchRank > 0) {
+        c.batchIndex = delinearize(m_b.CreateUDiv(i, i64(m)), batchDims).dims;
+        c.row = m_b.CreateURem(i, i64(m));
+      }
+      return c;
+    };
+    // Columns [j0, j0 + w) of rhs row kk of the batch `batchIndex`, as one vector of accumulation-type values.
+    auto rhsTile = [&](const std::vector<llvm::Value*>& batchIndex, llvm::Value* kk, llvm::Value* j0,
+                       int64_t w) -> llvm::Value* {
+      llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+      if (rhsContiguous) {
+        const Index first = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, j0);
+        llvm::Value* pointer = m_b.CreateInBoundsGEP(storageType(rhs->shape().elementType()), rhsLeaf->second,
+                                                     linearize(first.dims, rhs->shape().dimensions()));
+        return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(elementByteSize(accType)));
+      }
+      llvm::Value* tile = llvm::PoisonValue::get(vector);
+      for (int64_t j = 0; j < w; ++j) {
+        const Index index = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk,
+                                         m_b.CreateAdd(j0, i64(j)));
+        tile = m_b.CreateInsertElement(tile, toAcc(rhs->shape().elementType(), generate(rhs, index)), i64(j));
+      }
+      return tile;
+    };
+    // Writes columns [j0, j0 + w) of row `c` from the sums in `sums`, through the epilogue.
+    auto writeRow = [&](const RowCoordinates& c, llvm::Value* j0, int64_t w) {
+      loop(
+          i64(0), i64(w),
+          [&](llvm::Value* jj) {
+            llvm::Value* sum = m_b.CreateLoad(acc, m_b.CreateInBoundsGEP(acc, sums, jj));
+            llvm::Value* value = convert(accType, type, sum);
+            llvm::Value* j = m_b.CreateAdd(j0, jj);
+            llvm::Value* linear = m_b.CreateAdd(m_b.CreateMul(c.linearRow, i64(n)), j);
+            if (root != dot) {
+              std::vector<llvm::Value*> dims = c.batchIndex;
+              dims.push_back(c.row);
+              dims.push_back(j);
+              m_bound[dot] = value;
+              value = generate(root, Index{dims, linear});
+              m_bound.erase(dot);
+            }
+            store(out, root->shape().elementType(), linear, value);
+          },
+          "w");
+    };
+    // Rows first .. first + rows - 1, columns [j0, j0 + w): each rhs tile load is shared by the rows when they
+    // share a batch (always without batch dimensions; with them, each row loads its own batch's rhs tile).
+    auto block = [&](llvm::Value* first, int64_t rows, llvm::Value* j0, int64_t w) {
+      llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+      const std::vector<llvm::AllocaInst*>& total = totals[w];
+      const std::vector<llvm::AllocaInst*>& partial = partials[w];
+      std::vector<RowCoordinates> rowCoordinates;
+      for (int64_t r = 0; r < rows; ++r) rowCoordinates.push_back(coordinates(m_b.CreateAdd(first, i64(r))));
+      // Terms [lo, hi) of every row's sums into its partial sums, then added to its totals.
+      auto chunk = [&](llvm::Value* lo, llvm::Value* hi) {
+        for (int64_t r = 0; r < rows; ++r) {
+          m_b.CreateStore(llvm::ConstantFP::get(vector, 0.0), partial[static_cast<size_t>(r)]);
+        }
+        loop(
+            lo, hi,
+            [&](llvm::Value* kk) {
+              llvm::Value* shared = batchRank == 0 ? rhsTile({}, kk, j0, w) : nullptr;
+              for (int64_t r = 0; r < rows; ++r) {
+                const RowCoordinates& c = rowCoordinates[static_cast<size_t>(r)];
+                const Index lhsIndex =
+                    operandIndex(lhs->shape().rank(), d.lhsBatch, d.lhsContracting[0], c.batchIndex, kk, c.row);
+                llvm::Value* a = toAcc(lhs->shape().elementType(), generate(lhs, lhsIndex));
+                llvm::Value* tile = shared != nullptr ? shared : rhsTile(c.batchIndex, kk, j0, w);
+                llvm::AllocaInst* slot = partial[static_cast<size_t>(r)];
+                llvm::Value* broadcast = m_b.CreateVectorSplat(static_cast<unsigned>(w), a);
+                m_b.CreateStore(intrinsic(llvm::Intrinsic::fmuladd, {broadcast, tile, m_b.CreateLoad(vector, slot)}),
+                                slot);
+              }
+            },
+            "k");
+        for (int64_t r = 0; r < rows; ++r) {
+          llvm::AllocaInst* t = total[static_cast<size_t>(r)];
+          llvm::AllocaInst* p = partial[static_cast<size_t>(r)];
+          m_b.CreateStore(m_b.CreateFAdd(m_b.CreateLoad(vector, t), m_b.CreateLoad(vector, p)), t);
+        }
+      };
+      for (int64_t r = 0; r < rows; ++r) {
+        m_b.CreateStore(llvm::ConstantFP::get(vector, 0.0), total[static_cast<size_t>(r)]);
+      }
+      const int64_t fullChunks = k / kDotChunk;
+      if (fullChunks > 0) {
+        loop(
+            i64(0), i64(fullChunks),
+            [&](llvm::Value* c) {
+              llvm::Value* lo = m_b.CreateMul(c, i64(kDotChunk));
+              chunk(lo, m_b.CreateAdd(lo, i64(kDotChunk)));
+            },
+            "kchunk");
+      }
+      if (k % kDotChunk != 0) chunk(i64(fullChunks * kDotChunk), i64(k));
+      for (int64_t r = 0; r < rows; ++r) {
+        m_b.CreateStore(m_b.CreateLoad(vector, total[static_cast<size_t>(r)]), sums);
+        writeRow(rowCoordinates[static_cast<size_t>(r)], j0, w);
+      }
+    };
+    // Rows `first` .. `first + rows - 1` over every column tile: the full tiles in a loop, then the narrower
+    // tail tile.
+    auto rowsAllColumns = [&](llvm::Value* first, int64_t rows) {
+      loop(
+          i64(0), i64(fullTiles), [&](llvm::Value* t) { block(first, rows, m_b.CreateMul(t, i64(width)), width); },
+          "tile");
+      if (tailWidth != 0) block(first, rows, i64(fullTiles * width), tailWidth);
+    };
+    // Whole blocks of rowBlock rows, then what remains in blocks of halving size (4 + 2 + 1 for 7 rows left, not
+    // 7 single-row FMA chains bound by FMA latency); the last size, 1, takes every row still left.
+    llvm::Value* blocks = m_b.CreateUDiv(m_b.CreateSub(end, begin), i64(rowBlock));
+    loop(
+        i64(0), blocks,
+        [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(begin, m_b.CreateMul(b, i64(rowBlock))), rowBlock); },
+        "rowblock");
+    llvm::Value* next = m_b.CreateAdd(begin, m_b.CreateMul(blocks, i64(rowBlock)));
+    for (int64_t size = rowBlock / 2; size >= 1; size /= 2) {
+      llvm::Value* count = m_b.CreateUDiv(m_b.CreateSub(end, next), i64(size));
+      llvm::Value* first = next;
+      loop(
+          i64(0), count,
+          [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(first, m_b.CreateMul(b, i64(size))), size); }, "rowtail");
+      next = m_b.CreateAdd(next, m_b.CreateMul(count, i64(size)));
+    }
   }
 
   // Whether reduce() computes `reduce`'s operand row into a scratch row first (CPU, one innermost reduced dimension
@@ -381,8 +539,7 @@ class ElementEmitter {
     std::string symbol = m_target == KernelTarget::kNvptx ? std::string("__nv_") + name : std::string(name);
     if (isFloat) symbol += "f";
     std::vector<llvm::Type*> types(args.size(), type);
-    llvm::FunctionCallee callee =
-        m_module.getOrInsertFunction(symbol, llvm::FunctionType::get(type, types, false));
+    llvm::FunctionCallee callee = m_module.getOrInsertFunction(symbol, llvm::FunctionType::get(type, types, false));
     return m_b.CreateCall(callee, args);
   }
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
@@ -401,8 +558,8 @@ class ElementEmitter {
       case HloOpcode::kLog: return nvptx ? mathCall("log", {x}) : intrinsic(llvm::Intrinsic::log, {x});
       case HloOpcode::kLog1p: return mathCall("log1p", {x});
       case HloOpcode::kLogistic: {
-        llvm::Value* e = nvptx ? mathCall("exp", {m_b.CreateFNeg(x)})
-                               : intrinsic(llvm::Intrinsic::exp, {m_b.CreateFNeg(x)});
+        llvm::Value* e =
+            nvptx ? mathCall("exp", {m_b.CreateFNeg(x)}) : intrinsic(llvm::Intrinsic::exp, {m_b.CreateFNeg(x)});
         llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
         return m_b.CreateFDiv(one, m_b.CreateFAdd(one, e));
       }
@@ -447,8 +604,9 @@ class ElementEmitter {
         return m_b.CreateSub(positive, m_b.CreateZExt(m_b.CreateICmpSLT(x, zero), t));
       }
       case HloOpcode::kPopulationCount: return intrinsic(llvm::Intrinsic::ctpop, {x});
-      case HloOpcode::kClz: return m_b.CreateCall(
-          llvm::Intrinsic::getDeclaration(&m_module, llvm::Intrinsic::ctlz, {t}), {x, m_b.getFalse()});
+      case HloOpcode::kClz:
+        return m_b.CreateCall(llvm::Intrinsic::getDeclaration(&m_module, llvm::Intrinsic::ctlz, {t}),
+                              {x, m_b.getFalse()});
       default: return fail(instruction, "no integer lowering");
     }
   }
@@ -468,8 +626,8 @@ class ElementEmitter {
       case HloOpcode::kMaximum:
       case HloOpcode::kMinimum: {
         // XLA: NaN if either is NaN, else the larger (smaller); ties keep the second operand.
-        llvm::Value* pick = instruction->opcode() == HloOpcode::kMaximum ? m_b.CreateFCmpOGT(x, y)
-                                                                           : m_b.CreateFCmpOLT(x, y);
+        llvm::Value* pick =
+            instruction->opcode() == HloOpcode::kMaximum ? m_b.CreateFCmpOGT(x, y) : m_b.CreateFCmpOLT(x, y);
         llvm::Value* r = m_b.CreateSelect(pick, x, y);
         return m_b.CreateSelect(m_b.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(type), r);
       }
@@ -499,10 +657,11 @@ class ElementEmitter {
         const bool divide = instruction->opcode() == HloOpcode::kDivide;
         llvm::Value* isZero = m_b.CreateICmpEQ(y, zero);
         llvm::Value* minusOne = llvm::ConstantInt::get(t, static_cast<uint64_t>(-1), true);
-        llvm::Value* overflow = isSigned ? m_b.CreateAnd(m_b.CreateICmpEQ(y, minusOne),
-                                                         m_b.CreateICmpEQ(x, llvm::ConstantInt::get(
-                                                                                 t, llvm::APInt::getSignedMinValue(width))))
-                                         : m_b.getFalse();
+        llvm::Value* overflow =
+            isSigned
+                ? m_b.CreateAnd(m_b.CreateICmpEQ(y, minusOne),
+                                m_b.CreateICmpEQ(x, llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(width))))
+                : m_b.getFalse();
         llvm::Value* safe = m_b.CreateSelect(m_b.CreateOr(isZero, overflow), llvm::ConstantInt::get(t, 1), y);
         llvm::Value* r = divide ? (isSigned ? m_b.CreateSDiv(x, safe) : m_b.CreateUDiv(x, safe))
                                 : (isSigned ? m_b.CreateSRem(x, safe) : m_b.CreateURem(x, safe));
@@ -590,7 +749,7 @@ class ElementEmitter {
       llvm::Type* t = computeType(type);
       if (isFloatingPoint(type)) return llvm::ConstantFP::get(t, literal->asDouble(i));
       int64_t v = literal->kind() == Literal::Kind::kInteger ? literal->integerValues()[static_cast<size_t>(i)]
-                                                            : static_cast<int64_t>(literal->asDouble(i));
+                                                             : static_cast<int64_t>(literal->asDouble(i));
       return llvm::ConstantInt::get(t, static_cast<uint64_t>(v), isSignedInteger(type));
     };
     if (shape.elementCount() == 1 || literal->isSplat()) return scalarConstant(0);
@@ -722,7 +881,7 @@ class ElementEmitter {
           const HloInstruction* startOperand = instruction->operand(1 + i);
           llvm::Value* start = generate(startOperand, Index{});
           start = isSignedInteger(startOperand->shape().elementType()) ? m_b.CreateSExtOrTrunc(start, m_b.getInt64Ty())
-                                                                        : m_b.CreateZExtOrTrunc(start, m_b.getInt64Ty());
+                                                                       : m_b.CreateZExtOrTrunc(start, m_b.getInt64Ty());
           const int64_t maxStart = operand->shape().dimension(i) - shape.dimension(i);
           start = m_b.CreateSelect(m_b.CreateICmpSLT(start, i64(0)), i64(0), start);
           start = m_b.CreateSelect(m_b.CreateICmpSGT(start, i64(maxStart)), i64(maxStart), start);
@@ -850,14 +1009,17 @@ class ElementEmitter {
         row->setAlignment(llvm::Align(64));
       }
       const bool side = m_sideOutput.reduce == instruction;
-      loop(i64(0), i64(inner), [&](llvm::Value* j) {
-        full[static_cast<size_t>(rank - 1)] = j;
-        llvm::Value* element = generate(operand, Index{full, nullptr});
-        m_b.CreateStore(element, m_b.CreateInBoundsGEP(type, row, j));
-        if (side) {
-          store(m_sideOutput.pointer, operand->shape().elementType(), m_b.CreateAdd(m_sideOutput.base, j), element);
-        }
-      }, "fill");
+      loop(
+          i64(0), i64(inner),
+          [&](llvm::Value* j) {
+            full[static_cast<size_t>(rank - 1)] = j;
+            llvm::Value* element = generate(operand, Index{full, nullptr});
+            m_b.CreateStore(element, m_b.CreateInBoundsGEP(type, row, j));
+            if (side) {
+              store(m_sideOutput.pointer, operand->shape().elementType(), m_b.CreateAdd(m_sideOutput.base, j), element);
+            }
+          },
+          "fill");
       auto reduceFrom = [&](int64_t first) {
         loop(
             i64(first), i64(inner),
@@ -919,10 +1081,13 @@ class ElementEmitter {
       std::vector<int64_t> sorted = reduced;
       std::sort(sorted.begin(), sorted.end());
       const int64_t d = sorted[level];
-      loop(i64(0), i64(operand->shape().dimension(static_cast<int>(d))), [&](llvm::Value* i) {
-        full[static_cast<size_t>(d)] = i;
-        nest(level + 1);
-      }, "r");
+      loop(
+          i64(0), i64(operand->shape().dimension(static_cast<int>(d))),
+          [&](llvm::Value* i) {
+            full[static_cast<size_t>(d)] = i;
+            nest(level + 1);
+          },
+          "r");
     };
     nest(0);
     return m_b.CreateLoad(type, accumulator);
@@ -946,23 +1111,27 @@ class ElementEmitter {
     }
     auto isIn = [](const std::vector<int64_t>& v, int64_t d) { return std::find(v.begin(), v.end(), d) != v.end(); };
     for (int d = 0; d < lhsRank; ++d) {
-      if (!isIn(dnums.lhsBatch, d) && !isIn(dnums.lhsContracting, d)) lhsIndex[static_cast<size_t>(d)] = index.dims[out++];
+      if (!isIn(dnums.lhsBatch, d) && !isIn(dnums.lhsContracting, d))
+        lhsIndex[static_cast<size_t>(d)] = index.dims[out++];
     }
     for (int d = 0; d < rhsRank; ++d) {
-      if (!isIn(dnums.rhsBatch, d) && !isIn(dnums.rhsContracting, d)) rhsIndex[static_cast<size_t>(d)] = index.dims[out++];
+      if (!isIn(dnums.rhsBatch, d) && !isIn(dnums.rhsContracting, d))
+        rhsIndex[static_cast<size_t>(d)] = index.dims[out++];
     }
     if (out != index.dims.size() || dnums.lhsContracting.size() != dnums.rhsContracting.size()) {
       return fail(instruction, "dimension numbers do not match the shapes");
     }
-    // The evaluator accumulates in double (integers in int64) and rounds once: do the same.
+    // Floating dots accumulate as rowDot's do (XLA's semantics): f64 in f64, f32 / f16 / bf16 in f32, rounded
+    // once at the end; integers in int64.
     const bool isFloat = isFloatingPoint(type);
-    llvm::Type* accType = isFloat ? m_b.getDoubleTy() : m_b.getInt64Ty();
+    const PrimitiveType floatAcc = dotAccumulationType(type);
+    llvm::Type* accType = isFloat ? computeType(floatAcc) : m_b.getInt64Ty();
     llvm::AllocaInst* accumulator = entryAlloca(accType);
     m_b.CreateStore(isFloat ? llvm::ConstantFP::get(accType, 0.0) : i64(0), accumulator);
     const PrimitiveType lhsType = lhs->shape().elementType();
     const PrimitiveType rhsType = rhs->shape().elementType();
     auto widen = [&](PrimitiveType from, llvm::Value* v) -> llvm::Value* {
-      if (isFloat) return isFloatingPoint(from) ? m_b.CreateFPExt(v, accType) : convert(from, PrimitiveType::kF64, v);
+      if (isFloat) return convert(from, floatAcc, v);
       return isSignedInteger(from) ? m_b.CreateSExtOrTrunc(v, accType) : m_b.CreateZExtOrTrunc(v, accType);
     };
     std::function<void(size_t)> nest = [&](size_t level) {
@@ -970,24 +1139,25 @@ class ElementEmitter {
         llvm::Value* a = widen(lhsType, generate(lhs, Index{lhsIndex, nullptr}));
         llvm::Value* c = widen(rhsType, generate(rhs, Index{rhsIndex, nullptr}));
         llvm::Value* acc = m_b.CreateLoad(accType, accumulator);
-        m_b.CreateStore(isFloat ? m_b.CreateFAdd(acc, m_b.CreateFMul(a, c)) : m_b.CreateAdd(acc, m_b.CreateMul(a, c)),
-                        accumulator);
+        m_b.CreateStore(
+            isFloat ? intrinsic(llvm::Intrinsic::fmuladd, {a, c, acc}) : m_b.CreateAdd(acc, m_b.CreateMul(a, c)),
+            accumulator);
         return;
       }
       const int64_t ld = dnums.lhsContracting[level];
       const int64_t rd = dnums.rhsContracting[level];
-      loop(i64(0), i64(lhs->shape().dimension(static_cast<int>(ld))), [&](llvm::Value* k) {
-        lhsIndex[static_cast<size_t>(ld)] = k;
-        rhsIndex[static_cast<size_t>(rd)] = k;
-        nest(level + 1);
-      }, "k");
+      loop(
+          i64(0), i64(lhs->shape().dimension(static_cast<int>(ld))),
+          [&](llvm::Value* k) {
+            lhsIndex[static_cast<size_t>(ld)] = k;
+            rhsIndex[static_cast<size_t>(rd)] = k;
+            nest(level + 1);
+          },
+          "k");
     };
     nest(0);
     llvm::Value* sum = m_b.CreateLoad(accType, accumulator);
-    if (isFloat) {
-      llvm::Type* narrow = computeType(type);
-      return roundTo(type, narrow->isDoubleTy() ? sum : m_b.CreateFPTrunc(sum, narrow));
-    }
+    if (isFloat) return convert(floatAcc, type, sum);
     return m_b.CreateTrunc(sum, computeType(type));
   }
 
@@ -1061,8 +1231,8 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     llvm::FunctionType* fnType =
         target == KernelTarget::kCpu
             ? llvm::FunctionType::get(b.getVoidTy(), {ptrType, b.getInt64Ty(), b.getInt64Ty()}, false)
-            : llvm::FunctionType::get(b.getVoidTy(), std::vector<llvm::Type*>(static_cast<size_t>(argCount), globalPtrType),
-                                      false);
+            : llvm::FunctionType::get(b.getVoidTy(),
+                                      std::vector<llvm::Type*>(static_cast<size_t>(argCount), globalPtrType), false);
     llvm::Function* fn = llvm::Function::Create(fnType, llvm::GlobalValue::ExternalLinkage, kernel.name, module);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     if (target == KernelTarget::kNvptx) fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -1107,12 +1277,13 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
         std::vector<HloInstruction*> parameters = fused->parameters();
         for (size_t i = 0; i < parameters.size() && i < inputCount; ++i) emitter.setLeaf(parameters[i], args[i]);
       } else {
-        for (size_t i = 0; i < inputCount; ++i) emitter.setLeaf(kernel.instruction->operand(static_cast<int>(i)), args[i]);
+        for (size_t i = 0; i < inputCount; ++i)
+          emitter.setLeaf(kernel.instruction->operand(static_cast<int>(i)), args[i]);
       }
     }
     if (roots.size() != kernel.outputs.size()) {
-      return Status::error(fmt::format("{}: {} fusion outputs but {} output buffers", kernel.name, roots.size(),
-                                       kernel.outputs.size()));
+      return Status::error(
+          fmt::format("{}: {} fusion outputs but {} output buffers", kernel.name, roots.size(), kernel.outputs.size()));
     }
     const HloInstruction* rowDot = target == KernelTarget::kCpu && roots.size() == 1 && roots[0] != nullptr
                                        ? rowDotFor(roots[0], kernel.instruction->opcode() == HloOpcode::kFusion
@@ -1125,7 +1296,8 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       if (!emitter.status().ok()) return emitter.status();
       const int64_t k =
           rowDot->operand(0)->shape().dimension(static_cast<int>(rowDot->attributes().dot->lhsContracting[0]));
-      emitted.push_back({kernel.name, ElementEmitter::rowDotRows(rowDot), rowDot->shape().dimensions().back() * k});
+      emitted.push_back({kernel.name, ElementEmitter::rowDotRows(rowDot), rowDot->shape().dimensions().back() * k,
+                         ElementEmitter::rowDotBlock(rowDot)});
       continue;
     }
     // (reduce(e) over rows, e): one loop over rows computes each row of e once, writes it and reduces it.

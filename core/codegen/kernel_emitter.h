@@ -21,8 +21,11 @@ enum class KernelTarget { kCpu, kNvptx };
 // Launch facts of one emitted kernel (for the NVPTX bundle: the element range its threads cover).
 struct EmittedKernel {
   std::string name;
-  int64_t range = 0;  // CPU: the [begin, end) range the kernel accepts; NVPTX: threads needed
+  int64_t range = 0;        // CPU: the [begin, end) range the kernel accepts; NVPTX: threads needed
   int64_t costPerItem = 1;  // rough scalar operations per range item (decides whether to split it)
+  // CPU: a split of the range should start at multiples of this (a row dot computes rows in register blocks of
+  // this many; a split mid-block leaves slower, latency-bound small blocks).
+  int64_t rangeGrain = 1;
 };
 
 // Adds one function per kernel of `plan` to `module`, named after PlanKernel::name.

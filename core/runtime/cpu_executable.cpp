@@ -1,8 +1,11 @@
 #include "core/runtime/cpu_executable.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <thread>
 
 #include <fmt/format.h>
@@ -20,6 +23,8 @@
 #include "core/codegen/element_types.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
+#include "core/eval/evaluator.h"
+#include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/runtime/thread_pool.h"
@@ -129,7 +134,8 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
       const std::string path = options.dumpIrDirectory + "/" + kernel.name + ".ll";
       if (Status written = writeFileAtomic(path, text); !written.ok()) return written;
     }
-    if (llvm::Error error = jit->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvmModule), std::move(context)))) {
+    if (llvm::Error error =
+            jit->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvmModule), std::move(context)))) {
       return Status::error(kernel.name + ": cannot add to the JIT: " + llvmErrorText(std::move(error)));
     }
     llvm::Expected<llvm::orc::ExecutorAddr> address = jit->jit->lookup(kernel.name);
@@ -139,6 +145,7 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     launch.fn = address->toPtr<KernelFn>();
     launch.range = (*emitted)[0].range;
     launch.cost = (*emitted)[0].costPerItem;
+    launch.grain = std::max<int64_t>(1, (*emitted)[0].rangeGrain);
     for (int id : kernel.inputs) launch.args.push_back(executable->m_buffers[static_cast<size_t>(id)].get());
     for (int id : kernel.outputs) launch.args.push_back(executable->m_buffers[static_cast<size_t>(id)].get());
     executable->m_launches.push_back(std::move(launch));
@@ -156,7 +163,8 @@ Status CpuExecutable::setParameterBytes(int64_t index, const void* data, int64_t
   const PlanParameter& parameter = m_plan.parameters[static_cast<size_t>(index)];
   const int64_t expected = m_plan.buffers[static_cast<size_t>(parameter.buffer)].bytes;
   if (bytes != expected) {
-    return Status::error(fmt::format("parameter {} ({}) takes {} bytes, got {}", index, parameter.name, expected, bytes));
+    return Status::error(
+        fmt::format("parameter {} ({}) takes {} bytes, got {}", index, parameter.name, expected, bytes));
   }
   std::memcpy(m_buffers[static_cast<size_t>(parameter.buffer)].get(), data, static_cast<size_t>(bytes));
   return okStatus();
@@ -182,7 +190,11 @@ void CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
     const int64_t start = spans != nullptr ? nowNs() : 0;
     void** args = const_cast<void**>(launch.args.data());
     if (launch.range > 1 && launch.range * launch.cost >= m_options.minParallelRange && m_pool->threadCount() > 1) {
-      m_pool->parallelFor(launch.range, [&](int64_t begin, int64_t end) { launch.fn(args, begin, end); });
+      // Split in units of `grain` items (the last unit may be shorter).
+      const int64_t grain = launch.grain;
+      m_pool->parallelFor((launch.range + grain - 1) / grain, [&](int64_t begin, int64_t end) {
+        launch.fn(args, begin * grain, std::min(end * grain, launch.range));
+      });
     } else {
       launch.fn(args, 0, launch.range);
     }
@@ -224,6 +236,62 @@ StatusOr<Value> CpuExecutable::run(const std::vector<Value>& arguments, std::vec
   }
   execute(spans);
   return result();
+}
+
+namespace {
+
+bool hasF32AccumulatedDot(const HloModule& module) {
+  for (const auto& computation : module.computations()) {
+    if (computation == nullptr) continue;
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction != nullptr && instruction->opcode() == HloOpcode::kDot && instruction->shape().isArray() &&
+          isFloatingPoint(instruction->shape().elementType()) &&
+          instruction->shape().elementType() != PrimitiveType::kF64) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string compareNormwise(const Value& expected, const Value& actual) {
+  if (expected.isTuple() || actual.isTuple()) {
+    if (!expected.isTuple() || !actual.isTuple() || expected.tupleSize() != actual.tupleSize()) {
+      return compareValues(expected, actual);
+    }
+    for (int i = 0; i < expected.tupleSize(); ++i) {
+      std::string message = compareNormwise(expected.tupleElement(i), actual.tupleElement(i));
+      if (!message.empty()) return fmt::format("tuple element {}: {}", i, message);
+    }
+    return "";
+  }
+  if (!expected.holdsFloats() || !actual.holdsFloats() || !expected.shape().compatible(actual.shape())) {
+    return compareValues(expected, actual);
+  }
+  std::span<const double> e = expected.floatData();
+  std::span<const double> a = actual.floatData();
+  if (e.size() != a.size()) return compareValues(expected, actual);
+  double scale = 1;
+  for (double x : e) {
+    if (std::isfinite(x)) scale = std::max(scale, std::fabs(x));
+  }
+  const double bound = 1e-5 * scale;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (e[i] == a[i] || (std::isnan(e[i]) && std::isnan(a[i]))) continue;
+    if (!std::isfinite(e[i]) || !std::isfinite(a[i]) || std::fabs(e[i] - a[i]) > bound) {
+      return fmt::format("element {} (linear): {} vs {} (normwise tolerance {:.3g} for f32-accumulated dots)", i, e[i],
+                         a[i], bound);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string compareWithReference(const HloModule& module, const Value& expected, const Value& actual) {
+  std::string difference = compareValues(expected, actual);
+  if (difference.empty() || !hasF32AccumulatedDot(module)) return difference;
+  return compareNormwise(expected, actual);
 }
 
 }  // namespace fusionscope::core

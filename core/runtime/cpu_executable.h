@@ -27,7 +27,7 @@ struct CpuCompileOptions {
 // A timed phase: compile phases ("llvm-optimize fusion.3", "jit fusion.3") or a kernel launch.
 struct ExecutionSpan {
   std::string name;
-  std::string kind;  // "kLoop", "dot", ...; for compile spans "emit", "optimize", "jit"
+  std::string kind;     // "kLoop", "dot", ...; for compile spans "emit", "optimize", "jit"
   int64_t startNs = 0;  // steady clock
   int64_t endNs = 0;
   int64_t bytesRead = 0;
@@ -76,6 +76,7 @@ class CpuExecutable {
     std::vector<void*> args;
     int64_t range = 0;
     int64_t cost = 1;
+    int64_t grain = 1;  // EmittedKernel::rangeGrain
   };
 
   ExecutionPlan m_plan;
@@ -86,5 +87,15 @@ class CpuExecutable {
   std::vector<Launch> m_launches;
   std::vector<ExecutionSpan> m_compileSpans;
 };
+
+// Compares a CPU result with the evaluator's (the reference the CLI and the tests check against); "" when they
+// agree, else a message naming the first difference. compareValues (toleranceFor, elementwise) first. When that
+// fails and `module` has a dot accumulated in f32 (every f32, f16 or bf16 dot: XLA's CPU semantics, see
+// docs/CODEGEN.md "Dot accumulation"), each output array is re-checked normwise: |e - a| <= 1e-5 * max(1, max|e|
+// over that array). An f32 dot of K terms has a rounding error bounded relative to the scale of its terms
+// (about (32 + K / 32) * 2^-24 * sum|a*b| with the emitter's blocked summation), not relative to an element that
+// cancels to near zero, so the elementwise tolerance is the wrong yardstick there; a wrong element is still off
+// by far more than the normwise bound.
+std::string compareWithReference(const HloModule& module, const Value& expected, const Value& actual);
 
 }  // namespace fusionscope::core

@@ -2,6 +2,11 @@
 // sample and corpus module we can lower, unfused and through the gpu and cpu fusion pipelines.
 #include "core/runtime/cpu_executable.h"
 
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "core/eval/evaluator.h"
@@ -33,12 +38,13 @@ std::string compareWithEvaluator(const HloModule& module, uint64_t seed = 7, int
   if (!executable.ok()) return "compile: " + executable.message();
   StatusOr<Value> actual = (*executable)->run(arguments);
   if (!actual.ok()) return "run: " + actual.message();
-  std::string difference = compareValues(expected->result, *actual);
+  // compareWithReference: elementwise toleranceFor, normwise for f32-accumulated dots (see its comment).
+  std::string difference = compareWithReference(module, expected->result, *actual);
   if (!difference.empty()) return difference + "\n" + planToString((*executable)->plan());
   // A second run on the same executable (buffers reused, aliased parameters rewritten) gives the same result.
   StatusOr<Value> again = (*executable)->run(arguments);
   if (!again.ok()) return "second run: " + again.message();
-  difference = compareValues(expected->result, *again);
+  difference = compareWithReference(module, expected->result, *again);
   return difference.empty() ? "" : "second run: " + difference;
 }
 
@@ -384,6 +390,66 @@ ENTRY e {
 })");
 }
 
+// The row-dot kernel's code paths: n <= 32 (vector accumulators, 8-row blocks plus a tail: 37 rows), n > 32
+// (stack-row accumulators, 4-row blocks), transposed lhs (contracting dim 0, the MNIST dW), K not a multiple of
+// the 32-term chunk, batch dims with a small n, a bias + ReLU epilogue, and f16 / bf16 / f64 element types.
+TEST(CpuExecutableTest, DotKernelPathsMatchTheEvaluator) {
+  expectAllAgree(R"(HloModule dotpaths
+ENTRY e {
+  x = f32[37,300] parameter(0)
+  w = f32[300,10] parameter(1)
+  xw = f32[37,10] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d = f32[37,10] parameter(2)
+  dw = f32[300,10] dot(x, d), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  v = f32[300,45] parameter(3)
+  xv = f32[37,45] dot(x, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bias = f32[45] parameter(4)
+  bb = f32[37,45] broadcast(bias), dimensions={1}
+  pre = f32[37,45] add(xv, bb)
+  z = f32[] constant(0)
+  zb = f32[37,45] broadcast(z), dimensions={}
+  relu = f32[37,45] maximum(pre, zb)
+  a = f32[5,9,70] parameter(5)
+  b = f32[5,70,3] parameter(6)
+  bd = f32[5,9,3] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ROOT t = (f32[37,10], f32[300,10], f32[37,45], f32[5,9,3]) tuple(xw, dw, relu, bd)
+})");
+  expectAllAgree(R"(HloModule narrow
+ENTRY e {
+  h = f16[19,40] parameter(0)
+  hw = f16[40,12] parameter(1)
+  hd = f16[19,12] dot(h, hw), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g = bf16[11,33] parameter(2)
+  gw = bf16[33,6] parameter(3)
+  gd = bf16[11,6] dot(g, gw), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  f = f64[13,100] parameter(4)
+  fw = f64[100,7] parameter(5)
+  fd = f64[13,7] dot(f, fw), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f16[19,12], bf16[11,6], f64[13,7]) tuple(hd, gd, fd)
+})");
+}
+
+// f32 dots accumulate in f32, as XLA's CPU backend does (not in double like the evaluator): 1 + 1e-8 rounds to 1
+// in f32, so 1*1 + 1e-8*1 + (-1)*1 is exactly 0, where a double accumulator would give 1e-8.
+TEST(CpuExecutableTest, F32DotAccumulatesInF32) {
+  auto module = parse(R"(HloModule acc
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,1] parameter(1)
+  ROOT d = f32[2,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*module);
+  ASSERT_TRUE(executable.ok()) << executable.message();
+  std::vector<Value> arguments = {Value::floats(Shape(PrimitiveType::kF32, {2, 3}), {1, 1e-8, -1, 2, 3, 4}),
+                                  Value::floats(Shape(PrimitiveType::kF32, {3, 1}), {1, 1, 1})};
+  StatusOr<Value> result = (*executable)->run(arguments);
+  ASSERT_TRUE(result.ok()) << result.message();
+  ASSERT_EQ(result->floatData().size(), 2u);
+  EXPECT_EQ(result->floatData()[0], 0.0);
+  EXPECT_EQ(result->floatData()[1], 9.0);
+}
+
 TEST(CpuExecutableTest, MultiOutputFusionWritesEveryOutput) {
   expectAllAgree(R"(HloModule mof
 add {
@@ -442,7 +508,8 @@ ENTRY e {
   ROOT t = (f32[64]) tuple(w2)
 })");
   for (const char* preset : {"none", "gpu"}) {
-    std::unique_ptr<HloModule> m = std::string(preset) == "none" ? cloneModule(*module) : runPipelineOn(*module, preset);
+    std::unique_ptr<HloModule> m =
+        std::string(preset) == "none" ? cloneModule(*module) : runPipelineOn(*module, preset);
     StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*m);
     ASSERT_TRUE(executable.ok()) << executable.message();
     const ExecutionPlan& plan = (*executable)->plan();
