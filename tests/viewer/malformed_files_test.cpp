@@ -1,0 +1,116 @@
+// The malformed-input suite's GUI variant (issue 8): every broken HLO file and every broken trace of
+// tests/common/malformed_files.h is opened in the window, offscreen. Each must fail with a message naming the file,
+// and leave the open module, its stage, the drawn graph and the open timeline exactly as they were.
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/common/malformed_files.h"
+#include "viewer/graph_scene.h"
+#include "viewer/main_window.h"
+#include "viewer/timeline_panel.h"
+#include "viewer/timeline_view.h"
+
+namespace fusionscope::viewer {
+namespace {
+
+using fusionscope::testing::Kind;
+using fusionscope::testing::MalformedFile;
+
+const std::string kMnistSample = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
+
+class MalformedFilesWindowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QStandardPaths::setTestModeEnabled(true);
+    window = std::make_unique<MainWindow>();
+    window->setErrorDialogsEnabled(false);
+    window->resize(1400, 900);
+    window->show();
+  }
+
+  bool idle() {
+    bool done = QTest::qWaitFor([&] { return !window->isBusy(); }, 60000);
+    QCoreApplication::processEvents();
+    return done;
+  }
+
+  // Writes `file` under dir (a directory for directory entries, nothing for "missing") and returns its path.
+  QString materialize(const QTemporaryDir& dir, const MalformedFile& file) {
+    const QString path = dir.filePath(QString::fromStdString(file.name));
+    if (file.name.rfind("missing", 0) == 0) return path;
+    if (!file.content) {
+      std::filesystem::create_directories(path.toStdString());
+      return path;
+    }
+    std::ofstream(path.toStdString(), std::ios::binary) << file.content();
+    return path;
+  }
+
+  // Runs `open` and waits for its failure; false when it loaded instead or nothing happened.
+  bool fails(const std::function<void()>& open) {
+    QSignalSpy failed(window.get(), &MainWindow::loadFailed);
+    QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
+    QSignalSpy traceLoaded(window.get(), &MainWindow::traceLoaded);
+    open();
+    bool done = QTest::qWaitFor([&] { return failed.count() + loaded.count() + traceLoaded.count() > 0; }, 60000);
+    return done && failed.count() == 1 && loaded.count() == 0 && traceLoaded.count() == 0 && idle();
+  }
+
+  std::unique_ptr<MainWindow> window;
+};
+
+TEST_F(MalformedFilesWindowTest, EveryBrokenModuleKeepsTheOpenOne) {
+  QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
+  window->openPath(QString::fromStdString(kMnistSample));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return loaded.count() > 0; }, 120000) && idle());
+  window->setCurrentStage(1);
+  ASSERT_TRUE(idle());
+  const auto document = window->document();
+  const int nodes = window->graphScene()->nodeItemCount();
+  QTemporaryDir dir;
+  int checked = 0;
+  for (const MalformedFile& file : fusionscope::testing::malformedFiles()) {
+    if (file.kind != Kind::kHlo) continue;
+    SCOPED_TRACE(file.name);
+    const QString path = materialize(dir, file);
+    ASSERT_TRUE(fails([&] { window->openPath(path); }));
+    EXPECT_TRUE(window->lastError().contains(QString::fromStdString(file.name))) << window->lastError().toStdString();
+    EXPECT_EQ(window->document(), document);
+    EXPECT_EQ(window->currentStage(), 1);
+    EXPECT_EQ(window->graphScene()->nodeItemCount(), nodes);
+    ++checked;
+  }
+  EXPECT_GE(checked, 30);
+}
+
+TEST_F(MalformedFilesWindowTest, EveryBrokenTraceKeepsTheOpenOne) {
+  QTemporaryDir dir;
+  const QString good = dir.filePath(QStringLiteral("good.json"));
+  std::ofstream(good.toStdString()) << fusionscope::testing::kGoodTrace;
+  QSignalSpy traceLoaded(window.get(), &MainWindow::traceLoaded);
+  window->openTrace(good);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return traceLoaded.count() > 0; }, 60000) && idle());
+  ASSERT_EQ(window->timeline()->view()->groups().size(), 1u);
+  const auto shown = window->timeline()->view()->groups()[0].model;
+  int checked = 0;
+  for (const MalformedFile& file : fusionscope::testing::malformedFiles()) {
+    if (file.kind != Kind::kTrace) continue;
+    SCOPED_TRACE(file.name);
+    const QString path = materialize(dir, file);
+    ASSERT_TRUE(fails([&] { window->openTrace(path); }));
+    EXPECT_TRUE(window->lastError().contains(QString::fromStdString(file.name))) << window->lastError().toStdString();
+    ASSERT_EQ(window->timeline()->view()->groups().size(), 1u);
+    EXPECT_EQ(window->timeline()->view()->groups()[0].model, shown);
+    ++checked;
+  }
+  EXPECT_GE(checked, 15);
+}
+
+}  // namespace
+}  // namespace fusionscope::viewer
