@@ -1,6 +1,7 @@
 #include "core/passes/multi_output_fusion.h"
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <queue>
 #include <set>
@@ -348,6 +349,7 @@ class Round {
     StatusOr<std::vector<HloInstruction*>> post = m_computation.postOrder();
     if (!post.ok()) return post.status();
     m_order.emplace(*post);
+    m_spaceIndex = FlatPtrMap<HloInstruction, size_t>(post->size());
     collectSiblings(*post);
     collectProducerConsumers(*post);
     bool changed = false;
@@ -363,10 +365,29 @@ class Round {
   std::vector<FusionDecision>& refusals() { return m_refusals; }
 
  private:
+  // iterationSpace() once per instruction and round: it is asked for every user of every shared operand and for
+  // every candidate pair, and for a fusion it walks the fused computation. An instruction a merge changes or
+  // deletes is forgotten before the merge (a deleted instruction's address may come back as a new one).
+  const std::optional<IterationSpace>& cachedSpace(HloInstruction* inst) {
+    if (const size_t* index = m_spaceIndex.find(inst)) return m_spaces[*index];
+    m_spaces.push_back(iterationSpace(*inst));
+    m_spaceIndex[inst] = m_spaces.size() - 1;
+    return m_spaces.back();
+  }
+  void forgetSpace(HloInstruction* inst) { m_spaceIndex.erase(inst); }
+
+  // One 64-bit key per unordered pair of candidate ids and kind: a hash set stays O(1) on big modules, where a
+  // tree of tuples cost a cache miss per level.
+  static uint64_t pairKey(bool sibling, int a, int b) {
+    const uint64_t low = static_cast<uint32_t>(std::min(a, b));
+    const uint64_t high = static_cast<uint32_t>(std::max(a, b));
+    return ((low << 31 | high) << 1) | (sibling ? 1u : 0u);
+  }
+
   void push(bool sibling, HloInstruction* first, HloInstruction* second, int64_t bytes) {
     int a = m_ids.id(first);
     int b = m_ids.id(second);
-    if (!m_seenPairs.insert({sibling, std::min(a, b), std::max(a, b)}).second) return;
+    if (!m_seenPairs.insert(pairKey(sibling, a, b)).second) return;
     m_queue.push(Candidate{bytes, m_sequence++, sibling, a, b});
   }
 
@@ -381,7 +402,7 @@ class Round {
       }
       std::vector<std::pair<HloInstruction*, IterationSpace>> users;
       for (HloInstruction* user : operand->users()) {
-        if (std::optional<IterationSpace> space = iterationSpace(*user)) users.emplace_back(user, std::move(*space));
+        if (const std::optional<IterationSpace>& space = cachedSpace(user)) users.emplace_back(user, *space);
       }
       if (users.size() < 2) continue;
       std::sort(users.begin(), users.end(),
@@ -400,7 +421,7 @@ class Round {
         if (std::optional<std::string> why = incompatibility(*previous, previousSpace, *user, space)) {
           int a = m_ids.id(previous);
           int b = m_ids.id(user);
-          if (m_seenPairs.insert({true, std::min(a, b), std::max(a, b)}).second) {
+          if (m_seenPairs.insert(pairKey(true, a, b)).second) {
             refuse(*previous, *user, fmt::format("not merging {} and {}: {}", previous->name(), user->name(), *why));
           }
         }
@@ -412,7 +433,7 @@ class Round {
   // by something else.
   void collectProducerConsumers(const std::vector<HloInstruction*>& post) {
     for (HloInstruction* consumer : post) {
-      std::optional<IterationSpace> space = iterationSpace(*consumer);
+      const std::optional<IterationSpace>& space = cachedSpace(consumer);
       if (!space || !space->reduction) continue;
       for (HloInstruction* producer : distinctOperands(*consumer)) {
         if (!isProducerCandidate(*producer)) continue;
@@ -455,8 +476,8 @@ class Round {
     HloInstruction* b = m_ids.instruction(candidate.second);
     if (!a || !b || a == b) return false;
     if (m_order->position(a) > m_order->position(b)) std::swap(a, b);
-    std::optional<IterationSpace> sa = iterationSpace(*a);
-    std::optional<IterationSpace> sb = iterationSpace(*b);
+    const std::optional<IterationSpace> sa = cachedSpace(a);
+    const std::optional<IterationSpace> sb = cachedSpace(b);
     if (!sa || !sb) return false;
     SharedOperands shared = sharedOperands(*a, *b);
     if (shared.bytes <= 0) return false;
@@ -464,17 +485,17 @@ class Round {
       m_queue.push(Candidate{shared.bytes, candidate.sequence, true, candidate.first, candidate.second});
       return false;
     }
-    const std::string prefix = fmt::format("not merging {} and {}", a->name(), b->name());
+    auto prefix = [&] { return fmt::format("not merging {} and {}", a->name(), b->name()); };
     if (std::optional<std::string> why = incompatibility(*a, *sa, *b, *sb)) {
-      refuseOnce(*a, *b, fmt::format("{}: {}", prefix, *why), shared.bytes);
+      refuseOnce(*a, *b, fmt::format("{}: {}", prefix(), *why), shared.bytes);
       return false;
     }
     if (m_order->reaches(a, b, /*skipDirect=*/false)) {
-      refuseOnce(*a, *b, fmt::format("{}: {} depends on {}", prefix, b->name(), a->name()), shared.bytes);
+      refuseOnce(*a, *b, fmt::format("{}: {} depends on {}", prefix(), b->name(), a->name()), shared.bytes);
       return false;
     }
     if (std::optional<std::string> why = exceedsLimits(*a, *b, nullptr)) {
-      refuseOnce(*a, *b, fmt::format("{}: {}", prefix, *why), shared.bytes);
+      refuseOnce(*a, *b, fmt::format("{}: {}", prefix(), *why), shared.bytes);
       return false;
     }
 
@@ -487,6 +508,10 @@ class Round {
     HloInstruction* fusionB = ensureFusion(b, sb->reduction);
     int idA = m_ids.id(fusionA);
     int idB = m_ids.id(fusionB);
+    forgetSpace(a);
+    forgetSpace(b);
+    forgetSpace(fusionA);
+    forgetSpace(fusionB);
     StatusOr<HloInstruction*> merged = mergeSiblingFusion(fusionA, fusionB);
     if (!merged.ok()) return merged.status();
     m_order->forget(fusionB);
@@ -518,25 +543,25 @@ class Round {
       return false;
     }
     if (producer->users().size() < 2 && !producer->isRoot()) return false;
-    std::optional<IterationSpace> consumerSpace = iterationSpace(*consumer);
+    const std::optional<IterationSpace>& consumerSpace = cachedSpace(consumer);
     if (!consumerSpace || !consumerSpace->reduction) return false;
     int64_t bytes = producer->shape().byteSize();
-    const std::string prefix = fmt::format("not fusing {} into {}", producer->name(), consumer->name());
-    std::optional<IterationSpace> producerSpace = iterationSpace(*producer);
+    auto prefix = [&] { return fmt::format("not fusing {} into {}", producer->name(), consumer->name()); };
+    const std::optional<IterationSpace>& producerSpace = cachedSpace(producer);
     if (!producerSpace) return false;
     if (std::optional<std::string> why = incompatibility(*producer, *producerSpace, *consumer, *consumerSpace)) {
-      refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix, *why), bytes);
+      refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix(), *why), bytes);
       return false;
     }
     if (m_order->reaches(producer, consumer, /*skipDirect=*/true)) {
       refuseOnce(*producer, *consumer,
-                 fmt::format("{}: {} also depends on {} through another path (fusing would create a cycle)", prefix,
+                 fmt::format("{}: {} also depends on {} through another path (fusing would create a cycle)", prefix(),
                              consumer->name(), producer->name()),
                  bytes);
       return false;
     }
     if (std::optional<std::string> why = exceedsLimits(*consumer, *producer, producer)) {
-      refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix, *why), bytes);
+      refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix(), *why), bytes);
       return false;
     }
 
@@ -545,6 +570,9 @@ class Round {
     TopologicalOrder::MergePlan plan = m_order->planMerge(producer, consumer);
     HloInstruction* fusion = ensureFusion(consumer, true);
     int consumerId = m_ids.id(fusion);
+    forgetSpace(producer);
+    forgetSpace(consumer);
+    forgetSpace(fusion);
     StatusOr<HloInstruction*> fused = fuseProducerMultiOutput(fusion, producer);
     if (!fused.ok()) return fused.status();
     m_order->forget(producer);
@@ -574,7 +602,9 @@ class Round {
   HloInstruction* ensureFusion(HloInstruction* inst, bool reduction) {
     if (inst->isFusion()) return inst;
     int id = m_ids.id(inst);
+    forgetSpace(inst);
     HloInstruction* fusion = wrapInFusion(inst, reduction ? FusionKind::kInput : FusionKind::kLoop);
+    forgetSpace(fusion);
     m_order->replace(inst, fusion);
     m_ids.replace(id, fusion);
     return fusion;
@@ -604,7 +634,9 @@ class Round {
   std::optional<TopologicalOrder> m_order;
   CandidateIds m_ids;
   std::priority_queue<Candidate, std::vector<Candidate>, ByBytes> m_queue;
-  std::set<std::tuple<bool, int, int>> m_seenPairs;
+  std::unordered_set<uint64_t> m_seenPairs;
+  FlatPtrMap<HloInstruction, size_t> m_spaceIndex;
+  std::deque<std::optional<IterationSpace>> m_spaces;  // a deque: references stay valid as it grows
   std::unordered_set<std::string> m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
   int64_t m_sequence = 0;
