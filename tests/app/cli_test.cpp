@@ -16,6 +16,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/common/cli_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -41,28 +43,12 @@ ENTRY main {
 }
 )hlo";
 
-struct CliResult {
-  int exitCode = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string readAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using fusionscope::testing::CliResult;
+using fusionscope::testing::readAll;
 
 void writeAll(const fs::path& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;
-}
-
-std::string shellQuoted(const std::string& arg) {
-  std::string quoted = "'";
-  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 // Every test gets a fresh scratch directory; the CLI's stdout/stderr go to files beside it.
@@ -83,17 +69,7 @@ class CliTest : public ::testing::Test {
   fs::path work() const { return m_dir / "work"; }
 
   CliResult run(std::initializer_list<std::string> args) {
-    std::string command = shellQuoted(FS_CLI_PATH);
-    for (const std::string& arg : args) command += " " + shellQuoted(arg);
-    fs::path out = m_dir / "stdout.txt";
-    fs::path err = m_dir / "stderr.txt";
-    command += " >" + shellQuoted(out.string()) + " 2>" + shellQuoted(err.string()) + " </dev/null";
-    int status = std::system(command.c_str());
-    CliResult result;
-    result.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = readAll(out);
-    result.err = readAll(err);
-    return result;
+    return fusionscope::testing::runProgram(FS_CLI_PATH, args, m_dir);
   }
 
   fs::path writeInput(const std::string& name, const std::string& content) {

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/cli_runner.h"
 #include "tests/common/malformed_files.h"
 
 namespace {
@@ -60,38 +61,6 @@ std::vector<Command> commandsFor(Kind kind) {
 #endif
   }
   return {};
-}
-
-std::string readAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::string shellQuoted(const std::string& arg) {
-  std::string quoted = "'";
-  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-struct Outcome {
-  int status = -1;  // raw wait status
-  std::string out;
-  std::string err;
-};
-
-Outcome runCli(const std::vector<std::string>& args, const fs::path& scratch) {
-  std::string command = shellQuoted(FS_CLI_PATH);
-  for (const std::string& arg : args) command += " " + shellQuoted(arg);
-  fs::path out = scratch / "stdout.txt";
-  fs::path err = scratch / "stderr.txt";
-  command += " >" + shellQuoted(out.string()) + " 2>" + shellQuoted(err.string()) + " </dev/null";
-  Outcome outcome;
-  outcome.status = std::system(command.c_str());
-  outcome.out = readAll(out);
-  outcome.err = readAll(err);
-  return outcome;
 }
 
 std::string firstLine(const std::string& text) {
@@ -186,7 +155,7 @@ TEST_P(MalformedInputTest, FailsWithOneClearMessageAndWritesNothing) {
     args.push_back(arg);
   }
 
-  Outcome outcome = runCli(args, m_dir);
+  CliResult outcome = runProgram(FS_CLI_PATH, args, m_dir);
   ASSERT_TRUE(WIFEXITED(outcome.status)) << "killed by signal " << WTERMSIG(outcome.status) << "\n" << outcome.err;
   EXPECT_EQ(WEXITSTATUS(outcome.status), 2) << outcome.err;
 
@@ -239,7 +208,7 @@ class HugeLineTest : public ::testing::Test {
 
 TEST_F(HugeLineTest, HloOfOneGigabyteLineFailsCleanly) {
   fs::path path = writeHugeLine("huge_line.hlo", "HloModule ");
-  Outcome outcome = runCli({"info", path.string()}, m_dir);
+  CliResult outcome = runProgram(FS_CLI_PATH, {"info", path.string()}, m_dir);
   ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.err;
   EXPECT_EQ(WEXITSTATUS(outcome.status), 2);
   EXPECT_NE(firstLine(outcome.err).find("huge_line.hlo"), std::string::npos) << firstLine(outcome.err);
@@ -248,7 +217,7 @@ TEST_F(HugeLineTest, HloOfOneGigabyteLineFailsCleanly) {
 
 TEST_F(HugeLineTest, TraceOfOneGigabyteLineFailsCleanly) {
   fs::path path = writeHugeLine("huge_line.json", "{\"traceEvents\":[\"");
-  Outcome outcome = runCli({"stats", path.string()}, m_dir);
+  CliResult outcome = runProgram(FS_CLI_PATH, {"stats", path.string()}, m_dir);
   ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.err;
   EXPECT_EQ(WEXITSTATUS(outcome.status), 2);
   EXPECT_NE(firstLine(outcome.err).find("huge_line.json"), std::string::npos) << firstLine(outcome.err);
@@ -265,9 +234,10 @@ TEST(ResourceLimitsTest, VerifyRefusesAModuleLargerThanMemory) {
   fs::path dir = fs::temp_directory_path() / ("fs_resource_limits_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   fs::path path = dir / "huge.hlo";
-  std::ofstream(path) << hloWithBody("  p = f32[100000,100000,100000] parameter(0)\n  ROOT n = f32[100000,100000,100000] "
-                                     "negate(p)");
-  Outcome outcome = runCli({"verify", path.string()}, dir);
+  std::ofstream(path) << hloWithBody(
+      "  p = f32[100000,100000,100000] parameter(0)\n  ROOT n = f32[100000,100000,100000] "
+      "negate(p)");
+  CliResult outcome = runProgram(FS_CLI_PATH, {"verify", path.string()}, dir);
   ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.err;
   EXPECT_EQ(WEXITSTATUS(outcome.status), 2);
   EXPECT_NE(outcome.err.find("huge.hlo: cannot evaluate: its values need 8.0 PB (largest: p f32[100000,100000,100000], "

@@ -15,29 +15,14 @@
 
 #include "core/io/idx.h"
 #include "core/io/npy.h"
+#include "tests/common/cli_runner.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int exitCode = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string readAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string quoted(const std::string& arg) {
-  std::string q = "'";
-  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using fusionscope::testing::CliResult;
+using fusionscope::testing::readAll;
 
 class RunCliTest : public ::testing::Test {
  protected:
@@ -52,15 +37,7 @@ class RunCliTest : public ::testing::Test {
     fs::remove_all(m_dir, ec);
   }
   CliResult run(std::initializer_list<std::string> args) {
-    std::string command = quoted(FS_CLI_PATH);
-    for (const std::string& arg : args) command += " " + quoted(arg);
-    command += " >" + quoted((m_dir / "out.txt").string()) + " 2>" + quoted((m_dir / "err.txt").string()) + " </dev/null";
-    int status = std::system(command.c_str());
-    CliResult result;
-    result.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = readAll(m_dir / "out.txt");
-    result.err = readAll(m_dir / "err.txt");
-    return result;
+    return fusionscope::testing::runProgram(FS_CLI_PATH, args, m_dir);
   }
   fs::path m_dir;
 };
@@ -135,8 +112,8 @@ TEST_F(RunCliTest, MnistTrainingLoopReachesNinetyPercent) {
   CliResult result = run({"run", kMnist, "--pipeline=gpu", "--loop", "--steps", "1000"});
   ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(result.out, m,
-                                std::regex(R"(loss ([0-9.]+) -> ([0-9.]+), final test accuracy ([0-9.]+)%)")))
+  ASSERT_TRUE(
+      std::regex_search(result.out, m, std::regex(R"(loss ([0-9.]+) -> ([0-9.]+), final test accuracy ([0-9.]+)%)")))
       << result.out;
   EXPECT_LT(std::stod(m[2].str()), std::stod(m[1].str())) << "loss decreases";
   EXPECT_GE(std::stod(m[3].str()), 90.0) << result.out;

@@ -16,30 +16,17 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/common/cli_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
 const fs::path kCorpusDir = fs::path(FS_SOURCE_DIR) / ".." / "shared" / "corpus" / "traces";
 
-struct Result {
-  int exitCode = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string readAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::string quoted(const std::string& arg) {
-  std::string out = "'";
-  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+using fusionscope::testing::readAll;
+using fusionscope::testing::shellQuoted;
+using Result = fusionscope::testing::CliResult;
 
 class TraceCliTest : public ::testing::Test {
  protected:
@@ -56,17 +43,7 @@ class TraceCliTest : public ::testing::Test {
   }
 
   Result run(std::initializer_list<std::string> args) {
-    std::string command = quoted(FS_CLI_PATH);
-    for (const std::string& arg : args) command += " " + quoted(arg);
-    fs::path out = m_dir / "stdout.txt";
-    fs::path err = m_dir / "stderr.txt";
-    command += " >" + quoted(out.string()) + " 2>" + quoted(err.string()) + " </dev/null";
-    int status = std::system(command.c_str());
-    Result result;
-    result.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = readAll(out);
-    result.err = readAll(err);
-    return result;
+    return fusionscope::testing::runProgram(FS_CLI_PATH, args, m_dir);
   }
 
   std::string write(const std::string& name, const std::string& content) {
@@ -184,7 +161,7 @@ TEST_F(TraceCliTest, TraceForwardsSigtermAndReportsCapturedAndDroppedRecords) {
   std::string prepared = write("collected.json", trace);
   std::string script =
       "trap 'cp \"$FS_TEST_COLLECTED\" \"$FUSIONSCOPE_TRACE\"; exit 0' TERM; echo \"$CUDA_INJECTION64_PATH\" > " +
-      ::quoted(env.string()) + "; touch " + ::quoted(ready.string()) + "; while :; do sleep 0.05; done";
+      shellQuoted(env.string()) + "; touch " + shellQuoted(ready.string()) + "; while :; do sleep 0.05; done";
   pid_t cli = ::fork();
   ASSERT_GE(cli, 0);
   if (cli == 0) {
