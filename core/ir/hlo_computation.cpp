@@ -15,6 +15,7 @@ HloInstruction* HloComputation::addInstruction(std::unique_ptr<HloInstruction> i
   HloInstruction* raw = instruction.get();
   raw->m_parent = this;
   raw->m_slot = m_instructions.size();
+  raw->m_id = m_nextId++;
   m_instructions.push_back(std::move(instruction));
   m_byName.emplace(raw->name(), raw);
   return raw;

@@ -40,6 +40,8 @@ class HloComputation {
   // Instructions in text order. Do not hold the reference across removeInstruction().
   const std::vector<std::unique_ptr<HloInstruction>>& instructions() const;
   int64_t instructionCount() const { return static_cast<int64_t>(m_instructions.size()) - m_removed; }
+  // One past the largest HloInstruction::id() given out so far.
+  int64_t idBound() const { return m_nextId; }
   HloInstruction* findInstruction(std::string_view name) const;
   // Fails when `name` is taken by another instruction of this computation.
   Status renameInstruction(HloInstruction* instruction, std::string name);
@@ -81,6 +83,7 @@ class HloComputation {
   // costs O(k), not O(k^2). Only a hint: a taken name is still skipped.
   mutable std::unordered_map<std::string, int64_t> m_nextSuffix;
   int64_t m_removed = 0;
+  int64_t m_nextId = 0;
   std::unordered_map<std::string_view, HloInstruction*> m_byName;
   HloInstruction* m_root = nullptr;
   bool m_isFusion = false;

@@ -45,6 +45,10 @@ class HloInstruction {
   Shape& mutableShape() { return m_shape; }
 
   HloComputation* parent() const { return m_parent; }
+  // Dense number within the parent computation, given when the instruction is added and never reused or
+  // changed (sorting and removal keep it): per-pass tables index vectors by it instead of hashing pointers.
+  // Below parent()->idBound(); -1 until the instruction is added to a computation.
+  int64_t id() const { return m_id; }
 
   // Operands and users. users() lists each user once, in a deterministic order (the order the uses were
   // added until an instruction has many users; removing one of many then moves the last into its place).
@@ -109,6 +113,7 @@ class HloInstruction {
  private:
   friend class HloComputation;
   size_t m_slot = 0;  // index in the parent's instruction vector
+  int64_t m_id = -1;
   void removeUser(HloInstruction* user);
   void addUser(HloInstruction* user);
 

@@ -7,14 +7,12 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "core/base/flat_ptr_map.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -32,15 +30,19 @@ constexpr std::string_view kPassName = "multi-output-fusion";
 // What one kernel iterates over. Kernels can share a multi-output fusion only when they walk the same
 // index space: loops over equal shapes, reductions of equal inputs over the same dimensions, or a loop
 // over the shape a reduction reads.
+// It points into the instructions it describes (no copies: the pass asks for one per instruction and round);
+// the per-round cache forgets an instruction's entry before a merge changes or deletes it.
 struct IterationSpace {
   bool reduction = false;
-  Shape shape;                      // loop: the output shape; reduction: the reduce's input shape
-  std::vector<int64_t> dimensions;  // reduced dimensions
+  const Shape* shape = nullptr;                   // loop: the output shape; reduction: the reduce's input shape
+  const std::vector<int64_t>* dimensions = nullptr;  // reduced dimensions
 };
 
+const std::vector<int64_t> kNoDimensions;
+
 IterationSpace reduceSpace(const HloInstruction& reduce) {
-  return IterationSpace{true, reduce.operand(0)->shape(),
-                        reduce.attributes().dimensions.value_or(std::vector<int64_t>{})};
+  const std::optional<std::vector<int64_t>>& dims = reduce.attributes().dimensions;
+  return IterationSpace{true, &reduce.operand(0)->shape(), dims ? &*dims : &kNoDimensions};
 }
 
 const HloInstruction* reductionHero(const HloInstruction& fusion) {
@@ -72,7 +74,7 @@ std::optional<IterationSpace> iterationSpace(const HloInstruction& inst) {
     if (inst.fusionKind() == FusionKind::kLoop) {
       std::vector<HloInstruction*> outputs = fusionOutputs(inst);
       if (outputs.empty() || !outputs.front()->shape().isArray()) return std::nullopt;
-      return IterationSpace{false, outputs.front()->shape(), {}};
+      return IterationSpace{false, &outputs.front()->shape(), &kNoDimensions};
     }
     if (inst.fusionKind() == FusionKind::kInput) {
       if (const HloInstruction* hero = reductionHero(inst)) return reduceSpace(*hero);
@@ -83,8 +85,18 @@ std::optional<IterationSpace> iterationSpace(const HloInstruction& inst) {
       !inst.hasSideEffect()) {
     return reduceSpace(inst);
   }
-  if (isFusibleElementwise(inst)) return IterationSpace{false, inst.shape(), {}};
+  if (isFusibleElementwise(inst)) return IterationSpace{false, &inst.shape(), &kNoDimensions};
   return std::nullopt;
+}
+
+// The same loop for sibling pairing: element type, dimensions and which of them are dynamic (what the
+// shape prints without its layout).
+bool sameLoopShape(const Shape& a, const Shape& b) {
+  if (!a.compatible(b)) return false;
+  for (int i = 0; i < a.rank(); ++i) {
+    if (a.isDynamicDimension(i) != b.isDynamicDimension(i)) return false;
+  }
+  return true;
 }
 
 std::string dimsText(const std::vector<int64_t>& dims) {
@@ -95,18 +107,18 @@ std::string dimsText(const std::vector<int64_t>& dims) {
 std::optional<std::string> incompatibility(const HloInstruction& a, const IterationSpace& sa, const HloInstruction& b,
                                            const IterationSpace& sb) {
   if (!sa.reduction && !sb.reduction) {
-    if (sa.shape.compatible(sb.shape)) return std::nullopt;
-    return fmt::format("output shapes {} and {} are not the same loop", sa.shape.toString(false),
-                       sb.shape.toString(false));
+    if (sa.shape->compatible(*sb.shape)) return std::nullopt;
+    return fmt::format("output shapes {} and {} are not the same loop", sa.shape->toString(false),
+                       sb.shape->toString(false));
   }
   if (sa.reduction && sb.reduction) {
-    if (!sa.shape.compatible(sb.shape)) {
-      return fmt::format("they reduce different shapes ({} and {})", sa.shape.toString(false),
-                         sb.shape.toString(false));
+    if (!sa.shape->compatible(*sb.shape)) {
+      return fmt::format("they reduce different shapes ({} and {})", sa.shape->toString(false),
+                         sb.shape->toString(false));
     }
-    if (sa.dimensions != sb.dimensions) {
-      return fmt::format("they reduce {} over different dimensions ({} and {})", sa.shape.toString(false),
-                         dimsText(sa.dimensions), dimsText(sb.dimensions));
+    if (*sa.dimensions != *sb.dimensions) {
+      return fmt::format("they reduce {} over different dimensions ({} and {})", sa.shape->toString(false),
+                         dimsText(*sa.dimensions), dimsText(*sb.dimensions));
     }
     return std::nullopt;
   }
@@ -114,9 +126,9 @@ std::optional<std::string> incompatibility(const HloInstruction& a, const Iterat
   const IterationSpace& loopSpace = sa.reduction ? sb : sa;
   const HloInstruction& reduction = sa.reduction ? a : b;
   const IterationSpace& reduceSpaceOf = sa.reduction ? sa : sb;
-  if (loopSpace.shape.compatible(reduceSpaceOf.shape)) return std::nullopt;
+  if (loopSpace.shape->compatible(*reduceSpaceOf.shape)) return std::nullopt;
   return fmt::format("{}'s output shape {} is not the shape {} that {} reduces", loop.name(),
-                     loopSpace.shape.toString(false), reduceSpaceOf.shape.toString(false), reduction.name());
+                     loopSpace.shape->toString(false), reduceSpaceOf.shape->toString(false), reduction.name());
 }
 
 int64_t fusedCount(const HloInstruction& inst) {
@@ -135,38 +147,25 @@ std::vector<HloInstruction*> distinctOperands(const HloInstruction& inst) {
 // rebuild after a multi-output merge, which would make the pass quadratic). When two instructions X before
 // Y become one, only the positions between them change: what X reaches there must now come after the
 // merged instruction, everything else before it. Instructions created by the IR surgery (get-tuple-element)
-// stay unnumbered; the reachability walk explores them instead of pruning.
+// stay unnumbered; the reachability walk explores them instead of pruning. Every table is a vector indexed
+// by HloInstruction::id(): on a 100k-instruction computation a hash lookup per step was a cache miss.
 class TopologicalOrder {
  public:
-  explicit TopologicalOrder(std::vector<HloInstruction*> postOrder) : m_slots(std::move(postOrder)) {
-    m_position = FlatPtrMap<HloInstruction, int64_t>(m_slots.size());
-    for (size_t i = 0; i < m_slots.size(); ++i) m_position[m_slots[i]] = static_cast<int64_t>(i);
+  explicit TopologicalOrder(std::vector<HloInstruction*> postOrder, int64_t idBound)
+      : m_slots(std::move(postOrder)), m_position(static_cast<size_t>(idBound), -1) {
+    for (size_t i = 0; i < m_slots.size(); ++i) setPosition(m_slots[i], static_cast<int64_t>(i));
   }
 
-  int64_t position(const HloInstruction* inst) const {
-    const int64_t* found = m_position.find(inst);
-    return found ? *found : -1;
+  int64_t position(const HloInstruction* inst) const { return positionOfId(inst->id()); }
+  int64_t positionOfId(int64_t instId) const {
+    const size_t id = static_cast<size_t>(instId);
+    return instId >= 0 && id < m_position.size() ? m_position[id] : -1;
   }
 
   // True when a path of uses (or control edges) leads from `from` to `to`; with skipDirect a direct use
   // does not count.
   bool reaches(const HloInstruction* from, const HloInstruction* to, bool skipDirect) const {
-    bool found = false;
-    walk(
-        from, position(to), [&](const HloInstruction* inst) { found = found || inst == to; }, to, skipDirect, &found);
-    return found;
-  }
-
-  // Numbered instructions that `from` reaches and that sit before position `limit`.
-  std::unordered_set<const HloInstruction*> reachedBefore(const HloInstruction* from, int64_t limit) const {
-    std::unordered_set<const HloInstruction*> reached;
-    walk(
-        from, limit,
-        [&](const HloInstruction* inst) {
-          if (position(inst) >= 0) reached.insert(inst);
-        },
-        nullptr, false, nullptr);
-    return reached;
+    return walk(from, position(to), to, skipDirect);
   }
 
   // The new order of positions [first, second] once the instructions there merge: everything `first`
@@ -179,11 +178,11 @@ class TopologicalOrder {
   };
   MergePlan planMerge(const HloInstruction* first, const HloInstruction* second) const {
     MergePlan plan{position(first), position(second), {}, {}};
-    std::unordered_set<const HloInstruction*> reached = reachedBefore(first, plan.second);
+    walk(first, plan.second, nullptr, false);  // marks what `first` reaches below `second`
     for (int64_t i = plan.first + 1; i < plan.second; ++i) {
       HloInstruction* inst = m_slots[static_cast<size_t>(i)];
       if (!inst) continue;
-      (reached.count(inst) ? plan.after : plan.before).push_back(inst);
+      (visited(inst) ? plan.after : plan.before).push_back(inst);
     }
     return plan;
   }
@@ -191,7 +190,7 @@ class TopologicalOrder {
     int64_t next = plan.first;
     auto place = [&](HloInstruction* inst) {
       m_slots[static_cast<size_t>(next)] = inst;
-      m_position[inst] = next++;
+      setPosition(inst, next++);
     };
     for (HloInstruction* inst : plan.before) place(inst);
     place(merged);
@@ -199,57 +198,84 @@ class TopologicalOrder {
     for (; next <= plan.second; ++next) m_slots[static_cast<size_t>(next)] = nullptr;
   }
 
-  // `replacement` takes the place of `inst` (same operands and users: wrapInFusion).
-  void replace(const HloInstruction* inst, HloInstruction* replacement) {
-    int64_t pos = position(inst);
-    forget(inst);
+  // `replacement` takes the place of the instruction with id `instId` (same operands and users:
+  // wrapInFusion). Ids, not pointers: the replaced instruction may already be deleted.
+  void replace(int64_t instId, HloInstruction* replacement) {
+    int64_t pos = positionOfId(instId);
+    forget(instId);
     if (pos < 0) return;
     m_slots[static_cast<size_t>(pos)] = replacement;
-    m_position[replacement] = pos;
+    setPosition(replacement, pos);
   }
-  // Call right after `inst` was deleted, before its address can be reused.
-  void forget(const HloInstruction* inst) {
-    const int64_t* found = m_position.find(inst);
-    if (!found) return;
-    m_slots[static_cast<size_t>(*found)] = nullptr;
-    m_position.erase(inst);
+  // The instruction with id `instId` left the computation (merged into another).
+  void forget(int64_t instId) {
+    int64_t pos = positionOfId(instId);
+    if (pos < 0) return;
+    m_slots[static_cast<size_t>(pos)] = nullptr;
+    m_position[static_cast<size_t>(instId)] = -1;
   }
 
  private:
+  void setPosition(const HloInstruction* inst, int64_t pos) {
+    const size_t id = static_cast<size_t>(inst->id());
+    if (id >= m_position.size()) m_position.resize(std::max(id + 1, m_position.size() * 5 / 4), -1);
+    m_position[id] = pos;
+  }
+  // Marks of the last walk: an instruction is visited when its mark equals the walk's epoch, so starting
+  // a walk costs nothing however big the computation is.
+  bool visited(const HloInstruction* inst) const {
+    const size_t id = static_cast<size_t>(inst->id());
+    return id < m_marks.size() && m_marks[id] == m_epoch;
+  }
+  bool mark(const HloInstruction* inst) const {
+    const size_t id = static_cast<size_t>(inst->id());
+    if (id >= m_marks.size()) m_marks.resize(std::max(id + 1, m_position.size()), 0);
+    if (m_marks[id] == m_epoch) return false;
+    m_marks[id] = m_epoch;
+    return true;
+  }
+
   // Depth-first over users and control successors from `from`, pruning numbered instructions at or after
-  // `limit`: none of them can lead back below it.
-  template <typename Visit>
-  void walk(const HloInstruction* from, int64_t limit, Visit visit, const HloInstruction* target, bool skipDirect,
-            bool* stop) const {
-    std::vector<const HloInstruction*> work;
-    std::unordered_set<const HloInstruction*> seen;
+  // `limit`: none of them can lead back below it. Returns whether `target` was reached (stopping there);
+  // without a target it marks everything reachable below `limit`.
+  bool walk(const HloInstruction* from, int64_t limit, const HloInstruction* target, bool skipDirect) const {
+    if (++m_epoch == 0) {  // wrapped: clear the marks once every 2^32 walks
+      std::fill(m_marks.begin(), m_marks.end(), 0);
+      m_epoch = 1;
+    }
+    m_work.clear();
     auto push = [&](const HloInstruction* inst) {
-      if (inst == target) {
-        visit(inst);
-        return;
-      }
+      if (inst == target) return true;
       int64_t pos = position(inst);
-      if (pos >= limit && pos != -1) return;
-      if (seen.insert(inst).second) {
-        visit(inst);
-        work.push_back(inst);
-      }
+      if (pos >= limit && pos != -1) return false;
+      if (mark(inst)) m_work.push_back(inst);
+      return false;
     };
     for (const HloInstruction* user : from->users()) {
       if (user == target && skipDirect) continue;
-      push(user);
+      if (push(user)) return true;
     }
-    for (const HloInstruction* succ : from->controlSuccessors()) push(succ);
-    while (!work.empty() && !(stop && *stop)) {
-      const HloInstruction* inst = work.back();
-      work.pop_back();
-      for (const HloInstruction* user : inst->users()) push(user);
-      for (const HloInstruction* succ : inst->controlSuccessors()) push(succ);
+    for (const HloInstruction* succ : from->controlSuccessors()) {
+      if (push(succ)) return true;
     }
+    while (!m_work.empty()) {
+      const HloInstruction* inst = m_work.back();
+      m_work.pop_back();
+      for (const HloInstruction* user : inst->users()) {
+        if (push(user)) return true;
+      }
+      for (const HloInstruction* succ : inst->controlSuccessors()) {
+        if (push(succ)) return true;
+      }
+    }
+    return false;
   }
 
   std::vector<HloInstruction*> m_slots;
-  FlatPtrMap<HloInstruction, int64_t> m_position;
+  std::vector<int64_t> m_position;
+  mutable std::vector<uint32_t> m_marks;
+  mutable uint32_t m_epoch = 0;
+  mutable std::vector<const HloInstruction*> m_work;
 };
 
 // Candidates are named by a stable id, because merges delete instructions (and their addresses may be
@@ -257,10 +283,12 @@ class TopologicalOrder {
 class CandidateIds {
  public:
   int id(HloInstruction* inst) {
-    if (const int* known = m_ids.find(inst)) return *known;
+    const size_t key = static_cast<size_t>(inst->id());
+    if (key < m_ids.size() && m_ids[key] >= 0) return m_ids[key];
     int id = static_cast<int>(m_instructions.size());
-    m_ids[inst] = id;
+    setId(inst->id(), id);
     m_instructions.push_back(inst);
+    m_keys.push_back(inst->id());
     m_forward.push_back(-1);
     return id;
   }
@@ -277,21 +305,30 @@ class CandidateIds {
   HloInstruction* instruction(int id) { return m_instructions[static_cast<size_t>(find(id))]; }
   bool forwarded(int id) const { return m_forward[static_cast<size_t>(id)] >= 0; }
   // wrapInFusion replaced the instruction behind `id`.
+  // (The instruction behind `id` may already be deleted: only its recorded HloInstruction::id() is used.)
   void replace(int id, HloInstruction* replacement) {
-    m_ids.erase(m_instructions[static_cast<size_t>(id)]);
+    setId(m_keys[static_cast<size_t>(id)], -1);
     m_instructions[static_cast<size_t>(id)] = replacement;
-    m_ids[replacement] = id;
+    m_keys[static_cast<size_t>(id)] = replacement->id();
+    setId(replacement->id(), id);
   }
   // The instruction behind `id` was deleted; it lives on in `survivor`.
   void mergeInto(int id, int survivor) {
-    m_ids.erase(m_instructions[static_cast<size_t>(id)]);
+    setId(m_keys[static_cast<size_t>(id)], -1);
     m_instructions[static_cast<size_t>(id)] = nullptr;
     m_forward[static_cast<size_t>(id)] = survivor;
   }
 
  private:
-  FlatPtrMap<HloInstruction, int> m_ids;
+  // m_ids is indexed by HloInstruction::id(), -1 for no candidate id yet.
+  void setId(int64_t instId, int id) {
+    const size_t key = static_cast<size_t>(instId);
+    if (key >= m_ids.size()) m_ids.resize(std::max(key + 1, m_ids.size() * 5 / 4), -1);
+    m_ids[key] = id;
+  }
+  std::vector<int> m_ids;
   std::vector<HloInstruction*> m_instructions;
+  std::vector<int64_t> m_keys;  // HloInstruction::id() behind each candidate id
   std::vector<int> m_forward;
 };
 
@@ -348,8 +385,8 @@ class Round {
   StatusOr<bool> run() {
     StatusOr<std::vector<HloInstruction*>> post = m_computation.postOrder();
     if (!post.ok()) return post.status();
-    m_order.emplace(*post);
-    m_spaceIndex = FlatPtrMap<HloInstruction, size_t>(post->size());
+    m_order.emplace(*post, m_computation.idBound());
+    m_spaceIndex.assign(static_cast<size_t>(m_computation.idBound()), kNoSpace);
     collectSiblings(*post);
     collectProducerConsumers(*post);
     bool changed = false;
@@ -369,12 +406,18 @@ class Round {
   // every candidate pair, and for a fusion it walks the fused computation. An instruction a merge changes or
   // deletes is forgotten before the merge (a deleted instruction's address may come back as a new one).
   const std::optional<IterationSpace>& cachedSpace(HloInstruction* inst) {
-    if (const size_t* index = m_spaceIndex.find(inst)) return m_spaces[*index];
+    const size_t key = static_cast<size_t>(inst->id());
+    if (key < m_spaceIndex.size() && m_spaceIndex[key] != kNoSpace) return m_spaces[m_spaceIndex[key]];
+    if (key >= m_spaceIndex.size()) m_spaceIndex.resize(std::max(key + 1, m_spaceIndex.size() * 5 / 4), kNoSpace);
     m_spaces.push_back(iterationSpace(*inst));
-    m_spaceIndex[inst] = m_spaces.size() - 1;
+    m_spaceIndex[key] = m_spaces.size() - 1;
     return m_spaces.back();
   }
-  void forgetSpace(HloInstruction* inst) { m_spaceIndex.erase(inst); }
+  void forgetSpace(HloInstruction* inst) {
+    const size_t key = static_cast<size_t>(inst->id());
+    if (key < m_spaceIndex.size()) m_spaceIndex[key] = kNoSpace;
+  }
+  static constexpr size_t kNoSpace = static_cast<size_t>(-1);
 
   // One 64-bit key per unordered pair of candidate ids and kind: a hash set stays O(1) on big modules, where a
   // tree of tuples cost a cache miss per level.
@@ -407,17 +450,23 @@ class Round {
       if (users.size() < 2) continue;
       std::sort(users.begin(), users.end(),
                 [&](const auto& x, const auto& y) { return m_order->position(x.first) < m_order->position(y.first); });
-      std::unordered_map<std::string, HloInstruction*> lastOfShape;
+      // The last user seen per distinct loop shape: a handful per operand, so a linear search beats hashing
+      // a printed shape for every user.
+      std::vector<std::pair<const Shape*, HloInstruction*>> lastOfShape;
       for (size_t i = 0; i < users.size(); ++i) {
         auto& [user, space] = users[i];
-        std::string key = space.shape.toString(false);
-        auto it = lastOfShape.find(key);
-        if (it != lastOfShape.end()) push(true, it->second, user, sharedOperands(*it->second, *user).bytes);
-        lastOfShape[key] = user;
+        auto it = std::find_if(lastOfShape.begin(), lastOfShape.end(),
+                               [&](const auto& entry) { return sameLoopShape(*entry.first, *space.shape); });
+        if (it != lastOfShape.end()) {
+          push(true, it->second, user, sharedOperands(*it->second, *user).bytes);
+          it->second = user;
+        } else {
+          lastOfShape.emplace_back(space.shape, user);
+        }
         if (i == 0) continue;
         // Neighbours that walk different shapes are the refusals a reader would ask about.
         const auto& [previous, previousSpace] = users[i - 1];
-        if (previousSpace.shape.toString(false) == key) continue;
+        if (sameLoopShape(*previousSpace.shape, *space.shape)) continue;
         if (std::optional<std::string> why = incompatibility(*previous, previousSpace, *user, space)) {
           int a = m_ids.id(previous);
           int b = m_ids.id(user);
@@ -504,17 +553,19 @@ class Round {
     const bool reduction = sa->reduction || sb->reduction;
     const std::string sharedText = operandList(shared);
     TopologicalOrder::MergePlan plan = m_order->planMerge(a, b);
+    forgetSpace(a);
+    forgetSpace(b);
+    // Neither a nor b may be read after this: ensureFusion replaces an unfused one, the merge deletes b.
     HloInstruction* fusionA = ensureFusion(a, sa->reduction);
     HloInstruction* fusionB = ensureFusion(b, sb->reduction);
     int idA = m_ids.id(fusionA);
     int idB = m_ids.id(fusionB);
-    forgetSpace(a);
-    forgetSpace(b);
+    const int64_t fusionBId = fusionB->id();
     forgetSpace(fusionA);
     forgetSpace(fusionB);
     StatusOr<HloInstruction*> merged = mergeSiblingFusion(fusionA, fusionB);
     if (!merged.ok()) return merged.status();
-    m_order->forget(fusionB);
+    m_order->forget(fusionBId);
     m_ids.mergeInto(idB, idA);
     fusionA->mutableAttributes().fusionKind = reduction ? FusionKind::kInput : FusionKind::kLoop;
     m_order->applyMerge(plan, fusionA);
@@ -568,14 +619,15 @@ class Round {
     const std::string producerName = producer->name();
     const std::string consumerName = consumer->name();
     TopologicalOrder::MergePlan plan = m_order->planMerge(producer, consumer);
-    HloInstruction* fusion = ensureFusion(consumer, true);
-    int consumerId = m_ids.id(fusion);
     forgetSpace(producer);
     forgetSpace(consumer);
+    const int64_t producerId = producer->id();
+    HloInstruction* fusion = ensureFusion(consumer, true);  // consumer may be gone after this
+    int consumerId = m_ids.id(fusion);
     forgetSpace(fusion);
     StatusOr<HloInstruction*> fused = fuseProducerMultiOutput(fusion, producer);
     if (!fused.ok()) return fused.status();
-    m_order->forget(producer);
+    m_order->forget(producerId);
     m_ids.mergeInto(candidate.first, consumerId);
     fusion->mutableAttributes().fusionKind = FusionKind::kInput;
     m_order->applyMerge(plan, fusion);
@@ -602,10 +654,11 @@ class Round {
   HloInstruction* ensureFusion(HloInstruction* inst, bool reduction) {
     if (inst->isFusion()) return inst;
     int id = m_ids.id(inst);
+    const int64_t instId = inst->id();
     forgetSpace(inst);
     HloInstruction* fusion = wrapInFusion(inst, reduction ? FusionKind::kInput : FusionKind::kLoop);
     forgetSpace(fusion);
-    m_order->replace(inst, fusion);
+    m_order->replace(instId, fusion);
     m_ids.replace(id, fusion);
     return fusion;
   }
@@ -635,7 +688,7 @@ class Round {
   CandidateIds m_ids;
   std::priority_queue<Candidate, std::vector<Candidate>, ByBytes> m_queue;
   std::unordered_set<uint64_t> m_seenPairs;
-  FlatPtrMap<HloInstruction, size_t> m_spaceIndex;
+  std::vector<size_t> m_spaceIndex;  // by HloInstruction::id(): index into m_spaces or kNoSpace
   std::deque<std::optional<IterationSpace>> m_spaces;  // a deque: references stay valid as it grows
   std::unordered_set<std::string> m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
