@@ -1,6 +1,11 @@
 #include "core/runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace fusionscope::core {
 
@@ -8,6 +13,29 @@ namespace {
 
 // Chunks per thread: enough that an unscheduled worker's share is small, few enough that claiming is free.
 constexpr int64_t kChunksPerThread = 4;
+
+// How long a worker keeps polling for the next range before it sleeps on the condition variable, and how long
+// the caller polls for the last chunk before it does. A training step launches kernels back to back, tens of
+// microseconds apart; waking a sleeping thread costs a futex call and a reschedule (10-50 us on a VM), more
+// than many of those kernels take.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Polls `ready` until it returns true or kSpin has passed; returns its last answer.
+template <typename Ready>
+bool spinUntil(Ready ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    cpuRelax();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
 
 }  // namespace
 
@@ -19,6 +47,7 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_stop = true;
+    m_stopping.store(true);
   }
   m_wake.notify_all();
   for (std::thread& worker : m_workers) worker.join();
@@ -44,16 +73,21 @@ void ThreadPool::parallelFor(int64_t range, const std::function<void(int64_t, in
   task->fn = &fn;
   task->range = range;
   task->chunks = std::min<int64_t>(range, threadCount() * kChunksPerThread);
+  bool sleepers = false;
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_task = task;
-    ++m_generation;
+    m_generation.store(m_generation.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    sleepers = m_sleeping > 0;
   }
-  m_wake.notify_all();
+  if (sleepers) m_wake.notify_all();  // polling workers see the new generation without a system call
   work(*task);
-  if (task->done.load(std::memory_order_acquire) != task->chunks) {
+  auto finished = [&] { return task->done.load(std::memory_order_acquire) == task->chunks; };
+  if (!finished() && !spinUntil(finished)) {
     std::unique_lock<std::mutex> lock(m_mutex);
-    m_done.wait(lock, [&] { return task->done.load(std::memory_order_acquire) == task->chunks; });
+    m_callerWaiting = true;
+    m_done.wait(lock, finished);
+    m_callerWaiting = false;
   }
   std::lock_guard<std::mutex> lock(m_mutex);
   if (m_task == task) m_task.reset();
@@ -63,17 +97,20 @@ void ThreadPool::workerLoop() {
   uint64_t seen = 0;
   for (;;) {
     std::shared_ptr<Task> task;
+    spinUntil([&] { return m_generation.load(std::memory_order_acquire) != seen || m_stopping.load(); });
     {
       std::unique_lock<std::mutex> lock(m_mutex);
-      m_wake.wait(lock, [&] { return m_stop || m_generation != seen; });
+      ++m_sleeping;
+      m_wake.wait(lock, [&] { return m_stop || m_generation.load(std::memory_order_relaxed) != seen; });
+      --m_sleeping;
       if (m_stop) return;
-      seen = m_generation;
+      seen = m_generation.load(std::memory_order_relaxed);
       task = m_task;
     }
     if (task && work(*task)) {
-      // Under the mutex, so the caller cannot check `done` and start waiting between our update and the notify.
+      // Under the mutex, so the caller cannot check `done` and start waiting between our update and the check.
       std::lock_guard<std::mutex> lock(m_mutex);
-      m_done.notify_all();
+      if (m_callerWaiting) m_done.notify_all();
     }
   }
 }

@@ -14,8 +14,9 @@ namespace fusionscope::core {
 // A fixed set of worker threads that split one range at a time: parallelFor(range, fn) calls fn(begin, end) on
 // disjoint chunks covering [0, range) and returns when all are done. Chunks (a few per thread) are claimed from an
 // atomic counter by the calling thread and by whichever workers are awake, so a worker the OS does not schedule
-// (another process on the core) delays nothing: the others take its chunks. Not reentrant: one parallelFor at a
-// time.
+// (another process on the core) delays nothing: the others take its chunks. Workers and the caller poll for a
+// short while (200 us) before sleeping, so back-to-back kernels do not pay a thread wake-up each. Not reentrant:
+// one parallelFor at a time.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);
@@ -45,8 +46,12 @@ class ThreadPool {
   std::condition_variable m_wake;
   std::condition_variable m_done;
   std::shared_ptr<Task> m_task;
-  uint64_t m_generation = 0;
+  // Written under m_mutex; read without it by polling workers.
+  std::atomic<uint64_t> m_generation{0};
+  std::atomic<bool> m_stopping{false};
   bool m_stop = false;
+  int m_sleeping = 0;            // workers blocked on m_wake (under m_mutex)
+  bool m_callerWaiting = false;  // parallelFor blocked on m_done (under m_mutex)
 };
 
 }  // namespace fusionscope::core

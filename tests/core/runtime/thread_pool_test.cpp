@@ -58,5 +58,29 @@ TEST(ThreadPoolTest, ASlowChunkDoesNotStopTheOthersFromTakingTheRest) {
   EXPECT_EQ(covered.load(), 800);
 }
 
+// Workers poll for a short while after a call and then sleep: calls spaced wider than the polling window must
+// wake them (and a pool destroyed while its workers poll or sleep must join them).
+TEST(ThreadPoolTest, CallsAfterTheWorkersWentToSleepStillUseThem) {
+  for (auto gap : {std::chrono::microseconds(0), std::chrono::microseconds(50), std::chrono::microseconds(2000)}) {
+    ThreadPool pool(2);
+    bool sawWorker = false;
+    for (int call = 0; call < 20; ++call) {
+      std::this_thread::sleep_for(gap);
+      std::atomic<int64_t> covered{0};
+      std::atomic<bool> otherThread{false};
+      const std::thread::id caller = std::this_thread::get_id();
+      pool.parallelFor(64, [&](int64_t begin, int64_t end) {
+        if (std::this_thread::get_id() != caller) otherThread = true;
+        // Long enough chunks that the worker, once awake, claims some.
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        covered.fetch_add(end - begin);
+      });
+      ASSERT_EQ(covered.load(), 64) << "gap " << gap.count() << " us, call " << call;
+      sawWorker = sawWorker || otherThread.load();
+    }
+    EXPECT_TRUE(sawWorker) << "the worker never ran a chunk with calls " << gap.count() << " us apart";
+  }
+}
+
 }  // namespace
 }  // namespace fusionscope::core
