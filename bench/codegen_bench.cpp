@@ -118,6 +118,17 @@ void runCase(benchmark::State& state, const std::string& name, bool fusion) {
   }
   for (auto _ : state) c.executable->execute();
   state.SetBytesProcessed(state.iterations() * c.bytesPerRun);
+  // Untimed: how much of a run the dot kernels take (fusion leaves them as they are), from 200 more runs with
+  // per-kernel spans, back to back like the timed loop.
+  constexpr int kSpanRuns = 200;
+  std::vector<core::ExecutionSpan> spans;
+  spans.reserve(static_cast<size_t>(kSpanRuns) * c.executable->plan().kernels.size());
+  for (int run = 0; run < kSpanRuns; ++run) c.executable->execute(&spans);
+  int64_t dotNs = 0;
+  for (const core::ExecutionSpan& span : spans) {
+    if (span.kind == "dot") dotNs += span.endNs - span.startNs;
+  }
+  state.counters["dot_us"] = dotNs / 1e3 / kSpanRuns;
   state.counters["kernels"] = static_cast<double>(c.executable->plan().kernels.size());
   state.counters["MB_moved"] = c.bytesPerRun / 1e6;
   state.counters["jit_ms_per_kernel"] = c.compileMsPerKernel;

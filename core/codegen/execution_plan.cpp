@@ -221,6 +221,7 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     }
     PlanKernel kernel;
     kernel.instruction = instruction;
+    kernel.instructionName = instruction->name();
     kernel.name = symbolName(instruction->name());
     while (!usedNames.insert(kernel.name).second) kernel.name += "_";
     kernel.kind = opcode == HloOpcode::kFusion ? std::string(fusionKindName(instruction->fusionKind()))

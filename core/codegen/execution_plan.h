@@ -31,7 +31,10 @@ struct PlanBuffer {
 // could not be computed in place.
 struct PlanKernel {
   std::string name;  // unique, usable as a symbol: "fusion_3"
+  // The instruction lowered; only valid while the module lives (while compiling). Executables that outlive the
+  // module use instructionName.
   const HloInstruction* instruction = nullptr;
+  std::string instructionName;  // its HLO name ("fusion.3"); the kernel name for a synthetic copy
   std::string kind;  // "kLoop", "kInput", "kOutput", "kCustom" for fusions, else the opcode ("dot", "copy")
   std::vector<int> inputs;
   std::vector<int> outputs;

@@ -152,7 +152,7 @@ StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const
     const int64_t range = (*emitted)[k].range;
     const int64_t blocks = std::max<int64_t>(1, (range + options.blockSize - 1) / options.blockSize);
     kernels.push_back({{"name", kernel.name},
-                       {"instruction", kernel.instruction != nullptr ? kernel.instruction->name() : kernel.name},
+                       {"instruction", kernel.instructionName.empty() ? kernel.name : kernel.instructionName},
                        {"kind", kernel.kind},
                        {"grid", {blocks, 1, 1}},
                        {"block", {options.blockSize, 1, 1}},

@@ -200,7 +200,7 @@ void CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
     }
     if (spans != nullptr) {
       const PlanKernel& kernel = m_plan.kernels[k];
-      spans->push_back({kernel.instruction != nullptr ? kernel.instruction->name() : kernel.name, kernel.kind, start,
+      spans->push_back({kernel.instructionName.empty() ? kernel.name : kernel.instructionName, kernel.kind, start,
                         nowNs(), kernel.bytesRead, kernel.bytesWritten, kernel.elements});
     }
   }

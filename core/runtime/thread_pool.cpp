@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -33,7 +34,11 @@ bool spinUntil(Ready ready) {
   for (int i = 0;; ++i) {
     if (ready()) return true;
     cpuRelax();
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= deadline) return ready();
+    if ((i & 63) == 63) {
+      if (std::chrono::steady_clock::now() >= deadline) return ready();
+      // When the poller shares a core with the thread it waits for, let that thread run.
+      std::this_thread::yield();
+    }
   }
 }
 

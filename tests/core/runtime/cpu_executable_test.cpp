@@ -556,6 +556,28 @@ ENTRY e {
   EXPECT_EQ((*executable)->compileSpans().size(), 6u);
 }
 
+// compile() promises not to reference the module afterwards; spans named kernels through the plan's instruction
+// pointers, which dangled once the module was gone (the codegen benchmark found it).
+TEST(CpuExecutableTest, SpansAfterTheModuleIsGone) {
+  auto module = parse(R"(HloModule gone
+ENTRY e {
+  x = f32[64] parameter(0)
+  ROOT the_negation_with_a_name_longer_than_short_string_storage = f32[64] negate(x)
+})");
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*module);
+  ASSERT_TRUE(executable.ok()) << executable.message();
+  std::vector<Value> arguments = randomArguments(*module, 1);
+  module.reset();
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    ASSERT_TRUE((*executable)->setParameter(static_cast<int64_t>(i), arguments[i]).ok());
+  }
+  std::vector<ExecutionSpan> spans;
+  (*executable)->execute(&spans);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].name, "the_negation_with_a_name_longer_than_short_string_storage");
+  EXPECT_EQ(spans[0].kind, "negate");
+}
+
 TEST(CpuExecutableTest, UnsupportedOpcodeIsNamedInTheError) {
   auto module = parse(R"(HloModule bad
 ENTRY e {
