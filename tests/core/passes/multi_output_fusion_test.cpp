@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/ir/hlo_verifier.h"
@@ -418,6 +419,33 @@ ENTRY main {
   EXPECT_TRUE(
       hasReason(context, "not merging fusion.1 and fusion.2: the merged fusion would have 3 operands (limit 2)"))
       << reasons(context);
+}
+
+// Past 4,096 instructions candidates are taken window by window along the topological order: a pair near the
+// start goes before a pair near the end that saves more, and both still merge.
+TEST(MultiOutputFusionTest, BigComputationsAreWorkedFrontToBack) {
+  std::string text = "HloModule windows\nENTRY main {\n  p_small = f32[64]{0} parameter(0)\n"
+                     "  q = f32[2]{0} parameter(1)\n  p_big = f32[4096]{0} parameter(2)\n"
+                     "  n.a = f32[64]{0} negate(p_small)\n  n.b = f32[64]{0} abs(p_small)\n  x.0 = f32[2]{0} negate(q)\n";
+  constexpr int kChain = 4200;
+  for (int i = 1; i <= kChain; ++i) text += fmt::format("  x.{} = f32[2]{{0}} negate(x.{})\n", i, i - 1);
+  text += "  m.a = f32[4096]{0} negate(p_big)\n  m.b = f32[4096]{0} abs(p_big)\n";
+  text += fmt::format(
+      "  ROOT t = (f32[64]{{0}}, f32[64]{{0}}, f32[2]{{0}}, f32[4096]{{0}}, f32[4096]{{0}}) tuple(n.a, n.b, x.{}, m.a, "
+      "m.b)\n}}\n",
+      kChain);
+  auto module = parseOrFail(text);
+  MultiOutputFusion pass;
+  PassContext context;
+  ASSERT_TRUE(runPass(pass, *module, context)) << reasons(context);
+  std::vector<std::string> merged;
+  for (const FusionDecision& decision : context.decisions()) {
+    if (decision.fused) merged.push_back(decision.reason);
+  }
+  ASSERT_EQ(merged.size(), 2u) << reasons(context);
+  EXPECT_NE(merged[0].find("merged n.a and n.b"), std::string::npos) << merged[0];
+  EXPECT_NE(merged[1].find("merged m.a and m.b"), std::string::npos) << merged[1];
+  EXPECT_TRUE(verifyModule(*module).ok()) << verifyModule(*module).message();
 }
 
 TEST(MultiOutputFusionTest, PairSavingMoreBytesGoesFirst) {
