@@ -12,6 +12,7 @@
 
 #include "tests/common/malformed_files.h"
 #include "viewer/graph_scene.h"
+#include "tests/viewer/window_fixture.h"
 #include "viewer/main_window.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
@@ -24,21 +25,9 @@ using fusionscope::testing::MalformedFile;
 
 const std::string kMnistSample = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
 
-class MalformedFilesWindowTest : public ::testing::Test {
+class MalformedFilesWindowTest : public testing::MainWindowTest {
  protected:
-  void SetUp() override {
-    QStandardPaths::setTestModeEnabled(true);
-    window = std::make_unique<MainWindow>();
-    window->setErrorDialogsEnabled(false);
-    window->resize(1400, 900);
-    window->show();
-  }
-
-  bool idle() {
-    bool done = QTest::qWaitFor([&] { return !window->isBusy(); }, 60000);
-    QCoreApplication::processEvents();
-    return done;
-  }
+  bool idle() { return testing::waitIdle(*window); }
 
   // Writes `file` under dir (a directory for directory entries, nothing for "missing") and returns its path.
   QString materialize(const QTemporaryDir& dir, const MalformedFile& file) {
@@ -61,8 +50,6 @@ class MalformedFilesWindowTest : public ::testing::Test {
     bool done = QTest::qWaitFor([&] { return failed.count() + loaded.count() + traceLoaded.count() > 0; }, 60000);
     return done && failed.count() == 1 && loaded.count() == 0 && traceLoaded.count() == 0 && idle();
   }
-
-  std::unique_ptr<MainWindow> window;
 };
 
 TEST_F(MalformedFilesWindowTest, EveryBrokenModuleKeepsTheOpenOne) {

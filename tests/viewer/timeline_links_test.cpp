@@ -22,6 +22,7 @@
 #include "profiler/compare/trace_compare.h"
 #include "profiler/trace/chrome_json_import.h"
 #include "viewer/inspector.h"
+#include "tests/viewer/window_fixture.h"
 #include "viewer/main_window.h"
 #include "viewer/timeline_model.h"
 #include "viewer/timeline_panel.h"
@@ -39,28 +40,10 @@ std::shared_ptr<const TimelineModel> traceModel(const std::string& text) {
   return std::make_shared<TimelineModel>(std::move(*trace));
 }
 
-class LinkWindowTest : public ::testing::Test {
+class LinkWindowTest : public testing::MainWindowTest {
  protected:
-  void SetUp() override {
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings().clear();
-    window = std::make_unique<MainWindow>();
-    window->setErrorDialogsEnabled(false);
-    window->resize(1400, 900);
-    window->show();
-  }
-  bool openMnist() {
-    QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
-    window->openPath(QString::fromStdString(kMnist));
-    return QTest::qWaitFor([&] { return loaded.count() > 0 && !window->isBusy(); }, 120000);
-  }
-  bool openTrace(const QString& path) {
-    QSignalSpy loaded(window.get(), &MainWindow::traceLoaded);
-    QSignalSpy failed(window.get(), &MainWindow::loadFailed);
-    window->openTrace(path);
-    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 120000) && loaded.count() == 1;
-  }
-  std::unique_ptr<MainWindow> window;
+  bool openMnist() { return testing::openAndWait(*window, kMnist); }
+  bool openTrace(const QString& path) { return testing::openTraceAndWait(*window, path); }
 };
 
 TEST(TimelineLinkTest, InstructionComesFromTheHloOpArgElseTheName) {

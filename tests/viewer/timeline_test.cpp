@@ -26,6 +26,7 @@
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/flow_binding.h"
 #include "viewer/inspector.h"
+#include "tests/viewer/window_fixture.h"
 #include "viewer/main_window.h"
 #include "viewer/timeline_model.h"
 #include "viewer/timeline_panel.h"
@@ -83,18 +84,7 @@ bool waitForTrace(MainWindow& window, const std::function<void()>& open) {
   return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 120000) && loaded.count() == 1;
 }
 
-class TimelineWindowTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings().clear();
-    window = std::make_unique<MainWindow>();
-    window->setErrorDialogsEnabled(false);
-    window->resize(1400, 900);
-    window->show();
-  }
-  std::unique_ptr<MainWindow> window;
-};
+using TimelineWindowTest = testing::MainWindowTest;
 
 // Every corpus trace: the model shows what the importer read, each slice in exactly one lane and row, rows
 // non-overlapping and sorted, and the window shows the same lanes.

@@ -28,6 +28,7 @@
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
+#include "tests/viewer/window_fixture.h"
 #include "viewer/main_window.h"
 #include "viewer/stage_list_model.h"
 
@@ -62,38 +63,15 @@ int64_t expectedNodes(const HloComputation& computation, bool collapse, const st
   return count;
 }
 
-// Waits until the window has nothing running, then one more event turn.
-bool waitIdle(MainWindow& window, int timeoutMs = 60000) {
-  bool idle = QTest::qWaitFor([&] { return !window.isBusy(); }, timeoutMs);
-  QCoreApplication::processEvents();
-  return idle;
-}
-
-bool openAndWait(MainWindow& window, const std::string& path) {
-  QSignalSpy loaded(&window, &MainWindow::documentLoaded);
-  QSignalSpy failed(&window, &MainWindow::loadFailed);
-  window.openPath(QString::fromStdString(path));
-  bool done = QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 120000);
-  return done && loaded.count() == 1 && waitIdle(window);
-}
+using testing::openAndWait;
+using testing::waitIdle;
 
 bool showStage(MainWindow& window, int position) {
   window.setCurrentStage(position);
   return waitIdle(window) && window.currentStage() == position && window.graphScene()->graph() != nullptr;
 }
 
-class ViewerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    QStandardPaths::setTestModeEnabled(true);
-    QSettings().clear();
-    window = std::make_unique<MainWindow>();
-    window->setErrorDialogsEnabled(false);
-    window->resize(1400, 900);
-    window->show();
-  }
-  std::unique_ptr<MainWindow> window;
-};
+using ViewerTest = testing::MainWindowTest;
 
 TEST(GraphModelTest, MnistNodeCountsMatchTheModule) {
   auto module = core::parseHloModuleFile(kMnist);

@@ -1,0 +1,57 @@
+#pragma once
+
+// The MainWindow the viewer's window tests start from, and the waits they share: offscreen, settings in Qt's
+// test location and cleared, error dialogs off (failures come as loadFailed signals), 1400x900 and shown.
+#include <QCoreApplication>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QString>
+#include <QTest>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "viewer/main_window.h"
+
+namespace fusionscope::viewer::testing {
+
+// Waits until the window has nothing running, then one more event turn.
+inline bool waitIdle(MainWindow& window, int timeoutMs = 60000) {
+  bool idle = QTest::qWaitFor([&] { return !window.isBusy(); }, timeoutMs);
+  QCoreApplication::processEvents();
+  return idle;
+}
+
+// Opens an HLO module; true once it loaded (not failed) and the window is idle.
+inline bool openAndWait(MainWindow& window, const std::string& path) {
+  QSignalSpy loaded(&window, &MainWindow::documentLoaded);
+  QSignalSpy failed(&window, &MainWindow::loadFailed);
+  window.openPath(QString::fromStdString(path));
+  bool done = QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 120000);
+  return done && loaded.count() == 1 && waitIdle(window);
+}
+
+// Opens a trace file; true once it loaded (not failed).
+inline bool openTraceAndWait(MainWindow& window, const QString& path) {
+  QSignalSpy loaded(&window, &MainWindow::traceLoaded);
+  QSignalSpy failed(&window, &MainWindow::loadFailed);
+  window.openTrace(path);
+  return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 120000) && loaded.count() == 1;
+}
+
+class MainWindowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().clear();
+    window = std::make_unique<MainWindow>();
+    window->setErrorDialogsEnabled(false);
+    window->resize(1400, 900);
+    window->show();
+  }
+  std::unique_ptr<MainWindow> window;
+};
+
+}  // namespace fusionscope::viewer::testing
