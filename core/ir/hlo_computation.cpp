@@ -17,7 +17,7 @@ HloInstruction* HloComputation::addInstruction(std::unique_ptr<HloInstruction> i
   raw->m_slot = m_instructions.size();
   raw->m_id = m_nextId++;
   m_instructions.push_back(std::move(instruction));
-  m_byName.emplace(raw->name(), raw);
+  m_byName.insert(raw);
   return raw;
 }
 
@@ -57,7 +57,7 @@ Status HloComputation::removeInstruction(HloInstruction* instruction) {
   }
   instruction->dropAllOperands();
   instruction->dropAllControlDependencies();
-  m_byName.erase(instruction->name());
+  m_byName.erase(instruction);
   m_instructions[instruction->m_slot].reset();
   ++m_removed;
   return okStatus();
@@ -84,7 +84,7 @@ int64_t HloComputation::removeInstructionAndUnusedOperands(HloInstruction* instr
 }
 
 std::string HloComputation::uniqueInstructionName(std::string_view base) const {
-  if (!m_byName.count(base)) return std::string(base);
+  if (!m_byName.contains(base)) return std::string(base);
   // Strip a numeric suffix so `exp.3` gives `exp.4`, not `exp.3.1`.
   std::string_view stem = base;
   if (size_t dot = stem.rfind('.'); dot != std::string_view::npos && dot + 1 < stem.size() &&
@@ -92,11 +92,11 @@ std::string HloComputation::uniqueInstructionName(std::string_view base) const {
                                                 [](char c) { return c >= '0' && c <= '9'; })) {
     stem = stem.substr(0, dot);
   }
-  if (!m_byName.count(stem)) return std::string(stem);
+  if (!m_byName.contains(stem)) return std::string(stem);
   int64_t& next = m_nextSuffix[std::string(stem)];
   for (int64_t n = std::max<int64_t>(next, 1);; ++n) {
     std::string candidate = fmt::format("{}.{}", stem, n);
-    if (!m_byName.count(candidate)) {
+    if (!m_byName.contains(candidate)) {
       next = n + 1;
       return candidate;
     }
@@ -104,19 +104,18 @@ std::string HloComputation::uniqueInstructionName(std::string_view base) const {
 }
 
 HloInstruction* HloComputation::findInstruction(std::string_view name) const {
-  auto it = m_byName.find(name);
-  return it == m_byName.end() ? nullptr : it->second;
+  return m_byName.find(name);
 }
 
 Status HloComputation::renameInstruction(HloInstruction* instruction, std::string name) {
   if (name == instruction->name()) return okStatus();
-  if (m_byName.count(name)) {
+  if (m_byName.contains(name)) {
     return Status::error(
         fmt::format("cannot rename {} to {}: name already used in {}", instruction->name(), name, m_name));
   }
-  m_byName.erase(instruction->name());
+  m_byName.erase(instruction);
   instruction->m_name = std::move(name);
-  m_byName.emplace(instruction->name(), instruction);
+  m_byName.insert(instruction);
   return okStatus();
 }
 

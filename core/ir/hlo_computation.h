@@ -8,6 +8,7 @@
 
 #include "core/base/status.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/ir/name_index.h"
 
 namespace fusionscope::core {
 
@@ -84,7 +85,7 @@ class HloComputation {
   mutable std::unordered_map<std::string, int64_t> m_nextSuffix;
   int64_t m_removed = 0;
   int64_t m_nextId = 0;
-  std::unordered_map<std::string_view, HloInstruction*> m_byName;
+  NameIndex<HloInstruction> m_byName;
   HloInstruction* m_root = nullptr;
   bool m_isFusion = false;
 };
