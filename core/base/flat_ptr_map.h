@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/base/hashed_slots.h"
+
 namespace fusionscope {
 
 // Open-addressing map from a pointer to a small value, for per-pass tables keyed by instruction (post
@@ -38,12 +40,8 @@ class FlatPtrMap {
     size_t mask = m_slots.size() - 1;
     size_t hole = probe(key);
     if (m_slots[hole].key == nullptr) return;
-    // Backward-shift deletion: move each later entry of the run into the hole unless its home slot lies
-    // cyclically in (hole, next], where it must stay to remain reachable from its home.
     for (size_t next = (hole + 1) & mask; m_slots[next].key != nullptr; next = (next + 1) & mask) {
-      size_t home = homeSlot(m_slots[next].key);
-      bool staysPut = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
-      if (!staysPut) {
+      if (!backwardShiftKeeps(hole, next, homeSlot(m_slots[next].key))) {
         m_slots[hole] = m_slots[next];
         hole = next;
       }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base/hashed_slots.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -98,52 +99,6 @@ struct InstructionEqual {
   }
 };
 
-// The table of representatives: open addressing over (hash, instruction) slots, so a probe reads one 16-byte
-// slot and touches the other instruction only when the full hashes match. std::unordered_set put every entry
-// in its own heap node, one more cache miss per instruction on a 100k-instruction computation.
-class RepresentativeTable {
- public:
-  explicit RepresentativeTable(size_t expected) {
-    size_t capacity = 16;
-    while (capacity < 2 * expected) capacity *= 2;
-    m_slots.assign(capacity, Slot());
-  }
-  // The instruction equal to `inst` already in the table, or nullptr after adding `inst`.
-  HloInstruction* findOrInsert(HloInstruction* inst) {
-    if (2 * (m_size + 1) > m_slots.size()) grow();
-    const size_t hash = InstructionHash()(inst);
-    const size_t mask = m_slots.size() - 1;
-    for (size_t i = hash & mask;; i = (i + 1) & mask) {
-      Slot& slot = m_slots[i];
-      if (slot.inst == nullptr) {
-        slot = Slot{hash, inst};
-        ++m_size;
-        return nullptr;
-      }
-      if (slot.hash == hash && InstructionEqual()(slot.inst, inst)) return slot.inst;
-    }
-  }
-
- private:
-  struct Slot {
-    size_t hash = 0;
-    HloInstruction* inst = nullptr;
-  };
-  void grow() {
-    std::vector<Slot> old = std::move(m_slots);
-    m_slots.assign(old.size() * 2, Slot());
-    const size_t mask = m_slots.size() - 1;
-    for (const Slot& slot : old) {
-      if (slot.inst == nullptr) continue;
-      size_t i = slot.hash & mask;
-      while (m_slots[i].inst != nullptr) i = (i + 1) & mask;
-      m_slots[i] = slot;
-    }
-  }
-  std::vector<Slot> m_slots;
-  size_t m_size = 0;
-};
-
 bool isRng(HloOpcode opcode) {
   return opcode == HloOpcode::kRng || opcode == HloOpcode::kRngBitGenerator ||
          opcode == HloOpcode::kRngGetAndUpdateState;
@@ -161,13 +116,17 @@ bool mayMerge(const HloInstruction& inst, SideEffectAnalysis& sideEffects) {
 StatusOr<bool> runOnComputation(HloComputation& computation, SideEffectAnalysis& sideEffects) {
   StatusOr<std::vector<HloInstruction*>> order = computation.postOrder();
   if (!order.ok()) return Status::error(fmt::format("cse: {}", order.message()));
-  RepresentativeTable seen(order->size());
+  // Representatives in open-addressing slots: a probe reads the other instruction only when the hashes match.
+  HashedSlots<HloInstruction> seen(order->size());
   bool changed = false;
   for (HloInstruction* inst : *order) {
     if (!mayMerge(*inst, sideEffects)) continue;
     // Operands come earlier in post order and were already replaced by their representatives, so the key
     // computed here never changes while the instruction sits in the table.
-    HloInstruction* representative = seen.findOrInsert(inst);
+    HloInstruction* representative =
+        seen.findOrInsert(InstructionHash()(inst), inst, [&](const HloInstruction& other) {
+          return InstructionEqual()(&other, inst);
+        });
     if (representative == nullptr) continue;
     inst->replaceAllUsesWith(representative);
     if (Status s = computation.removeInstruction(inst); !s.ok()) {
