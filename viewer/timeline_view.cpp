@@ -68,17 +68,7 @@ void TimelineView::setGroups(std::vector<Group> groups) {
   m_groups = std::move(groups);
   m_selected = Hit{};
   m_rangeFrom = m_rangeTo = 0;
-  m_totalStart = 0;
-  m_totalEnd = 0;
-  bool first = true;
-  for (const Group& g : m_groups) {
-    const double s = static_cast<double>(g.model->startNs() - g.offsetNs);
-    const double e = static_cast<double>(g.model->endNs() - g.offsetNs);
-    m_totalStart = first ? s : std::min(m_totalStart, s);
-    m_totalEnd = first ? e : std::max(m_totalEnd, e);
-    first = false;
-  }
-  if (m_totalEnd <= m_totalStart) m_totalEnd = m_totalStart + 1000;
+  updateTotalExtent();
   relayout();
   fitAll();
 }
@@ -92,7 +82,15 @@ void TimelineView::setHighlighted(int group, std::vector<uint32_t> events) {
 
 void TimelineView::setOffsets(const std::vector<int64_t>& offsets) {
   for (size_t g = 0; g < m_groups.size() && g < offsets.size(); ++g) m_groups[g].offsetNs = offsets[g];
-  m_totalStart = m_totalEnd = 0;
+  updateTotalExtent();
+  clampView();
+  update();
+  emit viewChanged();
+}
+
+void TimelineView::updateTotalExtent() {
+  m_totalStart = 0;
+  m_totalEnd = 0;
   bool first = true;
   for (const Group& g : m_groups) {
     const double s = static_cast<double>(g.model->startNs() - g.offsetNs);
@@ -102,9 +100,6 @@ void TimelineView::setOffsets(const std::vector<int64_t>& offsets) {
     first = false;
   }
   if (m_totalEnd <= m_totalStart) m_totalEnd = m_totalStart + 1000;
-  clampView();
-  update();
-  emit viewChanged();
 }
 
 void TimelineView::relayout() {

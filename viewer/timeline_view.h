@@ -104,6 +104,8 @@ class TimelineView : public QWidget {
     int top = 0;    // content y (before scrolling)
     int height = 0;
   };
+  // m_totalStart/m_totalEnd: the span of every group on the shared axis (after its offset), at least 1 us.
+  void updateTotalExtent();
   void relayout();
   int contentHeight() const;
   double xOf(double viewNs) const;

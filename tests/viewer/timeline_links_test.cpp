@@ -85,9 +85,7 @@ TEST_F(LinkWindowTest, KernelWithOtherNameLinksThroughHloOp) {
   const auto document = window->document();
   const StageEntry& last = document->stages.back();
   ASSERT_TRUE(last.module);
-  std::vector<std::string> fusions;
-  for (const auto& inst : last.module->entry()->instructions())
-    if (inst->opcode() == core::HloOpcode::kFusion) fusions.push_back(inst->name());
+  const std::vector<std::string> fusions = testing::lastStageFusions(*window);
   ASSERT_GE(fusions.size(), 2u);
   // Two launches of each fusion under an opaque PTX name; the one named like fusions[0] ran fusions[1].
   std::string text = "[";

@@ -537,9 +537,7 @@ TEST_F(TimelineWindowTest, KernelSelectsItsFusionAndBack) {
   const auto document = window->document();
   const StageEntry& last = document->stages.back();
   ASSERT_TRUE(last.module);
-  std::vector<std::string> fusions;
-  for (const auto& inst : last.module->entry()->instructions())
-    if (inst->opcode() == core::HloOpcode::kFusion) fusions.push_back(inst->name());
+  const std::vector<std::string> fusions = testing::lastStageFusions(*window);
   ASSERT_GE(fusions.size(), 2u);
 
   // A trace with one launch per fusion (PTX names), twice, and an unrelated memcpy.

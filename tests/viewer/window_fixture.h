@@ -10,9 +10,12 @@
 #include <QTest>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_module.h"
 #include "viewer/main_window.h"
 
 namespace fusionscope::viewer::testing {
@@ -39,6 +42,17 @@ inline bool openTraceAndWait(MainWindow& window, const QString& path) {
   QSignalSpy failed(&window, &MainWindow::loadFailed);
   window.openTrace(path);
   return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 120000) && loaded.count() == 1;
+}
+
+// Names of the fusions in the entry of the open document's last stage, in instruction order.
+inline std::vector<std::string> lastStageFusions(const MainWindow& window) {
+  std::vector<std::string> fusions;
+  const auto document = window.document();
+  if (!document || document->stages.empty() || !document->stages.back().module) return fusions;
+  for (const auto& inst : document->stages.back().module->entry()->instructions()) {
+    if (inst->opcode() == core::HloOpcode::kFusion) fusions.push_back(inst->name());
+  }
+  return fusions;
 }
 
 class MainWindowTest : public ::testing::Test {
