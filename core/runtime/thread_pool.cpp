@@ -51,8 +51,7 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_stop = true;
-    m_stopping.store(true);
+    m_stop.store(true);
   }
   m_wake.notify_all();
   for (std::thread& worker : m_workers) worker.join();
@@ -102,13 +101,13 @@ void ThreadPool::workerLoop() {
   uint64_t seen = 0;
   for (;;) {
     std::shared_ptr<Task> task;
-    spinUntil([&] { return m_generation.load(std::memory_order_acquire) != seen || m_stopping.load(); });
+    spinUntil([&] { return m_generation.load(std::memory_order_acquire) != seen || m_stop.load(); });
     {
       std::unique_lock<std::mutex> lock(m_mutex);
       ++m_sleeping;
-      m_wake.wait(lock, [&] { return m_stop || m_generation.load(std::memory_order_relaxed) != seen; });
+      m_wake.wait(lock, [&] { return m_stop.load() || m_generation.load(std::memory_order_relaxed) != seen; });
       --m_sleeping;
-      if (m_stop) return;
+      if (m_stop.load()) return;
       seen = m_generation.load(std::memory_order_relaxed);
       task = m_task;
     }

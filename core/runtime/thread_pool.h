@@ -48,8 +48,7 @@ class ThreadPool {
   std::shared_ptr<Task> m_task;
   // Written under m_mutex; read without it by polling workers.
   std::atomic<uint64_t> m_generation{0};
-  std::atomic<bool> m_stopping{false};
-  bool m_stop = false;
+  std::atomic<bool> m_stop{false};
   int m_sleeping = 0;            // workers blocked on m_wake (under m_mutex)
   bool m_callerWaiting = false;  // parallelFor blocked on m_done (under m_mutex)
 };
