@@ -5,6 +5,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_set>
@@ -397,19 +398,35 @@ class Round {
     if (!post.ok()) return post.status();
     m_order.emplace(*post, m_computation.idBound());
     m_spaceIndex.assign(static_cast<size_t>(m_computation.idBound()), kNoSpace);
-    collectSiblings(*post);
-    collectProducerConsumers(*post);
+    // Window by window: collect the candidates found from the window's instructions, then take every candidate
+    // of the window. A pair's window is that of its later instruction, and operands come before their users,
+    // so each window's candidates are all queued when it is taken. Merges only touch positions inside earlier
+    // windows, so what is collected here is what a collection of the whole computation at the start of the
+    // round would have found, but collected while the window is still in cache from the merges that follow.
+    const std::vector<HloInstruction*>& order = *post;
     bool changed = false;
-    while (!m_queue.empty()) {
-      Candidate candidate = m_queue.top();
-      m_queue.pop();
-      StatusOr<bool> merged = candidate.sibling ? trySiblings(candidate) : tryProducerConsumer(candidate);
-      if (!merged.ok()) return merged.status();
-      changed = changed || *merged;
+    for (size_t begin = 0; begin < order.size(); begin += static_cast<size_t>(kWindow)) {
+      const std::span<HloInstruction* const> window(order.data() + begin,
+                                                    std::min(order.size() - begin, static_cast<size_t>(kWindow)));
+      collectSiblings(window);
+      collectProducerConsumers(window);
+      const int64_t last = static_cast<int64_t>(begin) / kWindow;
+      while (!m_queue.empty() && m_queue.top().window <= last) {
+        Candidate candidate = m_queue.top();
+        m_queue.pop();
+        StatusOr<bool> merged = candidate.sibling ? trySiblings(candidate) : tryProducerConsumer(candidate);
+        if (!merged.ok()) return merged.status();
+        changed = changed || *merged;
+      }
     }
     return changed;
   }
-  std::vector<FusionDecision>& refusals() { return m_refusals; }
+  // Refusals found while collecting (in the order found), then those of the merge loop.
+  std::vector<FusionDecision> refusals() {
+    std::vector<FusionDecision> all = std::move(m_collectRefusals);
+    all.insert(all.end(), std::make_move_iterator(m_refusals.begin()), std::make_move_iterator(m_refusals.end()));
+    return all;
+  }
 
  private:
   // iterationSpace() once per instruction and round: it is asked for every user of every shared operand and for
@@ -427,6 +444,11 @@ class Round {
     const size_t key = static_cast<size_t>(inst->id());
     if (key < m_spaceIndex.size()) m_spaceIndex[key] = kNoSpace;
   }
+  // A merge makes the merged instructions' users read get-tuple-elements instead: an unfused reduce among them
+  // has a cached space pointing at its old operand's shape.
+  void forgetUsersSpaces(HloInstruction* inst) {
+    for (HloInstruction* user : inst->users()) forgetSpace(user);
+  }
   static constexpr size_t kNoSpace = static_cast<size_t>(-1);
 
   // One 64-bit key per unordered pair of candidate ids and kind: a hash set stays O(1) on big modules, where a
@@ -442,14 +464,16 @@ class Round {
     int b = m_ids.id(second);
     if (!m_seenPairs.insert(pairKey(sibling, a, b)).second) return;
     const int64_t window = std::max(m_order->position(first), m_order->position(second)) / kWindow;
-    m_queue.push(Candidate{window, bytes, m_sequence++, sibling, a, b});
+    // Siblings and producer-consumer pairs never tie on kind, so each kind keeps its own discovery order.
+    const int64_t sequence = sibling ? m_siblingSequence++ : kProducerConsumerSequence + m_producerConsumerSequence++;
+    m_queue.push(Candidate{window, bytes, sequence, sibling, a, b});
   }
 
   // Siblings: for every operand worth sharing, its users that can be multi-output kernels, in
   // topological order; each one pairs with the previous user of the same iteration shape (pairing only
   // neighbours keeps this linear; merged kernels carry the pairing on).
-  void collectSiblings(const std::vector<HloInstruction*>& post) {
-    for (HloInstruction* operand : post) {
+  void collectSiblings(std::span<HloInstruction* const> operands) {
+    for (HloInstruction* operand : operands) {
       if (operand->opcode() == HloOpcode::kConstant || !operand->shape().isArray() ||
           operand->shape().elementCount() <= 1 || operand->users().size() < 2) {
         continue;
@@ -482,7 +506,9 @@ class Round {
           int a = m_ids.id(previous);
           int b = m_ids.id(user);
           if (m_seenPairs.insert(pairKey(true, a, b)).second) {
-            refuse(*previous, *user, fmt::format("not merging {} and {}: {}", previous->name(), user->name(), *why));
+            m_collectRefusals.push_back(refusal(*previous, *user,
+                                                fmt::format("not merging {} and {}: {}", previous->name(),
+                                                            user->name(), *why)));
           }
         }
       }
@@ -491,8 +517,8 @@ class Round {
 
   // Producer-consumer: an elementwise instruction or single-output kLoop fusion read by a reduction and
   // by something else.
-  void collectProducerConsumers(const std::vector<HloInstruction*>& post) {
-    for (HloInstruction* consumer : post) {
+  void collectProducerConsumers(std::span<HloInstruction* const> consumers) {
+    for (HloInstruction* consumer : consumers) {
       const std::optional<IterationSpace>& space = cachedSpace(consumer);
       if (!space || !space->reduction) continue;
       for (HloInstruction* producer : distinctOperands(*consumer)) {
@@ -575,6 +601,8 @@ class Round {
     const int64_t fusionBId = fusionB->id();
     forgetSpace(fusionA);
     forgetSpace(fusionB);
+    forgetUsersSpaces(fusionA);
+    forgetUsersSpaces(fusionB);
     StatusOr<HloInstruction*> merged = mergeSiblingFusion(fusionA, fusionB);
     if (!merged.ok()) return merged.status();
     m_order->forget(fusionBId);
@@ -637,6 +665,8 @@ class Round {
     HloInstruction* fusion = ensureFusion(consumer, true);  // consumer may be gone after this
     int consumerId = m_ids.id(fusion);
     forgetSpace(fusion);
+    forgetUsersSpaces(fusion);
+    forgetUsersSpaces(producer);
     StatusOr<HloInstruction*> fused = fuseProducerMultiOutput(fusion, producer);
     if (!fused.ok()) return fused.status();
     m_order->forget(producerId);
@@ -675,7 +705,8 @@ class Round {
     return fusion;
   }
 
-  void refuse(const HloInstruction& moving, const HloInstruction& into, std::string reason, int64_t bytes = 0) {
+  FusionDecision refusal(const HloInstruction& moving, const HloInstruction& into, std::string reason,
+                         int64_t bytes = 0) const {
     FusionDecision decision;
     decision.pass = std::string(kPassName);
     decision.computation = m_computation.name();
@@ -684,13 +715,13 @@ class Round {
     decision.fused = false;
     decision.bytesSaved = bytes;
     decision.reason = std::move(reason);
-    m_refusals.push_back(std::move(decision));
+    return decision;
   }
   // A pair can come back through forwarding (its kernels merged with others); say no once.
   void refuseOnce(const HloInstruction& a, const HloInstruction& b, std::string reason, int64_t bytes) {
     std::string key = fmt::format("{}\n{}", a.name(), b.name());
     if (!m_refusedPairs.insert(std::move(key)).second) return;
-    refuse(a, b, std::move(reason), bytes);
+    m_refusals.push_back(refusal(a, b, std::move(reason), bytes));
   }
 
   HloComputation& m_computation;
@@ -704,7 +735,10 @@ class Round {
   std::deque<std::optional<IterationSpace>> m_spaces;  // a deque: references stay valid as it grows
   std::unordered_set<std::string> m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
-  int64_t m_sequence = 0;
+  static constexpr int64_t kProducerConsumerSequence = int64_t{1} << 40;
+  int64_t m_siblingSequence = 0;
+  int64_t m_producerConsumerSequence = 0;
+  std::vector<FusionDecision> m_collectRefusals;
 };
 
 }  // namespace

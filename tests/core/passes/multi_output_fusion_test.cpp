@@ -514,6 +514,49 @@ std::filesystem::path corpusFile(const std::string& name) {
   return testing::corpusDir() / "hlo" / name;
 }
 
+// fusion.1 and fusion.2 share two operands, so they merge first: fusion.2 is deleted and the unfused reduce r,
+// which read it, now reads a get-tuple-element of fusion.1. When the pair (r, neg) is taken in the same round,
+// r must be seen as reducing that f32[32,64] (before the fix, its cached iteration space still pointed at the
+// deleted fusion.2's shape: a use after free under ASan).
+TEST(MultiOutputFusionTest, ReduceOfAFusionThatMergedStillSeesItsInputShape) {
+  auto module = parseOrFail(R"(
+HloModule reduce_of_merged
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+fused_add {
+  a.0 = f32[32,64]{1,0} parameter(0)
+  a.1 = f32[32,64]{1,0} parameter(1)
+  ROOT add.0 = f32[32,64]{1,0} add(a.0, a.1)
+}
+fused_sub {
+  b.0 = f32[32,64]{1,0} parameter(0)
+  b.1 = f32[32,64]{1,0} parameter(1)
+  ROOT sub.0 = f32[32,64]{1,0} subtract(b.0, b.1)
+}
+ENTRY main {
+  p0 = f32[32,64]{1,0} parameter(0)
+  p1 = f32[32,64]{1,0} parameter(1)
+  zero = f32[] constant(0)
+  fusion.1 = f32[32,64]{1,0} fusion(p0, p1), kind=kLoop, calls=fused_add
+  fusion.2 = f32[32,64]{1,0} fusion(p0, p1), kind=kLoop, calls=fused_sub
+  r = f32[32]{0} reduce(fusion.2, zero), dimensions={1}, to_apply=add
+  neg = f32[32,64]{1,0} negate(fusion.2)
+  ROOT t = (f32[32,64]{1,0}, f32[32]{0}, f32[32,64]{1,0}) tuple(fusion.1, r, neg)
+}
+)");
+  MultiOutputFusion pass;
+  PassContext context;
+  ASSERT_TRUE(runPass(pass, *module, context)) << reasons(context);
+  EXPECT_FALSE(hasReason(context, "is not the shape")) << reasons(context);
+  EXPECT_TRUE(hasReason(context, "merged r and neg")) << reasons(context) << printModule(*module);
+  auto fusions = entryFusions(*module);
+  ASSERT_EQ(fusions.size(), 2u) << printModule(*module);
+  EXPECT_TRUE(verifyModule(*module).ok()) << printModule(*module);
+}
+
 TEST(MultiOutputFusionCorpusTest, SiblingReduceFusionsBecomeOne) {
   auto path = corpusFile("xla_mof_MultiOutputFusionSiblingReduceFusions.hlo");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "corpus file missing: " << path;
