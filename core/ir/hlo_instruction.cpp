@@ -8,8 +8,15 @@ namespace fusionscope::core {
 
 const InstructionAttributes HloInstruction::kNoAttributes{};
 
+const std::vector<HloInstruction*> HloInstruction::kNoInstructions;
+
 HloInstruction::HloInstruction(std::string name, HloOpcode opcode, Shape shape)
-    : m_name(std::move(name)), m_opcode(opcode), m_shape(std::move(shape)) {}
+    : m_opcode(opcode), m_shape(std::move(shape)), m_name(std::move(name)) {}
+
+HloInstruction::ControlEdges& HloInstruction::mutableControl() {
+  if (!m_control) m_control = std::make_unique<ControlEdges>();
+  return *m_control;
+}
 
 std::string_view HloInstruction::opcodeString() const {
   if (m_opcode == HloOpcode::kUnknown && !m_unknownOpcode.empty()) return m_unknownOpcode;
@@ -83,24 +90,23 @@ void HloInstruction::dropAllOperands() {
 }
 
 void HloInstruction::addControlDependencyTo(HloInstruction* successor) {
-  if (std::find(m_controlSuccessors.begin(), m_controlSuccessors.end(), successor) != m_controlSuccessors.end()) {
-    return;
-  }
-  m_controlSuccessors.push_back(successor);
-  successor->m_controlPredecessors.push_back(this);
+  const std::vector<HloInstruction*>& successors = controlSuccessors();
+  if (std::find(successors.begin(), successors.end(), successor) != successors.end()) return;
+  mutableControl().successors.push_back(successor);
+  successor->mutableControl().predecessors.push_back(this);
 }
 
 void HloInstruction::dropAllControlDependencies() {
-  for (HloInstruction* pred : m_controlPredecessors) {
-    auto& s = pred->m_controlSuccessors;
+  if (!m_control) return;
+  for (HloInstruction* pred : m_control->predecessors) {
+    auto& s = pred->m_control->successors;
     s.erase(std::remove(s.begin(), s.end(), this), s.end());
   }
-  for (HloInstruction* succ : m_controlSuccessors) {
-    auto& p = succ->m_controlPredecessors;
+  for (HloInstruction* succ : m_control->successors) {
+    auto& p = succ->m_control->predecessors;
     p.erase(std::remove(p.begin(), p.end(), this), p.end());
   }
-  m_controlPredecessors.clear();
-  m_controlSuccessors.clear();
+  m_control.reset();
 }
 
 std::vector<HloComputation*> HloInstruction::calledComputations() const {

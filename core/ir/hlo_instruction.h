@@ -62,8 +62,12 @@ class HloInstruction {
   void replaceAllUsesWith(HloInstruction* replacement);
   void dropAllOperands();
 
-  const std::vector<HloInstruction*>& controlPredecessors() const { return m_controlPredecessors; }
-  const std::vector<HloInstruction*>& controlSuccessors() const { return m_controlSuccessors; }
+  const std::vector<HloInstruction*>& controlPredecessors() const {
+    return m_control ? m_control->predecessors : kNoInstructions;
+  }
+  const std::vector<HloInstruction*>& controlSuccessors() const {
+    return m_control ? m_control->successors : kNoInstructions;
+  }
   void addControlDependencyTo(HloInstruction* successor);
   void dropAllControlDependencies();
 
@@ -112,28 +116,38 @@ class HloInstruction {
 
  private:
   friend class HloComputation;
-  size_t m_slot = 0;  // index in the parent's instruction vector
-  int64_t m_id = -1;
   void removeUser(HloInstruction* user);
   void addUser(HloInstruction* user);
 
-  std::string m_name;
+  // Control edges are rare: both lists live out of line, allocated by the first edge.
+  struct ControlEdges {
+    std::vector<HloInstruction*> predecessors;
+    std::vector<HloInstruction*> successors;
+  };
+  static const std::vector<HloInstruction*> kNoInstructions;
+  ControlEdges& mutableControl();
+
+  // What a pass reads on every visit comes first, so that a walk over a big computation touches two or three
+  // cache lines of an instruction rather than all of it: opcode, parent, use lists, then ids, attributes,
+  // control edges, called computations and the shape's element type and dimensions.
   HloOpcode m_opcode;
-  std::string m_unknownOpcode;
-  Shape m_shape;
   HloComputation* m_parent = nullptr;
   std::vector<HloInstruction*> m_operands;
   std::vector<HloInstruction*> m_users;
+  int64_t m_id = -1;
+  size_t m_slot = 0;  // index in the parent's instruction vector
+  static const InstructionAttributes kNoAttributes;
+  std::unique_ptr<InstructionAttributes> m_attributes;  // null: all attributes absent
+  std::unique_ptr<ControlEdges> m_control;              // null: no control edges
+  std::vector<CalledComputationRef> m_called;
+  Shape m_shape;
+  std::string m_name;
+  std::string m_unknownOpcode;
   // Position of each user in m_users, kept once there are many (a parameter of a big training step has
   // thousands), so adding and removing a use stays O(1) instead of a scan of the list.
   std::unique_ptr<std::unordered_map<HloInstruction*, size_t>> m_userIndex;
-  std::vector<HloInstruction*> m_controlPredecessors;
-  std::vector<HloInstruction*> m_controlSuccessors;
-  static const InstructionAttributes kNoAttributes;
-  std::unique_ptr<InstructionAttributes> m_attributes;  // null: all attributes absent
   int64_t m_parameterNumber = -1;
   std::unique_ptr<Literal> m_literal;
-  std::vector<CalledComputationRef> m_called;
 };
 
 }  // namespace fusionscope::core

@@ -114,11 +114,12 @@ class Shape {
   void appendTo(std::string& out, bool withLayout = true) const;
 
  private:
+  // Element type, dimensions and tuple elements first: what passes read on every visit.
   PrimitiveType m_type = PrimitiveType::kInvalid;
   std::vector<int64_t> m_dims;
+  std::vector<Shape> m_elements;
   std::vector<bool> m_dynamic;  // empty when no dimension is dynamic
   std::optional<Layout> m_layout;
-  std::vector<Shape> m_elements;
 };
 
 }  // namespace fusionscope::core
