@@ -18,6 +18,11 @@ HloInstruction* HloComputation::addInstruction(std::unique_ptr<HloInstruction> i
   raw->m_id = m_nextId++;
   m_instructions.push_back(std::move(instruction));
   m_byName.insert(raw);
+  // Appended last: in order when everything it reads is already here and nothing here reads it yet.
+  for (const HloInstruction* operand : raw->operands()) noteEdge(operand, raw);
+  for (const HloInstruction* pred : raw->controlPredecessors()) noteEdge(pred, raw);
+  for (const HloInstruction* user : raw->users()) noteEdge(raw, user);
+  for (const HloInstruction* succ : raw->controlSuccessors()) noteEdge(raw, succ);
   return raw;
 }
 
@@ -139,6 +144,12 @@ int64_t HloComputation::parameterCount() const {
 
 StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
   if (m_removed > 0) compact();
+  if (m_ordered) {
+    std::vector<HloInstruction*> order;
+    order.reserve(m_instructions.size());
+    for (const auto& inst : m_instructions) order.push_back(inst.get());
+    return order;
+  }
   // Iterative DFS so a 100k-deep chain cannot overflow the stack. 0 = unvisited, 1 = on stack, 2 = done.
   // Indexed by slot (dense after compact()): a hash map keyed by pointer costs a cache miss per lookup on
   // large computations, this array stays in L2 up to ~1M instructions.
@@ -196,6 +207,7 @@ Status HloComputation::sortInPostOrder() {
   m_instructions = std::move(sorted);
   m_removed = 0;
   for (size_t i = 0; i < m_instructions.size(); ++i) m_instructions[i]->m_slot = i;
+  m_ordered = true;
   return okStatus();
 }
 

@@ -60,6 +60,8 @@ class HloComputation {
   // Instructions in an order where every operand and control predecessor comes before its users;
   // instructions not reachable from the root come in text order too. Fails on a cycle, naming an
   // instruction on it.
+  // When the instruction vector is already such an order (the usual case after sortInPostOrder: passes append
+  // and remove, and each new edge is checked as it is made), it is returned without touching an instruction.
   StatusOr<std::vector<HloInstruction*>> postOrder() const;
   // Reorders instructions() into postOrder(), so printing never refers forward (passes append new
   // instructions at the end). Fails on a cycle.
@@ -72,7 +74,13 @@ class HloComputation {
 
  private:
   friend class HloModule;
+  friend class HloInstruction;
   void compact() const;
+  // Called for every new edge `from` -> `to` (an operand or a control predecessor): the instruction vector
+  // stops being known to be in dependency order unless `from` is an earlier instruction of this computation.
+  void noteEdge(const HloInstruction* from, const HloInstruction* to) {
+    if (from->m_parent != this || to->m_parent != this || from->m_slot >= to->m_slot) m_ordered = false;
+  }
 
   std::string m_name;
   HloModule* m_parent = nullptr;
@@ -88,6 +96,9 @@ class HloComputation {
   NameIndex<HloInstruction> m_byName;
   HloInstruction* m_root = nullptr;
   bool m_isFusion = false;
+  // Every operand and control predecessor of an instruction comes before it in m_instructions, so the vector
+  // is its own post order. Cleared by an edge that goes forward; set again by sortInPostOrder.
+  bool m_ordered = true;
 };
 
 }  // namespace fusionscope::core

@@ -62,6 +62,7 @@ void HloInstruction::removeUser(HloInstruction* user) {
 void HloInstruction::appendOperand(HloInstruction* operand) {
   m_operands.push_back(operand);
   operand->addUser(this);
+  if (m_parent) m_parent->noteEdge(operand, this);
 }
 
 void HloInstruction::replaceOperand(int i, HloInstruction* operand) {
@@ -70,6 +71,7 @@ void HloInstruction::replaceOperand(int i, HloInstruction* operand) {
   m_operands[static_cast<size_t>(i)] = operand;
   old->removeUser(this);
   operand->addUser(this);
+  if (m_parent) m_parent->noteEdge(operand, this);
 }
 
 void HloInstruction::replaceAllUsesWith(HloInstruction* replacement) {
@@ -94,6 +96,7 @@ void HloInstruction::addControlDependencyTo(HloInstruction* successor) {
   if (std::find(successors.begin(), successors.end(), successor) != successors.end()) return;
   mutableControl().successors.push_back(successor);
   successor->mutableControl().predecessors.push_back(this);
+  if (m_parent) m_parent->noteEdge(this, successor);
 }
 
 void HloInstruction::dropAllControlDependencies() {

@@ -1,7 +1,6 @@
 #include "core/passes/multi_output_fusion.h"
 
 #include <algorithm>
-#include <deque>
 #include <optional>
 #include <queue>
 #include <set>
@@ -14,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base/flat_u64_set.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -397,7 +397,7 @@ class Round {
     StatusOr<std::vector<HloInstruction*>> post = m_computation.postOrder();
     if (!post.ok()) return post.status();
     m_order.emplace(*post, m_computation.idBound());
-    m_spaceIndex.assign(static_cast<size_t>(m_computation.idBound()), kNoSpace);
+    m_spaces.assign(static_cast<size_t>(m_computation.idBound()), CachedSpace{});
     // Window by window: collect the candidates found from the window's instructions, then take every candidate
     // of the window. A pair's window is that of its later instruction, and operands come before their users,
     // so each window's candidates are all queued when it is taken. Merges only touch positions inside earlier
@@ -432,27 +432,29 @@ class Round {
   // iterationSpace() once per instruction and round: it is asked for every user of every shared operand and for
   // every candidate pair, and for a fusion it walks the fused computation. An instruction a merge changes or
   // deletes is forgotten before the merge (a deleted instruction's address may come back as a new one).
-  const std::optional<IterationSpace>& cachedSpace(HloInstruction* inst) {
+  // One vector indexed by HloInstruction::id(): a lookup reads one entry.
+  std::optional<IterationSpace> cachedSpace(HloInstruction* inst) {
     const size_t key = static_cast<size_t>(inst->id());
-    if (key < m_spaceIndex.size() && m_spaceIndex[key] != kNoSpace) return m_spaces[m_spaceIndex[key]];
-    if (key >= m_spaceIndex.size()) m_spaceIndex.resize(std::max(key + 1, m_spaceIndex.size() * 5 / 4), kNoSpace);
-    m_spaces.push_back(iterationSpace(*inst));
-    m_spaceIndex[key] = m_spaces.size() - 1;
-    return m_spaces.back();
+    if (key >= m_spaces.size()) m_spaces.resize(std::max(key + 1, m_spaces.size() * 5 / 4));
+    CachedSpace& entry = m_spaces[key];
+    if (!entry.known) {
+      entry.space = iterationSpace(*inst);
+      entry.known = true;
+    }
+    return entry.space;
   }
   void forgetSpace(HloInstruction* inst) {
     const size_t key = static_cast<size_t>(inst->id());
-    if (key < m_spaceIndex.size()) m_spaceIndex[key] = kNoSpace;
+    if (key < m_spaces.size()) m_spaces[key].known = false;
   }
   // A merge makes the merged instructions' users read get-tuple-elements instead: an unfused reduce among them
   // has a cached space pointing at its old operand's shape.
   void forgetUsersSpaces(HloInstruction* inst) {
     for (HloInstruction* user : inst->users()) forgetSpace(user);
   }
-  static constexpr size_t kNoSpace = static_cast<size_t>(-1);
 
-  // One 64-bit key per unordered pair of candidate ids and kind: a hash set stays O(1) on big modules, where a
-  // tree of tuples cost a cache miss per level.
+  // One 64-bit key per unordered pair of candidate ids and kind, in a flat set: a tree of tuples, then a node-based
+  // hash set, cost a cache miss per lookup on big modules.
   static uint64_t pairKey(bool sibling, int a, int b) {
     const uint64_t low = static_cast<uint32_t>(std::min(a, b));
     const uint64_t high = static_cast<uint32_t>(std::max(a, b));
@@ -462,7 +464,7 @@ class Round {
   void push(bool sibling, HloInstruction* first, HloInstruction* second, int64_t bytes) {
     int a = m_ids.id(first);
     int b = m_ids.id(second);
-    if (!m_seenPairs.insert(pairKey(sibling, a, b)).second) return;
+    if (!m_seenPairs.insert(pairKey(sibling, a, b))) return;
     const int64_t window = std::max(m_order->position(first), m_order->position(second)) / kWindow;
     // Siblings and producer-consumer pairs never tie on kind, so each kind keeps its own discovery order.
     const int64_t sequence = sibling ? m_siblingSequence++ : kProducerConsumerSequence + m_producerConsumerSequence++;
@@ -474,8 +476,9 @@ class Round {
   // neighbours keeps this linear; merged kernels carry the pairing on).
   void collectSiblings(std::span<HloInstruction* const> operands) {
     for (HloInstruction* operand : operands) {
-      if (operand->opcode() == HloOpcode::kConstant || !operand->shape().isArray() ||
-          operand->shape().elementCount() <= 1 || operand->users().size() < 2) {
+      // Cheapest first: most instructions have one user, and the element count reads the shape's dimensions.
+      if (operand->users().size() < 2 || operand->opcode() == HloOpcode::kConstant || !operand->shape().isArray() ||
+          operand->shape().elementCount() <= 1) {
         continue;
       }
       std::vector<std::pair<HloInstruction*, IterationSpace>> users;
@@ -505,7 +508,7 @@ class Round {
         if (std::optional<std::string> why = incompatibility(*previous, previousSpace, *user, space)) {
           int a = m_ids.id(previous);
           int b = m_ids.id(user);
-          if (m_seenPairs.insert(pairKey(true, a, b)).second) {
+          if (m_seenPairs.insert(pairKey(true, a, b))) {
             m_collectRefusals.push_back(refusal(*previous, *user,
                                                 fmt::format("not merging {} and {}: {}", previous->name(),
                                                             user->name(), *why)));
@@ -730,9 +733,12 @@ class Round {
   std::optional<TopologicalOrder> m_order;
   CandidateIds m_ids;
   std::priority_queue<Candidate, std::vector<Candidate>, ByBytes> m_queue;
-  std::unordered_set<uint64_t> m_seenPairs;
-  std::vector<size_t> m_spaceIndex;  // by HloInstruction::id(): index into m_spaces or kNoSpace
-  std::deque<std::optional<IterationSpace>> m_spaces;  // a deque: references stay valid as it grows
+  FlatU64Set m_seenPairs;
+  struct CachedSpace {
+    bool known = false;
+    std::optional<IterationSpace> space;
+  };
+  std::vector<CachedSpace> m_spaces;  // by HloInstruction::id()
   std::unordered_set<std::string> m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
   static constexpr int64_t kProducerConsumerSequence = int64_t{1} << 40;

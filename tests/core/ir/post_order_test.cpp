@@ -1,0 +1,169 @@
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+
+namespace fusionscope::core {
+namespace {
+
+// HloComputation::postOrder returns the instruction vector as it is while every edge made so far points
+// backwards in it; these tests make forward edges in each way the IR allows and check the order still puts
+// every operand and control predecessor first.
+
+const Shape kScalar = Shape::scalar(PrimitiveType::kF32);
+
+HloInstruction* add(HloComputation& c, const std::string& name, std::vector<HloInstruction*> operands = {}) {
+  return c.addInstruction(name, operands.empty() ? HloOpcode::kParameter : HloOpcode::kNegate, kScalar, operands);
+}
+
+// Every operand and control predecessor comes before its user.
+::testing::AssertionResult inDependencyOrder(const HloComputation& c) {
+  StatusOr<std::vector<HloInstruction*>> order = c.postOrder();
+  if (!order.ok()) return ::testing::AssertionFailure() << order.message();
+  if (order->size() != static_cast<size_t>(c.instructionCount())) {
+    return ::testing::AssertionFailure() << "order has " << order->size() << " of " << c.instructionCount();
+  }
+  auto position = [&](const HloInstruction* inst) {
+    return std::find(order->begin(), order->end(), inst) - order->begin();
+  };
+  for (const HloInstruction* inst : *order) {
+    for (const HloInstruction* pred : inst->operands()) {
+      if (position(pred) >= position(inst)) return ::testing::AssertionFailure() << pred->name() << " after " << inst->name();
+    }
+    for (const HloInstruction* pred : inst->controlPredecessors()) {
+      if (position(pred) >= position(inst)) return ::testing::AssertionFailure() << pred->name() << " after " << inst->name();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<std::string> names(const HloComputation& c) {
+  std::vector<std::string> result;
+  StatusOr<std::vector<HloInstruction*>> order = c.postOrder();
+  if (!order.ok()) return {order.message()};
+  for (HloInstruction* inst : *order) result.push_back(inst->name());
+  return result;
+}
+
+TEST(PostOrder, AnOrderedVectorIsItsOwnPostOrder) {
+  HloComputation c("c");
+  HloInstruction* p = add(c, "p");
+  HloInstruction* a = add(c, "a", {p});
+  add(c, "b", {a});
+  EXPECT_EQ(names(c), (std::vector<std::string>{"p", "a", "b"}));
+}
+
+TEST(PostOrder, ReplacingAnOperandWithALaterInstruction) {
+  HloComputation c("c");
+  HloInstruction* p = add(c, "p");
+  HloInstruction* a = add(c, "a", {p});
+  HloInstruction* q = add(c, "q");
+  a->replaceOperand(0, q);  // a now reads q, which comes after it
+  EXPECT_TRUE(inDependencyOrder(c));
+  ASSERT_TRUE(c.sortInPostOrder().ok());
+  EXPECT_TRUE(inDependencyOrder(c));
+}
+
+TEST(PostOrder, AppendingALaterOperand) {
+  HloComputation c("c");
+  HloInstruction* a = add(c, "a", {add(c, "p")});
+  HloInstruction* q = add(c, "q");
+  a->appendOperand(q);
+  EXPECT_TRUE(inDependencyOrder(c));
+}
+
+TEST(PostOrder, ReplacingAllUsesWithALaterInstruction) {
+  HloComputation c("c");
+  HloInstruction* p = add(c, "p");
+  add(c, "a", {p});
+  HloInstruction* q = add(c, "q");
+  p->replaceAllUsesWith(q);
+  EXPECT_TRUE(inDependencyOrder(c));
+}
+
+TEST(PostOrder, ControlEdgeToAnEarlierInstruction) {
+  HloComputation c("c");
+  HloInstruction* a = add(c, "a");
+  HloInstruction* b = add(c, "b");
+  b->addControlDependencyTo(a);  // a must now come after b
+  EXPECT_TRUE(inDependencyOrder(c));
+  EXPECT_EQ(names(c), (std::vector<std::string>{"b", "a"}));
+}
+
+TEST(PostOrder, AddingAnInstructionThatEarlierOnesAlreadyRead) {
+  HloComputation c("c");
+  auto late = std::make_unique<HloInstruction>("late", HloOpcode::kParameter, kScalar);
+  HloInstruction* a = add(c, "a", {late.get()});  // reads an instruction not added yet
+  HloInstruction* lateRaw = c.addInstruction(std::move(late));
+  EXPECT_TRUE(inDependencyOrder(c));
+  EXPECT_EQ(names(c).front(), lateRaw->name());
+  (void)a;
+}
+
+TEST(PostOrder, OperandFromAnotherComputationIsStillReported) {
+  HloComputation c("c");
+  HloComputation other("other");
+  HloInstruction* foreign = add(other, "foreign");
+  add(c, "a", {foreign});
+  StatusOr<std::vector<HloInstruction*>> order = c.postOrder();
+  ASSERT_FALSE(order.ok());
+  EXPECT_NE(order.message().find("from another computation"), std::string::npos) << order.message();
+}
+
+TEST(PostOrder, ACycleIsStillReported) {
+  HloComputation c("c");
+  HloInstruction* p = add(c, "p");
+  HloInstruction* a = add(c, "a", {p});
+  HloInstruction* b = add(c, "b", {a});
+  a->replaceOperand(0, b);
+  StatusOr<std::vector<HloInstruction*>> order = c.postOrder();
+  ASSERT_FALSE(order.ok());
+  EXPECT_NE(order.message().find("cycle"), std::string::npos) << order.message();
+}
+
+// Random rewiring (a user reads an instruction chosen anywhere that does not depend on it), with removals and
+// sorts in between: the order must stay a dependency order throughout.
+TEST(PostOrder, StaysADependencyOrderUnderRandomRewiring) {
+  std::mt19937 rng(7);
+  HloComputation c("c");
+  std::vector<HloInstruction*> live{add(c, "p0"), add(c, "p1")};
+  for (int i = 0; i < 200; ++i) {
+    std::uniform_int_distribution<size_t> pick(0, live.size() - 1);
+    live.push_back(add(c, "n" + std::to_string(i), {live[pick(rng)]}));
+  }
+  // Does `from` reach `to` through users?
+  auto reaches = [](const HloInstruction* from, const HloInstruction* to) {
+    std::vector<const HloInstruction*> work{from};
+    std::vector<const HloInstruction*> seen;
+    while (!work.empty()) {
+      const HloInstruction* inst = work.back();
+      work.pop_back();
+      if (inst == to) return true;
+      if (std::find(seen.begin(), seen.end(), inst) != seen.end()) continue;
+      seen.push_back(inst);
+      for (const HloInstruction* user : inst->users()) work.push_back(user);
+    }
+    return false;
+  };
+  for (int step = 0; step < 300; ++step) {
+    std::uniform_int_distribution<size_t> pick(0, live.size() - 1);
+    HloInstruction* user = live[pick(rng)];
+    HloInstruction* operand = live[pick(rng)];
+    if (user->operandCount() == 0 || user == operand || reaches(user, operand)) continue;
+    user->replaceOperand(0, operand);
+    ASSERT_TRUE(inDependencyOrder(c)) << "step " << step;
+    if (step % 50 == 0) {
+      ASSERT_TRUE(c.sortInPostOrder().ok());
+      ASSERT_TRUE(inDependencyOrder(c));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusionscope::core
