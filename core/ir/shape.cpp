@@ -1,5 +1,6 @@
 #include "core/ir/shape.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <utility>
@@ -121,7 +122,9 @@ bool isUnsignedInteger(PrimitiveType type) {
   }
 }
 
-Shape::Shape(PrimitiveType type, std::vector<int64_t> dims) : m_type(type), m_dims(std::move(dims)) {}
+Shape::Shape(PrimitiveType type, std::vector<int64_t> dims) : m_type(type), m_dims(std::move(dims)) {
+  for (int64_t d : m_dims) m_count *= d < 0 ? 0 : d;
+}
 
 Shape Shape::tuple(std::vector<Shape> elements) {
   Shape shape;
@@ -136,18 +139,12 @@ void Shape::setDynamicDimension(int i, bool dynamic) {
     m_dynamic.assign(m_dims.size(), false);
   }
   m_dynamic[static_cast<size_t>(i)] = dynamic;
+  m_hasDynamic = std::find(m_dynamic.begin(), m_dynamic.end(), true) != m_dynamic.end();
 }
 
 void Shape::clearLayout() {
   m_layout.reset();
   for (Shape& element : m_elements) element.clearLayout();
-}
-
-int64_t Shape::elementCount() const {
-  if (!isArray()) return 0;
-  int64_t count = 1;
-  for (int64_t d : m_dims) count *= d < 0 ? 0 : d;
-  return count;
 }
 
 int64_t Shape::byteSize() const {

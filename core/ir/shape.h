@@ -88,7 +88,8 @@ class Shape {
   const std::vector<int64_t>& dimensions() const { return m_dims; }
   int64_t dimension(int i) const { return m_dims[static_cast<size_t>(i)]; }
   const std::vector<bool>& dynamicDimensions() const { return m_dynamic; }
-  bool isDynamicDimension(int i) const { return !m_dynamic.empty() && m_dynamic[static_cast<size_t>(i)]; }
+  bool isDynamicDimension(int i) const { return m_hasDynamic && m_dynamic[static_cast<size_t>(i)]; }
+  bool hasDynamicDimension() const { return m_hasDynamic; }
   void setDynamicDimension(int i, bool dynamic);
 
   const std::optional<Layout>& layout() const { return m_layout; }
@@ -100,8 +101,9 @@ class Shape {
   const Shape& tupleElement(int i) const { return m_elements[static_cast<size_t>(i)]; }
   int tupleSize() const { return static_cast<int>(m_elements.size()); }
 
-  // Number of elements of an array shape (1 for a scalar, 0 for token/tuple).
-  int64_t elementCount() const;
+  // Number of elements of an array shape (1 for a scalar, 0 for token/tuple). Kept with the shape: passes ask
+  // for it on every visit, and multiplying the dimensions out reads them from the heap.
+  int64_t elementCount() const { return isArray() ? m_count : 0; }
   // Bytes of the data: elements × element size for arrays, sum of the elements for tuples.
   int64_t byteSize() const;
 
@@ -114,8 +116,10 @@ class Shape {
   void appendTo(std::string& out, bool withLayout = true) const;
 
  private:
-  // Element type, dimensions and tuple elements first: what passes read on every visit.
+  // Element type, element count, dimensions and tuple elements first: what passes read on every visit.
   PrimitiveType m_type = PrimitiveType::kInvalid;
+  bool m_hasDynamic = false;  // some entry of m_dynamic is true
+  int64_t m_count = 1;        // product of m_dims (a negative, unknown dimension counts as 0)
   std::vector<int64_t> m_dims;
   std::vector<Shape> m_elements;
   std::vector<bool> m_dynamic;  // empty when no dimension is dynamic

@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -257,18 +256,7 @@ class Merger {
 }  // namespace
 
 StatusOr<bool> FusionMerger::run(HloModule& module, PassContext& context) {
-  std::unordered_set<const HloComputation*> fusedBodies;
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      if (HloComputation* body = inst->fusedComputation()) fusedBodies.insert(body);
-    }
-  }
-  std::vector<HloComputation*> computations;
-  for (const auto& computation : module.computations()) {
-    if (!fusedBodies.count(computation.get()) && !computation->isFusionComputation()) {
-      computations.push_back(computation.get());
-    }
-  }
+  const std::vector<HloComputation*> computations = computationsToFuseIn(module);
 
   bool changed = false;
   for (HloComputation* computation : computations) {

@@ -239,6 +239,14 @@ HloInstruction* wrapInFusion(HloInstruction* instruction, FusionKind kind) {
   return fusion;
 }
 
+std::vector<HloComputation*> computationsToFuseIn(const HloModule& module) {
+  std::vector<HloComputation*> result;
+  for (const auto& computation : module.computations()) {
+    if (!computation->isFusionComputation()) result.push_back(computation.get());
+  }
+  return result;
+}
+
 StatusOr<HloInstruction*> fuseProducer(HloInstruction* fusion, HloInstruction* producer) {
   return fuseProducerImpl(fusion, producer, /*multiOutput=*/false);
 }

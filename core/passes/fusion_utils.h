@@ -23,6 +23,11 @@ namespace fusionscope::core {
 // Replaces `instruction` by a new fusion of `kind` that contains only a copy of it. Returns the fusion.
 HloInstruction* wrapInFusion(HloInstruction* instruction, FusionKind kind);
 
+// The computations of `module` that fusion passes work in: all but fusion bodies. Reads
+// HloComputation::isFusionComputation, which the parser, cloning and wrapInFusion (the only places a fusion
+// body comes from) keep, instead of walking every instruction of the module.
+std::vector<HloComputation*> computationsToFuseIn(const HloModule& module);
+
 // Moves `producer` (an operand of `fusion`) into the fusion. A producer that is itself a (single-output)
 // fusion has its fused instructions merged in. When the producer has users other than `fusion` it is
 // duplicated (stays outside for them); otherwise it is removed (its fused computation too).

@@ -94,6 +94,7 @@ std::optional<IterationSpace> iterationSpace(const HloInstruction& inst) {
 // shape prints without its layout).
 bool sameLoopShape(const Shape& a, const Shape& b) {
   if (!a.compatible(b)) return false;
+  if (!a.hasDynamicDimension() && !b.hasDynamicDimension()) return true;
   for (int i = 0; i < a.rank(); ++i) {
     if (a.isDynamicDimension(i) != b.isDynamicDimension(i)) return false;
   }
@@ -753,20 +754,7 @@ StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
   const FusionConfig& config = context.fusionConfig();
   if (!config.multiOutputFusion) return false;
 
-  // Fused computations are the fusions' bodies, not places to fuse in.
-  std::unordered_set<const HloComputation*> fusedBodies;
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      if (HloComputation* body = inst->fusedComputation()) fusedBodies.insert(body);
-    }
-  }
-  std::vector<HloComputation*> computations;
-  for (const auto& computation : module.computations()) {
-    if (!fusedBodies.count(computation.get()) && !computation->isFusionComputation()) {
-      computations.push_back(computation.get());
-    }
-  }
-
+  const std::vector<HloComputation*> computations = computationsToFuseIn(module);
   bool changed = false;
   for (HloComputation* computation : computations) {
     bool computationChanged = false;

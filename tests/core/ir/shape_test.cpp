@@ -21,6 +21,29 @@ TEST(Shape, ArraysAndBytes) {
   EXPECT_TRUE(Shape::scalar(PrimitiveType::kPred).isScalar());
 }
 
+TEST(Shape, ElementCountsOfEveryKind) {
+  EXPECT_EQ(Shape::scalar(PrimitiveType::kF32).elementCount(), 1);
+  EXPECT_EQ(Shape(PrimitiveType::kF32, {0, 5}).elementCount(), 0);
+  EXPECT_EQ(Shape(PrimitiveType::kF32, {-1, 5}).elementCount(), 0);  // unknown dimension
+  EXPECT_EQ(Shape::tuple({Shape(PrimitiveType::kF32, {4})}).elementCount(), 0);
+  EXPECT_EQ(Shape(PrimitiveType::kToken, {}).elementCount(), 0);
+  EXPECT_EQ(Shape().elementCount(), 1);
+}
+
+TEST(Shape, DynamicDimensionsSetAndCleared) {
+  Shape s(PrimitiveType::kF32, {8, 4});
+  EXPECT_FALSE(s.hasDynamicDimension());
+  s.setDynamicDimension(1, true);
+  EXPECT_TRUE(s.hasDynamicDimension());
+  EXPECT_TRUE(s.isDynamicDimension(1));
+  EXPECT_FALSE(s.isDynamicDimension(0));
+  EXPECT_EQ(s.toString(), "f32[8,<=4]");
+  s.setDynamicDimension(1, false);
+  EXPECT_FALSE(s.hasDynamicDimension());
+  EXPECT_FALSE(s.isDynamicDimension(1));
+  EXPECT_EQ(s.toString(), "f32[8,4]");
+}
+
 TEST(Shape, TuplesCompareIgnoringLayout) {
   Shape a = Shape::tuple({Shape(PrimitiveType::kF32, {2}), Shape::scalar(PrimitiveType::kS32)});
   Shape b = a;
