@@ -66,12 +66,8 @@ class FlatPtrMap {
     return i;
   }
   void rehash(size_t minimum) {
-    size_t capacity = 16;
-    int bits = 4;
-    while (capacity < minimum) {
-      capacity *= 2;
-      ++bits;
-    }
+    const int bits = tableBits(minimum);
+    const size_t capacity = size_t{1} << bits;
     std::vector<Slot> old = std::move(m_slots);
     m_slots.assign(capacity, Slot());
     m_shift = 64 - bits;

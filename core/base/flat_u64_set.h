@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/base/hashed_slots.h"
+
 namespace fusionscope {
 
 // Open-addressing set of 64-bit keys (every value but the reserved ~0), for per-pass "seen" sets that take
@@ -35,12 +37,8 @@ class FlatU64Set {
     return i;
   }
   void rehash(size_t minimum) {
-    size_t capacity = 16;
-    int bits = 4;
-    while (capacity < minimum) {
-      capacity *= 2;
-      ++bits;
-    }
+    const int bits = tableBits(minimum);
+    const size_t capacity = size_t{1} << bits;
     std::vector<uint64_t> old = std::move(m_slots);
     m_slots.assign(capacity, kEmpty);
     m_shift = 64 - bits;

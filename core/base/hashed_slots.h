@@ -12,6 +12,14 @@ inline bool backwardShiftKeeps(size_t hole, size_t next, size_t home) {
   return hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
 }
 
+// Size of a power-of-two table with at least `minimum` slots (16 or more): log2 of the capacity, so multiplicative
+// hashing can take the top bits.
+inline int tableBits(size_t minimum) {
+  int bits = 4;
+  while ((size_t{1} << bits) < minimum) ++bits;
+  return bits;
+}
+
 // Non-null item pointers in one array of (hash, item) slots with linear probing, for tables whose key lives in
 // the item (an instruction's name, an instruction's structure). The caller hashes the key and says what
 // matches; a probe compares the stored hash first and calls `match` only when it is equal, so it reads one
@@ -20,11 +28,7 @@ inline bool backwardShiftKeeps(size_t hole, size_t next, size_t home) {
 template <typename T>
 class HashedSlots {
  public:
-  explicit HashedSlots(size_t expected = 0) {
-    size_t capacity = 16;
-    while (capacity < 2 * expected) capacity *= 2;
-    m_slots.assign(capacity, Slot());
-  }
+  explicit HashedSlots(size_t expected = 0) { m_slots.assign(size_t{1} << tableBits(2 * expected), Slot()); }
 
   template <typename Match>
   T* find(size_t hash, Match match) const {
