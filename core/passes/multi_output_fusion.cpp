@@ -467,9 +467,7 @@ class Round {
     int b = m_ids.id(second);
     if (!m_seenPairs.insert(pairKey(sibling, a, b))) return;
     const int64_t window = std::max(m_order->position(first), m_order->position(second)) / kWindow;
-    // Siblings and producer-consumer pairs never tie on kind, so each kind keeps its own discovery order.
-    const int64_t sequence = sibling ? m_siblingSequence++ : kProducerConsumerSequence + m_producerConsumerSequence++;
-    m_queue.push(Candidate{window, bytes, sequence, sibling, a, b});
+    m_queue.push(Candidate{window, bytes, m_sequence++, sibling, a, b});
   }
 
   // Siblings: for every operand worth sharing, its users that can be multi-output kernels, in
@@ -742,9 +740,9 @@ class Round {
   std::vector<CachedSpace> m_spaces;  // by HloInstruction::id()
   std::unordered_set<std::string> m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
-  static constexpr int64_t kProducerConsumerSequence = int64_t{1} << 40;
-  int64_t m_siblingSequence = 0;
-  int64_t m_producerConsumerSequence = 0;
+  // Discovery order: interleaving the kinds window by window is harmless, as ByBytes compares sequences only
+  // between candidates of the same kind.
+  int64_t m_sequence = 0;
   std::vector<FusionDecision> m_collectRefusals;
 };
 
