@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base/prefetch.h"
 #include "core/ir/hlo_module.h"
 
 namespace fusionscope::core {
@@ -165,10 +166,20 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
     size_t n = inst->operands().size();
     return i < n ? inst->operands()[i] : inst->controlPredecessors()[i - n];
   };
-  for (const auto& start : m_instructions) {
-    if (state[start->m_slot] != 0) continue;
-    stack.push_back({start.get(), 0});
-    state[start->m_slot] = 1;
+  // Every instruction not yet visited is asked for all its predecessors at once when it is pushed, and the
+  // walk over the vector asks kPrefetchDistance instructions ahead: on a computation bigger than the caches
+  // the misses then overlap.
+  auto push = [&](HloInstruction* inst) {
+    for (const HloInstruction* operand : inst->operands()) prefetch(operand);
+    stack.push_back({inst, 0});
+  };
+  const size_t count = m_instructions.size();
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchDistance < count) prefetch(m_instructions[i + kPrefetchDistance].get());
+    if (state[i] != 0) continue;  // slot i after compact()
+    HloInstruction* start = m_instructions[i].get();
+    state[i] = 1;
+    push(start);
     while (!stack.empty()) {
       Frame& frame = stack.back();
       size_t total = frame.inst->operands().size() + frame.inst->controlPredecessors().size();
@@ -191,7 +202,7 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
       }
       if (s == 0) {
         s = 1;
-        stack.push_back({pred, 0});
+        push(pred);
       }
     }
   }
@@ -199,14 +210,23 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
 }
 
 Status HloComputation::sortInPostOrder() {
+  if (m_removed > 0) compact();
+  if (m_ordered) return okStatus();  // the vector already is the post order
   StatusOr<std::vector<HloInstruction*>> order = postOrder();
   if (!order.ok()) return order.status();
   std::vector<std::unique_ptr<HloInstruction>> sorted;
   sorted.reserve(order->size());
-  for (HloInstruction* inst : *order) sorted.push_back(std::move(m_instructions[inst->m_slot]));
+  // One visit per instruction: take it from its old slot and give it the new one at once (each instruction
+  // appears once in the order, so the slots still to be read are all old ones).
+  const std::vector<HloInstruction*>& insts = *order;
+  for (size_t i = 0; i < insts.size(); ++i) {
+    if (i + kPrefetchDistance < insts.size()) prefetch(insts[i + kPrefetchDistance]);
+    HloInstruction* inst = insts[i];
+    sorted.push_back(std::move(m_instructions[inst->m_slot]));
+    inst->m_slot = i;
+  }
   m_instructions = std::move(sorted);
   m_removed = 0;
-  for (size_t i = 0; i < m_instructions.size(); ++i) m_instructions[i]->m_slot = i;
   m_ordered = true;
   return okStatus();
 }

@@ -64,7 +64,7 @@ class HloComputation {
   // and remove, and each new edge is checked as it is made), it is returned without touching an instruction.
   StatusOr<std::vector<HloInstruction*>> postOrder() const;
   // Reorders instructions() into postOrder(), so printing never refers forward (passes append new
-  // instructions at the end). Fails on a cycle.
+  // instructions at the end). Fails on a cycle. A vector that already is a post order is only compacted.
   Status sortInPostOrder();
 
   bool isEntry() const;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/base/hashed_slots.h"
+#include "core/base/prefetch.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -119,7 +120,18 @@ StatusOr<bool> runOnComputation(HloComputation& computation, SideEffectAnalysis&
   // Representatives in open-addressing slots: a probe reads the other instruction only when the hashes match.
   HashedSlots<HloInstruction> seen(order->size());
   bool changed = false;
-  for (HloInstruction* inst : *order) {
+  const std::vector<HloInstruction*>& insts = *order;
+  for (size_t i = 0; i < insts.size(); ++i) {
+    // The hash reads the instruction, then its dimensions and operands from the heap: ask for the
+    // instruction a few steps ahead, and for its dimensions once its shape is at hand.
+    if (i + kPrefetchDistance < insts.size()) {
+      prefetch(insts[i + kPrefetchDistance]);
+      prefetch(&insts[i + kPrefetchDistance]->shape());
+    }
+    if (i + kPrefetchDistance / 2 < insts.size()) {
+      prefetch(insts[i + kPrefetchDistance / 2]->shape().dimensions().data());
+    }
+    HloInstruction* inst = insts[i];
     if (!mayMerge(*inst, sideEffects)) continue;
     // Operands come earlier in post order and were already replaced by their representatives, so the key
     // computed here never changes while the instruction sits in the table.

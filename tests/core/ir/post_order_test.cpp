@@ -70,6 +70,39 @@ TEST(PostOrder, ReplacingAnOperandWithALaterInstruction) {
   EXPECT_TRUE(inDependencyOrder(c));
 }
 
+// Sorting walks operands first from each instruction in vector order, so a forward operand moves just
+// before its first reader; afterwards the vector is the post order and postOrder() reads it as it is.
+TEST(PostOrder, SortingPutsAForwardOperandBeforeItsReader) {
+  HloComputation c("c");
+  HloInstruction* p = add(c, "p");
+  HloInstruction* a = add(c, "a", {p});
+  add(c, "b", {a});
+  HloInstruction* q = add(c, "q");
+  a->replaceOperand(0, q);
+  ASSERT_TRUE(c.sortInPostOrder().ok());
+  EXPECT_EQ(names(c), (std::vector<std::string>{"p", "q", "a", "b"}));
+  ASSERT_TRUE(c.sortInPostOrder().ok());  // already sorted: unchanged
+  EXPECT_EQ(names(c), (std::vector<std::string>{"p", "q", "a", "b"}));
+}
+
+// Removing instructions keeps a sorted vector sorted: sorting then only closes the gaps, and what is added
+// afterwards still lands in the right place.
+TEST(PostOrder, SortingAfterRemovalsKeepsTheOrder) {
+  HloComputation c("c");
+  HloInstruction* p = add(c, "p");
+  HloInstruction* a = add(c, "a", {p});
+  HloInstruction* b = add(c, "b", {p});
+  add(c, "d", {a});
+  ASSERT_TRUE(c.removeInstruction(b).ok());
+  ASSERT_TRUE(c.sortInPostOrder().ok());
+  EXPECT_EQ(names(c), (std::vector<std::string>{"p", "a", "d"}));
+  HloInstruction* e = add(c, "e", {p});
+  a->replaceOperand(0, e);
+  ASSERT_TRUE(c.sortInPostOrder().ok());
+  EXPECT_EQ(names(c), (std::vector<std::string>{"p", "e", "a", "d"}));
+  EXPECT_TRUE(inDependencyOrder(c));
+}
+
 TEST(PostOrder, AppendingALaterOperand) {
   HloComputation c("c");
   HloInstruction* a = add(c, "a", {add(c, "p")});
