@@ -10,7 +10,7 @@ namespace fusionscope {
 
 // Open-addressing set of 64-bit keys (every value but the reserved ~0), for per-pass "seen" sets that take
 // tens of thousands of inserts: one contiguous array with linear probing instead of a heap node per key.
-// Insert-only: the passes that use it drop the whole set at the end of a round.
+// Insert-only: the passes that use it drop the whole set at the end of a round or of the pass.
 class FlatU64Set {
  public:
   static constexpr uint64_t kEmpty = ~uint64_t{0};

@@ -3,17 +3,15 @@
 #include <algorithm>
 #include <optional>
 #include <queue>
-#include <set>
 #include <span>
 #include <string>
-#include <tuple>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/base/flat_u64_set.h"
+#include "core/base/prefetch.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -31,8 +29,8 @@ constexpr std::string_view kPassName = "multi-output-fusion";
 // What one kernel iterates over. Kernels can share a multi-output fusion only when they walk the same
 // index space: loops over equal shapes, reductions of equal inputs over the same dimensions, or a loop
 // over the shape a reduction reads.
-// It points into the instructions it describes (no copies: the pass asks for one per instruction and round);
-// the per-round cache forgets an instruction's entry before a merge changes or deletes it.
+// It points into the instructions it describes (no copies: the pass asks for one per instruction); the cache
+// forgets an instruction's entry before a merge changes or deletes it.
 struct IterationSpace {
   bool reduction = false;
   const Shape* shape = nullptr;                   // loop: the output shape; reduction: the reduce's input shape
@@ -250,7 +248,10 @@ class TopologicalOrder {
       if (inst == target) return true;
       int64_t pos = position(inst);
       if (pos >= limit && pos != -1) return false;
-      if (mark(inst)) m_work.push_back(inst);
+      if (mark(inst)) {
+        prefetch(inst->users().data());
+        m_work.push_back(inst);
+      }
       return false;
     };
     for (const HloInstruction* user : from->users()) {
@@ -263,6 +264,7 @@ class TopologicalOrder {
     while (!m_work.empty()) {
       const HloInstruction* inst = m_work.back();
       m_work.pop_back();
+      for (const HloInstruction* user : inst->users()) prefetch(user);  // their misses overlap
       for (const HloInstruction* user : inst->users()) {
         if (push(user)) return true;
       }
@@ -387,18 +389,58 @@ std::string operandList(const SharedOperands& shared) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+// iterationSpace() once per instruction for all rounds over a computation: it is asked for every user of
+// every shared operand and for every candidate pair, and for a fusion it walks the fused computation. An
+// instruction a merge changes or deletes is forgotten before the merge (a deleted instruction's address may
+// come back as a new one), so what a round leaves behind is still true for the next one, which then reads
+// the spaces of the instructions no merge touched instead of walking their fused computations again.
+// One vector indexed by HloInstruction::id(): a lookup reads one entry.
+class SpaceCache {
+ public:
+  explicit SpaceCache(int64_t idBound) : m_entries(static_cast<size_t>(idBound)) {}
+
+  std::optional<IterationSpace> get(const HloInstruction* inst) {
+    const size_t key = static_cast<size_t>(inst->id());
+    if (key >= m_entries.size()) m_entries.resize(std::max(key + 1, m_entries.size() * 5 / 4));
+    Entry& entry = m_entries[key];
+    if (entry.state == State::kUnknown) {
+      std::optional<IterationSpace> space = iterationSpace(*inst);
+      entry.state = !space ? State::kNone : space->reduction ? State::kReduction : State::kLoop;
+      if (space) {
+        entry.shape = space->shape;
+        entry.dimensions = space->dimensions;
+      }
+    }
+    if (entry.state == State::kNone) return std::nullopt;
+    return IterationSpace{entry.state == State::kReduction, entry.shape, entry.dimensions};
+  }
+  void forget(const HloInstruction* inst) {
+    const size_t key = static_cast<size_t>(inst->id());
+    if (key < m_entries.size()) m_entries[key].state = State::kUnknown;
+  }
+
+ private:
+  // 24 bytes: lookups by the ids of users all over a big computation miss the cache, so fewer lines help.
+  enum class State : uint8_t { kUnknown, kNone, kLoop, kReduction };
+  struct Entry {
+    const Shape* shape = nullptr;
+    const std::vector<int64_t>* dimensions = nullptr;
+    State state = State::kUnknown;
+  };
+  std::vector<Entry> m_entries;
+};
+
 // One round of candidate collection and merging over one computation.
 class Round {
  public:
-  Round(HloComputation& computation, const FusionConfig& config, PassContext& context)
-      : m_computation(computation), m_config(config), m_context(context) {}
+  Round(HloComputation& computation, const FusionConfig& config, PassContext& context, SpaceCache& spaces)
+      : m_computation(computation), m_config(config), m_context(context), m_spaces(spaces) {}
 
   // Whether anything merged; refusals() holds the refused candidates of this round.
   StatusOr<bool> run() {
     StatusOr<std::vector<HloInstruction*>> post = m_computation.postOrder();
     if (!post.ok()) return post.status();
     m_order.emplace(*post, m_computation.idBound());
-    m_spaces.assign(static_cast<size_t>(m_computation.idBound()), CachedSpace{});
     // Window by window: collect the candidates found from the window's instructions, then take every candidate
     // of the window. A pair's window is that of its later instruction, and operands come before their users,
     // so each window's candidates are all queued when it is taken. Merges only touch positions inside earlier
@@ -430,24 +472,9 @@ class Round {
   }
 
  private:
-  // iterationSpace() once per instruction and round: it is asked for every user of every shared operand and for
-  // every candidate pair, and for a fusion it walks the fused computation. An instruction a merge changes or
-  // deletes is forgotten before the merge (a deleted instruction's address may come back as a new one).
-  // One vector indexed by HloInstruction::id(): a lookup reads one entry.
-  std::optional<IterationSpace> cachedSpace(HloInstruction* inst) {
-    const size_t key = static_cast<size_t>(inst->id());
-    if (key >= m_spaces.size()) m_spaces.resize(std::max(key + 1, m_spaces.size() * 5 / 4));
-    CachedSpace& entry = m_spaces[key];
-    if (!entry.known) {
-      entry.space = iterationSpace(*inst);
-      entry.known = true;
-    }
-    return entry.space;
-  }
-  void forgetSpace(HloInstruction* inst) {
-    const size_t key = static_cast<size_t>(inst->id());
-    if (key < m_spaces.size()) m_spaces[key].known = false;
-  }
+  std::optional<IterationSpace> cachedSpace(HloInstruction* inst) { return m_spaces.get(inst); }
+  void forgetSpace(HloInstruction* inst) { m_spaces.forget(inst); }
+
   // A merge makes the merged instructions' users read get-tuple-elements instead: an unfused reduce among them
   // has a cached space pointing at its old operand's shape.
   void forgetUsersSpaces(HloInstruction* inst) {
@@ -474,7 +501,9 @@ class Round {
   // topological order; each one pairs with the previous user of the same iteration shape (pairing only
   // neighbours keeps this linear; merged kernels carry the pairing on).
   void collectSiblings(std::span<HloInstruction* const> operands) {
-    for (HloInstruction* operand : operands) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (i + kPrefetchDistance < operands.size()) prefetch(operands[i + kPrefetchDistance]);
+      HloInstruction* operand = operands[i];
       // Cheapest first: most instructions have one user, and the element count reads the shape's dimensions.
       if (operand->users().size() < 2 || operand->opcode() == HloOpcode::kConstant || !operand->shape().isArray() ||
           operand->shape().elementCount() <= 1) {
@@ -719,10 +748,10 @@ class Round {
     decision.reason = std::move(reason);
     return decision;
   }
-  // A pair can come back through forwarding (its kernels merged with others); say no once.
+  // A pair can come back through forwarding (its kernels merged with others); say no once. Keyed by the
+  // instructions' ids, unique among the computation's instructions and never reused.
   void refuseOnce(const HloInstruction& a, const HloInstruction& b, std::string reason, int64_t bytes) {
-    std::string key = fmt::format("{}\n{}", a.name(), b.name());
-    if (!m_refusedPairs.insert(std::move(key)).second) return;
+    if (!m_refusedPairs.insert(static_cast<uint64_t>(a.id()) << 32 | static_cast<uint32_t>(b.id()))) return;
     m_refusals.push_back(refusal(a, b, std::move(reason), bytes));
   }
 
@@ -733,12 +762,8 @@ class Round {
   CandidateIds m_ids;
   std::priority_queue<Candidate, std::vector<Candidate>, ByBytes> m_queue;
   FlatU64Set m_seenPairs;
-  struct CachedSpace {
-    bool known = false;
-    std::optional<IterationSpace> space;
-  };
-  std::vector<CachedSpace> m_spaces;  // by HloInstruction::id()
-  std::unordered_set<std::string> m_refusedPairs;
+  SpaceCache& m_spaces;
+  FlatU64Set m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
   // Discovery order: interleaving the kinds window by window is harmless, as ByBytes compares sequences only
   // between candidates of the same kind.
@@ -755,9 +780,9 @@ StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
   const std::vector<HloComputation*> computations = computationsToFuseIn(module);
   bool changed = false;
   for (HloComputation* computation : computations) {
-    bool computationChanged = false;
+    SpaceCache spaces(computation->idBound());
     for (int round = 0; round < kMaxRounds; ++round) {
-      Round sweep(*computation, config, context);
+      Round sweep(*computation, config, context, spaces);
       StatusOr<bool> merged = sweep.run();
       if (!merged.ok()) return merged.status();
       if (!*merged || round + 1 == kMaxRounds) {
@@ -765,10 +790,9 @@ StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
         for (FusionDecision& decision : sweep.refusals()) context.record(std::move(decision));
       }
       if (!*merged) break;
-      computationChanged = true;
-    }
-    if (computationChanged) {
       changed = true;
+      // Sorted now rather than once at the end: the next round's post order is then the instruction vector
+      // as it stands, so the whole computation is walked once per merging round instead of twice.
       if (Status sorted = computation->sortInPostOrder(); !sorted.ok()) return sorted;
     }
   }
