@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 namespace fusionscope {
 
@@ -15,6 +16,12 @@ inline constexpr size_t kPrefetchDistance = 8;
 
 inline void prefetch(const void* address) {
   __builtin_prefetch(address);
+}
+
+// In a walk over `items` (raw or smart pointers) at index `i`: asks for the item kPrefetchDistance ahead.
+template <typename Container>
+inline void prefetchAhead(const Container& items, size_t i) {
+  if (i + kPrefetchDistance < items.size()) prefetch(std::to_address(items[i + kPrefetchDistance]));
 }
 
 }  // namespace fusionscope

@@ -175,7 +175,7 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
   };
   const size_t count = m_instructions.size();
   for (size_t i = 0; i < count; ++i) {
-    if (i + kPrefetchDistance < count) prefetch(m_instructions[i + kPrefetchDistance].get());
+    prefetchAhead(m_instructions, i);
     if (state[i] != 0) continue;  // slot i after compact()
     HloInstruction* start = m_instructions[i].get();
     state[i] = 1;
@@ -220,7 +220,7 @@ Status HloComputation::sortInPostOrder() {
   // appears once in the order, so the slots still to be read are all old ones).
   const std::vector<HloInstruction*>& insts = *order;
   for (size_t i = 0; i < insts.size(); ++i) {
-    if (i + kPrefetchDistance < insts.size()) prefetch(insts[i + kPrefetchDistance]);
+    prefetchAhead(insts, i);
     HloInstruction* inst = insts[i];
     sorted.push_back(std::move(m_instructions[inst->m_slot]));
     inst->m_slot = i;

@@ -124,10 +124,8 @@ StatusOr<bool> runOnComputation(HloComputation& computation, SideEffectAnalysis&
   for (size_t i = 0; i < insts.size(); ++i) {
     // The hash reads the instruction, then its dimensions and operands from the heap: ask for the
     // instruction a few steps ahead, and for its dimensions once its shape is at hand.
-    if (i + kPrefetchDistance < insts.size()) {
-      prefetch(insts[i + kPrefetchDistance]);
-      prefetch(&insts[i + kPrefetchDistance]->shape());
-    }
+    prefetchAhead(insts, i);
+    if (i + kPrefetchDistance < insts.size()) prefetch(&insts[i + kPrefetchDistance]->shape());
     if (i + kPrefetchDistance / 2 < insts.size()) {
       prefetch(insts[i + kPrefetchDistance / 2]->shape().dimensions().data());
     }

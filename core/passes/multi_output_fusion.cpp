@@ -502,7 +502,7 @@ class Round {
   // neighbours keeps this linear; merged kernels carry the pairing on).
   void collectSiblings(std::span<HloInstruction* const> operands) {
     for (size_t i = 0; i < operands.size(); ++i) {
-      if (i + kPrefetchDistance < operands.size()) prefetch(operands[i + kPrefetchDistance]);
+      prefetchAhead(operands, i);
       HloInstruction* operand = operands[i];
       // Cheapest first: most instructions have one user, and the element count reads the shape's dimensions.
       if (operand->users().size() < 2 || operand->opcode() == HloOpcode::kConstant || !operand->shape().isArray() ||
