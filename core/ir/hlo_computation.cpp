@@ -18,6 +18,7 @@ HloInstruction* HloComputation::addInstruction(std::unique_ptr<HloInstruction> i
   raw->m_slot = m_instructions.size();
   raw->m_id = m_nextId++;
   m_instructions.push_back(std::move(instruction));
+  m_readsForward.push_back(0);
   m_byName.insert(raw);
   // Appended last: in order when everything it reads is already here and nothing here reads it yet.
   for (const HloInstruction* operand : raw->operands()) noteEdge(operand, raw);
@@ -43,11 +44,15 @@ void HloComputation::compact() const {
   size_t out = 0;
   for (size_t i = 0; i < m_instructions.size(); ++i) {
     if (!m_instructions[i]) continue;
-    if (out != i) m_instructions[out] = std::move(m_instructions[i]);
+    if (out != i) {
+      m_instructions[out] = std::move(m_instructions[i]);
+      m_readsForward[out] = m_readsForward[i];
+    }
     m_instructions[out]->m_slot = out;
     ++out;
   }
   m_instructions.resize(out);
+  m_readsForward.resize(out);
   const_cast<HloComputation*>(this)->m_removed = 0;
 }
 
@@ -166,18 +171,27 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
     size_t n = inst->operands().size();
     return i < n ? inst->operands()[i] : inst->controlPredecessors()[i - n];
   };
-  // Every instruction not yet visited is asked for all its predecessors at once when it is pushed, and the
-  // walk over the vector asks kPrefetchDistance instructions ahead: on a computation bigger than the caches
-  // the misses then overlap.
+  // Every instruction looked into is asked for all its predecessors at once when it is pushed, and the walk
+  // over the vector asks for the ones it will look into kPrefetchDistance ahead: on a computation bigger than
+  // the caches the misses then overlap.
   auto push = [&](HloInstruction* inst) {
     for (const HloInstruction* operand : inst->operands()) prefetch(operand);
     stack.push_back({inst, 0});
   };
   const size_t count = m_instructions.size();
   for (size_t i = 0; i < count; ++i) {
-    prefetchAhead(m_instructions, i);
+    // Only instructions the walk looks into are asked for ahead: the others are emitted without a look.
+    if (i + kPrefetchDistance < count && (m_walkAll || m_readsForward[i + kPrefetchDistance])) {
+      prefetch(m_instructions[i + kPrefetchDistance].get());
+    }
     if (state[i] != 0) continue;  // slot i after compact()
     HloInstruction* start = m_instructions[i].get();
+    if (!m_readsForward[i] && !m_walkAll) {
+      // Reads only earlier instructions, all done by now: what the walk below would find without a look.
+      state[i] = 2;
+      order.push_back(start);
+      continue;
+    }
     state[i] = 1;
     push(start);
     while (!stack.empty()) {
@@ -228,6 +242,8 @@ Status HloComputation::sortInPostOrder() {
   m_instructions = std::move(sorted);
   m_removed = 0;
   m_ordered = true;
+  m_readsForward.assign(m_instructions.size(), 0);
+  m_walkAll = false;
   return okStatus();
 }
 

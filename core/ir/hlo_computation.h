@@ -77,9 +77,16 @@ class HloComputation {
   friend class HloInstruction;
   void compact() const;
   // Called for every new edge `from` -> `to` (an operand or a control predecessor): the instruction vector
-  // stops being known to be in dependency order unless `from` is an earlier instruction of this computation.
+  // stops being known to be in dependency order unless `from` is an earlier instruction of this computation,
+  // and `to` is remembered as one that the next post-order walk must look into.
   void noteEdge(const HloInstruction* from, const HloInstruction* to) {
-    if (from->m_parent != this || to->m_parent != this || from->m_slot >= to->m_slot) m_ordered = false;
+    if (from->m_parent == this && to->m_parent == this && from->m_slot < to->m_slot) return;
+    m_ordered = false;
+    if (to->m_parent == this && to->m_slot < m_readsForward.size()) {
+      m_readsForward[to->m_slot] = 1;
+    } else {
+      m_walkAll = true;
+    }
   }
 
   std::string m_name;
@@ -99,6 +106,12 @@ class HloComputation {
   // Every operand and control predecessor of an instruction comes before it in m_instructions, so the vector
   // is its own post order. Cleared by an edge that goes forward; set again by sortInPostOrder.
   bool m_ordered = true;
+  // By slot, parallel to m_instructions: 1 for an instruction that got an edge from a later or foreign
+  // instruction since the last sort. Every other instruction reads only earlier ones, so the post-order walk
+  // emits it as it comes without reading its operands (they are all done by then). m_walkAll: an edge to an
+  // instruction outside the vector was seen, so every instruction is looked into.
+  mutable std::vector<uint8_t> m_readsForward;
+  bool m_walkAll = false;
 };
 
 }  // namespace fusionscope::core

@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -160,8 +162,25 @@ TEST(PostOrder, ACycleIsStillReported) {
   EXPECT_NE(order.message().find("cycle"), std::string::npos) << order.message();
 }
 
-// Random rewiring (a user reads an instruction chosen anywhere that does not depend on it), with removals and
-// sorts in between: the order must stay a dependency order throughout.
+// The order a depth-first walk gives when it looks into every instruction: from each instruction in vector
+// order, operands and control predecessors first. postOrder() skips looking into most of them and must give
+// exactly this.
+std::vector<std::string> lookingIntoEverything(const HloComputation& c) {
+  std::set<const HloInstruction*> seen;
+  std::vector<std::string> order;
+  std::function<void(const HloInstruction*)> visit = [&](const HloInstruction* inst) {
+    if (!seen.insert(inst).second) return;
+    for (const HloInstruction* pred : inst->operands()) visit(pred);
+    for (const HloInstruction* pred : inst->controlPredecessors()) visit(pred);
+    order.push_back(inst->name());
+  };
+  for (const auto& inst : c.instructions()) visit(inst.get());
+  return order;
+}
+
+// Random rewiring (a user reads an instruction chosen anywhere that does not depend on it, or waits for it
+// through a control edge), with removals and sorts in between: the order must stay a dependency order, and
+// be the order of a walk that looks into every instruction.
 TEST(PostOrder, StaysADependencyOrderUnderRandomRewiring) {
   std::mt19937 rng(7);
   HloComputation c("c");
@@ -170,7 +189,7 @@ TEST(PostOrder, StaysADependencyOrderUnderRandomRewiring) {
     std::uniform_int_distribution<size_t> pick(0, live.size() - 1);
     live.push_back(add(c, "n" + std::to_string(i), {live[pick(rng)]}));
   }
-  // Does `from` reach `to` through users?
+  // Does `from` reach `to` through users or control successors?
   auto reaches = [](const HloInstruction* from, const HloInstruction* to) {
     std::vector<const HloInstruction*> work{from};
     std::vector<const HloInstruction*> seen;
@@ -181,21 +200,43 @@ TEST(PostOrder, StaysADependencyOrderUnderRandomRewiring) {
       if (std::find(seen.begin(), seen.end(), inst) != seen.end()) continue;
       seen.push_back(inst);
       for (const HloInstruction* user : inst->users()) work.push_back(user);
+      for (const HloInstruction* succ : inst->controlSuccessors()) work.push_back(succ);
     }
     return false;
   };
-  for (int step = 0; step < 300; ++step) {
+  int rewired = 0;
+  int removed = 0;
+  for (int step = 0; step < 400; ++step) {
     std::uniform_int_distribution<size_t> pick(0, live.size() - 1);
     HloInstruction* user = live[pick(rng)];
     HloInstruction* operand = live[pick(rng)];
-    if (user->operandCount() == 0 || user == operand || reaches(user, operand)) continue;
-    user->replaceOperand(0, operand);
+    if (step % 11 == 0) {  // remove an instruction nothing reads
+      if (user->users().empty() && user->controlSuccessors().empty() && user->controlPredecessors().empty() &&
+          c.removeInstruction(user).ok()) {
+        live.erase(std::find(live.begin(), live.end(), user));
+        ++removed;
+      }
+      continue;
+    }
+    if (user == operand || reaches(user, operand)) continue;
+    if (step % 7 == 0) {
+      operand->addControlDependencyTo(user);
+    } else if (user->operandCount() > 0) {
+      user->replaceOperand(0, operand);
+    } else {
+      continue;
+    }
+    ++rewired;
     ASSERT_TRUE(inDependencyOrder(c)) << "step " << step;
+    ASSERT_EQ(names(c), lookingIntoEverything(c)) << "step " << step;
     if (step % 50 == 0) {
       ASSERT_TRUE(c.sortInPostOrder().ok());
       ASSERT_TRUE(inDependencyOrder(c));
+      ASSERT_EQ(names(c), lookingIntoEverything(c)) << "step " << step;
     }
   }
+  EXPECT_GT(rewired, 100);
+  EXPECT_GT(removed, 3);
 }
 
 }  // namespace
