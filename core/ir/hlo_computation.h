@@ -104,7 +104,8 @@ class HloComputation {
   HloInstruction* m_root = nullptr;
   bool m_isFusion = false;
   // Every operand and control predecessor of an instruction comes before it in m_instructions, so the vector
-  // is its own post order. Cleared by an edge that goes forward; set again by sortInPostOrder.
+  // is its own post order. Cleared by an edge that goes forward; set again by sortInPostOrder. The O(1)
+  // summary of the marks below: false once anything was marked since the last sort.
   bool m_ordered = true;
   // By slot, parallel to m_instructions: 1 for an instruction that got an edge from a later or foreign
   // instruction since the last sort. Every other instruction reads only earlier ones, so the post-order walk
