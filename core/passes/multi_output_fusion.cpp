@@ -391,8 +391,8 @@ std::string operandList(const SharedOperands& shared) {
 
 // iterationSpace() once per instruction for all rounds over a computation: it is asked for every user of
 // every shared operand and for every candidate pair, and for a fusion it walks the fused computation. An
-// instruction a merge changes or deletes is forgotten before the merge (a deleted instruction's address may
-// come back as a new one), so what a round leaves behind is still true for the next one, which then reads
+// instruction a merge changes is forgotten before the merge (ids are never reused, so a deleted one's entry
+// is simply never read again), so what a round leaves behind is still true for the next one, which then reads
 // the spaces of the instructions no merge touched instead of walking their fused computations again.
 // One vector indexed by HloInstruction::id(): a lookup reads one entry.
 class SpaceCache {
