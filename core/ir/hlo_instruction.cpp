@@ -29,15 +29,16 @@ constexpr size_t kUserIndexThreshold = 32;
 
 void HloInstruction::addUser(HloInstruction* user) {
   if (m_userIndex) {
-    if (m_userIndex->emplace(user, m_users.size()).second) m_users.push_back(user);
+    if (m_userIndex->contains(user)) return;
+    (*m_userIndex)[user] = m_users.size();
+    m_users.push_back(user);
     return;
   }
   if (std::find(m_users.begin(), m_users.end(), user) != m_users.end()) return;
   m_users.push_back(user);
   if (m_users.size() > kUserIndexThreshold) {
-    m_userIndex = std::make_unique<std::unordered_map<HloInstruction*, size_t>>();
-    m_userIndex->reserve(m_users.size() * 2);
-    for (size_t i = 0; i < m_users.size(); ++i) m_userIndex->emplace(m_users[i], i);
+    m_userIndex = std::make_unique<FlatPtrMap<HloInstruction, size_t>>(m_users.size() * 2);
+    for (size_t i = 0; i < m_users.size(); ++i) (*m_userIndex)[m_users[i]] = i;
   }
 }
 
@@ -48,10 +49,10 @@ void HloInstruction::removeUser(HloInstruction* user) {
     m_users.erase(std::remove(m_users.begin(), m_users.end(), user), m_users.end());
     return;
   }
-  auto it = m_userIndex->find(user);
-  if (it == m_userIndex->end()) return;
-  size_t pos = it->second;
-  m_userIndex->erase(it);
+  const size_t* found = m_userIndex->find(user);
+  if (found == nullptr) return;
+  size_t pos = *found;
+  m_userIndex->erase(user);
   if (pos + 1 != m_users.size()) {
     m_users[pos] = m_users.back();
     (*m_userIndex)[m_users[pos]] = pos;
