@@ -1,7 +1,10 @@
 // fs_pipeline_bench: the pass pipeline's cost. (1) The whole gpu pipeline plus the DOT text of every stage on
 // the largest corpus module (mobilenet_v2 training step, ~3.9k instructions): target <= 2 s on the 2-core
 // machine. (2) Each pass alone on generated modules of 10k and 100k instructions: near-linear, the 100k run
-// <= 12x the 10k one. items_per_second = instructions per second. Results: docs/PERFORMANCE.md.
+// <= 12x the 10k one. items_per_second = instructions per second. (3) BM_PassScaling: that ratio measured
+// with the two sizes interleaved. Results: docs/PERFORMANCE.md; bench/pass-scaling runs (3) several times.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -113,6 +116,47 @@ void BM_Pass(benchmark::State& state, const std::string& pass) {
   state.SetItemsProcessed(state.iterations() * source->instructionCount());
 }
 
+// Milliseconds of one run of `pass` on a fresh, cache-cold copy of `source` (copying and evicting untimed).
+double timePassOnce(const core::HloModule& source, const std::string& pass) {
+  std::unique_ptr<core::HloModule> module = core::cloneModule(source);
+  evictCaches();
+  std::unique_ptr<core::HloPass> instance = std::move(core::createPass(pass)).value();
+  core::PassContext context(core::fusionConfigFor(core::Backend::kGpu));
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<bool> changed = instance->run(*module, context);
+  const auto end = std::chrono::steady_clock::now();
+  if (!changed.ok()) die(pass + ": " + changed.message());
+  return std::chrono::duration<double, std::milli>(end - start).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// The 100k / 10k ratio of one pass, with the sizes interleaved: every iteration runs the pass on five copies
+// of the 10k module, then on one of the 100k module. Run as two separate benchmarks, the 10k runs (a few
+// hundred microseconds for the small passes, their module small enough for the L3 cache) and the 100k runs see
+// the machine at different moments, and on a shared machine the 10k time alone drifts by 20-40 % within
+// seconds. Counters: median ms at each size and their ratio; the iteration time is the 100k run.
+void BM_PassScaling(benchmark::State& state, const std::string& pass) {
+  const core::HloModule* small = generatedModule(10000);
+  const core::HloModule* large = generatedModule(100000);
+  std::vector<double> smallMs;
+  std::vector<double> largeMs;
+  for (auto _ : state) {
+    for (int i = 0; i < 5; ++i) smallMs.push_back(timePassOnce(*small, pass));
+    largeMs.push_back(timePassOnce(*large, pass));
+    state.SetIterationTime(largeMs.back() / 1e3);
+  }
+  const double smallMedian = median(smallMs);
+  const double largeMedian = median(largeMs);
+  state.counters["ms_10k"] = smallMedian;
+  state.counters["ms_100k"] = largeMedian;
+  state.counters["ratio"] = largeMedian / smallMedian;
+}
+
 const bool kRegistered = [] {
   if (const char* sizes = std::getenv("FS_BENCH_PASS_SIZES")) {
     // Scaling curves: FS_BENCH_PASS_SIZES=10000,20000,50000,100000 runs every pass at each size.
@@ -139,6 +183,12 @@ const bool kRegistered = [] {
     benchmark::RegisterBenchmark(("BM_Pass/" + info.name).c_str(), BM_Pass, info.name)
         ->Arg(100000)
         ->Iterations(6)
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const core::PassInfo& info : core::registeredPasses()) {
+    benchmark::RegisterBenchmark(("BM_PassScaling/" + info.name).c_str(), BM_PassScaling, info.name)
+        ->Iterations(8)
+        ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
   return true;
