@@ -71,6 +71,9 @@ class HashedSlots {
 
   size_t size() const { return m_size; }
 
+  // The slot a lookup of `hash` reads first, for asking for it ahead of the lookup.
+  const void* home(size_t hash) const { return &m_slots[hash & (m_slots.size() - 1)]; }
+
  private:
   struct Slot {
     size_t hash = 0;

@@ -74,6 +74,13 @@ Status HloComputation::removeInstruction(HloInstruction* instruction) {
   return okStatus();
 }
 
+void HloComputation::prefetchReplacement(const HloInstruction& instruction,
+                                         const HloInstruction& replacement) const {
+  for (const HloInstruction* user : instruction.users()) prefetch(user);
+  prefetch(replacement.users().data());
+  prefetch(m_byName.home(instruction.name()));
+}
+
 int64_t HloComputation::removeInstructionAndUnusedOperands(HloInstruction* instruction) {
   int64_t removed = 0;
   std::vector<HloInstruction*> work{instruction};

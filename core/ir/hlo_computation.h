@@ -34,6 +34,9 @@ class HloComputation {
   // Removes an instruction that has no users and is not the root; drops its operand uses. O(1): the slot
   // is reclaimed the next time instructions() is read, so removing many instructions stays linear.
   Status removeInstruction(HloInstruction* instruction);
+  // Asks for the memory that replacing `instruction`'s uses and then removing it will touch (its users, the
+  // name index entry), so that on a computation bigger than the caches those misses overlap (prefetch.h).
+  void prefetchReplacement(const HloInstruction& instruction, const HloInstruction& replacement) const;
   // Removes `instruction` and then every operand that became unused (not the root, not a parameter, no
   // side effects); returns how many instructions were removed.
   int64_t removeInstructionAndUnusedOperands(HloInstruction* instruction);

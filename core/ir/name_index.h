@@ -27,6 +27,8 @@ class NameIndex {
   // Removes `item`'s entry; an entry of the same name held by another item stays.
   void erase(const T* item) { m_slots.erase(hashOf(item->name()), item); }
   size_t size() const { return m_slots.size(); }
+  // Where a lookup, insertion or erasure of `name` starts (see prefetch.h).
+  const void* home(std::string_view name) const { return m_slots.home(hashOf(name)); }
 
  private:
   static size_t hashOf(std::string_view name) { return std::hash<std::string_view>()(name); }

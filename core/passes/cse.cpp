@@ -138,6 +138,7 @@ StatusOr<bool> runOnComputation(HloComputation& computation, SideEffectAnalysis&
           return InstructionEqual()(&other, inst);
         });
     if (representative == nullptr) continue;
+    computation.prefetchReplacement(*inst, *representative);
     inst->replaceAllUsesWith(representative);
     if (Status s = computation.removeInstruction(inst); !s.ok()) {
       return Status::error(fmt::format("cse: {}", s.message()));
