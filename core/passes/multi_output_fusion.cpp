@@ -310,7 +310,17 @@ class Round {
   // neighbours keeps this linear; merged kernels carry the pairing on).
   void collectSiblings(std::span<HloInstruction* const> operands) {
     for (size_t i = 0; i < operands.size(); ++i) {
+      // Three misses per operand in a chain: the instruction, its use list, the users. Asked for in stages
+      // (the instruction far ahead, its use list once the instruction has arrived, the users once the list
+      // has), they overlap instead.
       prefetchAhead(operands, i);
+      if (i + kPrefetchDistance / 2 < operands.size()) prefetch(operands[i + kPrefetchDistance / 2]->users().data());
+      if (i + 2 < operands.size()) {
+        const std::vector<HloInstruction*>& nextUsers = operands[i + 2]->users();
+        if (nextUsers.size() >= 2) {
+          for (size_t u = 0; u < nextUsers.size() && u < 8; ++u) prefetch(nextUsers[u]);
+        }
+      }
       HloInstruction* operand = operands[i];
       // Cheapest first: most instructions have one user, and the element count reads the shape's dimensions.
       if (operand->users().size() < 2 || operand->opcode() == HloOpcode::kConstant || !operand->shape().isArray() ||
