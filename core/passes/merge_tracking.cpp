@@ -9,7 +9,10 @@ namespace fusionscope::core {
 
 TopologicalOrder::TopologicalOrder(std::vector<HloInstruction*> postOrder, int64_t idBound)
     : m_slots(std::move(postOrder)), m_position(static_cast<size_t>(idBound), -1) {
-  for (size_t i = 0; i < m_slots.size(); ++i) setPosition(m_slots[i], static_cast<int64_t>(i));
+  for (size_t i = 0; i < m_slots.size(); ++i) {
+    prefetchAhead(m_slots, i);  // reading each id is a miss on a computation bigger than the caches
+    setPosition(m_slots[i], static_cast<int64_t>(i));
+  }
 }
 
 bool TopologicalOrder::reaches(const HloInstruction* from, const HloInstruction* to, bool skipDirect) const {
