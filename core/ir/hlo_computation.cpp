@@ -186,10 +186,28 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
     stack.push_back({inst, 0});
   };
   const size_t count = m_instructions.size();
+  // Only instructions the walk looks into are asked for ahead: the others are emitted without a look. When
+  // only some read forward (a pass appended a few instructions), they can be far apart, so they are asked for
+  // by how many looks ahead they are, in stages: the instruction, then its operand list, then the operands.
+  std::vector<size_t> looks;
+  if (!m_walkAll) {
+    for (size_t i = 0; i < count; ++i) {
+      if (m_readsForward[i]) looks.push_back(i);
+    }
+  }
+  size_t look = 0;  // index in `looks` of the next slot that reads forward
   for (size_t i = 0; i < count; ++i) {
-    // Only instructions the walk looks into are asked for ahead: the others are emitted without a look.
-    if (i + kPrefetchDistance < count && (m_walkAll || m_readsForward[i + kPrefetchDistance])) {
-      prefetch(m_instructions[i + kPrefetchDistance].get());
+    if (m_walkAll) {
+      if (i + kPrefetchDistance < count) prefetch(m_instructions[i + kPrefetchDistance].get());
+    } else if (m_readsForward[i]) {
+      if (look + kPrefetchDistance < looks.size()) prefetch(m_instructions[looks[look + kPrefetchDistance]].get());
+      if (look + kPrefetchDistance / 2 < looks.size()) {
+        prefetch(m_instructions[looks[look + kPrefetchDistance / 2]]->operands().data());
+      }
+      if (look + 2 < looks.size()) {
+        for (const HloInstruction* operand : m_instructions[looks[look + 2]]->operands()) prefetch(operand);
+      }
+      ++look;
     }
     if (state[i] != 0) continue;  // slot i after compact()
     HloInstruction* start = m_instructions[i].get();
