@@ -241,8 +241,12 @@ class SpaceCache {
 // One round of candidate collection and merging over one computation.
 class Round {
  public:
-  Round(HloComputation& computation, const FusionConfig& config, PassContext& context, SpaceCache& spaces)
-      : m_computation(computation), m_config(config), m_context(context), m_spaces(spaces) {}
+  // `dependent`: pairs of instruction ids (earlier << 32 | later) found to depend on each other in earlier
+  // rounds. Merging never removes a path between two instructions that stay, and a merged instruction gets a
+  // new id, so such a pair still depends; the next round refuses it without walking the graph again.
+  Round(HloComputation& computation, const FusionConfig& config, PassContext& context, SpaceCache& spaces,
+        FlatU64Set& dependent)
+      : m_computation(computation), m_config(config), m_context(context), m_spaces(spaces), m_dependent(dependent) {}
 
   // Whether anything merged; refusals() holds the refused candidates of this round.
   StatusOr<bool> run() {
@@ -426,7 +430,9 @@ class Round {
       refuseOnce(*a, *b, fmt::format("{}: {}", prefix(), *why), shared.bytes);
       return false;
     }
-    if (m_order->reaches(a, b, /*skipDirect=*/false)) {
+    const uint64_t pair = static_cast<uint64_t>(a->id()) << 32 | static_cast<uint32_t>(b->id());
+    if (m_dependent.contains(pair) || m_order->reaches(a, b, /*skipDirect=*/false)) {
+      m_dependent.insert(pair);
       refuseOnce(*a, *b, fmt::format("{}: {} depends on {}", prefix(), b->name(), a->name()), shared.bytes);
       return false;
     }
@@ -581,6 +587,7 @@ class Round {
   std::priority_queue<Candidate, std::vector<Candidate>, ByBytes> m_queue;
   FlatU64Set m_seenPairs;
   SpaceCache& m_spaces;
+  FlatU64Set& m_dependent;
   FlatU64Set m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
   // Discovery order: interleaving the kinds window by window is harmless, as ByBytes compares sequences only
@@ -599,8 +606,9 @@ StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
   bool changed = false;
   for (HloComputation* computation : computations) {
     SpaceCache spaces(computation->idBound());
+    FlatU64Set dependent;
     for (int round = 0; round < kMaxRounds; ++round) {
-      Round sweep(*computation, config, context, spaces);
+      Round sweep(*computation, config, context, spaces, dependent);
       StatusOr<bool> merged = sweep.run();
       if (!merged.ok()) return merged.status();
       if (!*merged || round + 1 == kMaxRounds) {
