@@ -74,8 +74,7 @@ Status HloComputation::removeInstruction(HloInstruction* instruction) {
   return okStatus();
 }
 
-void HloComputation::prefetchReplacement(const HloInstruction& instruction,
-                                         const HloInstruction& replacement) const {
+void HloComputation::prefetchReplacement(const HloInstruction& instruction, const HloInstruction& replacement) const {
   for (const HloInstruction* user : instruction.users()) prefetch(user);
   prefetch(replacement.users().data());
   prefetch(m_byName.home(instruction.name()));

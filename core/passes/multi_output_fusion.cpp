@@ -34,7 +34,7 @@ constexpr std::string_view kPassName = "multi-output-fusion";
 // forgets an instruction's entry before a merge changes or deletes it.
 struct IterationSpace {
   bool reduction = false;
-  const Shape* shape = nullptr;                   // loop: the output shape; reduction: the reduce's input shape
+  const Shape* shape = nullptr;                      // loop: the output shape; reduction: the reduce's input shape
   const std::vector<int64_t>* dimensions = nullptr;  // reduced dimensions
 };
 
@@ -241,9 +241,10 @@ class SpaceCache {
 // One round of candidate collection and merging over one computation.
 class Round {
  public:
-  // `dependent`: pairs of instruction ids (earlier << 32 | later) found to depend on each other in earlier
-  // rounds. Merging never removes a path between two instructions that stay, and a merged instruction gets a
-  // new id, so such a pair still depends; the next round refuses it without walking the graph again.
+  // `dependent`: pairs of instructions (idPair) found to depend on each other in earlier rounds. A merge never
+  // removes a path (the instruction that stays takes over the other's operands and users; a fusion that wraps
+  // one takes its place), and ids are never reused, so such a pair still depends: later rounds refuse it
+  // without walking the graph again.
   Round(HloComputation& computation, const FusionConfig& config, PassContext& context, SpaceCache& spaces,
         FlatU64Set& dependent)
       : m_computation(computation), m_config(config), m_context(context), m_spaces(spaces), m_dependent(dependent) {}
@@ -291,6 +292,11 @@ class Round {
   // has a cached space pointing at its old operand's shape.
   void forgetUsersSpaces(HloInstruction* inst) {
     for (HloInstruction* user : inst->users()) forgetSpace(user);
+  }
+
+  // One 64-bit key per ordered pair of instructions, by their ids (unique in the computation, never reused).
+  static uint64_t idPair(const HloInstruction& a, const HloInstruction& b) {
+    return static_cast<uint64_t>(a.id()) << 32 | static_cast<uint32_t>(b.id());
   }
 
   // One 64-bit key per unordered pair of candidate ids and kind, in a flat set: a tree of tuples, then a node-based
@@ -359,9 +365,8 @@ class Round {
           int a = m_ids.id(previous);
           int b = m_ids.id(user);
           if (m_seenPairs.insert(pairKey(true, a, b))) {
-            m_collectRefusals.push_back(refusal(*previous, *user,
-                                                fmt::format("not merging {} and {}: {}", previous->name(),
-                                                            user->name(), *why)));
+            m_collectRefusals.push_back(refusal(
+                *previous, *user, fmt::format("not merging {} and {}: {}", previous->name(), user->name(), *why)));
           }
         }
       }
@@ -430,7 +435,7 @@ class Round {
       refuseOnce(*a, *b, fmt::format("{}: {}", prefix(), *why), shared.bytes);
       return false;
     }
-    const uint64_t pair = static_cast<uint64_t>(a->id()) << 32 | static_cast<uint32_t>(b->id());
+    const uint64_t pair = idPair(*a, *b);
     if (m_dependent.contains(pair) || m_order->reaches(a, b, /*skipDirect=*/false)) {
       m_dependent.insert(pair);
       refuseOnce(*a, *b, fmt::format("{}: {} depends on {}", prefix(), b->name(), a->name()), shared.bytes);
@@ -572,10 +577,9 @@ class Round {
     decision.reason = std::move(reason);
     return decision;
   }
-  // A pair can come back through forwarding (its kernels merged with others); say no once. Keyed by the
-  // instructions' ids, unique among the computation's instructions and never reused.
+  // A pair can come back through forwarding (its kernels merged with others); say no once.
   void refuseOnce(const HloInstruction& a, const HloInstruction& b, std::string reason, int64_t bytes) {
-    if (!m_refusedPairs.insert(static_cast<uint64_t>(a.id()) << 32 | static_cast<uint32_t>(b.id()))) return;
+    if (!m_refusedPairs.insert(idPair(a, b))) return;
     m_refusals.push_back(refusal(a, b, std::move(reason), bytes));
   }
 

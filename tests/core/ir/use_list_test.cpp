@@ -32,9 +32,9 @@ const Shape kScalar = Shape::scalar(PrimitiveType::kF32);
       return ::testing::AssertionFailure() << inst->name() << " lists a user twice";
     }
     if (actual != expected[inst.get()]) {
-      return ::testing::AssertionFailure() << inst->name() << "'s users are not the instructions reading it ("
-                                           << actual.size() << " listed, " << expected[inst.get()].size()
-                                           << " read it)";
+      return ::testing::AssertionFailure()
+             << inst->name() << "'s users are not the instructions reading it (" << actual.size() << " listed, "
+             << expected[inst.get()].size() << " read it)";
     }
   }
   return ::testing::AssertionSuccess();
