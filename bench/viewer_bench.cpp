@@ -144,8 +144,10 @@ void BM_TimelineModelBuild1MAnnotated(benchmark::State& state) {
     state.PauseTiming();
     profiler::Trace trace = importGenerated();
     int64_t annotated = 0;
-    for (profiler::TraceEvent& event : trace.events) {
-      if (event.phase != 'X' || !profiler::isKernelEvent(event)) continue;
+    const profiler::KernelClassifier kernels(trace);
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+      profiler::TraceEvent& event = trace.events[i];
+      if (!kernels.isKernel(i)) continue;
       std::string args(event.args.empty() ? std::string_view("{}") : event.args);
       const size_t close = args.find_last_of('}');
       const std::string fields = std::string(args.size() > 2 ? "," : "") + "\"hlo_op\":\"fusion." +

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -13,6 +12,7 @@
 #include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/flow_binding.h"
+#include "profiler/trace/kernel_events.h"
 
 namespace fusionscope::viewer {
 namespace {
@@ -45,34 +45,6 @@ std::vector<uint16_t> assignDepths(const std::vector<uint32_t>& sortedItems, Sta
     open.push_back(std::max(end(sortedItems[i]), s));
   }
   return depths;
-}
-
-// The string value of a top-level `key` in an args object; nullopt when absent or not a string. Kernel args are
-// small flat objects, so the usual `"key":"value"` is read in place (a GPU trace has one per kernel, up to
-// millions); anything less plain (escapes, nesting, the key twice) goes through the JSON parser.
-std::optional<std::string> stringArg(std::string_view args, std::string_view key) {
-  const std::string quoted = "\"" + std::string(key) + "\"";
-  const size_t at = args.find(quoted);
-  if (at == std::string_view::npos) return std::nullopt;
-  auto skipSpace = [&](size_t p) {
-    while (p < args.size() && (args[p] == ' ' || args[p] == '\t' || args[p] == '\n' || args[p] == '\r')) ++p;
-    return p;
-  };
-  size_t p = skipSpace(at + quoted.size());
-  if (p < args.size() && args[p] == ':') {
-    p = skipSpace(p + 1);
-    const bool plain = args.find(quoted, at + 1) == std::string_view::npos &&
-                       args.find('\\') == std::string_view::npos && args.find('{', 1) == std::string_view::npos;
-    if (plain && p < args.size() && args[p] == '"') {
-      const size_t close = args.find('"', p + 1);
-      if (close != std::string_view::npos) return std::string(args.substr(p + 1, close - p - 1));
-    }
-  }
-  nlohmann::json parsed = nlohmann::json::parse(args, nullptr, false);
-  if (!parsed.is_object()) return std::nullopt;
-  auto found = parsed.find(std::string(key));
-  if (found == parsed.end() || !found->is_string()) return std::nullopt;
-  return found->get<std::string>();
 }
 
 void appendToRow(TimelineLane::Row& row, uint32_t item, int64_t start, int64_t end) {
@@ -122,6 +94,7 @@ void TimelineModel::build() {
     m_endNs = std::max(m_endNs, to);
   };
 
+  const profiler::KernelClassifier kernels(m_trace);
   std::vector<uint32_t> asyncOrder;  // async events, sorted by ts below
   for (uint32_t i = 0; i < events.size(); ++i) {
     const profiler::TraceEvent& e = events[i];
@@ -132,7 +105,7 @@ void TimelineModel::build() {
         extend(e.tsNs, e.endNs());
         firstSlice = std::min(firstSlice, e.tsNs);
         lastSliceEnd = std::max(lastSliceEnd, e.endNs());
-        if (profiler::isKernelEvent(e)) {
+        if (kernels.isKernel(i)) {
           firstKernel = std::min(firstKernel, e.tsNs);
           lastKernelEnd = std::max(lastKernelEnd, e.endNs());
         }
@@ -200,16 +173,12 @@ void TimelineModel::build() {
   }
   m_undrawn += m_asyncEvents - pairedAsyncEvents;
 
-  // Kernel -> instruction: the args a GPU runner adds name the HLO op, whatever the PTX entry is called.
+  // Kernel -> instruction: the args a GPU runner adds (and XLA's profiler writes) name the HLO op, whatever the
+  // kernel is called.
   for (uint32_t i = 0; i < events.size(); ++i) {
     const profiler::TraceEvent& e = events[i];
     if (e.phase != 'X' || e.args.empty()) continue;
-    for (std::string_view key : {"hlo_op", "instruction"}) {
-      if (std::optional<std::string> value = stringArg(e.args, key)) {
-        if (!value->empty()) m_instructionArg.emplace(i, std::move(*value));
-        break;
-      }
-    }
+    if (std::string op = profiler::hloOp(e); !op.empty()) m_instructionArg.emplace(i, std::move(op));
   }
 
   if (m_startNs > m_endNs) m_startNs = m_endNs = 0;

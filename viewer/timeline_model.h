@@ -105,7 +105,7 @@ class TimelineModel {
 
   int64_t startNs() const { return m_startNs; }
   int64_t endNs() const { return m_endNs; }
-  // Start of the first kernel event (profiler::isKernelEvent), or of the first slice when there is none: the
+  // Start of the first kernel event (profiler::KernelClassifier), or of the first slice when there is none: the
   // point two traces are aligned at in a comparison.
   int64_t firstKernelNs() const { return m_firstKernelNs; }
   // End of the last kernel event (or of the last slice when there is none).

@@ -66,19 +66,26 @@ void argsMembers(std::string_view args, std::vector<std::string>& out) {
 struct KernelGroup {
   int64_t count = 0;
   int64_t ns = 0;
+  std::string hloOp;                 // the instruction it ran (hloOp()), when its events say
   std::vector<std::string> members;  // from args, union over its events
 };
 
 std::map<std::string, KernelGroup> kernelGroups(const Trace& trace, bool wantMembers) {
   std::map<std::string, KernelGroup> groups;
-  for (const TraceEvent& event : trace.events) {
-    if (!isKernelEvent(event)) continue;
+  const KernelClassifier kernels(trace);
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    if (!kernels.isKernel(i)) continue;
+    const TraceEvent& event = trace.events[i];
     KernelGroup& group = groups[std::string(event.name)];
     ++group.count;
     group.ns += event.durNs;
-    if (wantMembers && group.count <= 4) {  // membership does not change between launches; sample a few
+    if (group.count <= 4) {  // what a kernel ran does not change between launches; sample a few
+      if (group.hloOp.empty()) group.hloOp = hloOp(event);
+      if (!wantMembers) continue;
       std::vector<std::string> members;
       argsMembers(event.args, members);
+      // XLA names a kernel after the op it ran: an hlo_op equal to the name says nothing about members.
+      if (members.size() == 1 && normalizeKernelName(members[0]) == normalizeKernelName(event.name)) members.clear();
       for (std::string& m : members) {
         if (std::find(group.members.begin(), group.members.end(), m) == group.members.end()) {
           group.members.push_back(std::move(m));
@@ -176,8 +183,14 @@ TraceComparison compareTraces(const Trace& before, const Trace& after, const Fus
     for (const auto& [fusion, members] : membership->members)
       membershipByNormalized[normalizeKernelName(fusion)] = fusion;
   }
+  // A before kernel answers to its name and to the instruction it ran (XLA's GPU kernels are named apart from
+  // their hlo_op; a library call's kernel never is).
   std::map<std::string, std::vector<std::string>> beforeByNormalized;
-  for (const auto& [name, group] : beforeKernels) beforeByNormalized[normalizeKernelName(name)].push_back(name);
+  for (const auto& [name, group] : beforeKernels) {
+    beforeByNormalized[normalizeKernelName(name)].push_back(name);
+    std::string op = normalizeKernelName(group.hloOp);
+    if (!group.hloOp.empty() && op != normalizeKernelName(name)) beforeByNormalized[op].push_back(name);
+  }
 
   for (const auto& [name, group] : afterKernels) {
     KernelMapping mapping;
@@ -206,10 +219,14 @@ TraceComparison compareTraces(const Trace& before, const Trace& after, const Fus
   };
   for (KernelMapping& mapping : comparison.mappings) {
     std::string normalized = normalizeKernelName(mapping.after);
+    const std::string& afterOp = afterKernels.at(mapping.after).hloOp;
     const std::vector<std::string>* members = nullptr;
-    if (auto found = membershipByNormalized.find(normalized); found != membershipByNormalized.end()) {
+    auto found = membershipByNormalized.find(normalized);
+    if (found == membershipByNormalized.end() && !afterOp.empty())
+      found = membershipByNormalized.find(normalizeKernelName(afterOp));
+    if (found != membershipByNormalized.end()) {
       members = &membership->members.at(found->second);
-      mapping.via = "stages.json";
+      mapping.via = membership->source;
     } else if (!afterKernels.at(mapping.after).members.empty()) {
       members = &afterKernels.at(mapping.after).members;
       mapping.via = "args";
@@ -220,7 +237,7 @@ TraceComparison compareTraces(const Trace& before, const Trace& after, const Fus
     }
     if (!any) {
       // Unchanged by fusion (or nothing says what it contains): the kernel with the same name, if any.
-      if (claim(mapping, normalized)) {
+      if (claim(mapping, normalized) || (!afterOp.empty() && claim(mapping, normalizeKernelName(afterOp)))) {
         mapping.via = "same name";
       } else if (!members) {
         mapping.via = "";

@@ -3,7 +3,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -15,33 +14,10 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-bool containsNoCase(std::string_view text, std::string_view word) {
-  if (word.size() > text.size()) return false;
-  for (size_t i = 0; i + word.size() <= text.size(); ++i) {
-    bool match = true;
-    for (size_t k = 0; k < word.size() && match; ++k) {
-      match = std::tolower(static_cast<unsigned char>(text[i + k])) == word[k];
-    }
-    if (match) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::string trackText(const TrackId& track) {
   return track.isText ? std::string(track.text) : std::to_string(track.number);
-}
-
-bool isKernelEvent(const TraceEvent& event) {
-  if (event.phase != 'X') return false;
-  if (event.cat.size() != 6) return false;
-  return containsNoCase(event.cat, "kernel");
-}
-
-bool isDeviceEvent(const TraceEvent& event) {
-  if (event.phase != 'X') return false;
-  return isKernelEvent(event) || containsNoCase(event.cat, "memcpy") || containsNoCase(event.cat, "memset");
 }
 
 DurationStats durationStats(std::vector<int64_t>& durations) {
@@ -94,11 +70,9 @@ int64_t argsBytes(std::string_view args) {
 
 TraceStats computeStats(const Trace& trace) {
   TraceStats stats;
-  for (const TraceEvent& event : trace.events) {
-    if (event.phase != 'X') continue;
-    ++stats.completeEvents;
-    if (isKernelEvent(event)) ++stats.kernelCount;
-  }
+  const KernelClassifier kernels(trace);
+  for (const TraceEvent& event : trace.events) stats.completeEvents += event.phase == 'X' ? 1 : 0;
+  stats.kernelCount = kernels.kernelCount();
   stats.kernelsOnly = stats.kernelCount > 0;
 
   struct Group {
@@ -110,10 +84,11 @@ TraceStats computeStats(const Trace& trace) {
   int64_t first = INT64_MAX;
   int64_t last = INT64_MIN;
   bool anyDevice = false;
-  for (const TraceEvent& event : trace.events) {
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& event = trace.events[i];
     if (event.phase != 'X') continue;
-    bool kernel = isKernelEvent(event);
-    bool device = isDeviceEvent(event);
+    bool kernel = kernels.isKernel(i);
+    bool device = kernels.isDeviceWork(i);
     anyDevice = anyDevice || device;
     int64_t bytes = device ? argsBytes(event.args) : 0;
     if (!stats.kernelsOnly || kernel) {
@@ -124,14 +99,16 @@ TraceStats computeStats(const Trace& trace) {
     if (kernel) stats.kernelTimeNs += event.durNs;
     if (device) {
       stats.deviceTimeNs += event.durNs;
-      stats.categoryNs[std::string(event.cat)] += event.durNs;
+      // XLA's kernels have no category; what makes them kernels is their hlo_op.
+      stats.categoryNs[event.cat.empty() ? std::string("(xla op)") : std::string(event.cat)] += event.durNs;
       deviceIntervals[{event.pid, event.tid}].emplace_back(event.tsNs, event.endNs());
       stats.bytes += bytes;
       if (bytes > 0) ++stats.eventsWithBytes;
     }
   }
-  for (const TraceEvent& event : trace.events) {
-    if (event.phase != 'X' || (anyDevice && !isDeviceEvent(event))) continue;
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& event = trace.events[i];
+    if (event.phase != 'X' || (anyDevice && !kernels.isDeviceWork(i))) continue;
     first = std::min(first, event.tsNs);
     last = std::max(last, event.endNs());
   }

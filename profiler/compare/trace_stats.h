@@ -5,16 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "profiler/trace/kernel_events.h"
 #include "profiler/trace/trace_model.h"
 
 namespace fusionscope::profiler {
-
-// Whether a complete event is a kernel launch on a device: category "kernel" (Kineto/CUPTI, and the CPU runner,
-// which writes one X event per kernel launch with cat "kernel").
-bool isKernelEvent(const TraceEvent& event);
-// Whether a complete event is device work: a kernel, or a copy or memset (Kineto's gpu_memcpy / gpu_memset, any
-// category naming memcpy or memset).
-bool isDeviceEvent(const TraceEvent& event);
 
 // Durations of one group of events, in ns. Percentiles are nearest-rank.
 struct DurationStats {

@@ -226,18 +226,25 @@ class Importer {
   struct Checkpoint {
     size_t events = 0;
     int64_t eventsRead = 0;
+    int64_t emptyObjects = 0;
     std::map<std::string, int64_t> skipped;
     std::array<int64_t, 256> phaseCounts{};
     std::map<TrackId, ProcessInfo> processes;
     std::map<std::pair<TrackId, TrackId>, ThreadInfo> threads;
   };
   Checkpoint checkpoint() const {
-    return Checkpoint{m_trace.events.size(), m_trace.stats.eventsRead, m_trace.stats.skipped,
-                      m_phaseCounts,         m_trace.processes,        m_trace.threads};
+    return Checkpoint{m_trace.events.size(),
+                      m_trace.stats.eventsRead,
+                      m_trace.stats.emptyObjects,
+                      m_trace.stats.skipped,
+                      m_phaseCounts,
+                      m_trace.processes,
+                      m_trace.threads};
   }
   void restore(Checkpoint checkpoint) {
     m_trace.events.resize(checkpoint.events);
     m_trace.stats.eventsRead = checkpoint.eventsRead;
+    m_trace.stats.emptyObjects = checkpoint.emptyObjects;
     m_trace.stats.skipped = std::move(checkpoint.skipped);
     m_phaseCounts = checkpoint.phaseCounts;
     m_trace.processes = std::move(checkpoint.processes);
@@ -269,6 +276,7 @@ class Importer {
     }
 
     TraceEvent event;
+    bool anyField = false;
     bool havePhase = false;
     bool haveTs = false;
     const char* problem = nullptr;
@@ -277,6 +285,7 @@ class Importer {
     for (auto result : object) {
       od::field field;
       if (auto error = std::move(result).get(field)) return error;
+      anyField = true;
       std::string_view key;
       if (auto error = readKey(field, key)) return error;
       od::value fieldValue = field.value();
@@ -345,6 +354,11 @@ class Importer {
     }
     if (!m_extra.empty()) event.extra = store.copy(m_extra);
 
+    // XLA's profiler ends traceEvents with `{}`: padding, not a broken event.
+    if (!anyField) {
+      ++m_trace.stats.emptyObjects;
+      return simdjson::SUCCESS;
+    }
     if (!havePhase && !problem) problem = "missing ph";
     // Metadata events carry no time (TF timelines omit ts on them); every other phase needs one.
     if (!problem && !haveTs && event.phase != 'M') problem = "missing ts";

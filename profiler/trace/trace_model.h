@@ -126,6 +126,8 @@ struct ThreadInfo {
 // can be checked against the file; `skipped` maps a reason ("missing ph", "bad ts", ...) to how many events it hit.
 struct ImportStats {
   int64_t eventsRead = 0;
+  // `{}` entries: XLA's profiler ends traceEvents with one. Read, but neither an event nor malformed.
+  int64_t emptyObjects = 0;
   std::map<char, int64_t> phaseCounts;
   std::map<std::string, int64_t> skipped;
   int64_t matchedBeginEnd = 0;

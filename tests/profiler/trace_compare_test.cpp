@@ -2,6 +2,7 @@
 // comments), plus the corpus traces.
 #include "profiler/compare/trace_compare.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -170,6 +171,77 @@ TEST(TraceCompareTest, WithoutStagesUsesMembersFromArgs) {
   EXPECT_EQ(c.mappings[0].via, "args");
   EXPECT_EQ(c.mappings[1].before, (std::vector<std::string>{"add.1"}));
   EXPECT_EQ(c.unmappedBefore, (std::vector<std::string>{"exponential.3"}));
+}
+
+// XLA on a GPU names kernels apart from the op they ran (args hlo_op): membership is found through the after
+// kernel's hlo_op and before kernels answer to theirs, so a library kernel ("sm90_gemm") is still claimed.
+TEST(TraceCompareTest, MatchesThroughHloOpWhenKernelNamesDiffer) {
+  Trace before = importOrDie(R"([
+    {"ph":"X","cat":"kernel","name":"sm90_gemm","pid":0,"tid":7,"ts":0,"dur":10,"args":{"hlo_op":"custom-call.1"}},
+    {"ph":"X","cat":"kernel","name":"loop_add","pid":0,"tid":7,"ts":10,"dur":3,"args":{"hlo_op":"add.1"}},
+    {"ph":"X","cat":"kernel","name":"loop_multiply","pid":0,"tid":7,"ts":13,"dur":3,"args":{"hlo_op":"multiply.2"}}])");
+  Trace after = importOrDie(R"([
+    {"ph":"X","cat":"kernel","name":"sm90_gemm","pid":0,"tid":7,"ts":0,"dur":10,"args":{"hlo_op":"custom-call.1"}},
+    {"ph":"X","cat":"kernel","name":"loop_multiply_fusion","pid":0,"tid":7,"ts":10,"dur":4,
+     "args":{"hlo_op":"multiply_add_fusion"}}])");
+  FusionMembership membership;
+  membership.members["multiply_add_fusion"] = {"add.1", "multiply.2"};
+  membership.source = "fused HLO";
+  TraceComparison c = compareTraces(before, after, &membership);
+  ASSERT_EQ(c.mappings.size(), 2u);
+  EXPECT_EQ(c.mappings[0].after, "sm90_gemm");
+  EXPECT_EQ(c.mappings[0].before, (std::vector<std::string>{"sm90_gemm"}));  // its hlo_op, read as its one member
+  EXPECT_EQ(c.mappings[0].via, "args");
+  EXPECT_EQ(c.mappings[1].after, "loop_multiply_fusion");
+  EXPECT_EQ(c.mappings[1].via, "fused HLO");
+  EXPECT_EQ(c.mappings[1].before, (std::vector<std::string>{"loop_add", "loop_multiply"}));
+  EXPECT_EQ(c.mappings[1].beforeNs, 6000);
+  EXPECT_TRUE(c.unmappedBefore.empty());
+}
+
+// XLA:CPU's kernels carry an hlo_op equal to their name: that is the kernel itself, not a member list, so an
+// unchanged kernel maps by name and a fusion with nothing to say about its members stays unmapped.
+TEST(TraceCompareTest, XlaHloOpEqualToTheNameIsNotAMemberList) {
+  Trace before = importOrDie(R"([
+    {"ph":"X","name":"dot","pid":1,"tid":1,"ts":0,"dur":10,"args":{"hlo_module":"jit_step","hlo_op":"dot"}},
+    {"ph":"X","name":"wrapped_add","pid":1,"tid":1,"ts":10,"dur":2,"args":{"hlo_module":"jit_step","hlo_op":"wrapped_add"}}])");
+  Trace after = importOrDie(R"([
+    {"ph":"X","name":"dot","pid":1,"tid":1,"ts":0,"dur":10,"args":{"hlo_module":"jit_step","hlo_op":"dot"}},
+    {"ph":"X","name":"add_reduce_fusion","pid":1,"tid":1,"ts":10,"dur":1,
+     "args":{"hlo_module":"jit_step","hlo_op":"add_reduce_fusion"}}])");
+  TraceComparison c = compareTraces(before, after, nullptr);
+  EXPECT_EQ(c.before.kernelCount, 2);
+  EXPECT_EQ(c.after.kernelCount, 2);
+  ASSERT_EQ(c.mappings.size(), 2u);
+  EXPECT_EQ(c.mappings[0].after, "dot");
+  EXPECT_EQ(c.mappings[0].via, "same name");
+  EXPECT_EQ(c.mappings[1].after, "add_reduce_fusion");
+  EXPECT_TRUE(c.mappings[1].before.empty());
+  EXPECT_EQ(c.mappings[1].via, "");
+  EXPECT_EQ(c.unmappedBefore, (std::vector<std::string>{"wrapped_add"}));
+}
+
+// The real pair (JAX 0.10, MNIST step, 5 runs, CPU): fusion cuts the kernels launched; without the modules only
+// the kernels fusion left alone map (by name).
+TEST(TraceCompareTest, RealJaxUnfusedAgainstFused) {
+  const fs::path dir = fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "mnist_step";
+  StatusOr<Trace> before = importChromeTrace((dir / "perfetto-unfused.json.gz").string());
+  StatusOr<Trace> after = importChromeTrace((dir / "perfetto-fused.json.gz").string());
+  ASSERT_TRUE(before.ok()) << before.message();
+  ASSERT_TRUE(after.ok()) << after.message();
+  TraceComparison c = compareTraces(*before, *after, nullptr);
+  EXPECT_EQ(c.before.kernelCount, 125);
+  EXPECT_EQ(c.after.kernelCount, 45);
+  EXPECT_GT(c.before.kernelTimeNs, 0);
+  EXPECT_GT(c.after.kernelTimeNs, 0);
+  ASSERT_EQ(c.mappings.size(), 9u);
+  std::vector<std::string> byName;
+  for (const KernelMapping& m : c.mappings) {
+    if (m.via == "same name") byName.push_back(m.after);
+  }
+  std::sort(byName.begin(), byName.end());
+  EXPECT_EQ(byName, (std::vector<std::string>{"dot", "wrapped_reduce-window", "ynn_fusion"}));
+  EXPECT_EQ(c.unmappedBefore.size(), 22u);
 }
 
 TEST(TraceCompareTest, UnknownKernelHasNoMapping) {

@@ -250,6 +250,24 @@ TEST(TraceImportTest, CountsMalformedEventsWithReasons) {
   EXPECT_EQ(trace.otherKeys[0].second, R"({"k": "v"})");
 }
 
+// XLA's profiler ends traceEvents with `{}`; that is padding, while every other malformed event still counts.
+TEST(TraceImportTest, EmptyObjectIsNotMalformed) {
+  Trace trace = importOrDie(R"({"traceEvents":[
+    {"ph":"X","name":"thunk","ts":1,"dur":2,"args":{"hlo_op":"fusion.1"}},
+    {"name":"no phase","ts":1},
+    { },
+    {"ph":"X","name":"no ts","dur":1},
+    {}
+  ]})");
+  EXPECT_EQ(trace.stats.eventsRead, 5);
+  EXPECT_EQ(trace.stats.emptyObjects, 2);
+  std::map<std::string, int64_t> expected{{"missing ph", 1}, {"missing ts", 1}};
+  EXPECT_EQ(trace.stats.skipped, expected);
+  EXPECT_EQ(trace.stats.skippedTotal(), 2);
+  ASSERT_EQ(trace.events.size(), 1u);
+  EXPECT_EQ(trace.events[0].name, "thunk");
+}
+
 TEST(TraceImportTest, NotJsonIsAnErrorWithByteOffset) {
   StatusOr<Trace> trace = importChromeTraceText("  \n hello world", "junk.json");
   ASSERT_FALSE(trace.ok());

@@ -45,6 +45,7 @@ void expectSameTrace(const Trace& whole, const Trace& streamed) {
   EXPECT_EQ(whole.displayTimeUnit, streamed.displayTimeUnit);
   EXPECT_EQ(whole.otherKeys, streamed.otherKeys);
   EXPECT_EQ(whole.stats.eventsRead, streamed.stats.eventsRead);
+  EXPECT_EQ(whole.stats.emptyObjects, streamed.stats.emptyObjects);
   EXPECT_EQ(whole.stats.phaseCounts, streamed.stats.phaseCounts);
   EXPECT_EQ(whole.stats.skipped, streamed.stats.skipped);
   EXPECT_EQ(whole.stats.matchedBeginEnd, streamed.stats.matchedBeginEnd);

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/trace/trace_model.h"
+
+namespace fusionscope::profiler {
+
+// The string value of the top-level `key` of an args object (raw JSON text, TraceEvent::args); nullopt when the
+// key is absent or its value is not a string. Only the top level counts: `{"x":{"hlo_op":"a"}}` has no hlo_op.
+std::optional<std::string> argString(std::string_view args, std::string_view key);
+
+// The HLO instruction an event ran: its args' "hlo_op" (XLA's thunk and kernel events, fusionscope-gpurun's
+// kernels), else "instruction"; empty when neither is a non-empty string.
+std::string hloOp(const TraceEvent& event);
+// The HLO module it ran in: its args' "hlo_module" (XLA); empty when absent.
+std::string hloModule(const TraceEvent& event);
+
+// Which complete events of one trace are kernels, decided once so that `stats`, `compare` and the viewer agree.
+// A kernel is:
+//  - an event with category "kernel": Kineto/CUPTI, our CUPTI collector and GPU runner, `fusionscope-cli run`;
+//  - an XLA op event (args "hlo_op", as XLA's profiler writes thunks and kernels; no category): on a device
+//    process (process name with "/device:", not CPU) outside xprof's derived lines ("XLA Ops", "Steps", ...);
+//    on the host (XLA:CPU's thunks on `tf_XLAEigen`/`tf_XLAPjRtCpuClient` or the caller's thread) only when the
+//    trace has no device kernels, because then host events with hlo_op are launches, not the work.
+// An XLA op event that encloses another one on its thread (a while, conditional or call thunk around its body)
+// is control flow, not a kernel: counting it would count its body's time twice.
+// Device work is kernels plus copies and memsets (categories naming memcpy or memset, as Kineto's gpu_memcpy).
+class KernelClassifier {
+ public:
+  explicit KernelClassifier(const Trace& trace);
+
+  // Indices are positions in trace.events.
+  bool isKernel(size_t event) const { return m_kinds[event] == Kind::kKernel; }
+  bool isDeviceWork(size_t event) const { return m_kinds[event] != Kind::kOther; }
+  int64_t kernelCount() const { return m_kernelCount; }
+
+ private:
+  enum class Kind : uint8_t { kOther, kKernel, kCopy };
+  std::vector<Kind> m_kinds;
+  int64_t m_kernelCount = 0;
+};
+
+}  // namespace fusionscope::profiler
