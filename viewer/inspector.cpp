@@ -178,10 +178,14 @@ void Inspector::showInstruction(const StageEntry& stage, const core::HloInstruct
     text += QStringLiteral("<p><b>Metadata</b><br/>");
     if (!metadata->opType.empty()) text += QStringLiteral("op_type: %1<br/>").arg(html(metadata->opType));
     if (!metadata->opName.empty()) text += QStringLiteral("op_name: %1<br/>").arg(html(metadata->opName));
-    if (!metadata->sourceFile.empty()) {
-      text += QStringLiteral("source: %1%2<br/>")
-                  .arg(html(metadata->sourceFile),
-                       metadata->sourceLine ? QStringLiteral(":%1").arg(*metadata->sourceLine) : QString());
+    const core::HloModule* module = inst.parent() != nullptr ? inst.parent()->parent() : nullptr;
+    if (std::optional<core::SourceLocation> source = module ? module->sourceLocation(*metadata) : std::nullopt) {
+      text += QStringLiteral("source: %1<br/>").arg(html(source->toString()));
+      // The callers, innermost first (XLA's stack-frame index), when the module has one.
+      std::optional<int64_t> frame = core::stackFrameId(*metadata);
+      std::vector<core::SourceLocation> stack = frame ? module->stackFrames().stack(*frame) : std::vector<core::SourceLocation>();
+      for (size_t i = 1; i < stack.size(); ++i)
+        text += QStringLiteral("&nbsp;&nbsp;called from %1<br/>").arg(html(stack[i].toString()));
     }
     if (!metadata->extra.empty()) text += html(metadata->extra);
     text += QStringLiteral("</p>");

@@ -40,6 +40,34 @@ std::vector<const HloInstruction*> entryParameters(const HloModule& module) {
   return params;
 }
 
+struct SourceCount {
+  core::SourceLocation location;
+  int64_t instructions = 0;
+};
+
+// Instructions per source location (metadata's stack frame or source_file/line), most first.
+std::vector<SourceCount> sourceCounts(const HloModule& module) {
+  std::map<std::string, SourceCount> counts;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      const core::OpMetadata* metadata = inst->metadata();
+      if (metadata == nullptr) continue;
+      std::optional<core::SourceLocation> location = module.sourceLocation(*metadata);
+      if (!location) continue;
+      SourceCount& count = counts[location->toString()];
+      count.location = std::move(*location);
+      ++count.instructions;
+    }
+  }
+  std::vector<SourceCount> sorted;
+  for (auto& [key, count] : counts) sorted.push_back(std::move(count));
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const SourceCount& a, const SourceCount& b) { return a.instructions > b.instructions; });
+  return sorted;
+}
+
+constexpr size_t kSourcesShown = 20;
+
 template <typename... Args>
 void appendLine(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
   out += fmt::format(format, std::forward<Args>(args)...);
@@ -82,6 +110,13 @@ std::string moduleInfoText(const HloModule& module) {
     }
     appendLine(out, "  total {}", humanBytes(out0.byteSize()));
   }
+  std::vector<SourceCount> sources = sourceCounts(module);
+  if (!sources.empty()) {
+    appendLine(out, "sources (instructions per line of the program):");
+    for (size_t i = 0; i < std::min(sources.size(), kSourcesShown); ++i)
+      appendLine(out, "  {:>7}  {}", sources[i].instructions, sources[i].location.toString());
+    if (sources.size() > kSourcesShown) appendLine(out, "  ... {} more", sources.size() - kSourcesShown);
+  }
   return out;
 }
 
@@ -114,6 +149,15 @@ std::string moduleInfoJson(const HloModule& module) {
     j["output"] = {{"shape", module.entry()->root()->shape().toString()},
                    {"bytes", module.entry()->root()->shape().byteSize()}};
   }
+  nlohmann::ordered_json sources = nlohmann::ordered_json::array();
+  for (const SourceCount& source : sourceCounts(module)) {
+    sources.push_back({{"file", source.location.file},
+                       {"line", source.location.line},
+                       {"column", source.location.column},
+                       {"function", source.location.function},
+                       {"instructions", source.instructions}});
+  }
+  if (!sources.empty()) j["sources"] = sources;
   return j.dump(2) + "\n";
 }
 

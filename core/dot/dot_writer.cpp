@@ -653,9 +653,8 @@ void DotWriter::appendTooltip(const HloInstruction& inst) {
   if (const OpMetadata* metadata = inst.metadata()) {
     if (!metadata->opType.empty()) fmt::format_to(out, FMT_COMPILE("\nop_type: {}"), metadata->opType);
     if (!metadata->opName.empty()) fmt::format_to(out, FMT_COMPILE("\nop_name: {}"), metadata->opName);
-    if (!metadata->sourceFile.empty()) fmt::format_to(out, FMT_COMPILE("\n{}"), metadata->sourceFile);
-    if (!metadata->sourceFile.empty() && metadata->sourceLine)
-      fmt::format_to(out, FMT_COMPILE(":{}"), *metadata->sourceLine);
+    if (std::optional<SourceLocation> source = m_module.sourceLocation(*metadata))
+      fmt::format_to(out, FMT_COMPILE("\n{}"), source->toString());
   }
   appendQuoted(m_out, m_scratch);
 }

@@ -40,6 +40,7 @@ void copyInstructions(const HloComputation& from, HloComputation& to, const Comp
 std::unique_ptr<HloModule> cloneModule(const HloModule& module) {
   auto copy = std::make_unique<HloModule>(module.name());
   copy->mutableHeaderAttributes() = module.headerAttributes();
+  copy->setHeaderTables(module.headerTables());
   ComputationMap computations;
   computations.reserve(module.computations().size());
   for (const auto& computation : module.computations()) {

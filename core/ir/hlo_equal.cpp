@@ -52,6 +52,7 @@ bool modulesEqual(const HloModule& a, const HloModule& b, std::string* differenc
   };
   if (a.name() != b.name()) return differ(fmt::format("module name: {} vs {}", a.name(), b.name()));
   if (a.headerAttributes() != b.headerAttributes()) return differ("module header attributes");
+  if (a.headerTables() != b.headerTables()) return differ("module header tables");
   if (a.computations().size() != b.computations().size()) {
     return differ(fmt::format("computation count: {} vs {}", a.computations().size(), b.computations().size()));
   }

@@ -17,6 +17,22 @@ const std::string* HloModule::findHeaderAttribute(std::string_view key) const {
   return nullptr;
 }
 
+void HloModule::setHeaderTables(std::vector<HeaderTable> tables) {
+  m_tables = std::move(tables);
+  m_stackFrames = StackFrameIndex(m_tables);
+}
+
+std::optional<SourceLocation> HloModule::sourceLocation(const OpMetadata& metadata) const {
+  if (std::optional<int64_t> frame = stackFrameId(metadata)) {
+    if (std::optional<SourceLocation> location = m_stackFrames.location(*frame)) return location;
+  }
+  if (metadata.sourceFile.empty()) return std::nullopt;
+  SourceLocation location;
+  location.file = metadata.sourceFile;
+  location.line = metadata.sourceLine.value_or(0);
+  return location;
+}
+
 HloComputation* HloModule::addComputation(std::unique_ptr<HloComputation> computation) {
   HloComputation* raw = computation.get();
   raw->m_parent = this;

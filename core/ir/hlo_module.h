@@ -9,12 +9,14 @@
 
 #include "core/base/status.h"
 #include "core/ir/hlo_computation.h"
+#include "core/ir/stack_frames.h"
 
 namespace fusionscope::core {
 
 // A parsed or built HLO program: computations in text order (callees usually first, as XLA prints them),
 // one of which is the ENTRY, plus the header attributes of the `HloModule` line kept verbatim
-// (`entry_computation_layout`, `input_output_alias`, ...).
+// (`entry_computation_layout`, `input_output_alias`, ...) and the tables printed between that line and the first
+// computation (XLA's stack-frame index), also verbatim.
 class HloModule {
  public:
   explicit HloModule(std::string name);
@@ -28,6 +30,14 @@ class HloModule {
   const std::vector<std::pair<std::string, std::string>>& headerAttributes() const { return m_header; }
   std::vector<std::pair<std::string, std::string>>& mutableHeaderAttributes() { return m_header; }
   const std::string* findHeaderAttribute(std::string_view key) const;
+
+  // Blocks between the header line and the first computation, in source order (see HeaderTable).
+  const std::vector<HeaderTable>& headerTables() const { return m_tables; }
+  void setHeaderTables(std::vector<HeaderTable> tables);
+  const StackFrameIndex& stackFrames() const { return m_stackFrames; }
+  // Where an instruction with this metadata came from: its stack frame when the module has XLA's tables,
+  // else `source_file`/`source_line`; nullopt when neither says.
+  std::optional<SourceLocation> sourceLocation(const OpMetadata& metadata) const;
 
   HloComputation* addComputation(std::unique_ptr<HloComputation> computation);
   // Computations in text order. Do not hold the reference across removeComputation().
@@ -61,6 +71,8 @@ class HloModule {
  private:
   std::string m_name;
   std::vector<std::pair<std::string, std::string>> m_header;
+  std::vector<HeaderTable> m_tables;
+  StackFrameIndex m_stackFrames;
   // Removed computations leave a null slot until the next computations(); `mutable` for that compaction.
   mutable std::vector<std::unique_ptr<HloComputation>> m_computations;
   mutable int64_t m_removed = 0;

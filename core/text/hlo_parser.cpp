@@ -102,6 +102,7 @@ class Parser {
       if (!parseAttributeList(header)) return false;
       m_module->mutableHeaderAttributes() = std::move(header);
     }
+    if (!parseHeaderTables()) return false;
     while (!m_cursor.atEnd()) {
       if (!parseComputation()) return false;
     }
@@ -115,6 +116,51 @@ class Parser {
     }
     if (!resolveCalls()) return false;
     m_module->updateFusionComputationFlags();
+    return true;
+  }
+
+  // Blocks between the header and the first computation: a name alone on its line, then rows `ID TEXT`, one per
+  // line (XLA's stack-frame index: FileNames, FunctionNames, FileLocations, StackFrames). Any such block is kept
+  // verbatim, known or not; a computation never looks like one (its name is followed by `{` or `(`).
+  bool parseHeaderTables() {
+    auto isBlank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+    auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+    const char* end = m_cursor.end();
+    std::vector<HeaderTable> tables;
+    while (true) {
+      m_cursor.skipSpace();
+      const char* name = m_cursor.pos();
+      const char* p = name;
+      while (p < end && TextCursor::isNameChar(*p)) ++p;
+      if (p == name) break;
+      const char* afterName = p;
+      while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+      if (p < end && *p != '\n') break;
+      while (p < end && isBlank(*p)) ++p;
+      if (p == end || !isDigit(*p)) break;
+      HeaderTable table;
+      table.name.assign(name, afterName);
+      while (p < end && isDigit(*p)) {
+        const char* row = p;
+        const char* eol = std::find(p, end, '\n');
+        int64_t id = 0;
+        auto [idEnd, error] = std::from_chars(row, eol, id);
+        if (error != std::errc()) return fail(row, fmt::format("row id out of range in block '{}'", table.name));
+        if (idEnd < eol && *idEnd != ' ' && *idEnd != '\t' && *idEnd != '\r') {
+          return fail(idEnd, fmt::format("expected a space after the row id in block '{}'", table.name));
+        }
+        const char* text = idEnd;
+        while (text < eol && (*text == ' ' || *text == '\t')) ++text;
+        const char* textEnd = eol;
+        while (textEnd > text && (textEnd[-1] == ' ' || textEnd[-1] == '\t' || textEnd[-1] == '\r')) --textEnd;
+        table.rows.emplace_back(id, std::string(text, textEnd));
+        p = eol;
+        while (p < end && isBlank(*p)) ++p;
+      }
+      m_cursor.setPos(p);
+      tables.push_back(std::move(table));
+    }
+    m_module->setHeaderTables(std::move(tables));
     return true;
   }
 

@@ -136,6 +136,12 @@ std::string printModule(const HloModule& module) {
   for (const auto& [key, value] : module.headerAttributes())
     fmt::format_to(std::back_inserter(out), ", {}={}", key, value);
   out += "\n";
+  for (const HeaderTable& table : module.headerTables()) {
+    out += '\n';
+    out += table.name;
+    out += '\n';
+    for (const auto& [id, text] : table.rows) fmt::format_to(std::back_inserter(out), "{} {}\n", id, text);
+  }
   for (const auto& computation : module.computations()) {
     out += '\n';
     appendComputation(out, *computation);
