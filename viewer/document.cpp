@@ -11,6 +11,7 @@
 #include "core/graphviz/graphviz_renderer.h"
 #include "core/ir/hlo_verifier.h"
 #include "core/pipeline/pass_pipeline.h"
+#include "core/pipeline/xla_stages.h"
 #include "core/text/hlo_parser.h"
 
 namespace fusionscope::viewer {
@@ -231,6 +232,38 @@ StatusOr<std::shared_ptr<const Document>> loadDotDirectory(const fs::path& direc
   return std::shared_ptr<const Document>(std::move(document));
 }
 
+// A directory written by XLA's --xla_dump_to: the module with the most per-pass dumps, stage by stage.
+StatusOr<std::shared_ptr<const Document>> loadXlaDirectory(const fs::path& directory, const LoadCallbacks& callbacks) {
+  StatusOr<core::XlaDumpDirectory> scanned = core::scanXlaDumpDirectory(directory.string());
+  if (!scanned.ok()) return scanned.status();
+  StatusOr<const core::XlaDumpModule*> module = core::selectXlaModule(*scanned, "");
+  if (!module.ok()) return module.status();
+  core::XlaStagesOptions options;
+  options.progress = callbacks.progress;
+  options.cancelled = callbacks.cancelled;
+  StatusOr<core::XlaStages> stages = core::loadXlaStages(*scanned, **module, options);
+  if (!stages.ok()) return stages.status();
+  auto document = std::make_shared<Document>();
+  document->kind = Document::Kind::kDumpDirectory;
+  document->path = directory.string();
+  document->pipeline = "xla";
+  for (size_t i = 0; i < stages->run.stages.size(); ++i) {
+    StageEntry entry = entryFromStage(stages->run.stages[i]);
+    if (!entry.module) {
+      const std::string& dotPath = stages->files[i].dotPath;
+      StatusOr<std::string> dot = readFile(dotPath);
+      if (!dot.ok()) return dot.status();
+      entry.dotText = std::move(*dot);
+      entry.dotSource = dotPath;
+      entry.changed = i > 0 && stages->changed[i];
+    } else {
+      entry.changed = entry.changed && stages->changed[i];
+    }
+    document->stages.push_back(std::move(entry));
+  }
+  return std::shared_ptr<const Document>(std::move(document));
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<const Document>> loadHloModule(const std::string& path, const core::PipelineSpec& spec,
@@ -275,6 +308,7 @@ StatusOr<std::shared_ptr<const Document>> loadDumpDirectory(const std::string& p
   std::error_code error;
   if (!fs::is_directory(directory, error)) return Status::error(path + ": error: not a directory");
   if (fs::exists(directory / "stages.json", error)) return loadStagesJson(directory, callbacks);
+  if (core::isXlaDumpDirectory(path)) return loadXlaDirectory(directory, callbacks);
   return loadDotDirectory(directory, callbacks);
 }
 

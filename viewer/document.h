@@ -54,8 +54,9 @@ struct LoadCallbacks {
 // pipeline itself cannot be interrupted mid-pass, so the result is then discarded and "cancelled" returned.
 StatusOr<std::shared_ptr<const Document>> loadHloModule(const std::string& path, const core::PipelineSpec& spec,
                                                         const LoadCallbacks& callbacks = {});
-// A directory written by `fusionscope-cli dump` (stages.json + module_N.txt) or any set of hlo_graph_N.dot
-// files (XLA's --xla_dump_hlo_as_dot output included).
+// A directory written by `fusionscope-cli dump` (stages.json + module_N.txt), by XLA's `--xla_dump_to` (its
+// pipeline stage by stage, parsed from the per-pass .txt dumps; .dot where no text was dumped; the module with
+// the most passes), or any set of hlo_graph_N.dot files.
 StatusOr<std::shared_ptr<const Document>> loadDumpDirectory(const std::string& path,
                                                             const LoadCallbacks& callbacks = {});
 // One Graphviz file; checked by laying it out, so a syntax error is reported here with its line.

@@ -1,6 +1,7 @@
 // fusionscope-cli: headless access to everything FusionScope does. Exit codes: 0 ok, 1 the work failed
 // (e.g. a file could not be written), 2 bad usage or bad input (unknown flag, malformed HLO, missing file).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <regex>
 #include <string>
@@ -13,6 +14,7 @@
 #include "app/cli/pipeline_commands.h"
 #include "app/cli/run_commands.h"
 #include "app/cli/trace_commands.h"
+#include "app/cli/xla_commands.h"
 #include "core/base/file_util.h"
 #include "core/dump/dump_directory.h"
 #include "core/eval/evaluator.h"
@@ -189,7 +191,9 @@ int main(int argc, char** argv) {
   bool noVerify = false;
 
   CLI::App* dump = app.add_subcommand(
-      "dump", "Run a pass pipeline and write every stage: DIR/hlo_graph_N.dot, module_N.txt, stages.json");
+      "dump",
+      "Run a pass pipeline and write every stage: DIR/hlo_graph_N.dot, module_N.txt, stages.json; or, given a "
+      "directory XLA wrote (--xla_dump_to), write XLA's own stages that way");
   bool png = false;
   bool svg = false;
   bool dot = false;
@@ -197,7 +201,11 @@ int main(int argc, char** argv) {
   std::string passRegex = ".*";
   int jobs = 0;
   cli::PipelineArgs pipelineArgs;
-  dump->add_option("module", input, "HLO text file")->required()->check(CLI::ExistingFile);
+  bool dumpText = false;
+  std::string xlaModule;
+  dump->add_option("module", input, "HLO text file, or a directory XLA's --xla_dump_to wrote")
+      ->required()
+      ->check(CLI::ExistingPath);
   dump->add_option("-o,--output,--xla_dump_to", output, "Dump directory (created if missing)")->required();
   addPipelineOptions(dump, pipelineArgs);
   dump->add_option("--dump-pass-re,--xla_dump_hlo_pass_re", passRegex,
@@ -205,6 +213,10 @@ int main(int argc, char** argv) {
   dump->add_flag("--png,--xla_dump_hlo_as_png", png, "Also render hlo_graph_N.png with Graphviz");
   dump->add_flag("--svg", svg, "Also render hlo_graph_N.svg with Graphviz");
   dump->add_flag("--xla_dump_hlo_as_dot", dot, "Accepted for XLA users: DOT files are always written");
+  dump->add_flag("--xla_dump_hlo_as_text", dumpText, "Accepted for XLA users: module_N.txt is always written");
+  dump->add_option("--module", xlaModule,
+                   "With an XLA dump directory: the module by name or number (default: the one with the most passes)");
+  std::shared_ptr<cli::IgnoredXlaFlags> ignoredXlaFlags = cli::addIgnoredXlaFlags(dump);
   dump->add_flag("--stages", stagesSummary, "Print a table of the stages (counts, changes, times)");
   dump->add_option("-j,--jobs", jobs, "Render worker processes (default: one per core)")->check(CLI::NonNegativeNumber);
   dump->add_flag("--no-verify", noVerify, "Skip the verifier (draw malformed modules as they are)");
@@ -245,6 +257,7 @@ int main(int argc, char** argv) {
 
   std::shared_ptr<cli::TraceCommands> traceCommands = cli::addTraceCommands(app);
   std::shared_ptr<cli::RunCommands> runCommands = cli::addRunCommands(app);
+  std::shared_ptr<cli::XlaCommands> xlaCommands = cli::addXlaCommands(app);
 
   try {
     app.parse(argc, argv);
@@ -262,6 +275,14 @@ int main(int argc, char** argv) {
 
   if (std::optional<int> code = cli::runTraceCommands(*traceCommands)) return *code;
   if (std::optional<int> code = cli::runRunCommands(*runCommands)) return *code;
+  if (std::optional<int> code = cli::runXlaCommands(*xlaCommands)) return *code;
+  if (*dump) {
+    cli::noteIgnoredXlaFlags(*ignoredXlaFlags);
+    std::error_code error;
+    if (std::filesystem::is_directory(input, error)) {
+      return cli::runXlaDump({input, xlaModule, output, passRegex == ".*" ? "" : passRegex, png, svg, jobs});
+    }
+  }
 
   std::unique_ptr<core::HloModule> module = loadModule(input, !noVerify);
   if (!module) return kExitBadInput;

@@ -83,7 +83,7 @@ class StageRecorder : public PipelineObserver {
     stage.passMilliseconds = milliseconds;
     std::shared_ptr<const HloModule> snapshot = cloneModule(module);
     stage.changes = diffModules(*previous.module, *snapshot);
-    fillCounts(stage, *snapshot);
+    fillStageCounts(stage, *snapshot);
     stage.module = std::move(snapshot);
     stage.decisions = record.decisions;
     record.stage = stage.index;
@@ -91,13 +91,6 @@ class StageRecorder : public PipelineObserver {
     m_run.passes.push_back(std::move(record));
     m_awaitingNext = true;
     return okStatus();
-  }
-
-  static void fillCounts(Stage& stage, const HloModule& module) {
-    stage.instructionCount = module.instructionCount();
-    stage.fusionCount = module.fusionCount();
-    stage.computationCount = static_cast<int64_t>(module.computations().size());
-    stage.fusions = summarizeFusions(module);
   }
 
  private:
@@ -110,10 +103,18 @@ class StageRecorder : public PipelineObserver {
 }  // namespace
 
 std::string Stage::label() const {
+  if (!description.empty()) return description;
   if (pass.empty() && nextPass.empty()) return "pipeline start";
   std::string before = pass.empty() ? "pipeline start" : fmt::format("after {}", pass);
   std::string after = nextPass.empty() ? "pipeline end" : fmt::format("before {}", nextPass);
   return fmt::format("{}, {}", before, after);
+}
+
+void fillStageCounts(Stage& stage, const HloModule& module) {
+  stage.instructionCount = module.instructionCount();
+  stage.fusionCount = module.fusionCount();
+  stage.computationCount = static_cast<int64_t>(module.computations().size());
+  stage.fusions = summarizeFusions(module);
 }
 
 std::vector<FusionSummary> summarizeFusions(const HloModule& module) {
@@ -160,33 +161,63 @@ StageChanges diffModules(const HloModule& before, const HloModule& after) {
   }
   // Which fusion now holds each fused instruction name (in the after module).
   std::unordered_map<std::string, std::string> memberOf;
+  // XLA renames what it clones into a fusion (`add_any.0` becomes `add_any.2` inside the fused computation), so a
+  // removed instruction whose name no fusion holds is matched to a look-alike member of a fusion that is new in
+  // this stage: same opcode, shape, name stem and op_name, each member claimed once.
+  std::unordered_map<std::string, std::vector<std::pair<std::string, bool>>> lookAlikes;  // key -> (fusion, claimed)
+  auto stem = [](std::string_view name) {
+    size_t dot = name.rfind('.');
+    if (dot != std::string_view::npos && dot + 1 < name.size() &&
+        name.find_first_not_of("0123456789", dot + 1) == std::string_view::npos)
+      name = name.substr(0, dot);
+    return name;
+  };
+  auto lookAlikeKey = [&](const HloInstruction& inst) {
+    const OpMetadata* metadata = inst.metadata();
+    return fmt::format("{}|{}|{}|{}", inst.opcodeString(), inst.shape().toString(), stem(inst.name()),
+                       metadata ? metadata->opName : std::string());
+  };
   for (const auto& computation : after.computations()) {
     if (computation->isFusionComputation()) continue;
     for (const auto& inst : computation->instructions()) {
       if (!inst->isFusion()) continue;
       std::string fusionName = qualifiedName(*computation, *inst);
+      auto previous = beforeNames.find(fusionName);
+      bool isNew = previous == beforeNames.end() || !previous->second->isFusion() ||
+                   fusedInstructions(*previous->second).size() != fusedInstructions(*inst).size();
       for (const HloInstruction* member : fusedInstructions(*inst)) {
         std::string memberName =
             computation->isEntry() ? member->name() : fmt::format("{}/{}", computation->name(), member->name());
         memberOf.emplace(std::move(memberName), fusionName);
+        if (isNew) lookAlikes[lookAlikeKey(*member)].emplace_back(fusionName, false);
       }
     }
   }
+  auto findFusion = [&](const std::string& prefix, const HloInstruction& inst) -> std::string {
+    if (auto it = memberOf.find(prefix + inst.name()); it != memberOf.end()) return it->second;
+    auto candidates = lookAlikes.find(lookAlikeKey(inst));
+    if (candidates == lookAlikes.end()) return {};
+    for (auto& [fusion, claimed] : candidates->second) {
+      if (claimed || fusion.compare(0, prefix.size(), prefix) != 0) continue;
+      claimed = true;
+      return fusion;
+    }
+    return {};
+  };
   for (const std::string& name : beforeOrder) {
     if (afterNames.count(name)) continue;
     changes.removed.push_back(name);
     const HloInstruction* gone = beforeNames.at(name);
-    std::string probe = name;
+    std::string prefix = name.substr(0, name.size() - gone->name().size());
+    const HloInstruction* probe = gone;
     if (gone->isFusion()) {
       // A fusion merged into another one: find where its root went.
       if (const HloComputation* fused = gone->fusedComputation(); fused && fused->root()) {
-        const HloInstruction* root = fused->root();
-        if (root->opcode() == HloOpcode::kTuple && root->operandCount() > 0) root = root->operand(0);
-        std::string prefix = name.substr(0, name.size() - gone->name().size());
-        probe = prefix + root->name();
+        probe = fused->root();
+        if (probe->opcode() == HloOpcode::kTuple && probe->operandCount() > 0) probe = probe->operand(0);
       }
     }
-    if (auto it = memberOf.find(probe); it != memberOf.end()) changes.fused.push_back({name, it->second});
+    if (std::string fusion = findFusion(prefix, *probe); !fusion.empty()) changes.fused.push_back({name, fusion});
   }
   return changes;
 }
@@ -199,7 +230,7 @@ StatusOr<PipelineRun> runPipeline(PassPipeline& pipeline, HloModule& module, Pas
   if (Status s = normalize(module, "pipeline start"); !s.ok()) return s;
   Stage first;
   std::shared_ptr<const HloModule> snapshot = cloneModule(module);
-  StageRecorder::fillCounts(first, *snapshot);
+  fillStageCounts(first, *snapshot);
   first.module = std::move(snapshot);
   run.stages.push_back(std::move(first));
 

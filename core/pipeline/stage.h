@@ -53,6 +53,8 @@ struct Stage {
   StageChanges changes;
   std::vector<FusionDecision> decisions;  // made by the pass that produced the stage
   std::vector<FusionSummary> fusions;
+  // Overrides label() when set (stages read from XLA's dumps say where in XLA's pipeline they are).
+  std::string description;
 
   // "pipeline start, before inline", "after fusion, before dce", "after dce, pipeline end".
   std::string label() const;
@@ -91,6 +93,9 @@ struct RunOptions {
 // changed the module. A pass that reports a change but leaves the module identical produces no stage.
 StatusOr<PipelineRun> runPipeline(PassPipeline& pipeline, HloModule& module, PassContext& context,
                                   const RunOptions& options = {});
+
+// Sets a stage's instruction, fusion and computation counts and its fusion list from `module`.
+void fillStageCounts(Stage& stage, const HloModule& module);
 
 // The fusions of a module (non-fusion computations only), in computation and text order.
 std::vector<FusionSummary> summarizeFusions(const HloModule& module);
