@@ -555,6 +555,9 @@ StatusOr<GraphModel> layoutDotText(const std::string& dot, const std::string& so
       drawn.root = true;
     }
     drawn.name = first.empty() ? node.name : first;
+    drawn.fillColor = node.fillColor;
+    drawn.borderColor = node.color;
+    drawn.textColor = node.fontColor;
     if (drawn.lines.size() > 1) {
       std::string opcode = drawn.lines[1].substr(0, drawn.lines[1].find(' '));
       HloOpcode parsed = core::parseOpcode(opcode);

@@ -58,6 +58,8 @@ struct GraphNode {
   bool root = false;
   int cluster = -1;                                   // innermost enclosing cluster
   const core::HloInstruction* instruction = nullptr;  // null for stubs and DOT-only nodes
+  // DOT-only nodes: the colours the DOT file gave them (XLA's dumps colour by kind of op); empty otherwise.
+  std::string fillColor, borderColor, textColor;
   double x = 0, y = 0, width = 0, height = 0;         // top-left and size, after layout
 };
 

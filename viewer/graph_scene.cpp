@@ -6,6 +6,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QStyleOptionGraphicsItem>
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -31,15 +32,17 @@ QFont labelFont(bool bold) {
   return font;
 }
 
+// `scale` enlarges the font for boxes laid out for bigger text than ours (DOT files from other tools).
 void drawLines(QPainter* painter, const QRectF& rect, const std::vector<std::string>& lines, const QColor& color,
-               double lod, Qt::Alignment alignment) {
-  if (lines.empty() || lod * kFontPixels < kMinReadableLinePixels) return;
+               double lod, Qt::Alignment alignment, double scale = 1.0) {
+  if (lines.empty() || lod * kFontPixels * scale < kMinReadableLinePixels) return;
   painter->setPen(color);
-  double lineHeight = kFontPixels + 2;
+  double lineHeight = (kFontPixels + 2) * scale;
   double total = lineHeight * static_cast<double>(lines.size());
   double y = alignment & Qt::AlignTop ? rect.top() + 3 : rect.center().y() - total / 2;
   for (size_t i = 0; i < lines.size(); ++i) {
     QFont font = labelFont(i == 0);
+    if (scale != 1.0) font.setPixelSize(static_cast<int>(kFontPixels * scale));
     painter->setFont(font);
     QFontMetricsF metrics(font);
     QString text = metrics.elidedText(QString::fromStdString(lines[i]), Qt::ElideMiddle, rect.width() - 6);
@@ -70,6 +73,15 @@ class NodeItem : public QGraphicsItem {
     QColor fill = stub ? theme.background : rgb(colors.fill);
     QColor border = stub ? theme.edge : rgb(colors.border);
     QColor text = stub ? theme.edge : rgb(colors.text);
+    double textScale = 1.0;
+    if (m_node.kind == GraphNode::Kind::kDotNode) {
+      // Keep the DOT file's own colours, and size the text to the box it laid out.
+      if (QColor c(QString::fromStdString(m_node.fillColor)); c.isValid()) fill = c;
+      if (QColor c(QString::fromStdString(m_node.borderColor)); c.isValid()) border = c;
+      if (QColor c(QString::fromStdString(m_node.textColor)); c.isValid()) text = c;
+      double needed = (kFontPixels + 2) * static_cast<double>(std::max<size_t>(m_node.lines.size(), 1)) + 6;
+      textScale = std::clamp(m_rect.height() / needed, 1.0, 2.0);
+    }
     double width = m_node.root ? 2.5 : 1.0;
     Qt::PenStyle style = m_node.kind == GraphNode::Kind::kStub ? Qt::DashLine : Qt::SolidLine;
     if (m_scene->isAdded(m_index)) {
@@ -94,7 +106,7 @@ class NodeItem : public QGraphicsItem {
     painter->setPen(pen);
     painter->setBrush(fill);
     painter->drawRoundedRect(m_rect, 4, 4);
-    drawLines(painter, m_rect, m_node.lines, text, lod, Qt::AlignHCenter);
+    drawLines(painter, m_rect, m_node.lines, text, lod, Qt::AlignHCenter, textScale);
   }
 
  private:

@@ -93,8 +93,8 @@ std::string stagesText(const core::XlaStages& stages, const core::XlaDumpDirecto
   }
   for (size_t i = 0; i < stages.run.stages.size(); ++i) {
     const core::Stage& stage = stages.run.stages[i];
-    std::string counts = stage.module ? fmt::format("{:>6} instr {:>4} fusions", stage.instructionCount, stage.fusionCount)
-                                      : fmt::format("{:>24}", "(DOT only)");
+    std::string counts = fmt::format("{:>6} instr {:>4} fusions{}", stage.instructionCount, stage.fusionCount,
+                                     stage.module ? "" : " (DOT only)");
     std::string change;
     if (i > 0 && !stages.changed[i]) {
       change = "unchanged";

@@ -401,6 +401,9 @@ StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceNam
     NodeLayout layout;
     layout.name = agnameof(node);
     layout.label = attributeOf(node, "label", &layout.labelIsHtml);
+    layout.fillColor = attributeOf(node, "fillcolor", nullptr);
+    layout.color = attributeOf(node, "color", nullptr);
+    layout.fontColor = attributeOf(node, "fontcolor", nullptr);
     layout.center = toPoint(ND_coord(node));
     layout.width = ND_width(node) * kPointsPerInch;
     layout.height = ND_height(node) * kPointsPerInch;

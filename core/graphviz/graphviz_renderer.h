@@ -33,6 +33,10 @@ struct NodeLayout {
   std::string name;          // DOT node id
   std::string label;         // the `label` attribute, unrendered ("\N" when the node has none)
   bool labelIsHtml = false;  // label was written as an HTML-like label `<...>`; `label` is then the markup inside
+  // The `fillcolor`, `color` and `fontcolor` attributes as written (e.g. "#ffb74d", "white"); empty when unset.
+  std::string fillColor;
+  std::string color;
+  std::string fontColor;
   PointF center;
   double width = 0;   // points
   double height = 0;  // points

@@ -188,6 +188,32 @@ std::vector<FusionDecision> inferDecisions(const Stage& stage) {
   return decisions;
 }
 
+// XLA's DOT dumps name their file in the graph's label: without that line, two dumps of an unchanged module are
+// the same text.
+std::string withoutGraphLabel(const std::string& dot) {
+  size_t at = dot.find("\nlabel = ");
+  if (at == std::string::npos) return dot;
+  size_t end = dot.find('\n', at + 1);
+  return dot.substr(0, at) + (end == std::string::npos ? std::string() : dot.substr(end));
+}
+
+// Node and cluster statements of an XLA DOT dump (`123 [label=...`, `subgraph cluster_123 {`): its instructions
+// and fusions, near enough to show counts for a stage dumped only as DOT.
+void countDotStatements(const std::string& dot, int64_t& nodes, int64_t& clusters) {
+  nodes = 0;
+  clusters = 0;
+  size_t start = 0;
+  while (start < dot.size()) {
+    size_t end = dot.find('\n', start);
+    if (end == std::string::npos) end = dot.size();
+    std::string_view line(dot.data() + start, end - start);
+    size_t digits = line.find_first_not_of("0123456789");
+    if (digits != std::string_view::npos && digits > 0 && line.substr(digits, 8) == " [label=") ++nodes;
+    if (line.find("subgraph cluster_") != std::string_view::npos) ++clusters;
+    start = end + 1;
+  }
+}
+
 }  // namespace
 
 int64_t XlaDumpModule::passFileCount() const {
@@ -339,8 +365,10 @@ StatusOr<XlaStages> loadXlaStages(const XlaDumpDirectory& directory, const XlaDu
     } else {
       StatusOr<std::string> dot = readFile(file.dotPath);
       if (!dot.ok()) return dot.status();
-      changed = i == 0 || *dot != previousText;
-      previousText = std::move(*dot);
+      std::string graph = withoutGraphLabel(*dot);
+      changed = i == 0 || graph != previousText;
+      countDotStatements(graph, stage.instructionCount, stage.fusionCount);
+      previousText = std::move(graph);
       previousModule = nullptr;
     }
     out.changed.push_back(changed);
@@ -370,13 +398,9 @@ std::string xlaStagesToJson(const XlaStages& stages) {
     s["step"] = file.step;
     s["label"] = stage.label();
     s["file"] = fs::path(file.path()).filename().string();
-    if (stage.module) {
-      s["instructions"] = stage.instructionCount;
-      s["fusions"] = stage.fusionCount;
-    } else {
-      s["instructions"] = nullptr;
-      s["fusions"] = nullptr;
-    }
+    s["instructions"] = stage.instructionCount;
+    s["fusions"] = stage.fusionCount;
+    s["dot_only"] = stage.module == nullptr;
     s["changed"] = static_cast<bool>(stages.changed[i]);
     s["added"] = stage.changes.added;
     s["removed"] = stage.changes.removed;

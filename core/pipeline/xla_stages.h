@@ -63,7 +63,7 @@ struct XlaStagesOptions {
 };
 
 // XLA's pipeline for one module as stages, each parsed from its .txt (DOT-only stages have no module, only
-// `files[i].dotPath`). Stage 0 is before_optimizations; every stage has the real pass and pipeline names
+// `files[i].dotPath`, and counts of the DOT's node and cluster statements). Stage 0 is before_optimizations; every stage has the real pass and pipeline names
 // (`pass`, `passPath` = PIPELINE/PASS, `nextPass`), counts, the diff against the previous stage and the
 // fusions XLA formed in it as decisions ("XLA fused a, b into f in pass fusion"); XLA does not record why,
 // so the reasons say that they are inferred. A file that does not parse fails the whole load with its
