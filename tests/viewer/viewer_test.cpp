@@ -668,3 +668,45 @@ int main(int argc, char** argv) {
   QFile::remove(QSettings().fileName());
   return result;
 }
+
+namespace fusionscope::viewer {
+namespace {
+
+// A real `--xla_dump_to` directory (jaxlib 0.10.2, the MNIST step; tests/data/xla/README.md): opened as XLA's
+// pipeline stage by stage, with pass names and counts, and XLA's profile linked to the last stage.
+TEST_F(ViewerTest, XlaDumpDirectoryOpensAsXlasStagesAndLinksItsProfile) {
+  const std::string dir = FS_SOURCE_DIR "/tests/data/xla/mnist_step";
+  if (!std::filesystem::is_directory(dir + "/fused")) GTEST_SKIP() << "tests/data/xla is absent";
+  ASSERT_TRUE(openAndWait(*window, dir + "/fused")) << window->lastError().toStdString();
+  auto document = window->document();
+  EXPECT_EQ(document->pipeline, "xla");
+  ASSERT_GT(document->stages.size(), 10u);
+  EXPECT_EQ(document->stages.front().pass, "before_optimizations");
+  EXPECT_EQ(document->stages.back().pass, "cpu_after_optimizations");
+  EXPECT_EQ(document->stages.front().label, "XLA: before optimizations");
+  for (const StageEntry& stage : document->stages) {
+    ASSERT_NE(stage.module, nullptr) << stage.label;  // every stage from its text dump
+    EXPECT_GT(stage.instructionCount, 0) << stage.label;
+  }
+  auto fusionStage = std::find_if(document->stages.begin(), document->stages.end(),
+                                  [](const StageEntry& s) { return s.pass == "fusion"; });
+  ASSERT_NE(fusionStage, document->stages.end());
+  EXPECT_TRUE(fusionStage->changed);
+  EXPECT_FALSE(fusionStage->decisions.empty());
+  EXPECT_FALSE(fusionStage->changes.fused.empty());
+  // "pipeline start" dumps of an unchanged module are not changes.
+  EXPECT_GT(std::count_if(document->stages.begin(), document->stages.end(),
+                          [](const StageEntry& s) { return s.pass == "pipeline-start" && !s.changed; }),
+            3);
+
+  std::vector<std::string> fusions = testing::lastStageFusions(*window);
+  ASSERT_FALSE(fusions.empty());
+  ASSERT_TRUE(testing::openTraceAndWait(*window, QString::fromStdString(dir + "/perfetto-fused.json.gz")));
+  ASSERT_TRUE(window->selectKernel(QStringLiteral("multiply_add_fusion")));
+  testing::waitIdle(*window);
+  EXPECT_EQ(window->currentStage(), window->stageCount() - 1);
+  EXPECT_EQ(window->selectedName().toStdString(), "multiply_add_fusion");
+}
+
+}  // namespace
+}  // namespace fusionscope::viewer
