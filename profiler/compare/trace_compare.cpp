@@ -202,26 +202,16 @@ TraceComparison compareTraces(const Trace& before, const Trace& after, const Fus
   std::sort(comparison.mappings.begin(), comparison.mappings.end(),
             [](const KernelMapping& a, const KernelMapping& b) { return a.afterNs > b.afterNs; });
 
-  std::set<std::string> claimed;
-  auto claim = [&](KernelMapping& mapping, const std::string& normalized) {
-    auto found = beforeByNormalized.find(normalized);
-    if (found == beforeByNormalized.end()) return false;
-    bool any = false;
-    for (const std::string& beforeName : found->second) {
-      if (!claimed.insert(beforeName).second) continue;
-      const KernelGroup& group = beforeKernels.at(beforeName);
-      mapping.before.push_back(beforeName);
-      mapping.beforeCount += group.count;
-      mapping.beforeNs += group.ns;
-      any = true;
-    }
-    return any;
-  };
-  for (KernelMapping& mapping : comparison.mappings) {
-    std::string normalized = normalizeKernelName(mapping.after);
+  // The before kernels each after kernel's members name, in member order.
+  const size_t n = comparison.mappings.size();
+  std::vector<std::vector<std::string>> candidates(n);
+  std::vector<bool> hasMembers(n, false);
+  std::map<std::string, int> listedBy;  // before kernel -> how many after kernels list it
+  for (size_t k = 0; k < n; ++k) {
+    KernelMapping& mapping = comparison.mappings[k];
     const std::string& afterOp = afterKernels.at(mapping.after).hloOp;
     const std::vector<std::string>* members = nullptr;
-    auto found = membershipByNormalized.find(normalized);
+    auto found = membershipByNormalized.find(normalizeKernelName(mapping.after));
     if (found == membershipByNormalized.end() && !afterOp.empty())
       found = membershipByNormalized.find(normalizeKernelName(afterOp));
     if (found != membershipByNormalized.end()) {
@@ -231,21 +221,61 @@ TraceComparison compareTraces(const Trace& before, const Trace& after, const Fus
       members = &afterKernels.at(mapping.after).members;
       mapping.via = "args";
     }
-    bool any = false;
-    if (members) {
-      for (const std::string& member : *members) any = claim(mapping, normalizeKernelName(member)) || any;
-    }
-    if (!any) {
-      // Unchanged by fusion (or nothing says what it contains): the kernel with the same name, if any.
-      if (claim(mapping, normalized) || (!afterOp.empty() && claim(mapping, normalizeKernelName(afterOp)))) {
-        mapping.via = "same name";
-      } else if (!members) {
-        mapping.via = "";
+    if (!members) continue;
+    hasMembers[k] = true;
+    for (const std::string& member : *members) {
+      auto named = beforeByNormalized.find(normalizeKernelName(member));
+      if (named == beforeByNormalized.end()) continue;
+      for (const std::string& beforeName : named->second) {
+        if (std::find(candidates[k].begin(), candidates[k].end(), beforeName) != candidates[k].end()) continue;
+        candidates[k].push_back(beforeName);
+        ++listedBy[beforeName];
       }
     }
   }
+
+  // Each before kernel is claimed once. A fusion first takes what it alone lists and a kernel named like itself;
+  // what several list (an op XLA duplicated into several fusions, ops alike in all they are matched by) then goes
+  // to the first of them by after time. A kernel left with nothing takes the unclaimed kernel with its name.
+  std::map<std::string, size_t> owner;  // before kernel -> index of the mapping that claimed it
+  for (size_t k = 0; k < n; ++k) {
+    const std::string self = normalizeKernelName(comparison.mappings[k].after);
+    for (const std::string& name : candidates[k]) {
+      if (listedBy[name] == 1 || normalizeKernelName(name) == self) owner.try_emplace(name, k);
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    for (const std::string& name : candidates[k]) owner.try_emplace(name, k);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    KernelMapping& mapping = comparison.mappings[k];
+    for (const std::string& name : candidates[k]) {
+      if (owner.at(name) == k) mapping.before.push_back(name);
+    }
+    if (mapping.before.empty()) {
+      // Unchanged by fusion (or nothing says what it contains): the kernel with the same name or hlo_op, if any.
+      const std::string& afterOp = afterKernels.at(mapping.after).hloOp;
+      for (const std::string& key : {normalizeKernelName(mapping.after), normalizeKernelName(afterOp)}) {
+        auto named = beforeByNormalized.find(key);
+        if (key.empty() || named == beforeByNormalized.end()) continue;
+        for (const std::string& name : named->second) {
+          if (owner.try_emplace(name, k).second) mapping.before.push_back(name);
+        }
+        if (!mapping.before.empty()) break;
+      }
+      if (!mapping.before.empty()) {
+        mapping.via = "same name";
+      } else if (!hasMembers[k]) {
+        mapping.via = "";
+      }
+    }
+    for (const std::string& name : mapping.before) {
+      mapping.beforeCount += beforeKernels.at(name).count;
+      mapping.beforeNs += beforeKernels.at(name).ns;
+    }
+  }
   for (const auto& [name, group] : beforeKernels) {
-    if (!claimed.count(name)) comparison.unmappedBefore.push_back(name);
+    if (!owner.count(name)) comparison.unmappedBefore.push_back(name);
   }
   return comparison;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -196,6 +197,38 @@ TEST(TraceCompareTest, MatchesThroughHloOpWhenKernelNamesDiffer) {
   EXPECT_EQ(c.mappings[1].via, "fused HLO");
   EXPECT_EQ(c.mappings[1].before, (std::vector<std::string>{"loop_add", "loop_multiply"}));
   EXPECT_EQ(c.mappings[1].beforeNs, 6000);
+  EXPECT_TRUE(c.unmappedBefore.empty());
+}
+
+// A before kernel several after kernels list (an op XLA duplicated into several fusions) goes to the one that
+// alone lists it or is named like it, else to the first by after time.
+TEST(TraceCompareTest, ContestedBeforeKernelsGoFirstToWhoAloneListsThem) {
+  Trace before = importOrDie(R"([
+    {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":0,"dur":1},
+    {"ph":"X","cat":"kernel","name":"b","pid":0,"tid":7,"ts":1,"dur":1},
+    {"ph":"X","cat":"kernel","name":"c","pid":0,"tid":7,"ts":2,"dur":1},
+    {"ph":"X","cat":"kernel","name":"x","pid":0,"tid":7,"ts":3,"dur":1},
+    {"ph":"X","cat":"kernel","name":"y","pid":0,"tid":7,"ts":4,"dur":1}])");
+  Trace after = importOrDie(R"([
+    {"ph":"X","cat":"kernel","name":"f1","pid":0,"tid":7,"ts":0,"dur":10},
+    {"ph":"X","cat":"kernel","name":"f2","pid":0,"tid":7,"ts":10,"dur":5},
+    {"ph":"X","cat":"kernel","name":"f3","pid":0,"tid":7,"ts":15,"dur":1},
+    {"ph":"X","cat":"kernel","name":"x","pid":0,"tid":7,"ts":20,"dur":4},
+    {"ph":"X","cat":"kernel","name":"y","pid":0,"tid":7,"ts":30,"dur":3}])");
+  FusionMembership membership;
+  membership.members["f1"] = {"b", "a"};
+  membership.members["f2"] = {"b", "c"};
+  membership.members["f3"] = {"b"};
+  membership.members["x"] = {"y", "x"};
+  membership.members["y"] = {"x", "y"};
+  TraceComparison c = compareTraces(before, after, &membership);
+  std::map<std::string, std::vector<std::string>> replaced;
+  for (const KernelMapping& m : c.mappings) replaced[m.after] = m.before;
+  EXPECT_EQ(replaced["f1"], (std::vector<std::string>{"b", "a"}));  // b: listed by three, f1 ran longest
+  EXPECT_EQ(replaced["f2"], (std::vector<std::string>{"c"}));
+  EXPECT_TRUE(replaced["f3"].empty());
+  EXPECT_EQ(replaced["x"], (std::vector<std::string>{"x"}));
+  EXPECT_EQ(replaced["y"], (std::vector<std::string>{"y"}));
   EXPECT_TRUE(c.unmappedBefore.empty());
 }
 
