@@ -4,18 +4,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/base/file_util.h"
+#include "core/ir/hlo_module.h"
+#include "core/pipeline/fusion_correspondence.h"
+#include "core/pipeline/stage.h"
+#include "core/pipeline/xla_stages.h"
+#include "core/text/hlo_parser.h"
 #include "profiler/compare/trace_compare.h"
 #include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
@@ -31,6 +39,8 @@ struct TraceCommands {
   std::string before;
   std::string after;
   std::string stages;
+  std::string fusedHlo;
+  std::string unfusedHlo;
   std::string output;
   bool json = false;
   size_t top = 20;
@@ -88,6 +98,59 @@ int runStats(const TraceCommands& c) {
   return emit(text, c.output);
 }
 
+// The HLO module most of a trace's kernels ran in (XLA's args.hlo_module); empty when they do not say.
+std::string mainHloModule(const profiler::Trace& trace) {
+  const profiler::KernelClassifier kernels(trace);
+  std::map<std::string, int64_t> counts;
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    if (kernels.isKernel(i)) ++counts[profiler::hloModule(trace.events[i])];
+  }
+  counts.erase("");
+  auto most =
+      std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  return most == counts.end() ? std::string() : most->first;
+}
+
+// `--fused-hlo` / `--unfused-hlo` name XLA's `*after_optimizations.txt`, or the `--xla_dump_to` directory holding
+// it: then the module is the one the trace's kernels ran in (core::selectXlaModule: by name, or XLA's default pick
+// when the trace names none).
+StatusOr<std::string> afterOptimizationsFile(const std::string& path, const std::string& module) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) return path;
+  StatusOr<core::XlaDumpDirectory> directory = core::scanXlaDumpDirectory(path);
+  if (!directory.ok()) return directory.status();
+  StatusOr<const core::XlaDumpModule*> selected = core::selectXlaModule(*directory, module);
+  if (!selected.ok()) return selected.status();
+  for (const core::XlaDumpFile& file : (*selected)->files) {
+    if (file.kind == core::XlaDumpFile::Kind::kAfterOptimizations && !file.textPath.empty()) return file.textPath;
+  }
+  return Status::error(path + ": error: module " + (*selected)->name +
+                       " has no *after_optimizations.txt (dump with --xla_dump_hlo_as_text)");
+}
+
+// Which unfused kernels each fusion of the fused module replaced. With the unfused module: the unfused
+// instructions (the unfused run's hlo_ops) computing one of the fusion's ops (core::replacedInstructions). Without
+// it: the fusion's member names, which match only where the unfused kernels are named after the instructions.
+profiler::FusionMembership membershipFromHlo(const core::HloModule& fused, const core::HloModule* unfused) {
+  profiler::FusionMembership membership;
+  if (unfused) {
+    membership.members = core::replacedInstructions(fused, *unfused);
+    membership.source = "fused+unfused HLO";
+    return membership;
+  }
+  for (core::FusionSummary& fusion : core::summarizeFusions(fused))
+    membership.members[fusion.name] = std::move(fusion.members);
+  membership.source = "fused HLO";
+  return membership;
+}
+
+StatusOr<std::unique_ptr<core::HloModule>> loadAfterOptimizations(const std::string& path,
+                                                                  const profiler::Trace& trace) {
+  StatusOr<std::string> file = afterOptimizationsFile(path, mainHloModule(trace));
+  if (!file.ok()) return file.status();
+  return core::parseHloModuleFile(*file);
+}
+
 int runCompare(const TraceCommands& c) {
   StatusOr<profiler::Trace> before = loadTrace(c.before);
   if (!before.ok()) {
@@ -107,6 +170,22 @@ int runCompare(const TraceCommands& c) {
       return kExitBadInput;
     }
     membership = std::move(*loaded);
+  } else if (!c.fusedHlo.empty()) {
+    StatusOr<std::unique_ptr<core::HloModule>> fused = loadAfterOptimizations(c.fusedHlo, *after);
+    if (!fused.ok()) {
+      printError(fused.message());
+      return kExitBadInput;
+    }
+    std::unique_ptr<core::HloModule> unfused;
+    if (!c.unfusedHlo.empty()) {
+      StatusOr<std::unique_ptr<core::HloModule>> loaded = loadAfterOptimizations(c.unfusedHlo, *before);
+      if (!loaded.ok()) {
+        printError(loaded.message());
+        return kExitBadInput;
+      }
+      unfused = std::move(*loaded);
+    }
+    membership = membershipFromHlo(**fused, unfused.get());
   }
   profiler::TraceComparison comparison = profiler::compareTraces(*before, *after, membership ? &*membership : nullptr);
   if (c.json) return emit(profiler::comparisonJson(comparison), c.output);
@@ -240,7 +319,16 @@ std::shared_ptr<TraceCommands> addTraceCommands(CLI::App& app) {
                                   "busy/idle, gaps, bytes, and which kernels each new kernel replaced");
   c->compare->add_option("before", c->before, "Trace of the baseline run")->required();
   c->compare->add_option("after", c->after, "Trace of the changed run")->required();
-  c->compare->add_option("--stages", c->stages, "stages.json of the dump that produced the fused module");
+  CLI::Option* stagesOption =
+      c->compare->add_option("--stages", c->stages, "stages.json of the dump that produced the fused module");
+  CLI::Option* fusedHloOption = c->compare->add_option(
+      "--fused-hlo", c->fusedHlo,
+      "XLA's *after_optimizations.txt of the after run, or its --xla_dump_to directory: fusions and their members");
+  c->compare
+      ->add_option("--unfused-hlo", c->unfusedHlo,
+                   "The same for the before run: unfused kernels are matched to fusions by op, shape and metadata")
+      ->needs(fusedHloOption);
+  stagesOption->excludes(fusedHloOption);
   c->compare->add_flag("--json", c->json, "Machine-readable JSON (times in ns)");
   c->compare->add_option("--top", c->top, "Rows of the top-kernel tables")->capture_default_str();
   c->compare->add_option("-o,--output", c->output, "Write to this file instead of stdout (atomically)");

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <initializer_list>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -127,6 +129,114 @@ TEST_F(TraceCliTest, StatsOnEveryCorpusTrace) {
     ASSERT_EQ(r.exitCode, 0) << entry.path() << ": " << r.err;
     EXPECT_TRUE(nlohmann::json::accept(r.out)) << entry.path();
   }
+}
+
+// Real JAX profiles (jax 0.10, MNIST step, 5 runs on the CPU, tests/data/xla/mnist_step): XLA's thunks carry
+// args.hlo_op and no category, and traceEvents ends with `{}`.
+const fs::path kXlaData = fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "mnist_step";
+
+TEST_F(TraceCliTest, StatsCountsXlaKernelsOfRealJaxProfiles) {
+  for (const char* file : {"perfetto-fused.json.gz", "profile-unfused.json.gz"}) {
+    Result r = run({"stats", (kXlaData / file).string()});
+    ASSERT_EQ(r.exitCode, 0) << file << ": " << r.err;
+    EXPECT_EQ(r.out.find("malformed"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("kernels: 0"), std::string::npos) << r.out;
+    Result json = run({"stats", (kXlaData / file).string(), "--json"});
+    ASSERT_EQ(json.exitCode, 0) << json.err;
+    nlohmann::json s = nlohmann::json::parse(json.out);
+    EXPECT_GT(s["kernel_count"].get<int64_t>(), 0) << file;
+    EXPECT_EQ(s["names_are_kernels"], true) << file;
+  }
+}
+
+// Unfused against fused through both runs' after_optimizations modules. XLA renames instructions as it fuses (and
+// wraps every unfused op in a `wrapped_<op>` fusion), so kernels are matched by what their ops compute; every
+// unfused launch is claimed once.
+TEST_F(TraceCliTest, CompareRealJaxPairThroughXlaModules) {
+  const std::string before = (kXlaData / "perfetto-unfused.json.gz").string();
+  const std::string after = (kXlaData / "perfetto-fused.json.gz").string();
+  Result r = run({"compare", before, after, "--fused-hlo", (kXlaData / "fused").string(), "--unfused-hlo",
+                  (kXlaData / "unfused" / "module_0018.jit_step.cpu_after_optimizations.txt").string(), "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json c = nlohmann::json::parse(r.out);
+  const int64_t kernelsBefore = c["before"]["kernel_count"];
+  const int64_t kernelsAfter = c["after"]["kernel_count"];
+  EXPECT_GT(kernelsAfter, 0);
+  EXPECT_GT(kernelsBefore, kernelsAfter);
+  int64_t claimed = 0;
+  int fusionsMappedToSeveral = 0;
+  nlohmann::json multiplySubtract;
+  for (const nlohmann::json& m : c["mappings"]) {
+    ASSERT_FALSE(m["before"].empty()) << m.dump();
+    claimed += m["before_count"].get<int64_t>();
+    if (m["via"] == "fused+unfused HLO" && m["before"].size() >= 2) ++fusionsMappedToSeveral;
+    if (m["after"] == "multiply_subtract_fusion.1") multiplySubtract = m;
+  }
+  EXPECT_EQ(claimed, kernelsBefore);
+  EXPECT_TRUE(c["unmapped_before"].empty()) << c["unmapped_before"].dump();
+  EXPECT_GE(fusionsMappedToSeveral, 4);
+  // w - 0.5 * dot: the broadcast of 0.5, the multiply and the subtract, three unfused kernels (read off both modules).
+  ASSERT_FALSE(multiplySubtract.is_null());
+  std::vector<std::string> replaced = multiplySubtract["before"];
+  std::sort(replaced.begin(), replaced.end());
+  EXPECT_EQ(replaced, (std::vector<std::string>{"wrapped_broadcast.4", "wrapped_multiply.2", "wrapped_subtract.1"}));
+  EXPECT_GT(multiplySubtract["speedup"].get<double>(), 1.0);
+
+  // The xplane-converted profile of the same runs gives the same kernels.
+  Result profile =
+      run({"compare", (kXlaData / "profile-unfused.json.gz").string(), (kXlaData / "profile-fused.json.gz").string(),
+           "--fused-hlo", (kXlaData / "fused").string(), "--unfused-hlo", (kXlaData / "unfused").string(), "--json"});
+  ASSERT_EQ(profile.exitCode, 0) << profile.err;
+  nlohmann::json p = nlohmann::json::parse(profile.out);
+  EXPECT_EQ(p["before"]["kernel_count"], kernelsBefore);
+  EXPECT_EQ(p["after"]["kernel_count"], kernelsAfter);
+  EXPECT_TRUE(p["unmapped_before"].empty());
+
+  Result text = run({"compare", before, after, "--fused-hlo", (kXlaData / "fused").string(), "--unfused-hlo",
+                     (kXlaData / "unfused").string()});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("[fused+unfused HLO]"), std::string::npos) << text.out;
+}
+
+// With the fused module alone, members are instruction names, which XLA:CPU's unfused kernels (wrapped_*) never
+// carry: only the kernels fusion left alone map, by name. What --unfused-hlo is for.
+TEST_F(TraceCliTest, CompareWithFusedHloAloneMapsByMemberNames) {
+  Result r = run({"compare", (kXlaData / "perfetto-unfused.json.gz").string(),
+                  (kXlaData / "perfetto-fused.json.gz").string(), "--fused-hlo",
+                  (kXlaData / "fused" / "module_0018.jit_step.cpu_after_optimizations.txt").string(), "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json c = nlohmann::json::parse(r.out);
+  for (const nlohmann::json& m : c["mappings"]) {
+    if (m["after"] == "dot") {
+      EXPECT_EQ(m["before"], nlohmann::json::array({"dot"}));
+    }
+    if (m["after"] == "multiply_subtract_fusion.1") {
+      EXPECT_EQ(m["via"], "fused HLO");
+      EXPECT_TRUE(m["before"].empty()) << m.dump();
+    }
+  }
+  EXPECT_FALSE(c["unmapped_before"].empty());
+}
+
+TEST_F(TraceCliTest, CompareFusedHloErrorsAreOneLine) {
+  const std::string before = (kXlaData / "perfetto-unfused.json.gz").string();
+  const std::string after = (kXlaData / "perfetto-fused.json.gz").string();
+  // A dump of another module only (the trace's kernels ran in jit_step).
+  fs::create_directories(m_dir / "other");
+  fs::copy_file(kXlaData / "fused" / "module_0018.jit_step.cpu_after_optimizations.txt",
+                m_dir / "other" / "module_0003.jit_other.cpu_after_optimizations.txt");
+  fs::create_directories(m_dir / "empty");
+  // A directory with no HLO, another module's dump, and a file that is not HLO.
+  for (const std::string& hlo :
+       {(m_dir / "empty").string(), (m_dir / "other").string(), write("junk.txt", "HloModule\n")}) {
+    Result r = run({"compare", before, after, "--fused-hlo", hlo});
+    EXPECT_EQ(r.exitCode, 2) << r.out;
+    EXPECT_NE(r.err.find("error:"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "expected one line: " << r.err;
+  }
+  Result otherModule = run({"compare", before, after, "--fused-hlo", (m_dir / "other").string()});
+  EXPECT_NE(otherModule.err.find("'jit_step'"), std::string::npos) << otherModule.err;
+  EXPECT_NE(run({"compare", before, after, "--unfused-hlo", (kXlaData / "unfused").string()}).exitCode, 0);
 }
 
 // This machine has no GPU driver: `trace` must say so and exit 3 without running anything or leaving a file.
