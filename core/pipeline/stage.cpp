@@ -10,6 +10,7 @@
 #include "core/ir/hlo_equal.h"
 #include "core/ir/hlo_verifier.h"
 #include "core/passes/fusion_utils.h"
+#include "core/pipeline/fusion_correspondence.h"
 #include "core/pipeline/pass_pipeline.h"
 
 namespace fusionscope::core {
@@ -163,7 +164,7 @@ StageChanges diffModules(const HloModule& before, const HloModule& after) {
   std::unordered_map<std::string, std::string> memberOf;
   // XLA renames what it clones into a fusion (`add_any.0` becomes `add_any.2` inside the fused computation), so a
   // removed instruction whose name no fusion holds is matched to a look-alike member of a fusion that is new in
-  // this stage: same opcode, shape, name stem and op_name, each member claimed once.
+  // this stage: same opKey (opcode, shape, metadata) and name stem, each member claimed once.
   std::unordered_map<std::string, std::vector<std::pair<std::string, bool>>> lookAlikes;  // key -> (fusion, claimed)
   auto stem = [](std::string_view name) {
     size_t dot = name.rfind('.');
@@ -172,11 +173,7 @@ StageChanges diffModules(const HloModule& before, const HloModule& after) {
       name = name.substr(0, dot);
     return name;
   };
-  auto lookAlikeKey = [&](const HloInstruction& inst) {
-    const OpMetadata* metadata = inst.metadata();
-    return fmt::format("{}|{}|{}|{}", inst.opcodeString(), inst.shape().toString(), stem(inst.name()),
-                       metadata ? metadata->opName : std::string());
-  };
+  auto lookAlikeKey = [&](const HloInstruction& inst) { return fmt::format("{} name={}", opKey(inst), stem(inst.name())); };
   for (const auto& computation : after.computations()) {
     if (computation->isFusionComputation()) continue;
     for (const auto& inst : computation->instructions()) {
