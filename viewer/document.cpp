@@ -5,6 +5,7 @@
 #include <regex>
 #include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/base/file_util.h"
@@ -236,7 +237,7 @@ StatusOr<std::shared_ptr<const Document>> loadDotDirectory(const fs::path& direc
 StatusOr<std::shared_ptr<const Document>> loadXlaDirectory(const fs::path& directory, const LoadCallbacks& callbacks) {
   StatusOr<core::XlaDumpDirectory> scanned = core::scanXlaDumpDirectory(directory.string());
   if (!scanned.ok()) return scanned.status();
-  StatusOr<const core::XlaDumpModule*> module = core::selectXlaModule(*scanned, "");
+  StatusOr<const core::XlaDumpModule*> module = core::selectXlaModule(*scanned, callbacks.xlaModule);
   if (!module.ok()) return module.status();
   core::XlaStagesOptions options;
   options.progress = callbacks.progress;
@@ -247,6 +248,9 @@ StatusOr<std::shared_ptr<const Document>> loadXlaDirectory(const fs::path& direc
   document->kind = Document::Kind::kDumpDirectory;
   document->path = directory.string();
   document->pipeline = "xla";
+  document->xlaModule = (*module)->name;
+  for (const core::XlaDumpModule& each : scanned->modules)
+    document->xlaModules.push_back(fmt::format("{:04} {}", each.id, each.name));
   for (size_t i = 0; i < stages->run.stages.size(); ++i) {
     StageEntry entry = entryFromStage(stages->run.stages[i]);
     if (!entry.module) {

@@ -40,6 +40,9 @@ struct Document {
   std::string path;      // what the user opened
   std::string pipeline;  // "gpu", "cpu", "custom", "none"; empty for DOT files
   std::vector<StageEntry> stages;
+  // An XLA dump directory: the module shown (its name) and every module there, `NNNN NAME` (for a chooser).
+  std::string xlaModule;
+  std::vector<std::string> xlaModules;
 };
 
 // Reports progress of a load ("running gpu/fusion", done, total-or-0) and asks whether to stop. Called on the
@@ -47,6 +50,8 @@ struct Document {
 struct LoadCallbacks {
   std::function<void(const std::string& what, int done, int total)> progress;
   std::function<bool()> cancelled;
+  // Which module of an XLA dump directory to show (name or number); empty: the default pick.
+  std::string xlaModule;
 };
 
 // Parses an HLO module file, verifies it and runs `spec` on it, recording every stage. Errors carry the

@@ -1,5 +1,6 @@
 #include "viewer/main_window.h"
 
+#include <QInputDialog>
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
@@ -222,8 +223,11 @@ void MainWindow::createActions() {
   QAction* pipeline = file->addAction(QStringLiteral("&Pipeline…"), this, &MainWindow::showPipelineDialog);
   pipeline->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+P")));
   QAction* reload = file->addAction(QStringLiteral("Re-run / &Reload"), this, [this] {
-    if (!m_lastPath.isEmpty()) openPath(m_lastPath);
+    if (!m_lastPath.isEmpty()) openPath(m_lastPath, m_document ? QString::fromStdString(m_document->xlaModule) : QString());
   });
+  m_actChooseModule = file->addAction(QStringLiteral("Choose XLA &Module…"), this, &MainWindow::chooseXlaModule);
+  m_actChooseModule->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+M")));
+  m_actChooseModule->setEnabled(false);
   reload->setShortcut(QKeySequence(QStringLiteral("F5")));
   file->addSeparator();
   QAction* png = file->addAction(QStringLiteral("Export View as &PNG…"), this, [this] { exportDialog("png"); });
@@ -513,20 +517,22 @@ void MainWindow::showError(const QString& title, const QString& message) {
 
 // ---- Loading ----
 
-void MainWindow::openPath(const QString& path) {
+void MainWindow::openPath(const QString& path, const QString& xlaModule) {
   if (isLoading()) cancelLoad();
   m_loadingPath = path;
   auto progress = std::make_shared<LoadProgress>();
   m_progress = progress;
   core::PipelineSpec spec = m_spec;
   std::string file = path.toStdString();
+  std::string module = xlaModule.toStdString();
   m_progressBar->setRange(0, 0);
   m_progressBar->show();
   m_cancelButton->show();
   m_statusLabel->setText(QStringLiteral("Loading %1…").arg(path));
   m_progressTimer->start();
-  m_loadWatcher->setFuture(QtConcurrent::run([progress, spec, file]() {
+  m_loadWatcher->setFuture(QtConcurrent::run([progress, spec, file, module]() {
     LoadCallbacks callbacks;
+    callbacks.xlaModule = module;
     callbacks.progress = [progress](const std::string& what, int done, int total) {
       std::lock_guard<std::mutex> lock(progress->mutex);
       progress->what = what;
@@ -543,6 +549,22 @@ void MainWindow::openPath(const QString& path) {
     }
     return outcome;
   }));
+}
+
+void MainWindow::chooseXlaModule() {
+  if (!m_document || m_document->xlaModules.size() < 2) return;
+  QStringList items;
+  int current = 0;
+  for (const std::string& module : m_document->xlaModules) {
+    QString item = QString::fromStdString(module);
+    if (item.section(QLatin1Char(' '), 1) == QString::fromStdString(m_document->xlaModule)) current = items.size();
+    items << item;
+  }
+  bool ok = false;
+  QString chosen = QInputDialog::getItem(this, QStringLiteral("XLA module"),
+                                         QStringLiteral("Modules in %1:").arg(QString::fromStdString(m_document->path)),
+                                         items, current, false, &ok);
+  if (ok && !chosen.isEmpty()) openPath(QString::fromStdString(m_document->path), chosen.section(QLatin1Char(' '), 0, 0));
 }
 
 bool MainWindow::isLoading() const {
@@ -645,6 +667,15 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
           .arg(m_document->pipeline.empty()
                    ? QString()
                    : QStringLiteral(", pipeline %1").arg(QString::fromStdString(m_document->pipeline))));
+  m_actChooseModule->setEnabled(m_document->xlaModules.size() > 1);
+  if (!m_document->xlaModule.empty()) {
+    m_statusLabel->setText(m_statusLabel->text() +
+                           QStringLiteral(", module %1 (%2 in this directory%3)")
+                               .arg(QString::fromStdString(m_document->xlaModule))
+                               .arg(m_document->xlaModules.size())
+                               .arg(m_document->xlaModules.size() > 1 ? QStringLiteral("; Ctrl+Shift+M chooses")
+                                                                       : QString()));
+  }
   setCurrentStage(0);
 }
 

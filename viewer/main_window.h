@@ -79,7 +79,10 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   // Opening (asynchronous; documentLoaded or loadFailed follows).
-  void openPath(const QString& path);
+  // `xlaModule` picks the module of an XLA dump directory (name or number); empty: the default pick.
+  void openPath(const QString& path, const QString& xlaModule = {});
+  // Lists the modules of the open XLA dump directory and reopens it with the one chosen.
+  void chooseXlaModule();
   void setPipelineSpec(const core::PipelineSpec& spec) { m_spec = spec; }
   const core::PipelineSpec& pipelineSpec() const { return m_spec; }
   void cancelLoad();
@@ -289,6 +292,7 @@ class MainWindow : public QMainWindow {
   QAction* m_actGhost = nullptr;
   QAction* m_actPlay = nullptr;
   QAction* m_actHideUnchanged = nullptr;
+  QAction* m_actChooseModule = nullptr;
   QAction* m_actDark = nullptr;
   QAction* m_actMinimap = nullptr;
   QAction* m_actRunGpu = nullptr;

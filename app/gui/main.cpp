@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
   QCommandLineOption kernel(QStringLiteral("select-kernel"),
                             QStringLiteral("Kernel (trace event name) to select in the timeline once loaded."),
                             QStringLiteral("name"));
+  QCommandLineOption module(QStringLiteral("module"),
+                            QStringLiteral("The module of an XLA dump directory to show (name or number)."),
+                            QStringLiteral("name"));
+  parser.addOption(module);
   parser.addOption(select);
   parser.addOption(trace);
   parser.addOption(kernel);
@@ -124,7 +128,7 @@ int main(int argc, char** argv) {
     maybeScreenshot();
   });
   window.show();
-  if (!positional.isEmpty()) window.openPath(positional.first());
+  if (!positional.isEmpty()) window.openPath(positional.first(), parser.value(module));
   if (traces.size() >= 2) {
     window.openTraceComparison(traces[0], traces[1]);
   } else if (traces.size() == 1) {

@@ -708,5 +708,32 @@ TEST_F(ViewerTest, XlaDumpDirectoryOpensAsXlasStagesAndLinksItsProfile) {
   EXPECT_EQ(window->selectedName().toStdString(), "multiply_add_fusion");
 }
 
+// Several modules in one dump directory: the default pick, then another by name, and the list for the chooser.
+TEST_F(ViewerTest, XlaDumpDirectoryModuleCanBeChosen) {
+  namespace fs = std::filesystem;
+  const fs::path source = FS_SOURCE_DIR "/tests/data/xla/mnist_step/fused";
+  if (!fs::is_directory(source)) GTEST_SKIP() << "tests/data/xla is absent";
+  QTemporaryDir dir;
+  const fs::path target = dir.path().toStdString();
+  for (const fs::directory_entry& entry : fs::directory_iterator(source)) {
+    std::string name = entry.path().filename().string();
+    fs::copy_file(entry.path(), target / name);
+    if (name.find("_optimizations.txt") != std::string::npos) {
+      // A second module with only its two ends: fewer passes, so not the default.
+      std::string other = "module_0001.jit_g" + name.substr(name.find(".jit_step") + 9);
+      fs::copy_file(entry.path(), target / other);
+    }
+  }
+  ASSERT_TRUE(openAndWait(*window, target.string())) << window->lastError().toStdString();
+  EXPECT_EQ(window->document()->xlaModule, "jit_step");
+  EXPECT_EQ(window->document()->xlaModules, (std::vector<std::string>{"0001 jit_g", "0018 jit_step"}));
+  QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
+  window->openPath(QString::fromStdString(target.string()), QStringLiteral("jit_g"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return loaded.count() > 0; }, 60000)) << window->lastError().toStdString();
+  testing::waitIdle(*window);
+  EXPECT_EQ(window->document()->xlaModule, "jit_g");
+  EXPECT_EQ(window->stageCount(), 2);
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
