@@ -45,6 +45,7 @@ std::unique_ptr<HloModule> cloneModule(const HloModule& module) {
   computations.reserve(module.computations().size());
   for (const auto& computation : module.computations()) {
     HloComputation* added = copy->addComputation(std::make_unique<HloComputation>(computation->name()));
+    added->mutableAttributes() = computation->attributes();
     computations.emplace(computation.get(), added);
   }
   for (const auto& computation : module.computations()) {

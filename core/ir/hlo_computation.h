@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/base/status.h"
@@ -71,6 +72,12 @@ class HloComputation {
   Status sortInPostOrder();
 
   bool isEntry() const;
+
+  // Attributes after the closing '}' in source order, values verbatim: XLA prints
+  // `execution_thread="host"` there for computations that run off the main thread.
+  const std::vector<std::pair<std::string, std::string>>& attributes() const { return m_attributes; }
+  std::vector<std::pair<std::string, std::string>>& mutableAttributes() { return m_attributes; }
+
   // True when some fusion instruction of the module calls this computation.
   bool isFusionComputation() const { return m_isFusion; }
   void setIsFusionComputation(bool value) { m_isFusion = value; }
@@ -93,6 +100,7 @@ class HloComputation {
   }
 
   std::string m_name;
+  std::vector<std::pair<std::string, std::string>> m_attributes;
   HloModule* m_parent = nullptr;
   size_t m_slot = 0;  // index in the parent module's computation vector
 

@@ -1,6 +1,8 @@
 #include "core/ir/literal.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include <fmt/format.h>
@@ -11,6 +13,14 @@ namespace {
 void appendElement(std::string& out, const Literal& literal, int64_t i) {
   PrimitiveType type = literal.shape().elementType();
   auto emitFloat = [&](double v) {
+    if (std::isnan(v)) {
+      // XLA's spelling: `nan`, `-nan`, and the payload (mantissa bits) when it is not the plain quiet NaN's.
+      const uint64_t bits = std::bit_cast<uint64_t>(v);
+      const uint64_t payload = bits & ((uint64_t{1} << 52) - 1);
+      out += std::signbit(v) ? "-nan" : "nan";
+      if (payload != uint64_t{1} << 51) fmt::format_to(std::back_inserter(out), "(0x{:x})", payload);
+      return;
+    }
     // Shortest text that reads back to the same value at the literal's precision.
     if (type == PrimitiveType::kF64 || type == PrimitiveType::kC128) {
       fmt::format_to(std::back_inserter(out), "{}", v);

@@ -164,7 +164,8 @@ class Parser {
     return true;
   }
 
-  // `, key=value, key=value` (header attributes only; instruction attributes are dispatched by key).
+  // `, key=value, key=value` after the module header or a computation's '}' (instruction attributes are
+  // dispatched by key instead).
   bool parseAttributeList(std::vector<std::pair<std::string, std::string>>& out) {
     while (m_cursor.consume(',')) {
       const char* at = m_cursor.pos();
@@ -198,6 +199,8 @@ class Parser {
     const char* p = start;
     const char* end = m_cursor.end();
     std::string closers;  // SSO: no allocation below 16 levels of nesting
+    // custom-call's `literal=` is a shape, one space, then the value: `literal=s32[2]{0} {1, 2}`.
+    bool shapeThenValue = key == "literal";
     while (p < end) {
       char c = *p;
       if (c == '"') {
@@ -215,12 +218,14 @@ class Parser {
         if (c != closers.back()) {
           return fail(p, fmt::format("mismatched '{}' in attribute '{}' (expected '{}')", c, key, closers.back()));
         }
+        // A closing bracket at depth 0 does not end the value: iota device lists go on, `[2,4]<=[4,2]T(1,0)`.
         closers.pop_back();
-        if (closers.empty()) {
-          ++p;
-          break;
-        }
       } else if (closers.empty() && (c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
+        if (c == ' ' && shapeThenValue && p > start) {
+          shapeThenValue = false;
+          while (p < end && *p == ' ') ++p;
+          continue;
+        }
         break;
       }
       ++p;
@@ -461,6 +466,8 @@ class Parser {
     }
     if (!comp->root()) comp->setRoot(pending.back().instruction);
     if (!resolveOperands(*comp, pending)) return false;
+    // `}, execution_thread="host"`: attributes of the computation itself, kept verbatim.
+    if (m_cursor.peek() == ',' && !parseAttributeList(comp->mutableAttributes())) return false;
 
     HloComputation* added = m_module->addComputation(std::move(computation));
     if (isEntry) {

@@ -105,7 +105,10 @@ void appendComputation(std::string& out, const HloComputation& computation) {
     appendInstruction(out, *inst);
     out += '\n';
   }
-  out += "}\n";
+  out += '}';
+  for (const auto& [key, value] : computation.attributes())
+    fmt::format_to(std::back_inserter(out), ", {}={}", key, value);
+  out += '\n';
 }
 
 }  // namespace

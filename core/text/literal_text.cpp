@@ -1,5 +1,6 @@
 #include "core/text/literal_text.h"
 
+#include <bit>
 #include <charconv>
 #include <limits>
 #include <string>
@@ -9,6 +10,10 @@
 
 namespace fusionscope::core {
 namespace {
+
+// An f64 NaN: every exponent bit set; the 52 mantissa bits are the payload XLA's text writes as `nan(0x...)`.
+constexpr uint64_t kNanExponentBits = 0x7ff0000000000000;
+constexpr uint64_t kNanPayloadMask = (uint64_t{1} << 52) - 1;
 
 class LiteralReader {
  public:
@@ -97,6 +102,24 @@ class LiteralReader {
       std::string_view body = negative ? digits.substr(1) : digits;
       if (body == "inf") {
         v = std::numeric_limits<double>::infinity();
+      } else if (body == "nan" && p < m_cursor.end() && *p == '(') {
+        // `nan(0x1f)`: XLA prints a NaN's payload (its mantissa bits) when it is not the plain quiet NaN.
+        const char* close = p;
+        while (close < m_cursor.end() && *close != ')' && *close != '\n') ++close;
+        uint64_t payload = 0;
+        bool valid = close < m_cursor.end() && *close == ')' && close - p > 3 && std::string_view(p, 3) == "(0x";
+        if (valid) {
+          auto [ptr, ec] = std::from_chars(p + 3, close, payload, 16);
+          valid = ec == std::errc() && ptr == close && payload != 0 && payload <= kNanPayloadMask;
+        }
+        if (!valid) {
+          const char* shownEnd = close < m_cursor.end() && *close == ')' ? close + 1 : close;
+          return fail(start,
+                      fmt::format("invalid NaN payload in '{}' (expected nan(0x1) .. nan(0x{:x}))",
+                                  std::string_view(start, static_cast<size_t>(shownEnd - start)), kNanPayloadMask));
+        }
+        v = std::bit_cast<double>(kNanExponentBits | payload);
+        p = close + 1;
       } else if (body == "nan") {
         v = std::numeric_limits<double>::quiet_NaN();
       } else {
