@@ -1,6 +1,7 @@
 #include "app/cli/run_commands.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +38,7 @@ struct RunCommands {
   std::string trace;
   std::vector<std::string> inputs;
   std::string saveOutputs;
+  std::string saveReference;
   bool loop = false;
   int steps = 1000;
   std::string mnistDir;
@@ -239,6 +241,80 @@ Status saveOutputs(const core::CpuExecutable& executable, const std::string& dir
     if (Status s = core::writeNpy(file, array); !s.ok()) return s;
   }
   return okStatus();
+}
+
+// Whether compareWithReference falls back to its normwise check for this module (an f32/f16/bf16 dot anywhere):
+// written into reference.json so that a checker on a machine without fusionscope applies the same rule.
+bool hasFloatDotBelowF64(const core::HloModule& module) {
+  for (const auto& computation : module.computations()) {
+    if (computation == nullptr) continue;
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction != nullptr && instruction->opcode() == core::HloOpcode::kDot && instruction->shape().isArray() &&
+          core::isFloatingPoint(instruction->shape().elementType()) &&
+          instruction->shape().elementType() != core::PrimitiveType::kF64) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+StatusOr<nlohmann::ordered_json> writeNpyEntry(const core::Value& value, const std::string& dir,
+                                               const std::string& file) {
+  StatusOr<std::vector<uint8_t>> bytes = core::valueToBytes(value);
+  if (!bytes.ok()) return bytes.status();
+  core::NpyArray array;
+  array.type = value.shape().elementType();
+  array.dims = value.shape().dimensions();
+  array.bytes.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  if (Status s = core::writeNpy((std::filesystem::path(dir) / file).string(), array); !s.ok()) return s;
+  nlohmann::ordered_json entry;
+  entry["dtype"] = std::string(core::primitiveTypeName(array.type));
+  entry["dims"] = array.dims;
+  entry["file"] = file;
+  return entry;
+}
+
+// --save-reference DIR: the arguments of the checked run (DIR/inputs/NAME.npy, for `fusionscope-gpurun --input`),
+// the evaluator's result for them (DIR/expected/output_I.npy, I = position in the root tuple) and DIR/reference.json
+// saying which is which and the tolerances `run`'s own check uses; reference.json is written last.
+Status saveReference(const core::HloModule& module, const core::ExecutionPlan& plan,
+                     const std::vector<core::Value>& arguments, const core::Value& expected, uint64_t seed,
+                     const std::string& dir) {
+  for (const char* sub : {"inputs", "expected"}) {
+    if (Status s = makeDirectories((std::filesystem::path(dir) / sub).string()); !s.ok()) return s;
+  }
+  nlohmann::ordered_json j;
+  j["schema"] = "fusionscope.reference/1";
+  j["module"] = plan.module;
+  j["seed"] = seed;
+  j["normwise_fallback"] = hasFloatDotBelowF64(module);
+  j["inputs"] = nlohmann::ordered_json::array();
+  for (const core::PlanParameter& p : plan.parameters) {
+    StatusOr<nlohmann::ordered_json> entry =
+        writeNpyEntry(arguments[static_cast<size_t>(p.index)], dir, "inputs/" + p.name + ".npy");
+    if (!entry.ok()) return Status::error("parameter " + p.name + ": " + entry.message());
+    nlohmann::ordered_json e;
+    e["index"] = p.index;
+    e["name"] = p.name;
+    e.update(*entry);
+    j["inputs"].push_back(std::move(e));
+  }
+  j["outputs"] = nlohmann::ordered_json::array();
+  const int count = expected.isTuple() ? expected.tupleSize() : 1;
+  for (int i = 0; i < count; ++i) {
+    const core::Value& value = expected.isTuple() ? expected.tupleElement(i) : expected;
+    StatusOr<nlohmann::ordered_json> entry = writeNpyEntry(value, dir, fmt::format("expected/output_{}.npy", i));
+    if (!entry.ok()) return Status::error(fmt::format("output {}: {}", i, entry.message()));
+    const core::Tolerance tolerance = core::toleranceFor(value.shape().elementType());
+    nlohmann::ordered_json e;
+    e["index"] = i;
+    e.update(*entry);
+    e["relative"] = tolerance.relative;
+    e["absolute"] = tolerance.absolute;
+    j["outputs"].push_back(std::move(e));
+  }
+  return writeFileAtomic((std::filesystem::path(dir) / "reference.json").string(), j.dump(2) + "\n");
 }
 
 // Test accuracy of the softmax classifier W (784x10), b (10) on `data`, computed on the host.
@@ -465,11 +541,23 @@ int runRun(const RunCommands& args) {
         fmt::print(stderr, "{}\n", result.message());
         return kExitFailed;
       }
-      if (iteration == 0 && !args.noCheck) {
+      if (iteration == 0 && (!args.noCheck || !args.saveReference.empty())) {
         StatusOr<core::EvalResult> expected = core::evaluateModule(*module, arguments);
         if (!expected.ok()) {
           fmt::print("reference: not checked ({})\n", expected.message());
-        } else {
+          if (!args.saveReference.empty()) {
+            fmt::print(stderr, "--save-reference: the evaluator failed: {}\n", expected.message());
+            return kExitFailed;
+          }
+        } else if (!args.saveReference.empty()) {
+          if (Status s = saveReference(*module, plan, arguments, expected->result, args.seed, args.saveReference);
+              !s.ok()) {
+            fmt::print(stderr, "--save-reference: {}\n", s.message());
+            return kExitFailed;
+          }
+          fmt::print("reference: {}/reference.json\n", args.saveReference);
+        }
+        if (expected.ok() && !args.noCheck) {
           const std::string difference = core::compareWithReference(*module, expected->result, *result);
           fmt::print("check against the evaluator: max error {:.3g}: {}\n", maxError(expected->result, *result),
                      difference.empty() ? "ok" : "MISMATCH, " + difference);
@@ -543,6 +631,9 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
   c.run->add_option("--trace", c.trace, "Write a Chrome trace (one event per kernel launch, compile phases)");
   c.run->add_option("--input", c.inputs, "NAME=FILE.npy: a parameter's value (others are seeded random)");
   c.run->add_option("--save-outputs", c.saveOutputs, "Directory for the outputs as .npy");
+  c.run->add_option(
+      "--save-reference", c.saveReference,
+      "Directory for the inputs, the evaluator's outputs (.npy) and reference.json (fusionscope-gpurun checks)");
   c.run->add_flag("--loop", c.loop, "Training loop: outputs feed back into the parameters they alias (MNIST data)");
   c.run->add_option("--steps", c.steps, "Training steps with --loop")->check(CLI::PositiveNumber)->capture_default_str();
   c.run->add_option("--mnist-dir", c.mnistDir, "MNIST IDX files (default: the module's data/ directory)");
