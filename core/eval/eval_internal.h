@@ -237,6 +237,9 @@ bool rawBool(const HloInstruction& inst, std::string_view key);  // `key=true`
 
 // Opcodes the evaluator implements (custom-call never: its meaning is the backend's).
 bool isEvaluableOpcode(HloOpcode op);
+// The custom-calls that only annotate sharding (`Sharding`, `SPMDFullToShardShape`, `SPMDShardToFullShape`, which
+// JAX writes before XLA's sharding passes remove them): on one device the value of their one operand.
+bool isShardingAnnotation(const HloInstruction& inst);
 
 // ---- kernels ----------------------------------------------------------------------------------------
 

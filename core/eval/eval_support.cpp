@@ -23,6 +23,13 @@ namespace fusionscope::core {
 
 namespace eval {
 
+bool isShardingAnnotation(const HloInstruction& inst) {
+  if (inst.opcode() != HloOpcode::kCustomCall || inst.operandCount() != 1) return false;
+  const std::optional<std::string>& target = inst.attributes().customCallTarget;
+  return target && (*target == "Sharding" || *target == "SPMDFullToShardShape" || *target == "SPMDShardToFullShape") &&
+         inst.shape().toString(false) == inst.operand(0)->shape().toString(false);
+}
+
 bool isEvaluableOpcode(HloOpcode op) {
   switch (op) {
     case HloOpcode::kComplex:
@@ -122,6 +129,7 @@ Status checkEvaluable(const HloModule& module) {
   for (const HloComputation* computation : reachableComputations(module)) {
     for (const auto& inst : computation->instructions()) {
       HloOpcode op = inst->opcode();
+      if (op == HloOpcode::kCustomCall && eval::isShardingAnnotation(*inst)) continue;
       if (op == HloOpcode::kCustomCall) {
         ++opcodes[fmt::format("custom-call {}", inst->attributes().customCallTarget.value_or("?"))];
       } else if (!eval::isEvaluableOpcode(op)) {

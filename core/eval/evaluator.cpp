@@ -361,6 +361,10 @@ class Evaluator {
       default: break;
     }
     if (eval::isEvaluableOpcode(op) && isElementwise(op)) return eval::evalElementwise(inst, operands);
+    if (op == HloOpcode::kCustomCall && eval::isShardingAnnotation(inst)) {
+      if (Status s = need(1); !s.ok()) return s;
+      return *operands[0];
+    }
     if (op == HloOpcode::kCustomCall) {
       return Status::error(
           fmt::format("unsupported opcode custom-call {}", inst.attributes().customCallTarget.value_or("")));

@@ -546,6 +546,26 @@ TEST(ModuleEvalTest, UnsupportedOpcodesAreNamedWithCounts) {
   EXPECT_EQ(result.message(), status.message());
 }
 
+// JAX writes sharding annotations as custom-calls until XLA's sharding passes remove them (jax.random's helpers in
+// every before_optimizations dump): on one device they pass their operand through.
+TEST(ModuleEvalTest, ShardingAnnotationsAreTheIdentity) {
+  std::string hlo = R"(ENTRY e {
+  x = f32[2] parameter(0)
+  s = f32[2] custom-call(x), custom_call_target="Sharding", sharding={replicated}
+  f = f32[2] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  ROOT n = f32[2] negate(f)
+})";
+  EXPECT_EQ(evalText(hlo, {f32({2}, {1, 2})}), "f32[2] {-1, -2}");
+  // Any other target, or one that changes the shape, is still refused by name.
+  std::string reshaping = R"(ENTRY e {
+  x = f32[2] parameter(0)
+  ROOT s = f32[1,2] custom-call(x), custom_call_target="Sharding"
+})";
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(reshaping);
+  ASSERT_TRUE(module.ok()) << module.message();
+  EXPECT_EQ(checkEvaluable(**module).message(), "cannot evaluate: unsupported opcode(s) custom-call Sharding (1)");
+}
+
 TEST(ModuleEvalTest, UnsupportedElementTypesAndElidedConstants) {
   StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(R"(
     ENTRY e {
