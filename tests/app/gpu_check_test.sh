@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The no-GPU path of scripts/gpu-check (issue 25): usage errors exit 2; `prepare --samples-only` writes a fused
+# and an unfused bundle and the evaluator's reference (inputs, expected outputs, reference.json) for every sample;
+# `run` on that folder, with no GPU, prints the plan, says "NO GPU", exits 3 and writes a summary in which
+# nothing ran. FUSIONSCOPE_GPU_CHECK_NO_GPU=1 makes the result the same on a machine that has a GPU.
+#   gpu_check_test.sh SCRIPT CLI WORK_DIR
+set -u -o pipefail
+script=$1 cli=$2 work=$3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+rm -rf "$work" && mkdir -p "$work" || fail "cannot make $work"
+export FUSIONSCOPE_GPU_CHECK_NO_GPU=1
+
+# Bad usage: a message and exit 2.
+for bad in "--bogus" "prepare extra" "run a b" "prepare --sm"; do
+  # shellcheck disable=SC2086
+  "$script" $bad >"$work/usage.out" 2>&1
+  rc=$?
+  ((rc == 2)) || fail "'gpu-check $bad' exited $rc, not 2"
+  grep -q "gpu-check:" "$work/usage.out" || fail "'gpu-check $bad' printed no message"
+done
+"$script" --help | grep -q "scripts/gpu-check prepare" || fail "--help does not describe prepare"
+
+# Preparation: bundles and references for every sample.
+dir=$work/carry
+"$script" prepare -o "$dir" --samples-only --cli "$cli" >"$work/prepare.out" 2>&1 ||
+  { cat "$work/prepare.out"; fail "prepare exited $?"; }
+grep -Eq "is [0-9]+\.[0-9] MiB" "$work/prepare.out" || fail "prepare did not print the folder's size"
+samples=$(ls "$(dirname "$script")"/../samples/*/*.hlo | wc -l)
+((samples >= 4)) || fail "found only $samples samples"
+python3 - "$dir" "$samples" <<'EOF' || fail "prepared folder is incomplete (above)"
+import json, os, sys
+root, samples = sys.argv[1], int(sys.argv[2])
+rows = [l.rstrip("\n").split("\t") for l in open(os.path.join(root, "manifest.tsv")) if l.strip()]
+ok = [r[0] for r in rows if r[1] == "ok"]
+assert len(ok) == samples and all(n.startswith("sample_") for n in ok), rows
+assert ["bandwidth", "timing"] == rows[-1][:2], rows[-1]
+for name in ok + ["bandwidth"]:
+    b = os.path.join(root, "bundles", name)
+    fused = json.load(open(os.path.join(b, "fused", "bundle.json")))
+    unfused = json.load(open(os.path.join(b, "unfused", "bundle.json")))
+    assert fused["fusion"] is True and unfused["fusion"] is False, name
+    assert len(unfused["kernels"]) >= len(fused["kernels"]), name
+    assert os.path.exists(os.path.join(b, "fused", "kernels.ptx")), name
+    if name == "bandwidth":
+        assert not os.path.exists(os.path.join(b, "reference")), "bandwidth has no reference"
+        continue
+    ref = json.load(open(os.path.join(b, "reference", "reference.json")))
+    assert ref["schema"] == "fusionscope.reference/1", ref["schema"]
+    assert sorted(i["name"] for i in ref["inputs"]) == sorted(p["name"] for p in fused["parameters"]), name
+    assert [o["index"] for o in ref["outputs"]] == [o["index"] for o in fused["outputs"]], name
+    for entry in ref["inputs"] + ref["outputs"]:
+        with open(os.path.join(b, "reference", entry["file"]), "rb") as f:
+            assert f.read(6) == b"\x93NUMPY", entry["file"]
+    for o, plan in zip(ref["outputs"], fused["outputs"]):
+        assert o["dtype"] == plan["dtype"] and o["dims"] == plan["dims"], (name, o, plan)
+        assert o["relative"] > 0 and o["absolute"] > 0, o  # the samples' outputs are floating point
+mlp = json.load(open(os.path.join(root, "bundles", "sample_mlp", "reference", "reference.json")))
+assert mlp["normwise_fallback"] is True, "mlp has f32 dots: the normwise fallback applies"
+EOF
+size=$(du -sk "$dir" | cut -f1)
+((size < 64 * 1024)) || fail "the prepared folder is $size KiB, over the 64 MiB the device tool carries"
+
+# The GPU step without a GPU: the plan, "NO GPU", exit 3, a summary where nothing ran.
+"$script" run "$dir" >"$work/run.out" 2>&1
+rc=$?
+((rc == 3)) || { cat "$work/run.out"; fail "run without a GPU exited $rc, not 3"; }
+grep -q "gpu-check run would, on a GPU machine" "$work/run.out" || fail "run did not say what it would do"
+grep -q "NO GPU here" "$work/run.out" || fail "run did not say that no GPU is here"
+python3 - "$dir/results" <<'EOF' || fail "summary is wrong (above)"
+import json, os, sys
+r = sys.argv[1]
+s = json.load(open(os.path.join(r, "summary.json")))
+assert s["gpu_present"] is False and s["ran"] == [] and s["ok"] is False, s
+assert s["bundles"] == [] and s["traces"] == {} and s["overhead"] is None and s["build"] is None, s
+assert len(s["prepared"]["ok"]) >= 4, s.get("prepared")
+text = open(os.path.join(r, "summary.txt")).read()
+assert "NO GPU: nothing ran" in text, text
+assert not os.path.exists(os.path.join(r, "bundles")), "no bundle may have run"
+EOF
+echo "gpu-check no-GPU path: ok"
