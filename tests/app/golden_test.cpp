@@ -66,6 +66,10 @@ struct PipelineGolden {
   fs::path input;
 };
 
+void PrintTo(const PipelineGolden& golden, std::ostream* out) {
+  *out << golden.name;
+}
+
 std::vector<PipelineGolden> pipelineGoldens() {
   std::vector<PipelineGolden> goldens;
   for (const char* sample : {"mnist_softmax", "layer_norm", "mlp", "attention"}) {
