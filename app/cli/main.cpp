@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "app/cli/cli_output.h"
 #include "app/cli/info_command.h"
 #include "app/cli/pipeline_commands.h"
 #include "app/cli/run_commands.h"
@@ -27,10 +28,11 @@
 namespace {
 
 using namespace fusionscope;
+using cli::emit;
+using cli::kExitBadInput;
+using cli::kExitFailed;
+using cli::kExitOk;
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
 
 // Parses and (unless disabled) verifies; prints the error and returns null on bad input.
 std::unique_ptr<core::HloModule> loadModule(const std::string& path, bool verify) {
@@ -46,19 +48,6 @@ std::unique_ptr<core::HloModule> loadModule(const std::string& path, bool verify
     }
   }
   return std::move(*module);
-}
-
-// Writes to stdout, or atomically to a file when `output` is set.
-int emit(const std::string& text, const std::string& output) {
-  if (output.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
-  }
-  if (Status s = writeFileAtomic(output, text); !s.ok()) {
-    fmt::print(stderr, "{}\n", s.message());
-    return kExitFailed;
-  }
-  return kExitOk;
 }
 
 // Adds the options that choose a pipeline (dump, explain, verify share them).
@@ -178,7 +167,7 @@ int runVerify(core::HloModule& module, const std::string& input, const cli::Pipe
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int runCli(int argc, char** argv) {
   CLI::App app{"FusionScope: watch a tensor compiler fuse an HLO graph.", "fusionscope-cli"};
   app.set_version_flag("--version", std::string("fusionscope-cli ") + FS_VERSION);
   app.require_subcommand(0, 1);
@@ -302,3 +291,5 @@ int main(int argc, char** argv) {
   if (*info) return emit(json ? cli::moduleInfoJson(*module) : cli::moduleInfoText(*module), "");
   return kExitBadInput;
 }
+
+int main(int argc, char** argv) { return fusionscope::cli::finishOutput(runCli(argc, argv)); }

@@ -1,5 +1,7 @@
 #include "app/cli/run_commands.h"
 
+#include "app/cli/cli_output.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -85,10 +87,6 @@ void reportInterrupt(const char* what, int done, int planned) {
   fmt::print(stderr, "interrupted by {} after {} of {} {}; writing what was recorded\n",
              g_interruptSignal == SIGINT ? "SIGINT" : "SIGTERM", done, planned, what);
 }
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())

@@ -1,5 +1,7 @@
 #include "app/cli/trace_commands.h"
 
+#include "app/cli/cli_output.h"
+
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,27 +50,12 @@ struct TraceCommands {
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
 constexpr int kExitNoCuda = 3;
 
 // Only the first line: a one-line message per bad file.
 void printError(const std::string& message) {
   std::string line = message.substr(0, message.find('\n'));
   std::fprintf(stderr, "%s\n", line.c_str());
-}
-
-int emit(const std::string& text, const std::string& output) {
-  if (output.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
-  }
-  if (Status s = writeFileAtomic(output, text); !s.ok()) {
-    printError(s.message());
-    return kExitFailed;
-  }
-  return kExitOk;
 }
 
 // Imports a trace; a file that loads but whose events were all rejected is bad input too.

@@ -1,5 +1,7 @@
 #include "app/cli/xla_commands.h"
 
+#include "app/cli/cli_output.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -31,21 +33,6 @@ struct IgnoredXlaFlags {
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitBadInput = 2;
-
-int emit(const std::string& text, const std::string& output) {
-  if (output.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? kExitOk : kExitFailed;
-  }
-  if (Status s = writeFileAtomic(output, text); !s.ok()) {
-    fmt::print(stderr, "{}\n", s.message());
-    return kExitFailed;
-  }
-  return kExitOk;
-}
 
 core::XlaStagesOptions progressOptions() {
   core::XlaStagesOptions options;

@@ -45,6 +45,7 @@ ENTRY main {
 
 using fusionscope::testing::CliResult;
 using fusionscope::testing::readAll;
+using fusionscope::testing::shellQuoted;
 
 void writeAll(const fs::path& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
@@ -225,6 +226,25 @@ TEST_F(CliTest, PrintOverADirectoryFailsAndLeavesNoTemporary) {
   EXPECT_NE(r.err.find("out.hlo: error: cannot write"), std::string::npos) << r.err;
   EXPECT_EQ(listing(work()), std::vector<std::string>{"out.hlo"});
   EXPECT_TRUE(fs::is_empty(work() / "out.hlo"));
+}
+
+TEST_F(CliTest, StdoutWriteErrorIsReportedAndFails) {
+  // A full disk behind stdout: the command says so on stderr and exits 1, whatever wrote the text.
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
+  fs::path input = writeInput("small.hlo", kSmallModule);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"print", input.string()}, {"info", input.string()}, {"explain", input.string()},
+        {"dump", input.string(), "-o", (work() / "dump").string(), "--stages"}, {"--list-passes"}}) {
+    std::string command = shellQuoted(FS_CLI_PATH);
+    for (const std::string& arg : args) command += " " + shellQuoted(arg);
+    const fs::path err = work() / "stderr.txt";
+    command += " >/dev/full 2>" + shellQuoted(err.string());
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << args[0];
+    EXPECT_EQ(WEXITSTATUS(status), 1) << args[0];
+    EXPECT_NE(readAll(err).find("cannot write to standard output: No space left on device"), std::string::npos)
+        << args[0] << ": " << readAll(err);
+  }
 }
 
 // ---- info --------------------------------------------------------------------------------------------

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+
+namespace fusionscope::cli {
+
+// Exit codes of every subcommand: 0 ok, 1 the work failed (e.g. an output could not be written), 2 bad usage or
+// bad input (unknown flag, malformed file, missing file).
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitBadInput = 2;
+
+// Writes `text` to stdout, or atomically to the file `output` when it is set. kExitFailed, with one line on stderr,
+// when it cannot be written.
+int emit(const std::string& text, const std::string& output);
+
+// Flushes stdout at the end of a command: a write that failed anywhere (a full disk, /dev/full, a closed pipe)
+// turns a successful exit code into kExitFailed with one line on stderr. Returns the exit code to use.
+int finishOutput(int exitCode);
+
+}  // namespace fusionscope::cli
