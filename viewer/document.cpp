@@ -277,7 +277,7 @@ StatusOr<std::shared_ptr<const Document>> loadHloModule(const std::string& path,
   if (!parsed.ok()) return parsed.status();
   core::HloModule& module = **parsed;
   if (Status verified = core::verifyModule(module); !verified.ok()) {
-    return Status::error(path + ": " + verified.message());
+    return verified;
   }
   if (isCancelled(callbacks)) return cancelledStatus();
 

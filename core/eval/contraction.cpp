@@ -227,14 +227,6 @@ StatusOr<ConvLabels> parseConvLabels(const HloInstruction& inst, size_t lhsRank,
   return out;
 }
 
-int64_t windowOutputSize(int64_t size, const WindowDim& w) {
-  int64_t dilatedBase = size == 0 ? 0 : (size - 1) * w.baseDilation + 1;
-  int64_t padded = dilatedBase + w.padLow + w.padHigh;
-  int64_t dilatedWindow = (w.size - 1) * w.windowDilation + 1;
-  if (w.stride < 1 || padded < dilatedWindow) return 0;
-  return (padded - dilatedWindow) / w.stride + 1;
-}
-
 }  // namespace
 
 StatusOr<Value> evalConvolution(const HloInstruction& inst, const Value& lhs, const Value& rhs) {

@@ -43,6 +43,10 @@ struct Window {
   bool operator==(const Window&) const = default;
 };
 
+// How many positions a window dimension takes over an input dimension of `size` (after base dilation and
+// padding); 0 when the window does not fit.
+int64_t windowOutputSize(int64_t size, const WindowDim& w);
+
 struct DotDimensionNumbers {
   std::vector<int64_t> lhsBatch;
   std::vector<int64_t> rhsBatch;
@@ -90,6 +94,8 @@ struct InstructionAttributes {
   std::vector<std::pair<std::string, std::string>> raw;
 
   const std::string* findRaw(std::string_view key) const;
+  // A raw `key={1,2}` attribute as integers; nullopt when absent or not such a list.
+  std::optional<std::vector<int64_t>> rawIntegers(std::string_view key) const;
   bool operator==(const InstructionAttributes&) const = default;
 };
 

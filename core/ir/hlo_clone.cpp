@@ -39,6 +39,7 @@ void copyInstructions(const HloComputation& from, HloComputation& to, const Comp
 
 std::unique_ptr<HloModule> cloneModule(const HloModule& module) {
   auto copy = std::make_unique<HloModule>(module.name());
+  copy->setSourceName(module.sourceName());
   copy->mutableHeaderAttributes() = module.headerAttributes();
   copy->setHeaderTables(module.headerTables());
   ComputationMap computations;

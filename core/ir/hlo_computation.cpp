@@ -138,12 +138,13 @@ Status HloComputation::renameInstruction(HloInstruction* instruction, std::strin
 
 std::vector<HloInstruction*> HloComputation::parameters() const {
   if (m_removed > 0) compact();
-  std::vector<HloInstruction*> params;
+  // Sized by how many parameters there are, never by the numbers they carry: `parameter(99999999999)` must not
+  // allocate (the verifier reports numbers outside 0..n-1; those leave a null slot here).
+  std::vector<HloInstruction*> params(static_cast<size_t>(parameterCount()), nullptr);
   for (const auto& inst : m_instructions) {
     if (inst->opcode() != HloOpcode::kParameter || inst->parameterNumber() < 0) continue;
     auto n = static_cast<size_t>(inst->parameterNumber());
-    if (n >= params.size()) params.resize(n + 1, nullptr);
-    params[n] = inst.get();
+    if (n < params.size()) params[n] = inst.get();
   }
   return params;
 }

@@ -171,6 +171,8 @@ std::unique_ptr<HloInstruction> HloInstruction::cloneWithOperands(std::string na
   copy->m_parameterNumber = m_parameterNumber;
   if (m_literal) copy->m_literal = std::make_unique<Literal>(*m_literal);
   copy->m_called = m_called;
+  copy->m_textLine = m_textLine;
+  copy->m_textColumn = m_textColumn;
   for (HloInstruction* operand : operands) copy->appendOperand(operand);
   return copy;
 }

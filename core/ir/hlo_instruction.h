@@ -82,6 +82,15 @@ class HloInstruction {
     return m_attributes && m_attributes->metadata ? &*m_attributes->metadata : nullptr;
   }
 
+  // Where the instruction was written in the text it was parsed from (1-based line and column of its name);
+  // 0 when it was built by a pass. Clones keep the position of what they copy.
+  int32_t textLine() const { return m_textLine; }
+  int32_t textColumn() const { return m_textColumn; }
+  void setTextPosition(int32_t line, int32_t column) {
+    m_textLine = line;
+    m_textColumn = column;
+  }
+
   // `parameter(N)`: N.
   int64_t parameterNumber() const { return m_parameterNumber; }
   void setParameterNumber(int64_t n) { m_parameterNumber = n; }
@@ -149,6 +158,8 @@ class HloInstruction {
   std::unique_ptr<FlatPtrMap<HloInstruction, size_t>> m_userIndex;
   int64_t m_parameterNumber = -1;
   std::unique_ptr<Literal> m_literal;
+  int32_t m_textLine = 0;
+  int32_t m_textColumn = 0;
 };
 
 }  // namespace fusionscope::core

@@ -26,6 +26,10 @@ class HloModule {
   const std::string& name() const { return m_name; }
   void setName(std::string name) { m_name = std::move(name); }
 
+  // The file (or "<text>") the module was parsed from, which verifier messages name; empty when built in code.
+  const std::string& sourceName() const { return m_sourceName; }
+  void setSourceName(std::string name) { m_sourceName = std::move(name); }
+
   // Header attributes in source order, values verbatim.
   const std::vector<std::pair<std::string, std::string>>& headerAttributes() const { return m_header; }
   std::vector<std::pair<std::string, std::string>>& mutableHeaderAttributes() { return m_header; }
@@ -70,6 +74,7 @@ class HloModule {
 
  private:
   std::string m_name;
+  std::string m_sourceName;
   std::vector<std::pair<std::string, std::string>> m_header;
   std::vector<HeaderTable> m_tables;
   StackFrameIndex m_stackFrames;

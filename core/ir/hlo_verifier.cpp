@@ -12,10 +12,25 @@ namespace fusionscope::core {
 namespace {
 
 constexpr size_t kMaxProblems = 20;
+// Padding and window numbers beyond this are refused rather than computed with (no real program has them, and
+// their sums would overflow).
+constexpr int64_t kMaxDimension = int64_t{1} << 40;
+
+struct Problem {
+  const HloInstruction* inst;  // where it is, when it has a place in the text
+  std::string text;
+};
+
+// Names go into messages whole unless absurdly long (a 30k-character name made a 30k-character line).
+std::string shortened(std::string_view name) {
+  constexpr size_t kMax = 80;
+  if (name.size() <= kMax) return std::string(name);
+  return fmt::format("{}… ({} characters)", name.substr(0, kMax), name.size());
+}
 
 class Verifier {
  public:
-  explicit Verifier(std::vector<std::string>& problems) : m_problems(problems) {}
+  explicit Verifier(std::vector<Problem>& problems) : m_problems(problems) {}
 
   void computation(const HloComputation& comp) {
     m_comp = &comp;
@@ -29,9 +44,12 @@ class Verifier {
   void report(const HloInstruction* inst, std::string_view message) {
     if (m_problems.size() >= kMaxProblems) return;
     if (inst) {
-      m_problems.push_back(fmt::format("computation {}, %{}: {}", m_comp->name(), inst->name(), message));
+      m_problems.push_back(
+          {inst, fmt::format("computation {}, %{}: {}", shortened(m_comp->name()), shortened(inst->name()), message)});
     } else {
-      m_problems.push_back(fmt::format("computation {}: {}", m_comp->name(), message));
+      // A computation-wide problem points at its first instruction, which is where the reader starts looking.
+      const HloInstruction* first = m_comp->instructions().empty() ? nullptr : m_comp->instructions().front().get();
+      m_problems.push_back({first, fmt::format("computation {}: {}", shortened(m_comp->name()), message)});
     }
   }
 
@@ -286,13 +304,312 @@ class Verifier {
           }
         }
         break;
-      case HloOpcode::kWhile:
+      case HloOpcode::kWhile: whileLoop(inst); break;
+      case HloOpcode::kCopy:
+      case HloOpcode::kReverse:
         expectOperands(inst, 1);
-        expectCalleeParams(inst, inst.calledComputation("condition"), 1, "condition");
-        expectCalleeParams(inst, inst.calledComputation("body"), 1, "body");
+        if (inst.operandCount() == 1) sameShapeAs(inst, inst.operand(0)->shape(), "operand");
+        if (inst.opcode() == HloOpcode::kReverse && inst.operandCount() == 1) {
+          dimensionsInRange(inst, inst.attributes().dimensions, inst.operand(0)->shape().rank(), "reverse");
+        }
+        break;
+      case HloOpcode::kMap:
+        elementwise(inst, false, false);
+        if (inst.toApply()) expectCalleeParams(inst, inst.toApply(), inst.operandCount(), "to_apply");
+        break;
+      case HloOpcode::kBitcastConvert: bitcastConvert(inst); break;
+      case HloOpcode::kPad: pad(inst); break;
+      case HloOpcode::kIota:
+        expectOperands(inst, 0);
+        if (!out.isArray() || out.rank() == 0) {
+          report(&inst, fmt::format("iota produces an array of rank 1 or more, not {}", str(out)));
+        } else if (inst.attributes().iotaDimension.value_or(-1) < 0 ||
+                   *inst.attributes().iotaDimension >= out.rank()) {
+          report(&inst, fmt::format("iota_dimension must be in 0..{}", out.rank() - 1));
+        }
+        break;
+      case HloOpcode::kDynamicSlice: dynamicSlice(inst); break;
+      case HloOpcode::kDynamicUpdateSlice: dynamicUpdateSlice(inst); break;
+      case HloOpcode::kSort: sort(inst); break;
+      case HloOpcode::kScatter: scatter(inst); break;
+      case HloOpcode::kReduceWindow: reduceWindow(inst); break;
+      case HloOpcode::kSelectAndScatter:
+        expectOperands(inst, 3);
+        if (inst.operandCount() == 3) {
+          sameShapeAs(inst, inst.operand(0)->shape(), "operand");
+          if (!inst.operand(2)->shape().isScalar()) report(&inst, "select-and-scatter init value must be a scalar");
+          if (inst.attributes().window && inst.operand(0)->shape().isArray()) {
+            std::optional<std::vector<int64_t>> windowed = windowed_(inst, inst.operand(0)->shape());
+            if (windowed && inst.operand(1)->shape().dimensions() != *windowed) {
+              report(&inst, fmt::format("select-and-scatter source is {}, the window gives {}",
+                                        str(inst.operand(1)->shape()), dimsText(*windowed)));
+            }
+          }
+        }
         break;
       default: break;
     }
+  }
+
+  static std::string dimsText(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
+
+  // Result must have exactly `shape` (element type and dimensions; tuples element by element).
+  void sameShapeAs(const HloInstruction& inst, const Shape& shape, std::string_view what) {
+    if (!inst.shape().compatible(shape)) {
+      report(&inst, fmt::format("{} must produce {} (the shape of its {}), not {}", inst.opcodeString(), str(shape), what,
+                                str(inst.shape())));
+    }
+  }
+
+  void dimensionsInRange(const HloInstruction& inst, const std::optional<std::vector<int64_t>>& dims, int rank,
+                         std::string_view what) {
+    if (!dims) {
+      report(&inst, fmt::format("{} needs dimensions=", what));
+      return;
+    }
+    for (int64_t d : *dims) {
+      if (d < 0 || d >= rank) report(&inst, fmt::format("{} dimension {} is out of range for rank {}", what, d, rank));
+    }
+  }
+
+  void whileLoop(const HloInstruction& inst) {
+    expectOperands(inst, 1);
+    const HloComputation* condition = inst.calledComputation("condition");
+    const HloComputation* body = inst.calledComputation("body");
+    expectCalleeParams(inst, condition, 1, "condition");
+    expectCalleeParams(inst, body, 1, "body");
+    if (inst.operandCount() != 1) return;
+    sameShapeAs(inst, inst.operand(0)->shape(), "operand");
+    // The loop state keeps one shape: what goes in, each computation's parameter, what the body returns.
+    for (const HloComputation* callee : {condition, body}) {
+      if (!callee || callee->parameterCount() != 1) continue;
+      const HloInstruction* param = callee->parameters().front();
+      if (param && !param->shape().compatible(inst.shape())) {
+        report(&inst, fmt::format("parameter of {} is {}, the loop state is {}", callee->name(), str(param->shape()),
+                                  str(inst.shape())));
+      }
+    }
+    if (body && body->root() && !body->root()->shape().compatible(inst.shape())) {
+      report(&inst, fmt::format("body {} returns {}, the loop state is {}", body->name(), str(body->root()->shape()),
+                                str(inst.shape())));
+    }
+    if (condition && condition->root() && !(condition->root()->shape().isScalar() &&
+                                             condition->root()->shape().elementType() == PrimitiveType::kPred)) {
+      report(&inst, fmt::format("condition {} returns {}, not pred[]", condition->name(),
+                                str(condition->root()->shape())));
+    }
+  }
+
+  void bitcastConvert(const HloInstruction& inst) {
+    expectOperands(inst, 1);
+    if (inst.operandCount() != 1) return;
+    const Shape& in = inst.operand(0)->shape();
+    const Shape& out = inst.shape();
+    if (!in.isArray() || !out.isArray()) {
+      report(&inst, "bitcast-convert works on arrays");
+      return;
+    }
+    const int inBits = primitiveTypeBitWidth(in.elementType());
+    const int outBits = primitiveTypeBitWidth(out.elementType());
+    std::vector<int64_t> expected = in.dimensions();
+    if (inBits > outBits && outBits > 0) {
+      expected.push_back(inBits / outBits);  // one wide element becomes several narrow ones
+    } else if (inBits < outBits && inBits > 0) {
+      if (expected.empty() || expected.back() != outBits / inBits) expected.push_back(-1);
+      expected.pop_back();
+    }
+    if (out.dimensions() != expected) {
+      report(&inst, fmt::format("bitcast-convert of {} cannot give {}", str(in), str(out)));
+    }
+  }
+
+  void pad(const HloInstruction& inst) {
+    expectOperands(inst, 2);
+    if (inst.operandCount() != 2) return;
+    const Shape& in = inst.operand(0)->shape();
+    if (!inst.operand(1)->shape().isScalar()) report(&inst, "pad value must be a scalar");
+    const auto& padding = inst.attributes().padding;
+    if (!in.isArray() || !padding || static_cast<int>(padding->size()) != in.rank()) {
+      report(&inst, fmt::format("pad needs padding= with one entry per dimension of {}", str(in)));
+      return;
+    }
+    std::vector<int64_t> dims;
+    for (int i = 0; i < in.rank(); ++i) {
+      const PaddingDim& p = (*padding)[static_cast<size_t>(i)];
+      const int64_t size = in.dimension(i);
+      if (p.interior < 0 || std::abs(p.low) > kMaxDimension || std::abs(p.high) > kMaxDimension ||
+          p.interior > kMaxDimension) {
+        report(&inst, fmt::format("padding {}_{}_{} of dimension {} is out of range", p.low, p.high, p.interior, i));
+        return;
+      }
+      dims.push_back(p.low + p.high + size + std::max<int64_t>(size - 1, 0) * p.interior);
+    }
+    if (!inst.shape().isArray() || inst.shape().dimensions() != dims ||
+        inst.shape().elementType() != in.elementType()) {
+      report(&inst, fmt::format("pad of {} gives {}, not {}", str(in), dimsText(dims), str(inst.shape())));
+    }
+  }
+
+  // Start indices: one scalar integer per dimension (XLA's current form), or one integer vector (the old form).
+  bool startIndices(const HloInstruction& inst, int first, int rank) {
+    const int count = inst.operandCount() - first;
+    if (count == 1 && inst.operand(first)->shape().rank() == 1 && inst.operand(first)->shape().dimension(0) == rank) {
+      return true;
+    }
+    if (count != rank) {
+      report(&inst, fmt::format("{} takes {} start index operand(s) for rank {}, has {}", inst.opcodeString(), rank,
+                                rank, count));
+      return false;
+    }
+    for (int i = first; i < inst.operandCount(); ++i) {
+      const Shape& index = inst.operand(i)->shape();
+      if (!index.isScalar() || !isInteger(index.elementType())) {
+        report(&inst, fmt::format("start index operand {} must be an integer scalar, is {}", i, str(index)));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void dynamicSlice(const HloInstruction& inst) {
+    if (inst.operandCount() < 1) {
+      report(&inst, "dynamic-slice needs an operand");
+      return;
+    }
+    const Shape& in = inst.operand(0)->shape();
+    if (!in.isArray() || !startIndices(inst, 1, in.rank())) return;
+    std::optional<std::vector<int64_t>> sizes = inst.attributes().rawIntegers("dynamic_slice_sizes");
+    if (!sizes || static_cast<int>(sizes->size()) != in.rank()) {
+      report(&inst, fmt::format("dynamic_slice_sizes needs one size per dimension of {}", str(in)));
+      return;
+    }
+    for (int i = 0; i < in.rank(); ++i) {
+      const int64_t size = (*sizes)[static_cast<size_t>(i)];
+      if (size < 0 || size > in.dimension(i)) {
+        report(&inst, fmt::format("slice size {} is out of range for dimension {} of size {}", size, i,
+                                  in.dimension(i)));
+        return;
+      }
+    }
+    if (!inst.shape().isArray() || inst.shape().dimensions() != *sizes ||
+        inst.shape().elementType() != in.elementType()) {
+      report(&inst, fmt::format("dynamic-slice of {} with sizes {} gives {}, not {}", str(in), dimsText(*sizes),
+                                Shape(in.elementType(), *sizes).toString(false), str(inst.shape())));
+    }
+  }
+
+  void dynamicUpdateSlice(const HloInstruction& inst) {
+    if (inst.operandCount() < 2) {
+      report(&inst, "dynamic-update-slice needs an operand and an update");
+      return;
+    }
+    const Shape& in = inst.operand(0)->shape();
+    const Shape& update = inst.operand(1)->shape();
+    sameShapeAs(inst, in, "operand");
+    if (!in.isArray() || !update.isArray() || update.rank() != in.rank() ||
+        update.elementType() != in.elementType()) {
+      report(&inst, fmt::format("update {} does not fit operand {}", str(update), str(in)));
+      return;
+    }
+    for (int i = 0; i < in.rank(); ++i) {
+      if (update.dimension(i) > in.dimension(i)) {
+        report(&inst, fmt::format("update {} is larger than operand {} in dimension {}", str(update), str(in), i));
+        return;
+      }
+    }
+    startIndices(inst, 2, in.rank());
+  }
+
+  void sort(const HloInstruction& inst) {
+    if (inst.operandCount() == 0) {
+      report(&inst, "sort needs operands");
+      return;
+    }
+    const Shape& first = inst.operand(0)->shape();
+    std::vector<Shape> shapes;
+    for (int i = 0; i < inst.operandCount(); ++i) {
+      if (!sameDims(inst.operand(i)->shape(), first)) {
+        report(&inst, fmt::format("sort operand {} is {}, operand 0 is {}", i, str(inst.operand(i)->shape()),
+                                  str(first)));
+        return;
+      }
+      shapes.push_back(inst.operand(i)->shape());
+    }
+    sameShapeAs(inst, shapes.size() == 1 ? shapes.front() : Shape::tuple(shapes), "operands");
+    dimensionsInRange(inst, inst.attributes().dimensions, first.rank(), "sort");
+    expectCalleeParams(inst, inst.toApply(), 2 * inst.operandCount(), "comparator");
+  }
+
+  void scatter(const HloInstruction& inst) {
+    if (inst.operandCount() < 3 || inst.operandCount() % 2 == 0) {
+      report(&inst, fmt::format("scatter takes N operands, indices and N updates, has {} operand(s)",
+                                inst.operandCount()));
+      return;
+    }
+    const int n = (inst.operandCount() - 1) / 2;
+    std::vector<Shape> shapes;
+    for (int i = 0; i < n; ++i) {
+      shapes.push_back(inst.operand(i)->shape());
+      if (!sameDims(inst.operand(i)->shape(), inst.operand(0)->shape())) {
+        report(&inst, fmt::format("scatter operand {} differs in dimensions from operand 0", i));
+      }
+      if (inst.operand(n + 1 + i)->shape().elementType() != inst.operand(i)->shape().elementType()) {
+        report(&inst, fmt::format("scatter update {} has another element type than operand {}", i, i));
+      }
+    }
+    if (!inst.operand(n)->shape().isArray() || !isInteger(inst.operand(n)->shape().elementType())) {
+      report(&inst, fmt::format("scatter indices must be integers, are {}", str(inst.operand(n)->shape())));
+    }
+    sameShapeAs(inst, n == 1 ? shapes.front() : Shape::tuple(shapes), "operands");
+    expectCalleeParams(inst, inst.toApply(), 2 * n, "to_apply");
+  }
+
+  // The dimensions a window slides over `in` to, or nullopt (reported) when the window does not fit `in`.
+  std::optional<std::vector<int64_t>> windowed_(const HloInstruction& inst, const Shape& in) {
+    const Window& window = *inst.attributes().window;
+    if (static_cast<int>(window.dims.size()) != in.rank()) {
+      report(&inst, fmt::format("window has {} dimension(s) for an operand of rank {}", window.dims.size(), in.rank()));
+      return std::nullopt;
+    }
+    std::vector<int64_t> dims;
+    for (int i = 0; i < in.rank(); ++i) {
+      const WindowDim& w = window.dims[static_cast<size_t>(i)];
+      if (w.size < 0 || w.stride < 1 || w.windowDilation < 1 || w.baseDilation < 1 || w.size > kMaxDimension ||
+          w.stride > kMaxDimension || w.windowDilation > kMaxDimension || w.baseDilation > kMaxDimension ||
+          std::abs(w.padLow) > kMaxDimension || std::abs(w.padHigh) > kMaxDimension) {
+        report(&inst, fmt::format("window dimension {} is out of range", i));
+        return std::nullopt;
+      }
+      dims.push_back(windowOutputSize(in.dimension(i), w));
+    }
+    return dims;
+  }
+
+  void reduceWindow(const HloInstruction& inst) {
+    const int n = inst.operandCount() / 2;
+    if (inst.operandCount() % 2 != 0 || n == 0) {
+      report(&inst, fmt::format("reduce-window takes inputs and as many init values, has {} operand(s)",
+                                inst.operandCount()));
+      return;
+    }
+    expectCalleeParams(inst, inst.toApply(), 2 * n, "to_apply");
+    const Shape& in = inst.operand(0)->shape();
+    if (!in.isArray() || !inst.attributes().window) {
+      report(&inst, "reduce-window needs array inputs and window=");
+      return;
+    }
+    std::optional<std::vector<int64_t>> dims = windowed_(inst, in);
+    if (!dims) return;
+    std::vector<Shape> shapes;
+    for (int i = 0; i < n; ++i) {
+      if (!sameDims(inst.operand(i)->shape(), in)) report(&inst, fmt::format("reduce-window input {} differs", i));
+      if (!inst.operand(n + i)->shape().isScalar()) {
+        report(&inst, fmt::format("reduce-window init value {} must be a scalar", n + i));
+        return;
+      }
+      shapes.emplace_back(inst.operand(n + i)->shape().elementType(), *dims);
+    }
+    sameShapeAs(inst, n == 1 ? shapes.front() : Shape::tuple(shapes), "window");
   }
 
   void broadcast(const HloInstruction& inst) {
@@ -373,6 +690,11 @@ class Verifier {
       if (!inst.operand(i)->shape().isScalar()) report(&inst, fmt::format("reduce init value {} must be a scalar", i));
     }
     auto checkOne = [&](const Shape& out, int input) {
+      const Shape& init = inst.operand(n + input)->shape();
+      if (out.isArray() && init.isArray() && out.elementType() != init.elementType()) {
+        report(&inst, fmt::format("reduce result {} has another element type than its init value {}", str(out),
+                                  str(init)));
+      }
       if (!out.isArray() || out.dimensions() != kept) {
         report(&inst, fmt::format("reduce of {} over dimensions={{{}}} gives {}, not {}",
                                   str(inst.operand(input)->shape()), fmt::join(*dims, ","),
@@ -510,27 +832,42 @@ class Verifier {
     }
   }
 
-  std::vector<std::string>& m_problems;
+  std::vector<Problem>& m_problems;
   std::unordered_map<const HloComputation*, const HloInstruction*> m_fusionOf;  // fused body -> its fusion
   const HloComputation* m_comp = nullptr;
 };
 
-}  // namespace
-
-std::vector<std::string> verifyModuleProblems(const HloModule& module) {
-  std::vector<std::string> problems;
+std::vector<Problem> findProblems(const HloModule& module) {
+  std::vector<Problem> problems;
   Verifier verifier(problems);
-  if (!module.entry()) problems.push_back("module has no ENTRY computation");
+  if (!module.entry()) problems.push_back({nullptr, "module has no ENTRY computation"});
   for (const auto& computation : module.computations()) verifier.computation(*computation);
   return problems;
 }
 
+}  // namespace
+
+std::vector<std::string> verifyModuleProblems(const HloModule& module) {
+  std::vector<std::string> texts;
+  for (Problem& problem : findProblems(module)) texts.push_back(std::move(problem.text));
+  return texts;
+}
+
 Status verifyModule(const HloModule& module) {
-  std::vector<std::string> problems = verifyModuleProblems(module);
+  std::vector<Problem> problems = findProblems(module);
   if (problems.empty()) return okStatus();
-  std::string message = fmt::format("verifier: module {} is malformed:", module.name());
-  for (const std::string& p : problems) message += "\n  " + p;
-  if (problems.size() >= kMaxProblems) message += "\n  (further problems not listed)";
+  const std::string source =
+      module.sourceName().empty() ? fmt::format("module {}", shortened(module.name())) : module.sourceName();
+  std::string message;
+  for (const Problem& p : problems) {
+    if (!message.empty()) message += '\n';
+    if (p.inst && p.inst->textLine() > 0) {
+      message += fmt::format("{}:{}:{}: error: {}", source, p.inst->textLine(), p.inst->textColumn(), p.text);
+    } else {
+      message += fmt::format("{}: error: {}", source, p.text);
+    }
+  }
+  if (problems.size() >= kMaxProblems) message += fmt::format("\n{}: (further problems not listed)", source);
   return Status::error(message);
 }
 

@@ -70,6 +70,24 @@ class Parser {
   }
   bool failHere(std::string_view message) { return fail(m_cursor.pos(), message); }
 
+  // Line and column of `at`, counted on from the previous call (instructions come in text order, so the whole
+  // file is scanned once rather than once per instruction).
+  void setTextPosition(HloInstruction& inst, const char* at) {
+    if (!m_lineStart || at < m_lineStart) {
+      m_lineStart = m_cursor.begin();
+      m_line = 1;
+    }
+    for (const char* c = m_lineStart; c < at; ++c) {
+      if (*c == '\n') {
+        ++m_line;
+        m_lineStart = c + 1;
+      }
+    }
+    constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+    inst.setTextPosition(static_cast<int32_t>(std::min(m_line, kMax)),
+                         static_cast<int32_t>(std::min<int64_t>(at - m_lineStart + 1, kMax)));
+  }
+
   bool expect(char c, std::string_view context) {
     if (m_cursor.consume(c)) return true;
     return fail(m_cursor.missingTokenPosition(),
@@ -97,7 +115,9 @@ class Parser {
       if (m_cursor.rawPeek() == ':') m_cursor.setPos(m_cursor.pos() + 1);
     }
     m_module = std::make_unique<HloModule>(moduleName);
+    m_module->setSourceName(m_fileName);
     if (m_module && m_cursor.peek() == ',') {
+      m_headerAt = m_cursor.pos();
       std::vector<std::pair<std::string, std::string>> header;
       if (!parseAttributeList(header)) return false;
       m_module->mutableHeaderAttributes() = std::move(header);
@@ -115,7 +135,57 @@ class Parser {
       return fail(m_lastComputationAt, "no ENTRY computation: mark the computation the module runs with 'ENTRY'");
     }
     if (!resolveCalls()) return false;
+    if (!checkEntryLayout()) return false;
     m_module->updateFusionComputationFlags();
+    return true;
+  }
+
+  // `entry_computation_layout={(P0, P1, ...)->RESULT}` must describe the ENTRY: as many parameters, each with the
+  // shape of that parameter, and the root's shape (layouts are not compared).
+  bool checkEntryLayout() {
+    if (!m_headerAt || !m_module->findHeaderAttribute("entry_computation_layout")) return true;
+    constexpr std::string_view kKey = "entry_computation_layout=";
+    const char* lineEnd = std::find(m_headerAt, m_cursor.end(), '\n');
+    const char* key = std::search(m_headerAt, lineEnd, kKey.begin(), kKey.end());
+    if (key == lineEnd) return true;  // written across lines: kept verbatim, not checked
+    m_cursor.setPos(key + kKey.size());
+    if (!expect('{', "to open entry_computation_layout") || !expect('(', "to open the parameter shapes")) {
+      return false;
+    }
+    const HloComputation& entry = *m_module->entry();
+    const std::vector<HloInstruction*> params = entry.parameters();
+    size_t count = 0;
+    if (!m_cursor.consume(')')) {
+      do {
+        const char* at = (m_cursor.skipSpace(), m_cursor.pos());
+        Shape shape;
+        if (!parseShape(shape)) return false;
+        if (count >= params.size()) {
+          return fail(at, fmt::format("entry_computation_layout lists more parameters than the {} of ENTRY {}",
+                                      params.size(), entry.name()));
+        }
+        if (params[count] && !params[count]->shape().compatible(shape)) {
+          return fail(at, fmt::format("entry_computation_layout says parameter {} is {}, ENTRY {} has {}", count,
+                                      shape.toString(false), entry.name(), params[count]->shape().toString(false)));
+        }
+        ++count;
+      } while (m_cursor.consume(','));
+      if (!expect(')', "to close the parameter shapes")) return false;
+    }
+    if (count != params.size()) {
+      return fail(key, fmt::format("entry_computation_layout lists {} parameter(s), ENTRY {} has {}", count,
+                                   entry.name(), params.size()));
+    }
+    m_cursor.skipSpace();
+    if (!(m_cursor.consume('-') && m_cursor.rawPeek() == '>')) return failHere("expected '->' and the result shape");
+    m_cursor.setPos(m_cursor.pos() + 1);
+    const char* at = (m_cursor.skipSpace(), m_cursor.pos());
+    Shape result;
+    if (!parseShape(result)) return false;
+    if (entry.root() && !entry.root()->shape().compatible(result)) {
+      return fail(at, fmt::format("entry_computation_layout says the result is {}, ENTRY {} returns {}",
+                                  result.toString(false), entry.name(), entry.root()->shape().toString(false)));
+    }
     return true;
   }
 
@@ -287,10 +357,14 @@ class Parser {
             if (!expect('=', "in dynamic dimension '<=N'")) return false;
             isDynamic = true;
           }
+          m_cursor.skipSpace();
+          const char sign = m_cursor.rawPeek();
           if (!m_cursor.readInt(d)) {
             return fail(dimAt, fmt::format("expected a dimension size, found {}", m_cursor.describeNext()));
           }
           if (d < 0) return fail(dimAt, fmt::format("negative dimension size {}", d));
+          // `-0` and `+4` read as integers but are no dimension size XLA writes.
+          if (sign == '-' || sign == '+') return fail(dimAt, "a dimension size is written as digits, without a sign");
         }
         dims.push_back(d);
         if (isDynamic) {
@@ -305,6 +379,10 @@ class Parser {
       if (d > 0 && __builtin_mul_overflow(elements, d, &elements)) {
         return fail(at, fmt::format("shape {}[{}] has more than 2^63 elements", typeName, fmt::join(dims, ",")));
       }
+    }
+    // Sizes in bytes must fit too, with room to add a few (buffer plans sum them).
+    if (const int64_t width = (primitiveTypeBitWidth(type) + 7) / 8; width > 1 && elements > (int64_t{1} << 60) / width) {
+      return fail(at, fmt::format("shape {}[{}] has more than 2^60 bytes", typeName, fmt::join(dims, ",")));
     }
     shape = Shape(type, std::move(dims));
     for (size_t i = 0; i < dynamic.size(); ++i) {
@@ -530,6 +608,7 @@ class Parser {
     auto owned = std::make_unique<HloInstruction>(std::string(name), opcode, std::move(shape));
     HloInstruction* inst = owned.get();
     if (opcode == HloOpcode::kUnknown) inst->setUnknownOpcodeSpelling(std::string(opcodeText));
+    setTextPosition(*inst, nameAt);
     comp.addInstruction(std::move(owned));
     PendingInstruction entry{inst, {}, {}};
     if (m_cursor.rawPeek() != '(' && m_cursor.peek() != '(') {
@@ -747,6 +826,9 @@ class Parser {
 
   TextCursor m_cursor;
   std::string m_fileName;
+  const char* m_headerAt = nullptr;  // the header's attributes, for checkEntryLayout
+  const char* m_lineStart = nullptr;  // setTextPosition's scan: start of line m_line
+  int64_t m_line = 1;
   const char* m_lastComputationAt = nullptr;
   std::optional<SuspectValue> m_suspect;
   std::string m_error;

@@ -78,14 +78,13 @@ inline std::vector<MalformedFile> malformedFiles() {
   hlo("negative_dimension.hlo", hloWithBody("  ROOT p = f32[-4] parameter(0)"));
   hlo("unknown_element_type.hlo", hloWithBody("  ROOT p = f33[4] parameter(0)"));
   hlo("mismatched_operand_types.hlo",
-      hloWithBody("  p = f32[4] parameter(0)\n  q = s32[4] parameter(1)\n  ROOT r = f32[4] add(p, q)"), false);
+      hloWithBody("  p = f32[4] parameter(0)\n  q = s32[4] parameter(1)\n  ROOT r = f32[4] add(p, q)"));
   hlo("mismatched_shapes.hlo",
-      hloWithBody("  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n  ROOT r = f32[2] add(p, q)"), false);
+      hloWithBody("  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n  ROOT r = f32[2] add(p, q)"));
   hlo("cycle.hlo",
       hloWithBody("  p = f32[2] parameter(0)\n  a = f32[2] add(p, b)\n  b = f32[2] add(a, p)\n  ROOT r = f32[2] "
-                  "negate(b)"),
-      false);
-  hlo("self_use.hlo", hloWithBody("  ROOT a = f32[2] negate(a)"), false);
+                  "negate(b)"));
+  hlo("self_use.hlo", hloWithBody("  ROOT a = f32[2] negate(a)"));
   hlo("undefined_operand.hlo", hloWithBody("  ROOT r = f32[2] negate(nowhere)"));
   hlo("duplicate_name.hlo",
       hloWithBody("  p = f32[2] parameter(0)\n  p = f32[2] negate(p)\n  ROOT r = f32[2] negate(p)"));
@@ -96,11 +95,11 @@ inline std::vector<MalformedFile> malformedFiles() {
       "HloModule m\n\nf {\n  a = f32[] parameter(0)\n  ROOT c = f32[] call(a), to_apply=f\n}\n\nENTRY main {\n  p = "
       "f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=f\n}\n",
       false);
-  hlo("wrong_operand_count.hlo", hloWithBody("  ROOT r = f32[2] negate()"), false);
+  hlo("wrong_operand_count.hlo", hloWithBody("  ROOT r = f32[2] negate()"));
   hlo("duplicate_parameter_number.hlo",
-      hloWithBody("  p = f32[2] parameter(0)\n  q = f32[2] parameter(0)\n  ROOT r = f32[2] add(p, q)"), false);
+      hloWithBody("  p = f32[2] parameter(0)\n  q = f32[2] parameter(0)\n  ROOT r = f32[2] add(p, q)"));
   hlo("tuple_index_out_of_range.hlo",
-      hloWithBody("  p = (f32[2], f32[3]) parameter(0)\n  ROOT g = f32[2] get-tuple-element(p), index=7"), false);
+      hloWithBody("  p = (f32[2], f32[3]) parameter(0)\n  ROOT g = f32[2] get-tuple-element(p), index=7"));
   hlo("bad_attribute_value.hlo",
       hloWithBody("  p = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] transpose(p), dimensions={a,b}"));
   hlo("layout_out_of_range.hlo", hloWithBody("  ROOT p = f32[2,3]{5,0} parameter(0)"));
@@ -115,6 +114,36 @@ inline std::vector<MalformedFile> malformedFiles() {
       hloWithBody("  ROOT p = " + repeat("(", 100000) + "f32[]" + repeat(")", 100000) + " parameter(0)"));
   hlo("deep_literal_nesting.hlo",
       hloWithBody("  ROOT c = f32[1] constant(" + repeat("{", 100000) + "1" + repeat("}", 100000) + ")"));
+  // Modules the verifier must refuse because running them would read or write out of bounds.
+  hlo("copy_larger_than_operand.hlo", hloWithBody("  p = f32[1] parameter(0)\n  ROOT c = f32[100000000] copy(p)"));
+  hlo("reverse_larger_than_operand.hlo",
+      hloWithBody("  p = f32[4] parameter(0)\n  ROOT r = f32[4000000] reverse(p), dimensions={0}"));
+  hlo("reduce_result_type.hlo",
+      "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "ENTRY e {\n  p = f32[16,8] parameter(0)\n  z = f32[] constant(0)\n"
+      "  ROOT r = pred[16] reduce(p, z), dimensions={1}, to_apply=add\n}\n");
+  hlo("scatter_result_shape.hlo",
+      "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "ENTRY e {\n  p = f32[8] parameter(0)\n  i = s32[2,1] parameter(1)\n  u = f32[2] parameter(2)\n"
+      "  ROOT s = f32[1000000] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n");
+  hlo("pad_result_shape.hlo",
+      hloWithBody("  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[400] pad(p, z), padding=1_1"));
+  hlo("dynamic_slice_sizes.hlo",
+      hloWithBody("  p = f32[4] parameter(0)\n  i = s32[] parameter(1)\n"
+                  "  ROOT r = f32[40] dynamic-slice(p, i), dynamic_slice_sizes={40}"));
+  hlo("huge_parameter_number_in_callee.hlo",
+      "HloModule m\nf {\n  ROOT p = f32[] parameter(99999999999)\n}\n"
+      "ENTRY e {\n  x = f32[] parameter(0)\n  ROOT c = f32[] call(x), to_apply=f\n}\n");
+  hlo("entry_layout_mismatch.hlo",
+      "HloModule m, entry_computation_layout={(f32[3]{0})->f32[4]{0}}\n"
+      "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT c = f32[4] negate(p)\n}\n");
+  hlo("signed_dimension.hlo", hloWithBody("  ROOT p = f32[-0] parameter(0)"));
+  hlo("while_state_mismatch.hlo",
+      "HloModule m\ncond {\n  s = f32[2] parameter(0)\n  ROOT t = pred[] constant(false)\n}\n"
+      "body {\n  s = f32[2] parameter(0)\n  o = f32[] constant(1)\n"
+      "  ROOT b = f32[2000000] broadcast(o), dimensions={}\n}\n"
+      "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT w = f32[2] while(x), condition=cond, body=body\n}\n");
   hlo("json_instead_of_hlo.hlo", kGoodTrace);
   hlo(
       "binary_garbage.hlo",

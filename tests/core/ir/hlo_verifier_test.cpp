@@ -316,6 +316,110 @@ TEST(HloVerifier, SelectPredicateType) {
             Problems{"computation e, %s: select predicate must be pred, is f32[2]"});
 }
 
+// ---- Rules that keep the evaluator and codegen inside their buffers --------------------------------------
+
+TEST(HloVerifier, CopyAndReverseKeepTheOperandShape) {
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[1] parameter(0)\n  ROOT c = f32[100] copy(p)\n}\n"),
+            Problems{"computation e, %c: copy must produce f32[1] (the shape of its operand), not f32[100]"});
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = s32[4] reverse(p), dimensions={0}\n}\n"),
+            Problems{"computation e, %r: reverse must produce f32[4] (the shape of its operand), not s32[4]"});
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] reverse(p), dimensions={1}\n}\n"),
+            Problems{"computation e, %r: reverse dimension 1 is out of range for rank 1"});
+}
+
+TEST(HloVerifier, ReduceResultTypeIsTheInitValues) {
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
+  p = f32[16,8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = pred[16] reduce(p, z), dimensions={1}, to_apply=add
+}
+)hlo"),
+            Problems{"computation e, %r: reduce result pred[16] has another element type than its init value f32[]"});
+}
+
+TEST(HloVerifier, ScatterProducesItsOperandsShape) {
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
+  p = f32[8] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[2] parameter(2)
+  ROOT s = f32[9] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)hlo"),
+            Problems{"computation e, %s: scatter must produce f32[8] (the shape of its operands), not f32[9]"});
+}
+
+TEST(HloVerifier, PadResultShape) {
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+                     "  ROOT r = f32[10] pad(p, z), padding=1_2_1\n}\n"),
+            Problems{});  // 1 + 2 + 4 + 3 * 1
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+                     "  ROOT r = f32[11] pad(p, z), padding=1_2_1\n}\n"),
+            Problems{"computation e, %r: pad of f32[4] gives [10], not f32[11]"});
+}
+
+TEST(HloVerifier, DynamicSliceAndUpdateSlice) {
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4,3] parameter(0)\n  i = s32[] parameter(1)\n"
+                     "  ROOT r = f32[2,3] dynamic-slice(p, i, i), dynamic_slice_sizes={2,3}\n}\n"),
+            Problems{});
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  i = s32[] parameter(1)\n"
+                     "  ROOT r = f32[40] dynamic-slice(p, i), dynamic_slice_sizes={40}\n}\n"),
+            Problems{"computation e, %r: slice size 40 is out of range for dimension 0 of size 4"});
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  u = f32[5] parameter(1)\n  i = s32[] parameter(2)\n"
+                     "  ROOT r = f32[4] dynamic-update-slice(p, u, i)\n}\n"),
+            Problems{"computation e, %r: update f32[5] is larger than operand f32[4] in dimension 0"});
+}
+
+TEST(HloVerifier, WhileStateKeepsOneShape) {
+  EXPECT_EQ(problems(R"hlo(cond {
+  s = f32[2] parameter(0)
+  ROOT t = pred[] constant(false)
+}
+body {
+  s = f32[2] parameter(0)
+  one = f32[] constant(1)
+  ROOT b = f32[3] broadcast(one), dimensions={}
+}
+ENTRY e {
+  x = f32[2] parameter(0)
+  ROOT w = f32[2] while(x), condition=cond, body=body
+}
+)hlo"),
+            Problems{"computation e, %w: body body returns f32[3], the loop state is f32[2]"});
+}
+
+TEST(HloVerifier, ReduceWindowResultShape) {
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
+  p = f32[8,8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4,4] reduce-window(p, z), window={size=2x2 stride=2x2}, to_apply=add
+}
+)hlo"),
+            Problems{});
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
+  p = f32[8,8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[8,8] reduce-window(p, z), window={size=2x2 stride=2x2}, to_apply=add
+}
+)hlo"),
+            Problems{"computation e, %r: reduce-window must produce f32[4,4] (the shape of its window), not f32[8,8]"});
+}
+
+TEST(HloVerifier, HugeParameterNumberIsAGapNotAnAllocation) {
+  EXPECT_EQ(problems("f {\n  ROOT p = f32[] parameter(99999999999)\n}\n"
+                     "ENTRY e {\n  x = f32[] parameter(0)\n  ROOT c = f32[] call(x), to_apply=f\n}\n"),
+            Problems{"computation f, %p: parameter number 99999999999 leaves a gap: the 1 parameter(s) must be "
+                     "numbered 0..0, and 0 is missing"});
+}
+
+TEST(HloVerifier, LongNamesAreShortenedInMessages) {
+  const std::string name(30000, 'n');
+  std::vector<std::string> found =
+      problems("ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT " + name + " = f32[3] negate(p)\n}\n");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_LT(found[0].size(), 200u) << found[0];
+  EXPECT_NE(found[0].find("(30000 characters)"), std::string::npos) << found[0];
+}
+
 TEST(HloVerifier, ParameterNumberGap) {
   EXPECT_EQ(problems(R"hlo(ENTRY e {
   a = f32[2] parameter(0)
@@ -380,7 +484,7 @@ ENTRY e {
             Problems{"computation f, %n: operand 0 has shape f32[2] but the result is f32[3]"});
 }
 
-TEST(HloVerifier, StatusListsEveryProblemUnderTheModuleName) {
+TEST(HloVerifier, StatusListsEveryProblemAtItsLineAndColumn) {
   StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(R"hlo(HloModule broken
 ENTRY e {
   p = f32[2] parameter(0)
@@ -393,9 +497,8 @@ ENTRY e {
   Status status = verifyModule(**module);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(),
-            "verifier: module broken is malformed:\n"
-            "  computation e, %r: operand 1 has shape f32[3] but the result is f32[2]\n"
-            "  computation e, %s: reshape changes the element count: f32[2] (2) to f32[5] (5)");
+            "<text>:5:3: error: computation e, %r: operand 1 has shape f32[3] but the result is f32[2]\n"
+            "<text>:6:8: error: computation e, %s: reshape changes the element count: f32[2] (2) to f32[5] (5)");
 }
 
 // ---- Real modules ------------------------------------------------------------------------------------
