@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -38,6 +39,24 @@ int finishOutput(int exitCode) {
     return exitCode == kExitOk ? kExitFailed : exitCode;
   }
   return exitCode;
+}
+
+OutputDirectoryGuard::OutputDirectoryGuard(const std::string& path) {
+  if (path.empty()) return;
+  std::error_code error;
+  std::filesystem::path missing;
+  for (std::filesystem::path p = std::filesystem::absolute(path, error); !p.empty() && !std::filesystem::exists(p, error);
+       p = p.parent_path()) {
+    missing = p;
+    if (p == p.parent_path()) break;
+  }
+  m_created = missing.string();
+}
+
+OutputDirectoryGuard::~OutputDirectoryGuard() {
+  if (m_kept || m_created.empty()) return;
+  std::error_code error;
+  std::filesystem::remove_all(m_created, error);
 }
 
 }  // namespace fusionscope::cli

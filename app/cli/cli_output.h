@@ -18,4 +18,20 @@ int emit(const std::string& text, const std::string& output);
 // turns a successful exit code into kExitFailed with one line on stderr. Returns the exit code to use.
 int finishOutput(int exitCode);
 
+// An output directory a command is about to create. Unless keep() is called, the destructor removes what was
+// created (the topmost directory that did not exist, with whatever was written into it), so a command that fails
+// half-way leaves no empty or half-filled directory behind. A directory that existed before is never touched.
+class OutputDirectoryGuard {
+ public:
+  explicit OutputDirectoryGuard(const std::string& path);
+  ~OutputDirectoryGuard();
+  OutputDirectoryGuard(const OutputDirectoryGuard&) = delete;
+  OutputDirectoryGuard& operator=(const OutputDirectoryGuard&) = delete;
+  void keep() { m_kept = true; }
+
+ private:
+  std::string m_created;  // empty when the directory already existed
+  bool m_kept = false;
+};
+
 }  // namespace fusionscope::cli

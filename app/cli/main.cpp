@@ -17,6 +17,7 @@
 #include "app/cli/trace_commands.h"
 #include "app/cli/xla_commands.h"
 #include "core/base/file_util.h"
+#include "core/base/memory_limit.h"
 #include "core/dump/dump_directory.h"
 #include "core/eval/evaluator.h"
 #include "core/ir/hlo_verifier.h"
@@ -43,7 +44,7 @@ std::unique_ptr<core::HloModule> loadModule(const std::string& path, bool verify
   }
   if (verify) {
     if (Status verified = core::verifyModule(**module); !verified.ok()) {
-      fmt::print(stderr, "{}: {}\n(use --no-verify to load it anyway)\n", path, verified.message());
+      fmt::print(stderr, "{}\n(use --no-verify to load it anyway)\n", verified.message());
       return nullptr;
     }
   }
@@ -115,7 +116,7 @@ int runVerify(core::HloModule& module, const std::string& input, const cli::Pipe
   }
   // The evaluator keeps every value of the module: a module whose values cannot fit in this machine's memory is
   // refused up front (half of it, as the stages are evaluated side by side with the inputs they share).
-  if (Status memory = core::checkEvaluationMemory(module, core::physicalMemoryBytes() / 2); !memory.ok()) {
+  if (Status memory = core::checkEvaluationMemory(module, memoryLimitBytes() / 2); !memory.ok()) {
     fmt::print(stderr, "{}: {}\n", input, memory.message());
     return kExitBadInput;
   }
@@ -292,4 +293,15 @@ int runCli(int argc, char** argv) {
   return kExitBadInput;
 }
 
-int main(int argc, char** argv) { return fusionscope::cli::finishOutput(runCli(argc, argv)); }
+int main(int argc, char** argv) {
+  try {
+    return fusionscope::cli::finishOutput(runCli(argc, argv));
+  } catch (const std::length_error&) {  // a container asked for more than it can hold: the same thing
+    std::fputs("fusionscope-cli: out of memory\n", stderr);
+    return fusionscope::cli::kExitFailed;
+  } catch (const std::bad_alloc&) {
+    // The size guards refuse what input asks for before allocating; this is the last line behind them.
+    std::fputs("fusionscope-cli: out of memory\n", stderr);
+    return fusionscope::cli::kExitFailed;
+  }
+}

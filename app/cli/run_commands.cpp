@@ -14,6 +14,7 @@
 #include <map>
 
 #include "core/base/file_util.h"
+#include "core/base/memory_limit.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/ptx_bundle.h"
 #include "core/eval/evaluator.h"
@@ -100,7 +101,7 @@ std::unique_ptr<core::HloModule> load(const std::string& path) {
     return nullptr;
   }
   if (Status verified = core::verifyModule(**module); !verified.ok()) {
-    fmt::print(stderr, "{}: {}\n", path, verified.message());
+    fmt::print(stderr, "{}\n", verified.message());
     return nullptr;
   }
   return std::move(*module);
@@ -461,6 +462,13 @@ int runRun(const RunCommands& args) {
   }
   std::unique_ptr<core::HloModule> module = load(args.input);
   if (!module) return kExitBadInput;
+  if (!args.noCheck) {
+    // The check holds the evaluator's values (8 bytes per element) beside the compiled buffers: refuse up front.
+    if (Status fits = core::checkEvaluationMemory(*module, memoryLimitBytes() / 2); !fits.ok()) {
+      fmt::print(stderr, "{}: {} (--no-check runs it without the evaluator)\n", args.input, fits.message());
+      return kExitBadInput;
+    }
+  }
   std::vector<core::ExecutionSpan> compileSpans;
   const int64_t passStart = nowNs();
   StatusOr<std::unique_ptr<core::HloModule>> prepared = prepare(*module, args.pipeline, args.fusion == "on");
@@ -471,6 +479,7 @@ int runRun(const RunCommands& args) {
   compileSpans.push_back({"passes (" + args.pipeline + ", fusion " + args.fusion + ")", "passes", passStart, nowNs()});
   core::CpuCompileOptions options;
   options.threads = args.threads;
+  OutputDirectoryGuard dumpIrDirectory(args.dumpIr);
   if (!args.dumpIr.empty()) {
     if (Status s = makeDirectories(args.dumpIr); !s.ok()) {
       fmt::print(stderr, "--dump-llvm-ir: {}\n", s.message());
@@ -484,6 +493,7 @@ int runRun(const RunCommands& args) {
     return kExitFailed;
   }
   core::CpuExecutable& executable = **compiled;
+  dumpIrDirectory.keep();  // the IR was written: it is what a user debugging a failed run wants to read
   int64_t optimizeNs = 0;
   int64_t jitNs = 0;
   for (const core::ExecutionSpan& span : executable.compileSpans()) {
@@ -540,7 +550,8 @@ int runRun(const RunCommands& args) {
         return kExitFailed;
       }
       if (iteration == 0 && (!args.noCheck || !args.saveReference.empty())) {
-        StatusOr<core::EvalResult> expected = core::evaluateModule(*module, arguments);
+        Status fits = core::checkEvaluationMemory(*module, memoryLimitBytes() / 2);
+        StatusOr<core::EvalResult> expected = fits.ok() ? core::evaluateModule(*module, arguments) : fits;
         if (!expected.ok()) {
           fmt::print("reference: not checked ({})\n", expected.message());
           if (!args.saveReference.empty()) {
@@ -559,15 +570,21 @@ int runRun(const RunCommands& args) {
           const std::string difference = core::compareWithReference(*module, expected->result, *result);
           fmt::print("check against the evaluator: max error {:.3g}: {}\n", maxError(expected->result, *result),
                      difference.empty() ? "ok" : "MISMATCH, " + difference);
-          if (!difference.empty()) return kExitFailed;
+          if (!difference.empty()) {
+            fmt::print(stderr, "{}: the compiled module's results differ from the evaluator's: {}\n", args.input,
+                       difference);
+            return kExitFailed;
+          }
         }
       }
     }
     if (!args.saveOutputs.empty()) {
+      OutputDirectoryGuard outputs(args.saveOutputs);
       if (Status s = saveOutputs(executable, args.saveOutputs); !s.ok()) {
         fmt::print(stderr, "{}\n", s.message());
         return kExitFailed;
       }
+      outputs.keep();
     }
   }
   if (!spans.empty()) fmt::print("{}", kernelSummary(spans, args.loop ? std::min(args.steps, 20) : args.iterations));
@@ -601,10 +618,12 @@ int runCompile(const RunCommands& args) {
     fmt::print(stderr, "{}: {}\n", args.compileInput, bundle.message());
     return kExitFailed;
   }
+  OutputDirectoryGuard bundleDirectory(args.outputDir);
   if (Status s = core::writePtxBundle(*bundle, args.outputDir); !s.ok()) {
     fmt::print(stderr, "{}\n", s.message());
     return kExitFailed;
   }
+  bundleDirectory.keep();
   fmt::print("{}: {} kernels for sm_{}, {} buffers, peak {} bytes -> {}\n", bundle->plan.module,
              bundle->plan.kernels.size(), args.sm, bundle->plan.buffers.size(), bundle->plan.peakBytes, args.outputDir);
   return kExitOk;

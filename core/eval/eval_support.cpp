@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/base/memory_limit.h"
 #include "core/eval/eval_internal.h"
 #include "core/eval/evaluator.h"
 #include "core/ir/hlo_computation.h"
@@ -415,20 +416,13 @@ double arrayBytes(const Shape& shape) {
   forEachArrayShape(shape, [&](const Shape& array) {
     double elements = 1;
     for (int64_t d : array.dimensions()) elements *= static_cast<double>(std::max<int64_t>(d, 0));
-    bytes += elements * std::max(1, (primitiveTypeBitWidth(array.elementType()) + 7) / 8);
+    // What the evaluator stores, not the element type's width: every element is a double or an int64
+    // (complex ones two doubles), so s8[1500000000] needs 12 GB, not 1.5.
+    bytes += elements * (isComplex(array.elementType()) ? 16 : 8);
   });
   return bytes;
 }
 
-std::string humanBytes(double bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
-  int unit = 0;
-  while (bytes >= 1000 && unit < 6) {
-    bytes /= 1000;
-    ++unit;
-  }
-  return fmt::format("{:.1f} {}", bytes, units[unit]);
-}
 
 }  // namespace
 
@@ -461,10 +455,5 @@ Status checkEvaluationMemory(const HloModule& module, double limitBytes) {
                                    humanBytes(limitBytes)));
 }
 
-double physicalMemoryBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long pageSize = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && pageSize > 0 ? static_cast<double>(pages) * static_cast<double>(pageSize) : 0;
-}
 
 }  // namespace fusionscope::core

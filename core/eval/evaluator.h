@@ -57,12 +57,10 @@ Status checkEvaluable(const HloModule& module);
 // any called computation (doubles, so that impossible shapes do not overflow).
 double estimateEvaluationBytes(const HloModule& module);
 
-// OK when estimateEvaluationBytes() fits in `limitBytes` (pass physicalMemoryBytes() for this machine); otherwise
+// OK when estimateEvaluationBytes() fits in `limitBytes` (a share of memoryLimitBytes(), core/base); otherwise
 // `cannot evaluate: its values need 8.0 PB (largest: n f32[100000,100000,100000], 4.0 PB), more than the 23.5 GB
 // allowed`, instead of an allocation failure or the kernel's OOM killer halfway through.
 Status checkEvaluationMemory(const HloModule& module, double limitBytes);
-// This machine's physical memory in bytes (sysconf), or 0 when unknown.
-double physicalMemoryBytes();
 
 // Rough count of scalar operations evaluateModule would perform: output elements for elementwise and data
 // movement, times the reduction, window, contraction or kernel size where there is one, times the

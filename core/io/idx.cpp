@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "core/base/file_util.h"
+#include "core/base/gzip.h"
 
 namespace fusionscope::core {
 namespace {
@@ -19,9 +20,6 @@ Status error(std::string_view name, std::string_view what) {
   return Status::error(fmt::format("{}: error: {}", name, what));
 }
 
-bool isGzip(std::string_view bytes) {
-  return bytes.size() >= 2 && static_cast<uint8_t>(bytes[0]) == 0x1f && static_cast<uint8_t>(bytes[1]) == 0x8b;
-}
 
 std::optional<int64_t> checkedElementCount(const std::vector<int64_t>& dims, int elementBytes) {
   int64_t count = 1;
@@ -92,36 +90,6 @@ int64_t IdxArray::elementCount() const {
   return count;
 }
 
-StatusOr<std::string> gunzip(std::string_view bytes, std::string_view name) {
-  z_stream stream{};
-  // 16 + MAX_WBITS: gzip wrapper only (a zlib or raw deflate stream is not what a .gz file holds).
-  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) return error(name, "cannot initialise zlib");
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  stream.avail_in = static_cast<uInt>(bytes.size());
-  std::string out;
-  int result = Z_OK;
-  while (true) {
-    size_t used = out.size();
-    out.resize(used + kChunk);
-    stream.next_out = reinterpret_cast<Bytef*>(out.data() + used);
-    stream.avail_out = kChunk;
-    result = inflate(&stream, Z_NO_FLUSH);
-    out.resize(used + (kChunk - stream.avail_out));
-    if (result == Z_STREAM_END) {
-      // `cat a.gz b.gz` is a valid gzip file: keep going through the following members.
-      if (stream.avail_in == 0) break;
-      if (inflateReset(&stream) != Z_OK) break;
-      continue;
-    }
-    if (result == Z_BUF_ERROR && stream.avail_in == 0) break;  // input ended inside a member
-    if (result != Z_OK) break;
-  }
-  std::string message = stream.msg ? stream.msg : "";
-  inflateEnd(&stream);
-  if (result == Z_STREAM_END) return out;
-  if (result == Z_BUF_ERROR) return error(name, "truncated gzip data");
-  return error(name, fmt::format("corrupt gzip data{}{}", message.empty() ? "" : ": ", message));
-}
 
 StatusOr<std::string> gzipCompress(std::string_view bytes, std::string_view name) {
   z_stream stream{};
@@ -142,7 +110,7 @@ StatusOr<std::string> gzipCompress(std::string_view bytes, std::string_view name
 
 StatusOr<IdxArray> parseIdx(std::string_view bytes, std::string_view name) {
   if (!isGzip(bytes)) return parsePlainIdx(bytes, name);
-  StatusOr<std::string> plain = gunzip(bytes, name);
+  StatusOr<std::string> plain = gunzip(bytes, name, defaultInflateLimit());
   if (!plain.ok()) return plain.status();
   return parsePlainIdx(*plain, name);
 }

@@ -39,8 +39,7 @@ StatusOr<IdxArray> readIdx(const std::string& path);
 // Writes atomically (writeFileAtomic), gzip-compressed when `gzip` is set.
 Status writeIdx(const std::string& path, const IdxArray& array, bool gzip);
 
-// gzip helpers on whole buffers (zlib), exposed for tests and for other loaders. `name` labels errors.
-StatusOr<std::string> gunzip(std::string_view bytes, std::string_view name);
+// gzip-compresses a whole buffer (zlib); fusionscope::gunzip (core/base/gzip.h) reads it back. `name` labels errors.
 StatusOr<std::string> gzipCompress(std::string_view bytes, std::string_view name);
 
 }  // namespace fusionscope::core

@@ -20,6 +20,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "core/base/file_util.h"
+#include "core/base/memory_limit.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
@@ -62,6 +63,14 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
   executable->m_plan = std::move(*plan);
   executable->m_options = options;
   const ExecutionPlan& p = executable->m_plan;
+  // Every buffer stays allocated for the whole run: refuse before allocating what cannot fit.
+  double bufferBytes = 0;  // summed as doubles: many huge buffers must not wrap around
+  for (const PlanBuffer& buffer : p.buffers) bufferBytes += static_cast<double>(buffer.bytes);
+  if (const double limit = memoryLimitBytes() / 2; limit > 0 && bufferBytes > limit) {
+    return Status::error(fmt::format("cannot run: its buffers need {}, more than the {} allowed (half of this "
+                                     "machine's memory or address-space limit)",
+                                     humanBytes(bufferBytes), humanBytes(limit)));
+  }
 
   initializeLlvmTargets();
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder = llvm::orc::JITTargetMachineBuilder::detectHost();

@@ -4,7 +4,6 @@
 #include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -18,45 +17,13 @@
 #include <optional>
 
 #include "core/base/file_util.h"
+#include "core/base/gzip.h"
 #include "profiler/trace/json_text.h"
 
 namespace fusionscope::profiler {
 namespace {
 
 namespace od = simdjson::ondemand;
-
-bool isGzip(std::string_view bytes) {
-  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
-         static_cast<unsigned char>(bytes[1]) == 0x8b;
-}
-
-// Inflates every gzip member (concatenated members are legal and some tools append them).
-StatusOr<std::string> gunzip(std::string_view compressed, const std::string& name) {
-  z_stream stream{};
-  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) return Status::error(name + ": error: cannot initialise zlib");
-  std::string out;
-  out.reserve(compressed.size() * 6 + simdjson::SIMDJSON_PADDING);
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  stream.avail_in = static_cast<uInt>(compressed.size());
-  char buffer[1 << 16];
-  int rc = Z_OK;
-  while (true) {
-    stream.next_out = reinterpret_cast<Bytef*>(buffer);
-    stream.avail_out = sizeof buffer;
-    rc = inflate(&stream, Z_NO_FLUSH);
-    out.append(buffer, sizeof buffer - stream.avail_out);
-    if (rc == Z_STREAM_END) {
-      if (stream.avail_in == 0) break;
-      inflateReset(&stream);
-      continue;
-    }
-    if (rc != Z_OK) break;
-  }
-  std::string message = stream.msg ? stream.msg : "truncated stream";
-  inflateEnd(&stream);
-  if (rc != Z_STREAM_END) return Status::error(name + ": error: bad gzip data: " + message);
-  return out;
-}
 
 std::string_view trimRight(std::string_view text) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t')) {
@@ -444,6 +411,16 @@ size_t firstContentOffset(std::string_view text) {
   return offset == std::string_view::npos ? text.size() : offset;
 }
 
+// `NAME:LINE:COL: error: WHAT (at byte offset N)`: the line and column where an editor goes, the offset for tools.
+Status errorAt(const std::string& name, std::string_view text, size_t offset, std::string_view what) {
+  offset = std::min(offset, text.size());
+  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
+  const size_t lineStart = offset == 0 ? 0 : text.rfind('\n', offset - 1);
+  const size_t column = lineStart == std::string_view::npos || offset == 0 ? offset + 1 : offset - lineStart;
+  return Status::error(name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": error: " +
+                       std::string(what) + " (at byte offset " + std::to_string(offset) + ")");
+}
+
 Status jsonError(const std::string& name, od::document& doc, std::string_view text, simdjson::error_code error) {
   size_t offset = firstContentOffset(text);
   const char* location = nullptr;
@@ -456,8 +433,7 @@ Status jsonError(const std::string& name, od::document& doc, std::string_view te
              location <= text.data() + text.size()) {
     offset = static_cast<size_t>(location - text.data());
   }
-  return Status::error(name + ": error: not a valid Chrome trace: " + simdjson::error_message(error) +
-                       " (at byte offset " + std::to_string(offset) + ")");
+  return errorAt(name, text, offset, std::string("not a valid Chrome trace: ") + simdjson::error_message(error));
 }
 
 // Reads one whole document (array or object form) into `trace` through `importer`; `text` must have
@@ -467,8 +443,7 @@ Status readDocument(Trace& trace, Importer& importer, od::parser& parser, std::s
   simdjson::padded_string_view json(text.data(), text.size(), capacity);
   od::document doc;
   if (auto error = parser.iterate(json).get(doc)) {
-    return Status::error(name + ": error: not valid JSON: " + simdjson::error_message(error) + " (at byte offset " +
-                         std::to_string(firstContentOffset(text)) + ")");
+    return errorAt(name, text, firstContentOffset(text), std::string("not valid JSON: ") + simdjson::error_message(error));
   }
   od::json_type type;
   if (auto error = doc.type().get(type)) return jsonError(name, doc, text, error);
@@ -504,8 +479,7 @@ Status readDocument(Trace& trace, Importer& importer, od::parser& parser, std::s
     }
     if (!sawEvents) return Status::error(name + ": error: not a Chrome trace: object has no \"traceEvents\" array");
   } else {
-    return Status::error(name + ": error: not a Chrome trace: expected an array or an object (at byte offset " +
-                         std::to_string(firstContentOffset(text)) + ")");
+    return errorAt(name, text, firstContentOffset(text), "not a Chrome trace: expected an array or an object");
   }
   // Past the root value the iterator has no location left; having one means content follows the trace.
   const char* trailing = nullptr;
@@ -869,7 +843,7 @@ StatusOr<Trace> importChromeTrace(const std::string& path, const ImportOptions& 
   StatusOr<std::string> bytes = readFile(path, simdjson::SIMDJSON_PADDING);
   if (!bytes.ok()) return bytes.status();
   if (isGzip(*bytes)) {
-    StatusOr<std::string> inflated = gunzip(*bytes, path);
+    StatusOr<std::string> inflated = gunzip(*bytes, path, defaultInflateLimit(), simdjson::SIMDJSON_PADDING);
     if (!inflated.ok()) return inflated.status();
     *bytes = std::move(*inflated);
   }

@@ -240,11 +240,82 @@ TEST(ResourceLimitsTest, VerifyRefusesAModuleLargerThanMemory) {
   CliResult outcome = runProgram(FS_CLI_PATH, {"verify", path.string()}, dir);
   ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.err;
   EXPECT_EQ(WEXITSTATUS(outcome.status), 2);
-  EXPECT_NE(outcome.err.find("huge.hlo: cannot evaluate: its values need 8.0 PB (largest: p f32[100000,100000,100000], "
-                             "4.0 PB), more than the"),
+  EXPECT_NE(outcome.err.find("huge.hlo: cannot evaluate: its values need 16.0 PB (largest: p f32[100000,100000,100000], "
+                             "8.0 PB), more than the"),
             std::string::npos)
       << outcome.err;
   fs::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// Runs the CLI under an address-space limit (`ulimit -v`, KiB), as a user on a small machine or in a container
+// would: it must refuse with a message, never abort.
+CliResult runLimited(const std::vector<std::string>& args, const fs::path& scratch, long limitKiB) {
+  std::string command = "ulimit -v " + std::to_string(limitKiB) + " && exec " + shellQuoted(FS_CLI_PATH);
+  for (const std::string& arg : args) command += " " + shellQuoted(arg);
+  const fs::path script = scratch / "limited.sh";
+  std::ofstream(script) << command << "\n";
+  return runProgram("/bin/bash", {script.string()}, scratch);
+}
+
+class MemoryLimitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_dir = fs::temp_directory_path() / ("fs_memory_limit_" + std::to_string(::getpid()));
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(m_dir, ec);
+  }
+  fs::path write(const std::string& name, const std::string& text) {
+    fs::path path = m_dir / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  fs::path m_dir;
+};
+
+TEST_F(MemoryLimitTest, EvaluatorCountsTheBytesItReallyStores) {
+  // 1.5 billion s8 elements are 1.5 GB as data but 12 GB as the evaluator's int64s.
+  fs::path path = write("bytes.hlo", hloWithBody("  p = s8[] parameter(0)\n  b = s8[1500000000] broadcast(p), "
+                                                  "dimensions={}\n  ROOT n = s8[1500000000] negate(b)"));
+  for (long limit : {2000000L, 8000000L}) {
+    CliResult outcome = runLimited({"verify", path.string()}, m_dir, limit);
+    ASSERT_TRUE(WIFEXITED(outcome.status)) << "killed by signal " << WTERMSIG(outcome.status) << "\n" << outcome.err;
+    EXPECT_EQ(WEXITSTATUS(outcome.status), 2) << outcome.err;
+    EXPECT_NE(outcome.err.find("bytes.hlo: cannot evaluate: its values need 24.0 GB"), std::string::npos)
+        << outcome.err;
+  }
+}
+
+TEST_F(MemoryLimitTest, GzipBombIsRefusedWithoutExhaustingMemory) {
+  // 512 MiB of spaces inside a JSON string compress to about 0.5 MB; under a 1 GB address space the inflater must stop
+  // at its share and say so.
+  std::string text = "{\"traceEvents\":[],\"pad\":\"" + std::string(size_t{1} << 29, ' ') + "\"}";
+  fs::path path = write("bomb.json.gz", gzipped(text));
+  text.clear();
+  text.shrink_to_fit();
+  CliResult outcome = runLimited({"stats", path.string()}, m_dir, 1000000L);
+  ASSERT_TRUE(WIFEXITED(outcome.status)) << "killed by signal " << WTERMSIG(outcome.status) << "\n" << outcome.err;
+  EXPECT_EQ(WEXITSTATUS(outcome.status), 2) << outcome.err;
+  EXPECT_NE(outcome.err.find("bomb.json.gz: error: decompresses to more than"), std::string::npos) << outcome.err;
+}
+
+TEST_F(MemoryLimitTest, RunRefusesBuffersLargerThanMemory) {
+#ifndef FS_HAVE_CODEGEN
+  GTEST_SKIP() << "built without codegen";
+#endif
+  fs::path path = write("dot.hlo", hloWithBody("  p = f32[30000,30000] parameter(0)\n  ROOT d = f32[30000,30000] dot(p, p), "
+                                               "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  CliResult outcome = runLimited({"run", path.string(), "--no-check"}, m_dir, 2000000L);
+  ASSERT_TRUE(WIFEXITED(outcome.status)) << "killed by signal " << WTERMSIG(outcome.status) << "\n" << outcome.err;
+  EXPECT_NE(WEXITSTATUS(outcome.status), 0) << outcome.err;
+  EXPECT_NE(outcome.err.find("cannot run: its buffers need 7.2 GB"), std::string::npos) << outcome.err;
 }
 
 }  // namespace

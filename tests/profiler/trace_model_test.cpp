@@ -154,11 +154,11 @@ TEST(TraceModelTest, FlowStartBindsToEnclosingSliceAndEndToNextSlice) {
   EXPECT_EQ(trace.events[chains[0].steps[1].slice].name, "kernel");
 }
 
-TEST(TraceModelTest, NotJsonReportsByteOffsetOfTheProblem) {
+TEST(TraceModelTest, NotJsonReportsLineColumnAndByteOffsetOfTheProblem) {
   StatusOr<Trace> trace = importChromeTraceText(R"({"traceEvents":[{"ph":"X","ts":1} {"ph":"X"}]})", "bad.json");
   ASSERT_FALSE(trace.ok());
-  EXPECT_NE(trace.message().find("bad.json: error:"), std::string::npos) << trace.message();
-  EXPECT_NE(trace.message().find("byte offset"), std::string::npos) << trace.message();
+  EXPECT_NE(trace.message().find("bad.json:1:35: error:"), std::string::npos) << trace.message();
+  EXPECT_NE(trace.message().find("(at byte offset 34)"), std::string::npos) << trace.message();
 }
 
 }  // namespace
