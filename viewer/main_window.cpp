@@ -857,6 +857,7 @@ void MainWindow::onLayoutFinished() {
   if (!outcome.graph) {
     showError(QStringLiteral("Cannot lay out this stage"), outcome.error);
     m_statusLabel->setText(QStringLiteral("Layout failed"));
+    emit layoutFailed(outcome.error);
     return;
   }
   showGraph(outcome.graph, key);

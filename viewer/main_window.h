@@ -164,6 +164,7 @@ class MainWindow : public QMainWindow {
   void documentLoaded();
   void loadFailed(const QString& message);
   void stageShown(int position);  // the stage's graph is in the scene
+  void layoutFailed(const QString& message);  // the stage could not be laid out (the window says why)
   void traceLoaded();
 
  protected:

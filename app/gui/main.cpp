@@ -123,6 +123,15 @@ int main(int argc, char** argv) {
     if (shown == std::min(firstStage, window.stageCount() - 1) || kernelSelected) stageReady = true;
     maybeScreenshot();
   });
+  // A stage that cannot be laid out still ends a --screenshot run: the message on stderr, the window as the user
+  // would see it (saying why) in the picture, exit code 1.
+  QObject::connect(&window, &fusionscope::viewer::MainWindow::layoutFailed, &window, [&](const QString& message) {
+    if (screenshotPath.isEmpty()) return;
+    fprintf(stderr, "%s\n", qPrintable(message));
+    exitCode = 1;
+    stageReady = true;
+    maybeScreenshot();
+  });
   QObject::connect(&window, &fusionscope::viewer::MainWindow::traceLoaded, &window, [&] {
     traceReady = true;
     maybeScreenshot();

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <graphviz/gvc.h>
 
 namespace fusionscope::graphviz {
@@ -223,6 +224,12 @@ class Graph {
 
   Status layout() {
     m_log.clear();
+    if (const int nodes = agnnodes(m_graph); nodes > kMaxLayoutNodes) {
+      return errorStatus(m_sourceName,
+                         fmt::format("the graph has {} nodes, more than the {} Graphviz can lay out safely; draw a part "
+                                     "of it (the viewer's neighbourhood view, or a smaller module)",
+                                     nodes, kMaxLayoutNodes));
+    }
     // gvLayout lets a `layout=...` graph attribute override the engine it is given; the API promises `dot`.
     if (agattr(m_graph, AGRAPH, const_cast<char*>("layout"), nullptr) != nullptr) {
       agset(m_graph, const_cast<char*>("layout"), const_cast<char*>("dot"));

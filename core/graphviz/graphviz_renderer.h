@@ -13,6 +13,11 @@ namespace fusionscope::graphviz {
 
 enum class ImageFormat { kPng, kSvg };
 
+// The most nodes (instructions, plus the stubs and labels the DOT writer adds) handed to the `dot` layout. Beyond
+// it Graphviz 2.43 takes minutes, runs out of memory or overflows its stack (a 200k-node chain crashes it), so
+// layout and rendering refuse with a message instead. Real modules have 1-10k instructions.
+inline constexpr int kMaxLayoutNodes = 20000;
+
 // Renders DOT text to an image in memory with the `dot` layout engine. `sourceName` is used in error
 // messages (e.g. "hlo_graph_0.dot:12: syntax error near 'x'").
 // The text must hold exactly one graph. Anything Graphviz reports as an error (a syntax error, a malformed

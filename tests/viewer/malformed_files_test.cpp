@@ -99,5 +99,27 @@ TEST_F(MalformedFilesWindowTest, EveryBrokenTraceKeepsTheOpenOne) {
   EXPECT_GE(checked, 15);
 }
 
+// A module too big for Graphviz (a chain of 25,001 instructions, over kMaxLayoutNodes) loads, but its stage is not
+// laid out: the window says why and stays usable, as it was before.
+TEST_F(MalformedFilesWindowTest, GraphTooLargeToLayOutIsRefusedWithAMessage) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("chain.hlo"));
+  {
+    std::ofstream out(path.toStdString());
+    out << "HloModule chain\nENTRY e {\n  p0 = f32[4] parameter(0)\n";
+    for (int i = 1; i <= 25000; ++i) out << "  p" << i << " = f32[4] negate(p" << i - 1 << ")\n";
+    out << "  ROOT r = f32[4] negate(p25000)\n}\n";
+  }
+  QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
+  QSignalSpy layoutFailed(window.get(), &MainWindow::layoutFailed);
+  window->openPath(path);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return layoutFailed.count() > 0; }, 120000));
+  EXPECT_EQ(loaded.count(), 1);
+  const QString message = layoutFailed.front().front().toString();
+  EXPECT_TRUE(message.contains(QStringLiteral("more than the 20000 Graphviz can lay out"))) << message.toStdString();
+  EXPECT_TRUE(idle());
+  EXPECT_EQ(window->graphScene()->nodeItemCount(), 0);
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
