@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/base/message_text.h"
+
 namespace fusionscope::core {
 namespace {
 
@@ -22,11 +24,7 @@ struct Problem {
 };
 
 // Names go into messages whole unless absurdly long (a 30k-character name made a 30k-character line).
-std::string shortened(std::string_view name) {
-  constexpr size_t kMax = 80;
-  if (name.size() <= kMax) return std::string(name);
-  return fmt::format("{}… ({} characters)", name.substr(0, kMax), name.size());
-}
+std::string shortened(std::string_view name) { return shortenedForMessage(name); }
 
 class Verifier {
  public:

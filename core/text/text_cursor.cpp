@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/base/message_text.h"
+
 namespace fusionscope::core {
 
 TextCursor::TextCursor(std::string_view text, std::string_view fileName)
@@ -110,7 +112,8 @@ std::string TextCursor::formatError(const char* at, std::string_view message) co
   std::string_view shown = lineText;
   for (size_t i = 0; i + prefix.size() < caret && i < shown.size(); ++i) pad += shown[i] == '\t' ? '\t' : ' ';
   pad.append(prefix.size(), ' ');
-  return fmt::format("{}:{}:{}: error: {}\n{}{}\n{}^", m_fileName, line, column, message, prefix, lineText, pad);
+  return fmt::format("{}:{}:{}: error: {}\n{}{}\n{}^", m_fileName, line, column, withLongWordsShortened(message),
+                     prefix, lineText, pad);
 }
 
 }  // namespace fusionscope::core

@@ -18,6 +18,7 @@
 
 #include "core/base/file_util.h"
 #include "core/base/gzip.h"
+#include "core/base/message_text.h"
 #include "profiler/trace/json_text.h"
 
 namespace fusionscope::profiler {
@@ -418,7 +419,7 @@ Status errorAt(const std::string& name, std::string_view text, size_t offset, st
   const size_t lineStart = offset == 0 ? 0 : text.rfind('\n', offset - 1);
   const size_t column = lineStart == std::string_view::npos || offset == 0 ? offset + 1 : offset - lineStart;
   return Status::error(name + ":" + std::to_string(line) + ":" + std::to_string(column) + ": error: " +
-                       std::string(what) + " (at byte offset " + std::to_string(offset) + ")");
+                       withLongWordsShortened(what) + " (at byte offset " + std::to_string(offset) + ")");
 }
 
 Status jsonError(const std::string& name, od::document& doc, std::string_view text, simdjson::error_code error) {

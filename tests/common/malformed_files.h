@@ -144,6 +144,9 @@ inline std::vector<MalformedFile> malformedFiles() {
       "body {\n  s = f32[2] parameter(0)\n  o = f32[] constant(1)\n"
       "  ROOT b = f32[2000000] broadcast(o), dimensions={}\n}\n"
       "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT w = f32[2] while(x), condition=cond, body=body\n}\n");
+  hlo("long_duplicate_name.hlo", hloWithBody("  " + repeat("y", 86000) + " = f32[4] parameter(0)\n  " + repeat("y", 86000) +
+                                              " = f32[4] negate(p)"));
+  hlo("long_unknown_operand.hlo", hloWithBody("  ROOT c = f32[4] negate(x" + repeat("9", 50000) + ")"));
   hlo("json_instead_of_hlo.hlo", kGoodTrace);
   hlo(
       "binary_garbage.hlo",
