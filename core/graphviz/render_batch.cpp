@@ -1,8 +1,10 @@
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 
@@ -103,6 +105,7 @@ StatusOr<std::vector<std::vector<std::string>>> renderDotBatch(const std::vector
     while (active.size() < static_cast<size_t>(processes) && next < jobs.size()) {
       int fds[2];
       if (::pipe(fds) != 0) return Status::error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+      const pid_t parent = ::getpid();
       pid_t pid = ::fork();
       if (pid < 0) {
         ::close(fds[0]);
@@ -110,6 +113,9 @@ StatusOr<std::vector<std::vector<std::string>>> renderDotBatch(const std::vector
         return Status::error(fmt::format("cannot start a render worker: {}", std::strerror(errno)));
       }
       if (pid == 0) {
+        // A worker dies with the process that started it (even by kill -9): nobody would read what it renders.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(1);  // the parent died before the line above took effect
         ::close(fds[0]);
         for (const Worker& other : active) ::close(other.fd);
         runWorker(fds[1], jobs[next]);
