@@ -293,6 +293,22 @@ TEST_F(MemoryLimitTest, EvaluatorCountsTheBytesItReallyStores) {
   }
 }
 
+TEST_F(MemoryLimitTest, ModuleTooLargeToParseIsRefusedBeforeReading) {
+  // 40 MB of valid HLO under a 500 MB address space: parsed it would need several times that.
+  fs::path path = m_dir / "large.hlo";
+  {
+    std::ofstream out(path);
+    out << "HloModule large\nENTRY e {\n  p0 = f32[4] parameter(0)\n";
+    for (int i = 1; i < 1000000; ++i) out << "  p" << i << " = f32[4] negate(p" << i - 1 << ")\n";
+    out << "  ROOT r = f32[4] negate(p999999)\n}\n";
+  }
+  CliResult outcome = runLimited({"info", path.string()}, m_dir, 500000L);
+  ASSERT_TRUE(WIFEXITED(outcome.status)) << "killed by signal " << WTERMSIG(outcome.status) << "\n" << outcome.err;
+  EXPECT_EQ(WEXITSTATUS(outcome.status), 2) << outcome.err;
+  EXPECT_NE(outcome.err.find("large.hlo: error: a "), std::string::npos) << outcome.err;
+  EXPECT_NE(outcome.err.find("of memory once parsed, more than the 512.0 MB"), std::string::npos) << outcome.err;
+}
+
 TEST_F(MemoryLimitTest, GzipBombIsRefusedWithoutExhaustingMemory) {
   // 512 MiB of spaces inside a JSON string compress to about 0.5 MB; under a 1 GB address space the inflater must stop
   // at its share and say so.
