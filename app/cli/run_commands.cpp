@@ -454,6 +454,9 @@ Status checkOutputDirectory(const std::string& file, const char* option) {
 }
 
 int runRun(const RunCommands& args) {
+  // From the start: a Ctrl-C while parsing or compiling still gets one iteration run and its trace written (a
+  // second one ends the program at once).
+  installInterruptHandlers();
   if (!args.trace.empty()) {
     if (Status s = checkOutputDirectory(args.trace, "--trace"); !s.ok()) {
       fmt::print(stderr, "{}\n", s.message());
@@ -508,7 +511,6 @@ int runRun(const RunCommands& args) {
              plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount());
 
   std::vector<core::ExecutionSpan> spans;
-  installInterruptHandlers();
   if (args.loop) {
     int code = runLoop(args, executable, spans);
     if (code != kExitOk) return code;

@@ -275,4 +275,40 @@ TEST(RunCliInterruptTest, SigintStopsTheLoopAndStillWritesTheTrace) {
   fs::remove_all(dir);
 }
 
+TEST(RunCliInterruptTest, SigintWhileCompilingStillRunsOnceAndWritesTheTrace) {
+  // The handler is in place before parsing: a Ctrl-C as soon as the program has started (before or during LLVM's
+  // compile) waits for one iteration, then the trace is written and the exit code says SIGINT.
+  fs::path dir = fs::temp_directory_path() / ("fs_run_cli_early_interrupt_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string trace = (dir / "timeline.ctf.json").string();
+  const std::string err = (dir / "err.txt").string();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    FILE* o = std::freopen("/dev/null", "w", stdout);
+    FILE* e = std::freopen(err.c_str(), "w", stderr);
+    (void)o;
+    (void)e;
+    ::execl(FS_CLI_PATH, FS_CLI_PATH, "run", kMnist.c_str(), "--iterations", "100000", "--trace", trace.c_str(),
+            static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  bool ready = false;
+  for (int i = 0; i < 1200 && !ready; ++i) {
+    ready = catchesSigint(pid);
+    if (!ready) ::usleep(1000);
+  }
+  ASSERT_TRUE(ready) << "run never installed its SIGINT handler";
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT) << readAll(err);
+  EXPECT_TRUE(std::regex_search(readAll(err), std::regex("interrupted by SIGINT after 1 of 100000 iterations")))
+      << readAll(err);
+  EXPECT_TRUE(fs::exists(trace));
+  fs::remove_all(dir);
+}
+
 }  // namespace
