@@ -277,6 +277,21 @@ int runCli(int argc, char** argv) {
   std::unique_ptr<core::HloModule> module = loadModule(input, !noVerify);
   if (!module) return kExitBadInput;
   pipelineArgs.progress = true;
+  if (noVerify && (*dump || *explain || *verify)) {
+    // Passes and the evaluator assume a module that verifies: --no-verify shows a broken one, it never runs them.
+    if (Status verified = core::verifyModule(*module); !verified.ok()) {
+      if (!*dump) {
+        fmt::print(stderr, "{}\n(passes need a module that verifies; --no-verify only lets print, info and dump show it)\n",
+                   verified.message());
+        return kExitBadInput;
+      }
+      fmt::print(stderr, "{}\n(--no-verify: drawn as it is; no passes run on a module that does not verify)\n",
+                 verified.message().substr(0, verified.message().find('\n')));
+      pipelineArgs.pipeline = "none";
+      pipelineArgs.passes.clear();
+      pipelineArgs.disabled.clear();
+    }
+  }
 
   if (*dump) return runDump(*module, input, output, pipelineArgs, passRegex, png, svg, stagesSummary, jobs);
   if (*verify) return runVerify(*module, input, pipelineArgs, seed, trials);

@@ -175,6 +175,25 @@ TEST_F(CliTest, VerifierFailureIsBadInputUnlessSkipped) {
 
 // ---- print -------------------------------------------------------------------------------------------
 
+TEST_F(CliTest, NoVerifyDrawsABrokenModuleButRunsNoPassesOnIt) {
+  // A parameter numbering gap: passes would read the missing parameter. dump draws stage 0 only; explain and
+  // verify, which need the passes, refuse.
+  fs::path input = writeInput("gap.hlo", "HloModule gap\nf {\n  a = f32[2] parameter(1)\n  ROOT n = f32[2] negate(a)\n}\n"
+                                         "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = f32[2] call(p), to_apply=f\n}\n");
+  CliResult dumped = run({"dump", input.string(), "-o", (work() / "dump").string(), "--no-verify"});
+  EXPECT_EQ(dumped.exitCode, 0) << dumped.err;
+  EXPECT_NE(dumped.err.find("gap.hlo:3:3: error: computation f, %a: parameter number 1 leaves a gap"), std::string::npos)
+      << dumped.err;
+  EXPECT_NE(dumped.err.find("no passes run"), std::string::npos) << dumped.err;
+  EXPECT_TRUE(fs::exists(work() / "dump" / "hlo_graph_0.dot"));
+  EXPECT_FALSE(fs::exists(work() / "dump" / "hlo_graph_1.dot"));
+  for (const char* command : {"explain", "verify"}) {
+    CliResult refused = run({command, input.string(), "--no-verify"});
+    EXPECT_EQ(refused.exitCode, 2) << command << ": " << refused.err;
+    EXPECT_NE(refused.err.find("passes need a module that verifies"), std::string::npos) << refused.err;
+  }
+}
+
 TEST_F(CliTest, PrintIsAFixedPoint) {
   // Printing the printed text gives the same text again, for a hand-written module and every sample.
   std::vector<fs::path> inputs = {writeInput("small.hlo", kSmallModule)};
