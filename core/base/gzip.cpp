@@ -15,12 +15,16 @@ bool isGzip(std::string_view bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-size_t defaultInflateLimit() {
-  return static_cast<size_t>(std::max(64e6, memoryLimitBytes() / 4));
+size_t defaultInflateLimit(size_t compressedBytes) {
+  const double byRatio = std::max(256e6, 100.0 * static_cast<double>(compressedBytes));
+  return static_cast<size_t>(std::max(64e6, std::min(memoryLimitBytes() / 4, byRatio)));
 }
 
-StatusOr<std::string> gunzip(std::string_view compressed, std::string_view name, size_t maxBytes,
-                             size_t extraCapacity) {
+namespace {
+
+// Inflates up to maxBytes; past that, `truncate` returns what fits and otherwise it is an error.
+StatusOr<std::string> inflateUpTo(std::string_view compressed, std::string_view name, size_t maxBytes,
+                                  size_t extraCapacity, bool truncate) {
   auto error = [&](std::string_view message) { return Status::error(fmt::format("{}: error: {}", name, message)); };
   z_stream stream{};
   // 16 + MAX_WBITS: the gzip wrapper only (a zlib or raw deflate stream is not what a .gz file holds).
@@ -39,6 +43,7 @@ StatusOr<std::string> gunzip(std::string_view compressed, std::string_view name,
     result = inflate(&stream, Z_NO_FLUSH);
     const size_t produced = kChunk - stream.avail_out;
     if (out.size() + produced > maxBytes) {
+      if (truncate) out.append(buffer, maxBytes - out.size());
       tooLarge = true;
       break;
     }
@@ -53,15 +58,28 @@ StatusOr<std::string> gunzip(std::string_view compressed, std::string_view name,
   }
   const std::string message = stream.msg ? stream.msg : "";
   inflateEnd(&stream);
+  if (tooLarge && truncate) return out;
   if (tooLarge) {
-    return error(fmt::format("decompresses to more than {} ({} compressed), the most this machine's memory allows "
-                             "({}); decompress it yourself if it is a real trace",
+    return error(fmt::format("decompresses to more than {} ({} compressed), the most accepted (100 times the "
+                             "compressed size, at most a quarter of the {} memory limit); decompress it yourself if "
+                             "it is real data",
                              humanBytes(static_cast<double>(maxBytes)), humanBytes(static_cast<double>(compressed.size())),
                              humanBytes(memoryLimitBytes())));
   }
   if (result == Z_STREAM_END) return out;
   if (result == Z_BUF_ERROR) return error("truncated gzip data");
   return error(fmt::format("corrupt gzip data{}{}", message.empty() ? "" : ": ", message));
+}
+
+}  // namespace
+
+StatusOr<std::string> gunzip(std::string_view compressed, std::string_view name, size_t maxBytes,
+                             size_t extraCapacity) {
+  return inflateUpTo(compressed, name, maxBytes, extraCapacity, false);
+}
+
+StatusOr<std::string> gunzipPrefix(std::string_view compressed, std::string_view name, size_t bytes) {
+  return inflateUpTo(compressed, name, bytes, 0, true);
 }
 
 }  // namespace fusionscope

@@ -17,8 +17,13 @@ bool isGzip(std::string_view bytes);
 StatusOr<std::string> gunzip(std::string_view compressed, std::string_view name, size_t maxBytes,
                              size_t extraCapacity = 0);
 
-// The largest decompressed input we accept by default: a quarter of memoryLimitBytes() (the parsed form takes
-// several times the text), at least 64 MB.
-size_t defaultInflateLimit();
+// The first `bytes` bytes of the decompressed stream (fewer when it is shorter), for a look at what it holds before
+// inflating it all.
+StatusOr<std::string> gunzipPrefix(std::string_view compressed, std::string_view name, size_t bytes);
+
+// The largest decompressed size we accept for `compressedBytes` of gzip: a quarter of memoryLimitBytes() (the
+// parsed form takes several times the text), and no more than 100 times the compressed size once past 256 MB (real
+// traces compress 5-30 times; a bomb of zeros 1000 times).
+size_t defaultInflateLimit(size_t compressedBytes);
 
 }  // namespace fusionscope

@@ -110,7 +110,7 @@ StatusOr<std::string> gzipCompress(std::string_view bytes, std::string_view name
 
 StatusOr<IdxArray> parseIdx(std::string_view bytes, std::string_view name) {
   if (!isGzip(bytes)) return parsePlainIdx(bytes, name);
-  StatusOr<std::string> plain = gunzip(bytes, name, defaultInflateLimit());
+  StatusOr<std::string> plain = gunzip(bytes, name, defaultInflateLimit(bytes.size()));
   if (!plain.ok()) return plain.status();
   return parsePlainIdx(*plain, name);
 }

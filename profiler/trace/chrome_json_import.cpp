@@ -844,7 +844,16 @@ StatusOr<Trace> importChromeTrace(const std::string& path, const ImportOptions& 
   StatusOr<std::string> bytes = readFile(path, simdjson::SIMDJSON_PADDING);
   if (!bytes.ok()) return bytes.status();
   if (isGzip(*bytes)) {
-    StatusOr<std::string> inflated = gunzip(*bytes, path, defaultInflateLimit(), simdjson::SIMDJSON_PADDING);
+    // A look at the start first: what is not JSON (a bomb of zeros, another format) fails at once, not after
+    // inflating gigabytes.
+    StatusOr<std::string> start = gunzipPrefix(*bytes, path, 4096);
+    if (!start.ok()) return start.status();
+    if (const size_t first = start->find_first_not_of(" \t\r\n"); first != std::string::npos &&
+                                                                  (*start)[first] != '{' && (*start)[first] != '[') {
+      return errorAt(path, *start, first, "not a Chrome trace: the decompressed data does not start with '{' or '['");
+    }
+    StatusOr<std::string> inflated =
+        gunzip(*bytes, path, defaultInflateLimit(bytes->size()), simdjson::SIMDJSON_PADDING);
     if (!inflated.ok()) return inflated.status();
     *bytes = std::move(*inflated);
   }
