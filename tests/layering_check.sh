@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The core's layer rules, checked on the includes: the IR (core/ir) and core/base depend on nothing above them.
+# Prints each offending include and exits 1.
+set -euo pipefail
+root="${1:?usage: layering_check.sh SOURCE_DIR}"
+status=0
+check() {  # DIR PATTERN-OF-FORBIDDEN-INCLUDES
+  if grep -rnE "#include \"($2)/" "$root/$1" --include='*.h' --include='*.cpp'; then
+    echo "layering: $1 must not include $2" >&2
+    status=1
+  fi
+}
+check core/base 'core/(ir|text|passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
+check core/ir 'core/(text|passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
+check core/text 'core/(passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
+check core/passes 'core/(pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
+exit $status
