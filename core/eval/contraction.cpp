@@ -39,7 +39,7 @@ std::vector<T> packDims(const T* data, const std::vector<int64_t>& dims, const s
 Status checkDims(const std::vector<int64_t>& dims, size_t rank, std::vector<bool>& used, std::string_view what) {
   for (int64_t d : dims) {
     if (d < 0 || d >= static_cast<int64_t>(rank) || used[static_cast<size_t>(d)]) {
-      return Status::error(fmt::format("{} {} invalid for rank {}", what, dimsText(dims), rank));
+      return Status::error(fmt::format("{} {} invalid for rank {}", what, dimensionsText(dims), rank));
     }
     used[static_cast<size_t>(d)] = true;
   }
@@ -115,7 +115,7 @@ StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Valu
   }
   if (outDims != shape.dimensions()) {
     return Status::error(
-        fmt::format("result should have dimensions {}, has {}", dimsText(outDims), dimsText(shape.dimensions())));
+        fmt::format("result should have dimensions {}, has {}", dimensionsText(outDims), dimensionsText(shape.dimensions())));
   }
   // Packed as [batch][m][k] and [batch][k][n]; each output sums its k products in increasing k.
   if (isFloatingPoint(shape.elementType())) {

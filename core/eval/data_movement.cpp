@@ -26,10 +26,10 @@ bool contains(const std::vector<int64_t>& v, int64_t x) {
 Status checkDimensionList(const std::vector<int64_t>& dims, int64_t rank, std::string_view what) {
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0 || dims[i] >= rank) {
-      return Status::error(fmt::format("{} {} out of range for rank {}", what, dimsText(dims), rank));
+      return Status::error(fmt::format("{} {} out of range for rank {}", what, dimensionsText(dims), rank));
     }
     for (size_t j = 0; j < i; ++j) {
-      if (dims[i] == dims[j]) return Status::error(fmt::format("{} {} repeats a dimension", what, dimsText(dims)));
+      if (dims[i] == dims[j]) return Status::error(fmt::format("{} {} repeats a dimension", what, dimensionsText(dims)));
     }
   }
   return okStatus();
@@ -74,7 +74,7 @@ StatusOr<Value> evalBroadcast(const HloInstruction& inst, const Value& operand) 
   const std::vector<int64_t>& in = operand.shape().dimensions();
   const std::vector<int64_t>& out = shape.dimensions();
   if (dims.size() != in.size()) {
-    return Status::error(fmt::format("dimensions={} does not match operand rank {}", dimsText(dims), in.size()));
+    return Status::error(fmt::format("dimensions={} does not match operand rank {}", dimensionsText(dims), in.size()));
   }
   if (Status s = checkDimensionList(dims, shape.rank(), "dimensions"); !s.ok()) return s;
   std::vector<int64_t> inStrides = rowMajorStrides(in);
@@ -164,7 +164,7 @@ StatusOr<Value> evalTranspose(const HloInstruction& inst, const Value& operand) 
   const std::vector<int64_t>& in = operand.shape().dimensions();
   const std::vector<int64_t>& out = shape.dimensions();
   if (perm.size() != in.size() || out.size() != in.size()) {
-    return Status::error(fmt::format("dimensions={} is not a permutation of rank {}", dimsText(perm), in.size()));
+    return Status::error(fmt::format("dimensions={} is not a permutation of rank {}", dimensionsText(perm), in.size()));
   }
   if (Status s = checkDimensionList(perm, static_cast<int64_t>(in.size()), "dimensions"); !s.ok()) return s;
   std::vector<int64_t> inStrides = rowMajorStrides(in);
@@ -290,7 +290,7 @@ StatusOr<Value> evalConcatenate(const HloInstruction& inst, Operands operands) {
   const std::vector<int64_t>& out = shape.dimensions();
   std::vector<int64_t> dims = inst.attributes().dimensions.value_or(std::vector<int64_t>{});
   if (dims.size() != 1 || dims[0] < 0 || dims[0] >= shape.rank()) {
-    return Status::error(fmt::format("dimensions={} must name one dimension of the result", dimsText(dims)));
+    return Status::error(fmt::format("dimensions={} must name one dimension of the result", dimensionsText(dims)));
   }
   if (operands.empty()) return Status::error("concatenate without operands");
   auto cat = static_cast<size_t>(dims[0]);
@@ -429,7 +429,7 @@ StatusOr<IndexReader> makeIndexReader(const Value& indices, const IndexedDims& d
   reader.strides = rowMajorStrides(reader.indexDims);
   if (reader.indexDims[static_cast<size_t>(dn.indexVectorDim)] != static_cast<int64_t>(dn.indexMap.size())) {
     return Status::error(fmt::format("index vector has {} entries but the index map {} names {}",
-                                     reader.indexDims[static_cast<size_t>(dn.indexVectorDim)], dimsText(dn.indexMap),
+                                     reader.indexDims[static_cast<size_t>(dn.indexVectorDim)], dimensionsText(dn.indexMap),
                                      dn.indexMap.size()));
   }
   if (Status s = checkDimensionList(dn.indexMap, operandRank, "index map"); !s.ok()) return s;
@@ -469,8 +469,8 @@ Status checkBatchDims(const std::vector<int64_t>& dims, const IndexedDims& dn, c
   sizes.reserve(batchDims.size());
   for (int64_t d : batchDims) sizes.push_back(dims[static_cast<size_t>(d)]);
   if (sizes != indexBatch) {
-    return Status::error(fmt::format("{} batch dimensions {} do not match the indices' {}", what, dimsText(sizes),
-                                     dimsText(indexBatch)));
+    return Status::error(fmt::format("{} batch dimensions {} do not match the indices' {}", what, dimensionsText(sizes),
+                                     dimensionsText(indexBatch)));
   }
   return okStatus();
 }
@@ -514,7 +514,7 @@ StatusOr<Value> evalGather(const HloInstruction& inst, const Value& operand, con
   std::vector<int64_t> windowOperandDims = operandWindowDims(dn, rank);
   if (windowOperandDims.size() != dn.windowDims.size()) {
     return Status::error(fmt::format("offset_dims {} does not match the {} uncollapsed operand dimension(s)",
-                                     dimsText(dn.windowDims), windowOperandDims.size()));
+                                     dimensionsText(dn.windowDims), windowOperandDims.size()));
   }
   for (size_t j = 0; j < windowOperandDims.size(); ++j) {
     int64_t size = (*sliceSizes)[static_cast<size_t>(windowOperandDims[j])];
@@ -602,7 +602,7 @@ StatusOr<Value> evalScatter(const HloInstruction& inst, Operands operands, Eleme
   std::vector<int64_t> windowOperandDims = operandWindowDims(dn, rank);
   if (windowOperandDims.size() != dn.windowDims.size()) {
     return Status::error(fmt::format("update_window_dims {} does not match the {} window operand dimension(s)",
-                                     dimsText(dn.windowDims), windowOperandDims.size()));
+                                     dimensionsText(dn.windowDims), windowOperandDims.size()));
   }
   // Window extent per operand dimension: the update's size for window dims, 1 for inserted/batching ones.
   std::vector<int64_t> extent(in.size(), 1);

@@ -37,10 +37,6 @@ Value valueFromScalars(const Shape& shape, const std::vector<Scalar>& scalars) {
   return Value::integers(shape, std::move(out));
 }
 
-std::string dimsText(const std::vector<int64_t>& dims) {
-  return fmt::format("[{}]", fmt::join(dims, ","));
-}
-
 Status expectArray(const Value& v, std::string_view what) {
   if (v.isArray()) return okStatus();
   return Status::error(fmt::format("{} is {}, not an array", what, v.shape().toString(false)));
@@ -49,7 +45,7 @@ Status expectArray(const Value& v, std::string_view what) {
 Status expectSameDims(const Value& v, const Shape& shape, std::string_view what) {
   if (v.isArray() && v.shape().dimensions() == shape.dimensions()) return okStatus();
   return Status::error(fmt::format("{} has shape {}, expected dimensions {}", what, v.shape().toString(false),
-                                   dimsText(shape.dimensions())));
+                                   dimensionsText(shape.dimensions())));
 }
 
 // ---- attributes -------------------------------------------------------------------------------------

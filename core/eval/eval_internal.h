@@ -280,6 +280,5 @@ StatusOr<Value> evalBatchNormGrad(const HloInstruction& inst, Operands operands)
 // Shared checks.
 Status expectArray(const Value& v, std::string_view what);
 Status expectSameDims(const Value& v, const Shape& shape, std::string_view what);
-std::string dimsText(const std::vector<int64_t>& dims);
 
 }  // namespace fusionscope::core::eval

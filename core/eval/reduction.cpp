@@ -157,7 +157,7 @@ StatusOr<Value> evalReduce(const HloInstruction& inst, Operands operands, Elemen
   std::vector<bool> reduced(in.size(), false);
   for (int64_t d : dims) {
     if (d < 0 || d >= static_cast<int64_t>(in.size()) || reduced[static_cast<size_t>(d)]) {
-      return Status::error(fmt::format("dimensions={} invalid for rank {}", dimsText(dims), in.size()));
+      return Status::error(fmt::format("dimensions={} invalid for rank {}", dimensionsText(dims), in.size()));
     }
     reduced[static_cast<size_t>(d)] = true;
   }
@@ -171,7 +171,7 @@ StatusOr<Value> evalReduce(const HloInstruction& inst, Operands operands, Elemen
     if (!shape.ok()) return shape.status();
     if (shape->dimensions() != outDims || shape->elementType() != types[k]) {
       return Status::error(fmt::format("result {} should be {}{}", shape->toString(false), primitiveTypeName(types[k]),
-                                       dimsText(outDims)));
+                                       dimensionsText(outDims)));
     }
     shapes.push_back(*shape);
   }
@@ -343,7 +343,7 @@ StatusOr<Value> evalSort(const HloInstruction& inst, Operands operands, ElementF
     return packResults(std::move(copies));
   }
   if (sortDims.size() != 1 || sortDims[0] < 0 || sortDims[0] >= static_cast<int64_t>(dims.size())) {
-    return Status::error(fmt::format("dimensions={} must name one dimension", dimsText(sortDims)));
+    return Status::error(fmt::format("dimensions={} must name one dimension", dimensionsText(sortDims)));
   }
   auto dim = static_cast<size_t>(sortDims[0]);
   std::vector<int64_t> strides = rowMajorStrides(dims);

@@ -40,6 +40,12 @@ const std::string* InstructionAttributes::findRaw(std::string_view key) const {
   return nullptr;
 }
 
+std::string dimensionListText(const std::vector<int64_t>& dims) {
+  std::string text = "{";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "}";
+}
+
 int64_t windowOutputSize(int64_t size, const WindowDim& w) {
   int64_t dilatedBase = size == 0 ? 0 : (size - 1) * w.baseDilation + 1;
   int64_t padded = dilatedBase + w.padLow + w.padHigh;

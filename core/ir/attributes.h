@@ -43,6 +43,9 @@ struct Window {
   bool operator==(const Window&) const = default;
 };
 
+// "{0,2}": a list of dimension numbers, written as HLO attributes write them (`dimensions={0,2}`).
+std::string dimensionListText(const std::vector<int64_t>& dims);
+
 // How many positions a window dimension takes over an input dimension of `size` (after base dilation and
 // padding); 0 when the window does not fit.
 int64_t windowOutputSize(int64_t size, const WindowDim& w);

@@ -340,7 +340,7 @@ class Verifier {
             std::optional<std::vector<int64_t>> windowed = windowed_(inst, inst.operand(0)->shape());
             if (windowed && inst.operand(1)->shape().dimensions() != *windowed) {
               report(&inst, fmt::format("select-and-scatter source is {}, the window gives {}",
-                                        str(inst.operand(1)->shape()), dimsText(*windowed)));
+                                        str(inst.operand(1)->shape()), dimensionsText(*windowed)));
             }
           }
         }
@@ -348,8 +348,6 @@ class Verifier {
       default: break;
     }
   }
-
-  static std::string dimsText(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
 
   // Result must have exactly `shape` (element type and dimensions; tuples element by element).
   void sameShapeAs(const HloInstruction& inst, const Shape& shape, std::string_view what) {
@@ -444,7 +442,7 @@ class Verifier {
     }
     if (!inst.shape().isArray() || inst.shape().dimensions() != dims ||
         inst.shape().elementType() != in.elementType()) {
-      report(&inst, fmt::format("pad of {} gives {}, not {}", str(in), dimsText(dims), str(inst.shape())));
+      report(&inst, fmt::format("pad of {} gives {}, not {}", str(in), dimensionsText(dims), str(inst.shape())));
     }
   }
 
@@ -491,7 +489,7 @@ class Verifier {
     }
     if (!inst.shape().isArray() || inst.shape().dimensions() != *sizes ||
         inst.shape().elementType() != in.elementType()) {
-      report(&inst, fmt::format("dynamic-slice of {} with sizes {} gives {}, not {}", str(in), dimsText(*sizes),
+      report(&inst, fmt::format("dynamic-slice of {} with sizes {} gives {}, not {}", str(in), dimensionsText(*sizes),
                                 Shape(in.elementType(), *sizes).toString(false), str(inst.shape())));
     }
   }

@@ -6,8 +6,11 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace fusionscope::core {
+
+std::string dimensionsText(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
 namespace {
 
 struct TypeInfo {

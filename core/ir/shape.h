@@ -47,6 +47,8 @@ enum class PrimitiveType : uint8_t {
 
 // "f32" for kF32 and so on; "tuple" for kTuple.
 std::string_view primitiveTypeName(PrimitiveType type);
+// "[2,3]": dimension sizes, written as a shape writes them (messages).
+std::string dimensionsText(const std::vector<int64_t>& dims);
 // Parses the lower-case XLA spelling; returns kInvalid for anything else (including "tuple").
 PrimitiveType parsePrimitiveType(std::string_view name);
 // Size of one element in bits (sub-byte types report their real width); 0 for token/opaque/tuple.

@@ -25,14 +25,6 @@ constexpr int kMaxSweeps = 8;
 // Beyond this many users, recomputing the producer in each of them costs more than one store and loads.
 constexpr size_t kMaxUsers = 4;
 
-std::vector<HloInstruction*> distinctOperands(const HloInstruction& inst) {
-  std::vector<HloInstruction*> result;
-  for (HloInstruction* operand : inst.operands()) {
-    if (std::find(result.begin(), result.end(), operand) == result.end()) result.push_back(operand);
-  }
-  return result;
-}
-
 // How many times an instruction reads each element of operand `i`, per element it produces: a broadcast
 // re-reads its input once per copy, a slice reads only part of it, a reduction's init value is read once
 // per output element. Everything else reads each element once.
@@ -56,7 +48,7 @@ double operandReuse(const HloInstruction& inst, int i) {
 // how often a producer merged into `fusion` would be evaluated per element it produces. Propagated from
 // the root (read once) down through the fused computation, as XLA's cost analysis does with "operand
 // utilization".
-double elementReuse(const HloInstruction& fusion, const HloInstruction* operand) {
+double readsPerOutputElement(const HloInstruction& fusion, const HloInstruction* operand) {
   const HloComputation* body = fusion.fusedComputation();
   if (!body || !body->root()) return 1.0;
   StatusOr<std::vector<HloInstruction*>> post = body->postOrder();
@@ -231,7 +223,7 @@ class Merger {
       return fmt::format("not merging {}: its output is reused by {} consumers", name, users.size());
     }
     for (const HloInstruction* user : users) {
-      double reuse = elementReuse(*user, &producer);
+      double reuse = readsPerOutputElement(*user, &producer);
       if (expensive && reuse > 1.0) {
         return fmt::format(
             "not merging {} into {}: {} reads each element of its output {} times, so {} would be recomputed for "

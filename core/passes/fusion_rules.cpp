@@ -38,9 +38,6 @@ std::vector<int64_t> minorToMajor(const Shape& shape) {
   return order;
 }
 
-std::string joinDims(const std::vector<int64_t>& dims) {
-  return fmt::format("{{{}}}", fmt::join(dims, ","));
-}
 
 // The instructions a consumer consists of: itself, or everything inside a fusion but its parameters.
 std::vector<const HloInstruction*> contents(const HloInstruction& consumer) {
@@ -80,12 +77,6 @@ std::vector<std::pair<const HloInstruction*, int>> readersOf(const HloInstructio
   return readers;
 }
 
-int fusedCount(const HloInstruction& instruction) {
-  if (const HloComputation* fused = instruction.fusedComputation()) {
-    return static_cast<int>(fused->instructionCount()) - instruction.operandCount();
-  }
-  return 1;
-}
 
 // Bytes a fused kernel reads for input `input`. A broadcast or iota input is charged what it expands from,
 // since it is cheap and will be fused into the kernel that reads it (so a producer is not judged by the
@@ -285,7 +276,7 @@ FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& c
             "the {} backend fuses into a reduction only when it reduces the most minor dimension; {} reduces "
             "dimensions {} and the most minor one is {}",
             backendName(config.backend), consumer.name(),
-            joinDims(consumer.attributes().dimensions.value_or(std::vector<int64_t>{})),
+            dimensionListText(consumer.attributes().dimensions.value_or(std::vector<int64_t>{})),
             order.empty() ? 0 : order.front()));
       }
       return FusionVerdict::yes();
@@ -345,7 +336,7 @@ FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& con
           return FusionVerdict::no(fmt::format(
               "{} changes the layout ({} -> {}); a reduction reading through it would read memory out "
               "of order",
-              inst->name(), joinDims(minorToMajor(inst->operand(0)->shape())), joinDims(minorToMajor(inst->shape()))));
+              inst->name(), dimensionListText(minorToMajor(inst->operand(0)->shape())), dimensionListText(minorToMajor(inst->shape()))));
         }
       }
     }
@@ -436,7 +427,7 @@ FusionVerdict duplicationRule(const HloInstruction& producer, const HloInstructi
   return FusionVerdict::yes();
 }
 
-int64_t elementReuse(const HloInstruction& producer, const HloInstruction& consumer) {
+int64_t broadcastExpansion(const HloInstruction& producer, const HloInstruction& consumer) {
   auto localFactor = [](const HloInstruction& reader, const HloInstruction& value) -> int64_t {
     if (reader.opcode() != HloOpcode::kBroadcast) return 1;
     return reader.shape().elementCount() / std::max<int64_t>(1, value.shape().elementCount());
@@ -466,7 +457,7 @@ int64_t elementReuse(const HloInstruction& producer, const HloInstruction& consu
 
 FusionVerdict reuseRule(const HloInstruction& producer, const HloInstruction& consumer) {
   if (!isExpensiveProducer(producer)) return FusionVerdict::yes();
-  const int64_t reuse = elementReuse(producer, consumer);
+  const int64_t reuse = broadcastExpansion(producer, consumer);
   if (reuse <= 1) return FusionVerdict::yes();
   return FusionVerdict::no(fmt::format(
       "{} reads each element of {} {} times (through a broadcast); the fused kernel would recompute an expensive "
@@ -480,7 +471,7 @@ FusionVerdict limitsRule(const HloInstruction& producer, const HloInstruction& c
     return FusionVerdict::no(fmt::format("the fusion would read {} inputs; the {} backend allows {} per kernel",
                                          inputs.count, backendName(config.backend), config.maxOperands));
   }
-  const int instructions = fusedCount(producer) + fusedCount(consumer);
+  const int64_t instructions = fusedInstructionCount(producer) + fusedInstructionCount(consumer);
   if (instructions > config.maxFusedInstructions) {
     return FusionVerdict::no(fmt::format("the fusion would hold {} instructions; the {} backend allows {}",
                                          instructions, backendName(config.backend), config.maxFusedInstructions));

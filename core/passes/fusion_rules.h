@@ -93,7 +93,7 @@ bool isExpensiveProducer(const HloInstruction& producer);
 
 // How many times `consumer` reads each element of `producer` (the largest broadcast expansion on a path
 // from the producer to the consumer's result; 1 without broadcasts).
-int64_t elementReuse(const HloInstruction& producer, const HloInstruction& consumer);
+int64_t broadcastExpansion(const HloInstruction& producer, const HloInstruction& consumer);
 
 // reduce whose reduced dimensions include the operand's most minor one (minor_to_major[0]; the last
 // dimension without a layout).

@@ -317,6 +317,18 @@ StatusOr<HloInstruction*> mergeSiblingFusion(HloInstruction* fusion, HloInstruct
   return fusion;
 }
 
+int64_t fusedInstructionCount(const HloInstruction& instruction) {
+  return instruction.isFusion() ? static_cast<int64_t>(fusedInstructions(instruction).size()) : 1;
+}
+
+std::vector<HloInstruction*> distinctOperands(const HloInstruction& instruction) {
+  std::vector<HloInstruction*> operands;
+  for (HloInstruction* operand : instruction.operands()) {
+    if (std::find(operands.begin(), operands.end(), operand) == operands.end()) operands.push_back(operand);
+  }
+  return operands;
+}
+
 std::vector<HloInstruction*> fusedInstructions(const HloInstruction& fusion) {
   std::vector<HloInstruction*> result;
   const HloComputation* fused = fusion.fusedComputation();

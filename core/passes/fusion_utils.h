@@ -45,6 +45,10 @@ StatusOr<HloInstruction*> mergeSiblingFusion(HloInstruction* fusion, HloInstruct
 // The instructions inside a fusion other than its parameters (and other than a tuple root of a
 // multi-output fusion), in post order.
 std::vector<HloInstruction*> fusedInstructions(const HloInstruction& fusion);
+// How many instructions fusing `instruction` brings along: fusedInstructions(...).size() for a fusion, else 1.
+int64_t fusedInstructionCount(const HloInstruction& instruction);
+// The operands of `instruction`, each once, in operand order.
+std::vector<HloInstruction*> distinctOperands(const HloInstruction& instruction);
 // The values a fusion produces: its fused root, or the operands of a tuple root.
 std::vector<HloInstruction*> fusionOutputs(const HloInstruction& fusion);
 bool isMultiOutputFusion(const HloInstruction& fusion);

@@ -236,14 +236,6 @@ class ComputationFusion {
     return *m_order;
   }
 
-  static std::vector<HloInstruction*> distinctOperands(const HloInstruction& instruction) {
-    std::vector<HloInstruction*> operands;
-    for (HloInstruction* operand : instruction.operands()) {
-      if (std::find(operands.begin(), operands.end(), operand) == operands.end()) operands.push_back(operand);
-    }
-    return operands;
-  }
-
   HloComputation& m_computation;
   PassContext& m_context;
   const FusionConfig& m_config;

@@ -100,10 +100,6 @@ bool sameLoopShape(const Shape& a, const Shape& b) {
   return true;
 }
 
-std::string dimsText(const std::vector<int64_t>& dims) {
-  return fmt::format("{{{}}}", fmt::join(dims, ","));
-}
-
 // Why two kernels cannot share one loop, or nullopt when they can.
 std::optional<std::string> incompatibility(const HloInstruction& a, const IterationSpace& sa, const HloInstruction& b,
                                            const IterationSpace& sb) {
@@ -119,7 +115,7 @@ std::optional<std::string> incompatibility(const HloInstruction& a, const Iterat
     }
     if (*sa.dimensions != *sb.dimensions) {
       return fmt::format("they reduce {} over different dimensions ({} and {})", sa.shape->toString(false),
-                         dimsText(*sa.dimensions), dimsText(*sb.dimensions));
+                         dimensionListText(*sa.dimensions), dimensionListText(*sb.dimensions));
     }
     return std::nullopt;
   }
@@ -130,18 +126,6 @@ std::optional<std::string> incompatibility(const HloInstruction& a, const Iterat
   if (loopSpace.shape->compatible(*reduceSpaceOf.shape)) return std::nullopt;
   return fmt::format("{}'s output shape {} is not the shape {} that {} reduces", loop.name(),
                      loopSpace.shape->toString(false), reduceSpaceOf.shape->toString(false), reduction.name());
-}
-
-int64_t fusedCount(const HloInstruction& inst) {
-  return inst.isFusion() ? static_cast<int64_t>(fusedInstructions(inst).size()) : 1;
-}
-
-std::vector<HloInstruction*> distinctOperands(const HloInstruction& inst) {
-  std::vector<HloInstruction*> result;
-  for (HloInstruction* operand : inst.operands()) {
-    if (std::find(result.begin(), result.end(), operand) == result.end()) result.push_back(operand);
-  }
-  return result;
 }
 
 // Candidates are taken window by window along the topological order (the window of the later instruction of
@@ -407,7 +391,7 @@ class Round {
     if (operandCount > m_config.maxOperands) {
       return fmt::format("the merged fusion would have {} operands (limit {})", operandCount, m_config.maxOperands);
     }
-    int64_t instructions = fusedCount(a) + fusedCount(b);
+    int64_t instructions = fusedInstructionCount(a) + fusedInstructionCount(b);
     if (instructions > m_config.maxFusedInstructions) {
       return fmt::format("the merged fusion would have {} instructions (limit {})", instructions,
                          m_config.maxFusedInstructions);
