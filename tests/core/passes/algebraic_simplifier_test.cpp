@@ -17,15 +17,6 @@ namespace {
 using testing::entryInstruction;
 using testing::parseOrFail;
 
-void expectUnchanged(std::string_view text) {
-  auto module = parseOrFail(text);
-  ASSERT_NE(module, nullptr);
-  const std::string before = printModule(*module);
-  AlgebraicSimplifier pass;
-  EXPECT_FALSE(testing::runPass(pass, *module));
-  EXPECT_EQ(printModule(*module), before);
-}
-
 bool simplify(HloModule& module) {
   AlgebraicSimplifier pass;
   return testing::runPass(pass, module);
@@ -107,7 +98,7 @@ ENTRY main {
 
 TEST(AlgebraicSimplifierTest, FloatTimesZeroAndNonIdentitiesStay) {
   // NaN * 0 and inf * 0 are NaN; 0 - x and 0 / x are not x.
-  expectUnchanged(R"(
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
 HloModule m
 ENTRY main {
   p = f32[4] parameter(0)
@@ -157,7 +148,7 @@ ENTRY main {
 }
 
 TEST(AlgebraicSimplifierTest, LayoutChangingOpsStay) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
 HloModule m
 ENTRY main {
   p = f32[2,3]{1,0} parameter(0)
@@ -173,7 +164,7 @@ ENTRY main {
 }
 
 TEST(AlgebraicSimplifierTest, PartialSliceAndRealBroadcastStay) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
 HloModule m
 ENTRY main {
   p = f32[4,4] parameter(0)
@@ -383,7 +374,7 @@ ENTRY main {
 }
 
 TEST(AlgebraicSimplifierTest, LeavesWhatItCannotFold) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
 HloModule m
 ENTRY main {
   zero = s32[] constant(0)
@@ -404,7 +395,7 @@ ENTRY main {
 }
 
 TEST(AlgebraicSimplifierTest, FusedComputationsAreLeftToTheFusionPasses) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
 HloModule m
 fused {
   fp = f32[4] parameter(0)
@@ -420,7 +411,7 @@ ENTRY main {
 }
 
 TEST(AlgebraicSimplifierTest, NothingToDoLeavesTheModuleAsItWas) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
 HloModule m
 add {
   x = f32[] parameter(0)
@@ -441,31 +432,7 @@ ENTRY main {
 class AlgebraicSimplifierCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AlgebraicSimplifierCorpusTest, VerifiesAndIsIdempotent) {
-  auto parsed = parseHloModuleFile(GetParam());
-  ASSERT_TRUE(parsed.ok()) << parsed.message();
-  HloModule& module = **parsed;
-  const std::string before = printModule(module);
-  AlgebraicSimplifier pass;
-  bool changed = testing::runPass(pass, module);
-  const std::string after = printModule(module);
-  if (!changed) {
-    EXPECT_EQ(after, before) << "reported no change but changed the module";
-  }
-  for (const auto& computation : module.computations()) {
-    std::unordered_set<const HloInstruction*> defined;
-    for (const auto& inst : computation->instructions()) {
-      for (const HloInstruction* operand : inst->operands()) {
-        EXPECT_TRUE(defined.count(operand)) << inst->name() << " uses " << operand->name() << " before it";
-      }
-      defined.insert(inst.get());
-    }
-  }
-  // What the pass printed parses back to the same text.
-  auto reparsed = parseHloModule(after, GetParam() + " (simplified)");
-  ASSERT_TRUE(reparsed.ok()) << reparsed.message();
-  EXPECT_EQ(printModule(**reparsed), after);
-  EXPECT_FALSE(testing::runPass(pass, module)) << "second run changed the module";
-  EXPECT_EQ(printModule(module), after);
+  testing::expectVerifiedAndIdempotent<AlgebraicSimplifier>(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, AlgebraicSimplifierCorpusTest,

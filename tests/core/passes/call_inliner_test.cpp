@@ -16,15 +16,6 @@ namespace {
 using testing::entryInstruction;
 using testing::parseOrFail;
 
-void expectUnchanged(std::string_view text) {
-  auto module = parseOrFail(text);
-  ASSERT_NE(module, nullptr);
-  const std::string before = printModule(*module);
-  CallInliner pass;
-  EXPECT_FALSE(testing::runPass(pass, *module));
-  EXPECT_EQ(printModule(*module), before);
-}
-
 int64_t countOpcode(const HloComputation& computation, HloOpcode opcode) {
   int64_t count = 0;
   for (const auto& inst : computation.instructions()) count += inst->opcode() == opcode ? 1 : 0;
@@ -140,7 +131,7 @@ ENTRY main {
 }
 
 TEST(CallInlinerTest, LeavesOtherCalledComputationsAlone) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<CallInliner>(R"(
 HloModule m
 add {
   x = f32[] parameter(0)
@@ -306,7 +297,7 @@ ENTRY main {
 }
 
 TEST(CallInlinerTest, NoCallsLeavesTheModuleAsItWas) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<CallInliner>(R"(
 HloModule m
 unused {
   x = f32[8] parameter(0)
@@ -322,28 +313,12 @@ ENTRY main {
 class CallInlinerCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CallInlinerCorpusTest, VerifiesAndIsIdempotent) {
-  auto parsed = parseHloModuleFile(GetParam());
-  ASSERT_TRUE(parsed.ok()) << parsed.message();
-  HloModule& module = **parsed;
-  const std::string before = printModule(module);
-  CallInliner pass;
-  bool changed = testing::runPass(pass, module);
-  const std::string after = printModule(module);
-  if (!changed) {
-    EXPECT_EQ(after, before) << "reported no change but changed the module";
-  }
-  for (const auto& computation : module.computations()) {
+  std::unique_ptr<HloModule> module;
+  testing::expectVerifiedAndIdempotent<CallInliner>(GetParam(), &module);
+  ASSERT_NE(module, nullptr);
+  for (const auto& computation : module->computations()) {
     EXPECT_EQ(countOpcode(*computation, HloOpcode::kCall), 0) << computation->name();
-    std::unordered_set<const HloInstruction*> defined;
-    for (const auto& inst : computation->instructions()) {
-      for (const HloInstruction* operand : inst->operands()) {
-        EXPECT_TRUE(defined.count(operand)) << inst->name() << " uses " << operand->name() << " before it";
-      }
-      defined.insert(inst.get());
-    }
   }
-  EXPECT_FALSE(testing::runPass(pass, module)) << "second run changed the module";
-  EXPECT_EQ(printModule(module), after);
 }
 
 INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, CallInlinerCorpusTest, ::testing::ValuesIn(testing::allModulePaths()),

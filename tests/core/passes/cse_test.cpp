@@ -16,15 +16,6 @@ namespace {
 using testing::entryInstruction;
 using testing::parseOrFail;
 
-void expectUnchanged(std::string_view text) {
-  auto module = parseOrFail(text);
-  ASSERT_NE(module, nullptr);
-  const std::string before = printModule(*module);
-  CommonSubexpressionElimination pass;
-  EXPECT_FALSE(testing::runPass(pass, *module));
-  EXPECT_EQ(printModule(*module), before);
-}
-
 TEST(CseTest, MergesIdenticalInstructions) {
   auto module = parseOrFail(R"(
 HloModule m
@@ -69,7 +60,7 @@ ENTRY main {
 }
 
 TEST(CseTest, KeepsDifferentShapesLayoutsAndLiterals) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<CommonSubexpressionElimination>(R"(
 HloModule m
 ENTRY main {
   p = f32[2,3]{1,0} parameter(0)
@@ -84,7 +75,7 @@ ENTRY main {
 }
 
 TEST(CseTest, KeepsDifferentAttributes) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<CommonSubexpressionElimination>(R"(
 HloModule m
 ENTRY main {
   p = f32[4] parameter(0)
@@ -101,7 +92,7 @@ ENTRY main {
 }
 
 TEST(CseTest, OperandOrderMatters) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<CommonSubexpressionElimination>(R"(
 HloModule m
 ENTRY main {
   p = f32[4] parameter(0)
@@ -131,7 +122,7 @@ ENTRY main {
 }
 
 TEST(CseTest, NeverMergesParametersSideEffectsRngOrElidedConstants) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<CommonSubexpressionElimination>(R"(
 HloModule m
 ENTRY main {
   p0 = f32[4] parameter(0)
@@ -150,7 +141,7 @@ ENTRY main {
 }
 
 TEST(CseTest, NeverMergesCallsWhoseBodiesHaveSideEffects) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<CommonSubexpressionElimination>(R"(
 HloModule m
 effect {
   x = f32[4] parameter(0)
@@ -195,7 +186,7 @@ ENTRY main {
 }
 
 TEST(CseTest, ControlDependenciesPreventMerging) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<CommonSubexpressionElimination>(R"(
 HloModule m
 ENTRY main {
   p = f32[4] parameter(0)
@@ -249,28 +240,7 @@ ENTRY main {
 class CseCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CseCorpusTest, VerifiesAndIsIdempotent) {
-  auto parsed = parseHloModuleFile(GetParam());
-  ASSERT_TRUE(parsed.ok()) << parsed.message();
-  HloModule& module = **parsed;
-  const std::string before = printModule(module);
-  CommonSubexpressionElimination pass;
-  bool changed = testing::runPass(pass, module);
-  const std::string after = printModule(module);
-  if (!changed) {
-    EXPECT_EQ(after, before) << "reported no change but changed the module";
-  }
-  // Text order still defines every operand before its use.
-  for (const auto& computation : module.computations()) {
-    std::unordered_set<const HloInstruction*> defined;
-    for (const auto& inst : computation->instructions()) {
-      for (const HloInstruction* operand : inst->operands()) {
-        EXPECT_TRUE(defined.count(operand)) << inst->name() << " uses " << operand->name() << " before it";
-      }
-      defined.insert(inst.get());
-    }
-  }
-  EXPECT_FALSE(testing::runPass(pass, module)) << "second run changed the module";
-  EXPECT_EQ(printModule(module), after);
+  testing::expectVerifiedAndIdempotent<CommonSubexpressionElimination>(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, CseCorpusTest, ::testing::ValuesIn(testing::allModulePaths()),

@@ -17,15 +17,6 @@ using testing::entryInstruction;
 using testing::parseOrFail;
 
 // Runs dce on `text` and expects it to report no change and leave the printed module as it was.
-void expectUnchanged(std::string_view text) {
-  auto module = parseOrFail(text);
-  ASSERT_NE(module, nullptr);
-  const std::string before = printModule(*module);
-  DeadCodeElimination pass;
-  EXPECT_FALSE(testing::runPass(pass, *module));
-  EXPECT_EQ(printModule(*module), before);
-}
-
 TEST(DceTest, RemovesUnusedChain) {
   auto module = parseOrFail(R"(
 HloModule m
@@ -45,7 +36,7 @@ ENTRY main {
 }
 
 TEST(DceTest, KeepsRootAndUnusedParameters) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<DeadCodeElimination>(R"(
 HloModule m
 ENTRY main {
   p0 = f32[8] parameter(0)
@@ -56,7 +47,7 @@ ENTRY main {
 }
 
 TEST(DceTest, KeepsSideEffectingInstructions) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<DeadCodeElimination>(R"(
 HloModule m
 ENTRY main {
   p = f32[8] parameter(0)
@@ -69,7 +60,7 @@ ENTRY main {
 }
 
 TEST(DceTest, KeepsCallAndWhileWhoseBodiesHaveSideEffects) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<DeadCodeElimination>(R"(
 HloModule m
 effect {
   x = f32[8] parameter(0)
@@ -208,7 +199,7 @@ TEST(DceTest, LongDeadChainIsRemovedInOneRun) {
 }
 
 TEST(DceTest, NothingDeadLeavesTheModuleAsItWas) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<DeadCodeElimination>(R"(
 HloModule m
 add {
   x = f32[] parameter(0)
@@ -228,18 +219,7 @@ ENTRY main {
 class DceCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DceCorpusTest, VerifiesAndIsIdempotent) {
-  auto parsed = parseHloModuleFile(GetParam());
-  ASSERT_TRUE(parsed.ok()) << parsed.message();
-  HloModule& module = **parsed;
-  const std::string before = printModule(module);
-  DeadCodeElimination pass;
-  bool changed = testing::runPass(pass, module);
-  const std::string after = printModule(module);
-  if (!changed) {
-    EXPECT_EQ(after, before) << "reported no change but changed the module";
-  }
-  EXPECT_FALSE(testing::runPass(pass, module)) << "second run changed the module";
-  EXPECT_EQ(printModule(module), after);
+  testing::expectVerifiedAndIdempotent<DeadCodeElimination>(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, DceCorpusTest, ::testing::ValuesIn(testing::allModulePaths()),

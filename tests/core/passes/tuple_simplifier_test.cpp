@@ -16,15 +16,6 @@ namespace {
 using testing::entryInstruction;
 using testing::parseOrFail;
 
-void expectUnchanged(std::string_view text) {
-  auto module = parseOrFail(text);
-  ASSERT_NE(module, nullptr);
-  const std::string before = printModule(*module);
-  TupleSimplifier pass;
-  EXPECT_FALSE(testing::runPass(pass, *module));
-  EXPECT_EQ(printModule(*module), before);
-}
-
 TEST(TupleSimplifierTest, ElementOfTupleIsTheOperand) {
   auto module = parseOrFail(R"(
 HloModule m
@@ -102,7 +93,7 @@ ENTRY main {
 }
 
 TEST(TupleSimplifierTest, PartialOrReorderedRepackingStays) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<TupleSimplifier>(R"(
 HloModule m
 ENTRY main {
   p = (f32[8], f32[8], s32[]) parameter(0)
@@ -116,7 +107,7 @@ ENTRY main {
 }
 
 TEST(TupleSimplifierTest, LayoutMismatchStays) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<TupleSimplifier>(R"(
 HloModule m
 ENTRY main {
   a = f32[2,3]{1,0} parameter(0)
@@ -128,7 +119,7 @@ ENTRY main {
 }
 
 TEST(TupleSimplifierTest, WhileAndFusionOutputsStay) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<TupleSimplifier>(R"(
 HloModule m
 cond {
   s = (f32[8], s32[]) parameter(0)
@@ -156,7 +147,7 @@ ENTRY main {
 }
 
 TEST(TupleSimplifierTest, FusedComputationsAreLeftToTheFusionPasses) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<TupleSimplifier>(R"(
 HloModule m
 fused {
   fp = f32[8] parameter(0)
@@ -174,7 +165,7 @@ ENTRY main {
 }
 
 TEST(TupleSimplifierTest, UnusedPatternsAreNotChanges) {
-  expectUnchanged(R"(
+  testing::expectUnchanged<TupleSimplifier>(R"(
 HloModule m
 ENTRY main {
   a = f32[8] parameter(0)
@@ -189,27 +180,7 @@ ENTRY main {
 class TupleSimplifierCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TupleSimplifierCorpusTest, VerifiesAndIsIdempotent) {
-  auto parsed = parseHloModuleFile(GetParam());
-  ASSERT_TRUE(parsed.ok()) << parsed.message();
-  HloModule& module = **parsed;
-  const std::string before = printModule(module);
-  TupleSimplifier pass;
-  bool changed = testing::runPass(pass, module);
-  const std::string after = printModule(module);
-  if (!changed) {
-    EXPECT_EQ(after, before) << "reported no change but changed the module";
-  }
-  for (const auto& computation : module.computations()) {
-    std::unordered_set<const HloInstruction*> defined;
-    for (const auto& inst : computation->instructions()) {
-      for (const HloInstruction* operand : inst->operands()) {
-        EXPECT_TRUE(defined.count(operand)) << inst->name() << " uses " << operand->name() << " before it";
-      }
-      defined.insert(inst.get());
-    }
-  }
-  EXPECT_FALSE(testing::runPass(pass, module)) << "second run changed the module";
-  EXPECT_EQ(printModule(module), after);
+  testing::expectVerifiedAndIdempotent<TupleSimplifier>(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, TupleSimplifierCorpusTest, ::testing::ValuesIn(testing::allModulePaths()),

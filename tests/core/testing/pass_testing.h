@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,48 @@ inline bool runPass(core::HloPass& pass, core::HloModule& module, core::PassCont
 inline bool runPass(core::HloPass& pass, core::HloModule& module) {
   core::PassContext context;
   return runPass(pass, module, context);
+}
+
+// `text` is a module the pass `Pass` must leave alone: it reports no change and the module prints the same.
+template <typename Pass>
+void expectUnchanged(std::string_view text) {
+  auto module = parseOrFail(text);
+  ASSERT_NE(module, nullptr);
+  const std::string before = core::printModule(*module);
+  Pass pass;
+  EXPECT_FALSE(runPass(pass, *module)) << pass.name() << " reported a change";
+  EXPECT_EQ(core::printModule(*module), before);
+}
+
+// The pass on a real module (a file): the result verifies, "no change" is only said when nothing changed, text
+// order still defines every operand before its use, the printed result parses back to the same text, and a second
+// run changes nothing. `result`, when given, receives the module after the pass for further checks.
+template <typename Pass>
+void expectVerifiedAndIdempotent(const std::string& path, std::unique_ptr<core::HloModule>* result = nullptr) {
+  auto parsed = core::parseHloModuleFile(path);
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  core::HloModule& module = **parsed;
+  const std::string before = core::printModule(module);
+  Pass pass;
+  const bool changed = runPass(pass, module);
+  const std::string after = core::printModule(module);
+  if (!changed) EXPECT_EQ(after, before) << pass.name() << " reported no change but changed the module";
+  for (const auto& computation : module.computations()) {
+    std::vector<const core::HloInstruction*> defined;
+    for (const auto& inst : computation->instructions()) {
+      for (const core::HloInstruction* operand : inst->operands()) {
+        EXPECT_NE(std::find(defined.begin(), defined.end(), operand), defined.end())
+            << inst->name() << " uses " << operand->name() << " before it";
+      }
+      defined.push_back(inst.get());
+    }
+  }
+  auto reparsed = core::parseHloModule(after, path + " (after " + std::string(pass.name()) + ")");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.message();
+  EXPECT_EQ(core::printModule(**reparsed), after);
+  EXPECT_FALSE(runPass(pass, module)) << "second run of " << pass.name() << " changed the module";
+  EXPECT_EQ(core::printModule(module), after);
+  if (result) *result = std::move(parsed).value();
 }
 
 // The instruction named `name` in the entry computation, or null.
