@@ -1,9 +1,6 @@
 #include "app/cli/run_commands.h"
 
-#include "app/cli/cli_output.h"
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +10,10 @@
 #include <filesystem>
 #include <map>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cli_output.h"
 #include "core/base/file_util.h"
 #include "core/base/memory_limit.h"
 #include "core/codegen/element_types.h"
@@ -62,8 +63,10 @@ namespace {
 
 // SIGINT/SIGTERM during `run`: the iteration (or training step) in flight finishes, the loop stops, and what was
 // recorded is still written — the trace, the kernel summary — with a line saying how far it got. A second signal
-// ends the program at once.
+// ends the program at once, and so does the first one when the iteration in flight has not finished
+// kInterruptGraceSeconds later (one kernel of a huge module can run for hours; `timeout` sends one signal).
 volatile std::sig_atomic_t g_interruptSignal = 0;
+constexpr unsigned kInterruptGraceSeconds = 30;
 
 extern "C" void onInterrupt(int signal) {
   if (g_interruptSignal != 0) {
@@ -72,6 +75,13 @@ extern "C" void onInterrupt(int signal) {
     return;
   }
   g_interruptSignal = signal;
+  ::alarm(kInterruptGraceSeconds);
+}
+
+extern "C" void onInterruptGraceOver(int) {
+  constexpr char kMessage[] = "interrupted: the iteration in flight did not finish within 30 s; stopping now\n";
+  [[maybe_unused]] ssize_t written = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  ::_exit(128 + g_interruptSignal);
 }
 
 void installInterruptHandlers() {
@@ -80,6 +90,10 @@ void installInterruptHandlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  struct sigaction grace {};
+  grace.sa_handler = onInterruptGraceOver;
+  sigemptyset(&grace.sa_mask);
+  sigaction(SIGALRM, &grace, nullptr);
 }
 
 bool interrupted() { return g_interruptSignal != 0; }

@@ -316,6 +316,16 @@ class Verifier {
         if (inst.toApply()) expectCalleeParams(inst, inst.toApply(), inst.operandCount(), "to_apply");
         break;
       case HloOpcode::kBitcastConvert: bitcastConvert(inst); break;
+      case HloOpcode::kBitcast:
+        // A reinterpretation of the same bytes: it cannot change how many there are.
+        expectOperands(inst, 1);
+        if (inst.operandCount() == 1 && inst.operand(0)->shape().isArray() && out.isArray() &&
+            inst.operand(0)->shape().byteSize() != out.byteSize()) {
+          report(&inst, fmt::format("bitcast of {} ({} bytes) to {} ({} bytes) changes the size",
+                                    str(inst.operand(0)->shape()), inst.operand(0)->shape().byteSize(), str(out),
+                                    out.byteSize()));
+        }
+        break;
       case HloOpcode::kPad: pad(inst); break;
       case HloOpcode::kIota:
         expectOperands(inst, 0);

@@ -327,6 +327,12 @@ TEST(HloVerifier, CopyAndReverseKeepTheOperandShape) {
             Problems{"computation e, %r: reverse dimension 1 is out of range for rank 1"});
 }
 
+TEST(HloVerifier, BitcastKeepsTheByteSize) {
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4,2] parameter(0)\n  ROOT b = s32[8] bitcast(p)\n}\n"), Problems{});
+  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT b = f32[4000000] bitcast(p)\n}\n"),
+            Problems{"computation e, %b: bitcast of f32[4] (16 bytes) to f32[4000000] (16000000 bytes) changes the size"});
+}
+
 TEST(HloVerifier, ReduceResultTypeIsTheInitValues) {
   EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
   p = f32[16,8] parameter(0)
