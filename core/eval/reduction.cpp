@@ -55,15 +55,6 @@ Status checkSignature(ElementFunction& fn, const std::vector<PrimitiveType>& typ
   return fn.expectSignature(params, types);
 }
 
-// Output size of a window sweep along one dimension (0 when the window does not fit).
-int64_t windowedSize(int64_t size, const WindowDim& w) {
-  int64_t dilatedBase = size == 0 ? 0 : (size - 1) * w.baseDilation + 1;
-  int64_t padded = dilatedBase + w.padLow + w.padHigh;
-  int64_t dilatedWindow = (w.size - 1) * w.windowDilation + 1;
-  if (w.stride < 1 || padded < dilatedWindow) return 0;
-  return (padded - dilatedWindow) / w.stride + 1;
-}
-
 Status checkWindow(const Window* window, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
                    std::string_view resultName) {
   if (!window) return Status::error("missing window={...} attribute");
@@ -75,7 +66,7 @@ Status checkWindow(const Window* window, const std::vector<int64_t>& in, const s
     if (w.size < 1 || w.stride < 1 || w.windowDilation < 1 || w.baseDilation < 1) {
       return Status::error(fmt::format("invalid window in dimension {}", d));
     }
-    int64_t expected = windowedSize(in[d], w);
+    int64_t expected = windowOutputSize(in[d], w);
     if (expected != out[d]) {
       return Status::error(
           fmt::format("window gives dimension {} size {}, the {} has {}", d, expected, resultName, out[d]));
