@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/eval/eval_internal.h"
+#include "core/ir/shape_rules.h"
 #include "core/eval/scalar_ops.h"
 
 namespace fusionscope::core::eval {
@@ -156,136 +157,22 @@ StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Valu
   return Value::integers(shape, std::move(out));
 }
 
-namespace {
-
-// `dim_labels=b01f_01io->b01f`: which dimension of each side is batch/feature and where each spatial
-// dimension sits.
-struct ConvLabels {
-  int64_t lhsBatch = -1, lhsFeature = -1;
-  int64_t rhsInput = -1, rhsOutput = -1;
-  int64_t outBatch = -1, outFeature = -1;
-  std::vector<int64_t> lhsSpatial, rhsSpatial, outSpatial;
-};
-
-Status parseLabelGroup(std::string_view text, size_t rank, char first, char second, int64_t& firstDim,
-                       int64_t& secondDim, std::vector<int64_t>& spatial) {
-  if (text.size() != rank) {
-    return Status::error(fmt::format("dim_labels group '{}' does not match rank {}", text, rank));
-  }
-  size_t spatialCount = rank >= 2 ? rank - 2 : 0;
-  spatial.assign(spatialCount, -1);
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    auto dim = static_cast<int64_t>(i);
-    if (c == first && firstDim < 0) {
-      firstDim = dim;
-    } else if (c == second && secondDim < 0) {
-      secondDim = dim;
-    } else if (c >= '0' && c <= '9' && static_cast<size_t>(c - '0') < spatialCount &&
-               spatial[static_cast<size_t>(c - '0')] < 0) {
-      spatial[static_cast<size_t>(c - '0')] = dim;
-    } else {
-      return Status::error(fmt::format("invalid dim_labels group '{}'", text));
-    }
-  }
-  if (firstDim < 0 || secondDim < 0) return Status::error(fmt::format("invalid dim_labels group '{}'", text));
-  return okStatus();
-}
-
-StatusOr<ConvLabels> parseConvLabels(const HloInstruction& inst, size_t lhsRank, size_t rhsRank, size_t outRank) {
-  std::string labels;
-  if (std::optional<std::string_view> text = rawAttribute(inst, "dim_labels")) {
-    labels = std::string(*text);
-  } else {
-    // XLA's default dimension numbers: bf01_oi01->bf01.
-    std::string spatial;
-    for (size_t i = 0; i + 2 < lhsRank; ++i) spatial += static_cast<char>('0' + i);
-    labels = "bf" + spatial + "_oi" + spatial + "->bf" + spatial;
-  }
-  size_t underscore = labels.find('_');
-  size_t arrow = labels.find("->");
-  if (underscore == std::string::npos || arrow == std::string::npos || arrow < underscore) {
-    return Status::error(fmt::format("invalid dim_labels={}", labels));
-  }
-  std::string_view all(labels);
-  ConvLabels out;
-  if (Status s =
-          parseLabelGroup(all.substr(0, underscore), lhsRank, 'b', 'f', out.lhsBatch, out.lhsFeature, out.lhsSpatial);
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = parseLabelGroup(all.substr(underscore + 1, arrow - underscore - 1), rhsRank, 'i', 'o', out.rhsInput,
-                                 out.rhsOutput, out.rhsSpatial);
-      !s.ok()) {
-    return s;
-  }
-  if (Status s =
-          parseLabelGroup(all.substr(arrow + 2), outRank, 'b', 'f', out.outBatch, out.outFeature, out.outSpatial);
-      !s.ok()) {
-    return s;
-  }
-  return out;
-}
-
-}  // namespace
-
 StatusOr<Value> evalConvolution(const HloInstruction& inst, const Value& lhs, const Value& rhs) {
   const Shape& shape = inst.shape();
   if (Status s = checkContractionTypes(lhs, rhs, shape); !s.ok()) return s;
   const std::vector<int64_t>& l = lhs.shape().dimensions();
   const std::vector<int64_t>& r = rhs.shape().dimensions();
   const std::vector<int64_t>& o = shape.dimensions();
-  if (l.size() < 2 || r.size() != l.size() || o.size() != l.size()) {
-    return Status::error("lhs, rhs and result of a convolution must have the same rank of at least 2");
-  }
-  StatusOr<ConvLabels> labels = parseConvLabels(inst, l.size(), r.size(), o.size());
+  StatusOr<ConvolutionDims> labels = convolutionDims(inst);
   if (!labels.ok()) return labels.status();
-  StatusOr<int64_t> featureGroups = rawInt(inst, "feature_group_count", 1);
-  if (!featureGroups.ok()) return featureGroups.status();
-  StatusOr<int64_t> batchGroups = rawInt(inst, "batch_group_count", 1);
-  if (!batchGroups.ok()) return batchGroups.status();
   const size_t spatialCount = l.size() - 2;
-  Window window;
-  if (inst.attributes().window) {
-    window = *inst.attributes().window;
-  } else {
-    for (size_t s = 0; s < spatialCount; ++s) {
-      window.dims.push_back(WindowDim{r[static_cast<size_t>(labels->rhsSpatial[s])], 1, 0, 0, 1, 1, false});
-    }
-  }
-  if (window.dims.size() != spatialCount) {
-    return Status::error(
-        fmt::format("window has {} dimension(s), the convolution has {} spatial", window.dims.size(), spatialCount));
-  }
+  const Window& window = labels->window;
+  const int64_t bg = labels->batchGroups;
+  const int64_t g = labels->featureGroups;
   const int64_t batchSize = l[static_cast<size_t>(labels->lhsBatch)];
   const int64_t inFeatures = l[static_cast<size_t>(labels->lhsFeature)];
   const int64_t kernelIn = r[static_cast<size_t>(labels->rhsInput)];
   const int64_t outFeatures = r[static_cast<size_t>(labels->rhsOutput)];
-  const int64_t g = *featureGroups;
-  const int64_t bg = *batchGroups;
-  if (g < 1 || bg < 1 || inFeatures != kernelIn * g || outFeatures % g != 0 || outFeatures % bg != 0 ||
-      batchSize % bg != 0) {
-    return Status::error(
-        fmt::format("inconsistent groups: input features {}, kernel input features {}, output features {}, batch {}, "
-                    "feature_group_count={}, batch_group_count={}",
-                    inFeatures, kernelIn, outFeatures, batchSize, g, bg));
-  }
-  if (o[static_cast<size_t>(labels->outBatch)] != batchSize / bg ||
-      o[static_cast<size_t>(labels->outFeature)] != outFeatures) {
-    return Status::error(fmt::format("result {} does not match batch {} / {} and {} output features",
-                                     shape.toString(false), batchSize, bg, outFeatures));
-  }
-  for (size_t s = 0; s < spatialCount; ++s) {
-    const WindowDim& w = window.dims[s];
-    if (w.size != r[static_cast<size_t>(labels->rhsSpatial[s])] || w.stride < 1 || w.windowDilation < 1 ||
-        w.baseDilation < 1) {
-      return Status::error(fmt::format("window dimension {} does not match the kernel", s));
-    }
-    int64_t expected = windowOutputSize(l[static_cast<size_t>(labels->lhsSpatial[s])], w);
-    if (o[static_cast<size_t>(labels->outSpatial[s])] != expected) {
-      return Status::error(fmt::format("spatial dimension {} of the result should be {}", s, expected));
-    }
-  }
 
   const std::vector<int64_t> ls = rowMajorStrides(l);
   const std::vector<int64_t> rs = rowMajorStrides(r);

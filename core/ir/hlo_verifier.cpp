@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/base/message_text.h"
+#include "core/ir/shape_rules.h"
 
 namespace fusionscope::core {
 namespace {
@@ -341,6 +342,12 @@ class Verifier {
       case HloOpcode::kSort: sort(inst); break;
       case HloOpcode::kScatter: scatter(inst); break;
       case HloOpcode::kReduceWindow: reduceWindow(inst); break;
+      case HloOpcode::kConvolution:
+        if (StatusOr<ConvolutionDims> dims = convolutionDims(inst); !dims.ok()) report(&inst, dims.message());
+        break;
+      case HloOpcode::kGather:
+        if (Status shaped = checkGatherShape(inst); !shaped.ok()) report(&inst, shaped.message());
+        break;
       case HloOpcode::kSelectAndScatter:
         expectOperands(inst, 3);
         if (inst.operandCount() == 3) {

@@ -333,6 +333,23 @@ TEST(HloVerifier, BitcastKeepsTheByteSize) {
             Problems{"computation e, %b: bitcast of f32[4] (16 bytes) to f32[4000000] (16000000 bytes) changes the size"});
 }
 
+TEST(HloVerifier, GatherResultShape) {
+  const std::string take = "ENTRY e {\n  p = f32[10,4] parameter(0)\n  i = s32[3,1] parameter(1)\n  ROOT g = ";
+  const std::string dims = " gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+                           "index_vector_dim=1, slice_sizes={1,4}\n}\n";
+  EXPECT_EQ(problems(take + "f32[3,4]" + dims), Problems{});
+  EXPECT_EQ(problems(take + "f32[3,40]" + dims),
+            Problems{"computation e, %g: gather of f32[10,4] gives f32[3,4], not f32[3,40]"});
+}
+
+TEST(HloVerifier, ConvolutionResultShape) {
+  const std::string conv = "ENTRY e {\n  x = f32[1,8,8,3] parameter(0)\n  k = f32[3,3,3,16] parameter(1)\n  ROOT c = ";
+  const std::string attrs = " convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}\n";
+  EXPECT_EQ(problems(conv + "f32[1,8,8,16]" + attrs), Problems{});
+  EXPECT_EQ(problems(conv + "f32[1,80,8,16]" + attrs),
+            Problems{"computation e, %c: spatial dimension 0 of the result should be 8"});
+}
+
 TEST(HloVerifier, ReduceResultTypeIsTheInitValues) {
   EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
   p = f32[16,8] parameter(0)

@@ -1,0 +1,226 @@
+#include "core/ir/shape_rules.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "core/ir/shape.h"
+
+namespace fusionscope::core {
+namespace {
+
+Status parseLabelGroup(std::string_view text, size_t rank, char first, char second, int64_t& firstDim,
+                       int64_t& secondDim, std::vector<int64_t>& spatial) {
+  if (text.size() != rank) {
+    return Status::error(fmt::format("dim_labels group '{}' does not match rank {}", text, rank));
+  }
+  size_t spatialCount = rank >= 2 ? rank - 2 : 0;
+  spatial.assign(spatialCount, -1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    auto dim = static_cast<int64_t>(i);
+    if (c == first && firstDim < 0) {
+      firstDim = dim;
+    } else if (c == second && secondDim < 0) {
+      secondDim = dim;
+    } else if (c >= '0' && c <= '9' && static_cast<size_t>(c - '0') < spatialCount &&
+               spatial[static_cast<size_t>(c - '0')] < 0) {
+      spatial[static_cast<size_t>(c - '0')] = dim;
+    } else {
+      return Status::error(fmt::format("invalid dim_labels group '{}'", text));
+    }
+  }
+  if (firstDim < 0 || secondDim < 0) return Status::error(fmt::format("invalid dim_labels group '{}'", text));
+  return okStatus();
+}
+
+Status parseLabels(const HloInstruction& inst, size_t lhsRank, size_t rhsRank, size_t outRank, ConvolutionDims& out) {
+  std::string labels;
+  if (const std::string* text = inst.attributes().findRaw("dim_labels")) {
+    labels = *text;
+  } else {
+    // XLA's default dimension numbers: bf01_oi01->bf01.
+    std::string spatial;
+    for (size_t i = 0; i + 2 < lhsRank; ++i) spatial += static_cast<char>('0' + i);
+    labels = "bf" + spatial + "_oi" + spatial + "->bf" + spatial;
+  }
+  size_t underscore = labels.find('_');
+  size_t arrow = labels.find("->");
+  if (underscore == std::string::npos || arrow == std::string::npos || arrow < underscore) {
+    return Status::error(fmt::format("invalid dim_labels={}", labels));
+  }
+  std::string_view all(labels);
+  if (Status s =
+          parseLabelGroup(all.substr(0, underscore), lhsRank, 'b', 'f', out.lhsBatch, out.lhsFeature, out.lhsSpatial);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = parseLabelGroup(all.substr(underscore + 1, arrow - underscore - 1), rhsRank, 'i', 'o', out.rhsInput,
+                                 out.rhsOutput, out.rhsSpatial);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s =
+          parseLabelGroup(all.substr(arrow + 2), outRank, 'b', 'f', out.outBatch, out.outFeature, out.outSpatial);
+      !s.ok()) {
+    return s;
+  }
+  return okStatus();
+}
+
+// `key=N`; `missing` when absent.
+StatusOr<int64_t> intAttribute(const HloInstruction& inst, std::string_view key, int64_t missing) {
+  const std::string* text = inst.attributes().findRaw(key);
+  if (!text) return missing;
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (error != std::errc() || end != text->data() + text->size()) {
+    return Status::error(fmt::format("invalid {}={}", key, *text));
+  }
+  return value;
+}
+
+}  // namespace
+
+StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& inst) {
+  if (inst.operandCount() != 2) return Status::error("a convolution takes an input and a kernel");
+  const Shape& shape = inst.shape();
+  const std::vector<int64_t>& l = inst.operand(0)->shape().dimensions();
+  const std::vector<int64_t>& r = inst.operand(1)->shape().dimensions();
+  const std::vector<int64_t>& o = shape.dimensions();
+  if (l.size() < 2 || r.size() != l.size() || o.size() != l.size()) {
+    return Status::error("lhs, rhs and result of a convolution must have the same rank of at least 2");
+  }
+  ConvolutionDims dims;
+  if (Status s = parseLabels(inst, l.size(), r.size(), o.size(), dims); !s.ok()) return s;
+  StatusOr<int64_t> featureGroups = intAttribute(inst, "feature_group_count", 1);
+  if (!featureGroups.ok()) return featureGroups.status();
+  StatusOr<int64_t> batchGroups = intAttribute(inst, "batch_group_count", 1);
+  if (!batchGroups.ok()) return batchGroups.status();
+  dims.featureGroups = *featureGroups;
+  dims.batchGroups = *batchGroups;
+  const size_t spatialCount = l.size() - 2;
+  Window& window = dims.window;
+  if (inst.attributes().window) {
+    window = *inst.attributes().window;
+  } else {
+    for (size_t s = 0; s < spatialCount; ++s) {
+      window.dims.push_back(WindowDim{r[static_cast<size_t>(dims.rhsSpatial[s])], 1, 0, 0, 1, 1, false});
+    }
+  }
+  if (window.dims.size() != spatialCount) {
+    return Status::error(
+        fmt::format("window has {} dimension(s), the convolution has {} spatial", window.dims.size(), spatialCount));
+  }
+  const int64_t batchSize = l[static_cast<size_t>(dims.lhsBatch)];
+  const int64_t inFeatures = l[static_cast<size_t>(dims.lhsFeature)];
+  const int64_t kernelIn = r[static_cast<size_t>(dims.rhsInput)];
+  const int64_t outFeatures = r[static_cast<size_t>(dims.rhsOutput)];
+  const int64_t g = *featureGroups;
+  const int64_t bg = *batchGroups;
+  if (g < 1 || bg < 1 || inFeatures != kernelIn * g || outFeatures % g != 0 || outFeatures % bg != 0 ||
+      batchSize % bg != 0) {
+    return Status::error(
+        fmt::format("inconsistent groups: input features {}, kernel input features {}, output features {}, batch {}, "
+                    "feature_group_count={}, batch_group_count={}",
+                    inFeatures, kernelIn, outFeatures, batchSize, g, bg));
+  }
+  if (o[static_cast<size_t>(dims.outBatch)] != batchSize / bg ||
+      o[static_cast<size_t>(dims.outFeature)] != outFeatures) {
+    return Status::error(fmt::format("result {} does not match batch {} / {} and {} output features",
+                                     shape.toString(false), batchSize, bg, outFeatures));
+  }
+  for (size_t s = 0; s < spatialCount; ++s) {
+    const WindowDim& w = window.dims[s];
+    constexpr int64_t kMax = int64_t{1} << 40;  // beyond any real window; keeps the arithmetic below in range
+    if (w.size != r[static_cast<size_t>(dims.rhsSpatial[s])] || w.stride < 1 || w.windowDilation < 1 ||
+        w.baseDilation < 1 || w.stride > kMax || w.windowDilation > kMax || w.baseDilation > kMax ||
+        w.padLow < -kMax || w.padLow > kMax || w.padHigh < -kMax || w.padHigh > kMax) {
+      return Status::error(fmt::format("window dimension {} does not match the kernel", s));
+    }
+    int64_t expected = windowOutputSize(l[static_cast<size_t>(dims.lhsSpatial[s])], w);
+    if (o[static_cast<size_t>(dims.outSpatial[s])] != expected) {
+      return Status::error(fmt::format("spatial dimension {} of the result should be {}", s, expected));
+    }
+  }
+  return dims;
+}
+
+// XLA's gather shape rule: the result holds the batch dimensions of the indices (all but index_vector_dim) and,
+// at offset_dims, the slice sizes of the operand dimensions that are neither collapsed nor batching.
+Status checkGatherShape(const HloInstruction& inst) {
+  if (inst.operandCount() != 2) return Status::error(fmt::format("gather takes 2 operands, has {}", inst.operandCount()));
+  const Shape& operand = inst.operand(0)->shape();
+  const Shape& indices = inst.operand(1)->shape();
+  const InstructionAttributes& a = inst.attributes();
+  std::optional<std::vector<int64_t>> offsetDims = a.rawIntegers("offset_dims");
+  std::optional<std::vector<int64_t>> sliceSizes = a.rawIntegers("slice_sizes");
+  std::optional<std::vector<int64_t>> startIndexMap = a.rawIntegers("start_index_map");
+  const std::vector<int64_t> collapsed = a.rawIntegers("collapsed_slice_dims").value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> batching = a.rawIntegers("operand_batching_dims").value_or(std::vector<int64_t>{});
+  int64_t indexVectorDim = indices.rank();
+  if (const std::optional<std::vector<int64_t>> braced = a.rawIntegers("index_vector_dim")) {
+    indexVectorDim = braced->empty() ? -1 : braced->front();
+  } else if (const std::string* text = a.findRaw("index_vector_dim")) {
+    indexVectorDim = std::strtoll(text->c_str(), nullptr, 10);
+  }
+  if (!operand.isArray() || !indices.isArray() || !isInteger(indices.elementType()) || !offsetDims ||
+      !sliceSizes || !startIndexMap) {
+    return Status::error("gather needs an array operand, integer indices, offset_dims, slice_sizes and start_index_map");
+  }
+  if (static_cast<int>(sliceSizes->size()) != operand.rank() || indexVectorDim < 0 ||
+      indexVectorDim > indices.rank()) {
+    return Status::error(fmt::format("gather slice_sizes {} or index_vector_dim {} do not fit operand {} and indices {}",
+                              dimensionListText(*sliceSizes), indexVectorDim, operand.toString(false), indices.toString(false)));
+  }
+  std::vector<int64_t> offsetSizes;
+  for (int d = 0; d < operand.rank(); ++d) {
+    const int64_t size = (*sliceSizes)[static_cast<size_t>(d)];
+    if (size < 0 || size > operand.dimension(d)) {
+      return Status::error(fmt::format("slice size {} is out of range for dimension {} of {}", size, d, operand.toString(false)));
+    }
+    const bool isCollapsed = std::find(collapsed.begin(), collapsed.end(), d) != collapsed.end();
+    const bool isBatching = std::find(batching.begin(), batching.end(), d) != batching.end();
+    if (!isCollapsed && !isBatching) offsetSizes.push_back(size);
+  }
+  const int64_t vectorSize = indexVectorDim == indices.rank() ? 1 : indices.dimension(static_cast<int>(indexVectorDim));
+  if (static_cast<int64_t>(startIndexMap->size()) != vectorSize) {
+    return Status::error(fmt::format("start_index_map {} names {} dimension(s), the index vector has {}",
+                              dimensionListText(*startIndexMap), startIndexMap->size(), vectorSize));
+  }
+  std::vector<int64_t> batchSizes;
+  for (int d = 0; d < indices.rank(); ++d) {
+    if (d != indexVectorDim) batchSizes.push_back(indices.dimension(d));
+  }
+  const size_t rank = batchSizes.size() + offsetSizes.size();
+  if (offsetDims->size() != offsetSizes.size()) {
+    return Status::error(fmt::format("offset_dims {} has {} entries for {} uncollapsed operand dimension(s)",
+                              dimensionListText(*offsetDims), offsetDims->size(), offsetSizes.size()));
+  }
+  std::vector<int64_t> expected(rank, -1);
+  for (size_t j = 0; j < offsetDims->size(); ++j) {
+    const int64_t at = (*offsetDims)[j];
+    if (at < 0 || static_cast<size_t>(at) >= rank || expected[static_cast<size_t>(at)] >= 0) {
+      return Status::error(fmt::format("offset_dims {} is out of range for a result of rank {}",
+                                dimensionListText(*offsetDims), rank));
+    }
+    expected[static_cast<size_t>(at)] = offsetSizes[j];
+  }
+  size_t nextBatch = 0;
+  for (int64_t& size : expected) {
+    if (size < 0) size = batchSizes[nextBatch++];
+  }
+  const Shape& result = inst.shape();
+  if (!result.isArray() || result.dimensions() != expected || result.elementType() != operand.elementType()) {
+    return Status::error(fmt::format("gather of {} gives {}, not {}", operand.toString(false),
+                              Shape(operand.elementType(), expected).toString(false), inst.shape().toString(false)));
+  }
+  return okStatus();
+}
+
+}  // namespace fusionscope::core

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/ir/attributes.h"
+#include "core/ir/hlo_instruction.h"
+
+namespace fusionscope::core {
+
+// A convolution's dimension numbers (`dim_labels=b01f_01io->b01f`: where batch, feature and each spatial dimension
+// sit in the input, kernel and result), its window and its groups.
+struct ConvolutionDims {
+  int64_t lhsBatch = -1, lhsFeature = -1;
+  int64_t rhsInput = -1, rhsOutput = -1;
+  int64_t outBatch = -1, outFeature = -1;
+  std::vector<int64_t> lhsSpatial, rhsSpatial, outSpatial;
+  Window window;  // the instruction's; without one, the kernel's size with stride 1 and no padding
+  int64_t featureGroups = 1;
+  int64_t batchGroups = 1;
+};
+
+// Shape rules of the ops whose dimension numbers are attributes (XLA's shape inference for them), shared by the
+// verifier and the evaluator.
+
+// Reads a convolution's dimension numbers and checks its operands and result against them as XLA's shape inference
+// does: equal ranks of at least 2, consistent feature and batch groups, the result's batch and feature sizes, and
+// each spatial size the window gives. The error says what does not match. The verifier and the evaluator both
+// use it.
+StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& convolution);
+
+// A gather's result must be the indices' batch dimensions with, at offset_dims, the slice sizes of the operand
+// dimensions that are neither collapsed nor batching; slice sizes within the operand; start_index_map as long as
+// the index vector. OK, or what does not match.
+Status checkGatherShape(const HloInstruction& gather);
+
+}  // namespace fusionscope::core
