@@ -170,7 +170,6 @@ StatusOr<Value> evalConvolution(const HloInstruction& inst, const Value& lhs, co
   const int64_t bg = labels->batchGroups;
   const int64_t g = labels->featureGroups;
   const int64_t batchSize = l[static_cast<size_t>(labels->lhsBatch)];
-  const int64_t inFeatures = l[static_cast<size_t>(labels->lhsFeature)];
   const int64_t kernelIn = r[static_cast<size_t>(labels->rhsInput)];
   const int64_t outFeatures = r[static_cast<size_t>(labels->rhsOutput)];
 

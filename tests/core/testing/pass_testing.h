@@ -64,7 +64,9 @@ void expectVerifiedAndIdempotent(const std::string& path, std::unique_ptr<core::
   Pass pass;
   const bool changed = runPass(pass, module);
   const std::string after = core::printModule(module);
-  if (!changed) EXPECT_EQ(after, before) << pass.name() << " reported no change but changed the module";
+  if (!changed) {
+    EXPECT_EQ(after, before) << pass.name() << " reported no change but changed the module";
+  }
   for (const auto& computation : module.computations()) {
     std::vector<const core::HloInstruction*> defined;
     for (const auto& inst : computation->instructions()) {
