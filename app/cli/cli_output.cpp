@@ -45,8 +45,8 @@ OutputDirectoryGuard::OutputDirectoryGuard(const std::string& path) {
   if (path.empty()) return;
   std::error_code error;
   std::filesystem::path missing;
-  for (std::filesystem::path p = std::filesystem::absolute(path, error); !p.empty() && !std::filesystem::exists(p, error);
-       p = p.parent_path()) {
+  for (std::filesystem::path p = std::filesystem::absolute(path, error);
+       !p.empty() && !std::filesystem::exists(p, error); p = p.parent_path()) {
     missing = p;
     if (p == p.parent_path()) break;
   }

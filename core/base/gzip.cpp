@@ -60,11 +60,12 @@ StatusOr<std::string> inflateUpTo(std::string_view compressed, std::string_view 
   inflateEnd(&stream);
   if (tooLarge && truncate) return out;
   if (tooLarge) {
-    return error(fmt::format("decompresses to more than {} ({} compressed), the most accepted (100 times the "
-                             "compressed size, at most a quarter of the {} memory limit); decompress it yourself if "
-                             "it is real data",
-                             humanBytes(static_cast<double>(maxBytes)), humanBytes(static_cast<double>(compressed.size())),
-                             humanBytes(memoryLimitBytes())));
+    return error(
+        fmt::format("decompresses to more than {} ({} compressed), the most accepted (100 times the "
+                    "compressed size, at most a quarter of the {} memory limit); decompress it yourself if "
+                    "it is real data",
+                    humanBytes(static_cast<double>(maxBytes)), humanBytes(static_cast<double>(compressed.size())),
+                    humanBytes(memoryLimitBytes())));
   }
   if (result == Z_STREAM_END) return out;
   if (result == Z_BUF_ERROR) return error("truncated gzip data");

@@ -15,9 +15,6 @@ namespace fusionscope::core {
 namespace {
 
 constexpr size_t kMaxProblems = 20;
-// Padding and window numbers beyond this are refused rather than computed with (no real program has them, and
-// their sums would overflow).
-constexpr int64_t kMaxDimension = int64_t{1} << 40;
 
 struct Problem {
   const HloInstruction* inst;  // where it is, when it has a place in the text
@@ -25,7 +22,9 @@ struct Problem {
 };
 
 // Names go into messages whole unless absurdly long (a 30k-character name made a 30k-character line).
-std::string shortened(std::string_view name) { return shortenedForMessage(name); }
+std::string shortened(std::string_view name) {
+  return shortenedForMessage(name);
+}
 
 class Verifier {
  public:
@@ -115,6 +114,11 @@ class Verifier {
     return a.isArray() && b.isArray() && a.dimensions() == b.dimensions();
   }
 
+  // A rule of core/ir/shape_rules: its error is this instruction's problem.
+  void shapeRule(const HloInstruction& inst, const Status& status) {
+    if (!status.ok()) report(&inst, status.message());
+  }
+
   void expectOperands(const HloInstruction& inst, int count) {
     if (inst.operandCount() != count) {
       report(&inst, fmt::format("{} takes {} operand(s), has {}", inst.opcodeString(), count, inst.operandCount()));
@@ -140,8 +144,8 @@ class Verifier {
       const HloInstruction* param = params[static_cast<size_t>(i)];
       const Shape& operand = inst.operand(static_cast<int>(i))->shape();
       if (param && !param->shape().compatible(operand)) {
-        report(&inst, fmt::format("operand {} is {} but parameter {} of {} is {}", i, str(operand), i,
-                                  callee->name(), str(param->shape())));
+        report(&inst, fmt::format("operand {} is {} but parameter {} of {} is {}", i, str(operand), i, callee->name(),
+                                  str(param->shape())));
       }
     }
   }
@@ -316,7 +320,7 @@ class Verifier {
         elementwise(inst, false, false);
         if (inst.toApply()) expectCalleeParams(inst, inst.toApply(), inst.operandCount(), "to_apply");
         break;
-      case HloOpcode::kBitcastConvert: bitcastConvert(inst); break;
+      case HloOpcode::kBitcastConvert: shapeRule(inst, checkBitcastConvertShape(inst)); break;
       case HloOpcode::kBitcast:
         // A reinterpretation of the same bytes: it cannot change how many there are.
         expectOperands(inst, 1);
@@ -327,27 +331,22 @@ class Verifier {
                                     out.byteSize()));
         }
         break;
-      case HloOpcode::kPad: pad(inst); break;
+      case HloOpcode::kPad: shapeRule(inst, checkPadShape(inst)); break;
       case HloOpcode::kIota:
         expectOperands(inst, 0);
         if (!out.isArray() || out.rank() == 0) {
           report(&inst, fmt::format("iota produces an array of rank 1 or more, not {}", str(out)));
-        } else if (inst.attributes().iotaDimension.value_or(-1) < 0 ||
-                   *inst.attributes().iotaDimension >= out.rank()) {
+        } else if (inst.attributes().iotaDimension.value_or(-1) < 0 || *inst.attributes().iotaDimension >= out.rank()) {
           report(&inst, fmt::format("iota_dimension must be in 0..{}", out.rank() - 1));
         }
         break;
-      case HloOpcode::kDynamicSlice: dynamicSlice(inst); break;
-      case HloOpcode::kDynamicUpdateSlice: dynamicUpdateSlice(inst); break;
+      case HloOpcode::kDynamicSlice: shapeRule(inst, checkDynamicSliceShape(inst)); break;
+      case HloOpcode::kDynamicUpdateSlice: shapeRule(inst, checkDynamicUpdateSliceShape(inst)); break;
       case HloOpcode::kSort: sort(inst); break;
       case HloOpcode::kScatter: scatter(inst); break;
       case HloOpcode::kReduceWindow: reduceWindow(inst); break;
-      case HloOpcode::kConvolution:
-        if (StatusOr<ConvolutionDims> dims = convolutionDims(inst); !dims.ok()) report(&inst, dims.message());
-        break;
-      case HloOpcode::kGather:
-        if (Status shaped = checkGatherShape(inst); !shaped.ok()) report(&inst, shaped.message());
-        break;
+      case HloOpcode::kConvolution: shapeRule(inst, convolutionDims(inst).status()); break;
+      case HloOpcode::kGather: shapeRule(inst, checkGatherShape(inst)); break;
       case HloOpcode::kSelectAndScatter:
         expectOperands(inst, 3);
         if (inst.operandCount() == 3) {
@@ -369,8 +368,8 @@ class Verifier {
   // Result must have exactly `shape` (element type and dimensions; tuples element by element).
   void sameShapeAs(const HloInstruction& inst, const Shape& shape, std::string_view what) {
     if (!inst.shape().compatible(shape)) {
-      report(&inst, fmt::format("{} must produce {} (the shape of its {}), not {}", inst.opcodeString(), str(shape), what,
-                                str(inst.shape())));
+      report(&inst, fmt::format("{} must produce {} (the shape of its {}), not {}", inst.opcodeString(), str(shape),
+                                what, str(inst.shape())));
     }
   }
 
@@ -406,131 +405,11 @@ class Verifier {
       report(&inst, fmt::format("body {} returns {}, the loop state is {}", body->name(), str(body->root()->shape()),
                                 str(inst.shape())));
     }
-    if (condition && condition->root() && !(condition->root()->shape().isScalar() &&
-                                             condition->root()->shape().elementType() == PrimitiveType::kPred)) {
-      report(&inst, fmt::format("condition {} returns {}, not pred[]", condition->name(),
-                                str(condition->root()->shape())));
+    if (condition && condition->root() &&
+        !(condition->root()->shape().isScalar() && condition->root()->shape().elementType() == PrimitiveType::kPred)) {
+      report(&inst,
+             fmt::format("condition {} returns {}, not pred[]", condition->name(), str(condition->root()->shape())));
     }
-  }
-
-  void bitcastConvert(const HloInstruction& inst) {
-    expectOperands(inst, 1);
-    if (inst.operandCount() != 1) return;
-    const Shape& in = inst.operand(0)->shape();
-    const Shape& out = inst.shape();
-    if (!in.isArray() || !out.isArray()) {
-      report(&inst, "bitcast-convert works on arrays");
-      return;
-    }
-    const int inBits = primitiveTypeBitWidth(in.elementType());
-    const int outBits = primitiveTypeBitWidth(out.elementType());
-    std::vector<int64_t> expected = in.dimensions();
-    if (inBits > outBits && outBits > 0) {
-      expected.push_back(inBits / outBits);  // one wide element becomes several narrow ones
-    } else if (inBits < outBits && inBits > 0) {
-      if (expected.empty() || expected.back() != outBits / inBits) expected.push_back(-1);
-      expected.pop_back();
-    }
-    if (out.dimensions() != expected) {
-      report(&inst, fmt::format("bitcast-convert of {} cannot give {}", str(in), str(out)));
-    }
-  }
-
-  void pad(const HloInstruction& inst) {
-    expectOperands(inst, 2);
-    if (inst.operandCount() != 2) return;
-    const Shape& in = inst.operand(0)->shape();
-    if (!inst.operand(1)->shape().isScalar()) report(&inst, "pad value must be a scalar");
-    const auto& padding = inst.attributes().padding;
-    if (!in.isArray() || !padding || static_cast<int>(padding->size()) != in.rank()) {
-      report(&inst, fmt::format("pad needs padding= with one entry per dimension of {}", str(in)));
-      return;
-    }
-    std::vector<int64_t> dims;
-    for (int i = 0; i < in.rank(); ++i) {
-      const PaddingDim& p = (*padding)[static_cast<size_t>(i)];
-      const int64_t size = in.dimension(i);
-      if (p.interior < 0 || std::abs(p.low) > kMaxDimension || std::abs(p.high) > kMaxDimension ||
-          p.interior > kMaxDimension) {
-        report(&inst, fmt::format("padding {}_{}_{} of dimension {} is out of range", p.low, p.high, p.interior, i));
-        return;
-      }
-      dims.push_back(p.low + p.high + size + std::max<int64_t>(size - 1, 0) * p.interior);
-    }
-    if (!inst.shape().isArray() || inst.shape().dimensions() != dims ||
-        inst.shape().elementType() != in.elementType()) {
-      report(&inst, fmt::format("pad of {} gives {}, not {}", str(in), dimensionsText(dims), str(inst.shape())));
-    }
-  }
-
-  // Start indices: one scalar integer per dimension (XLA's current form), or one integer vector (the old form).
-  bool startIndices(const HloInstruction& inst, int first, int rank) {
-    const int count = inst.operandCount() - first;
-    if (count == 1 && inst.operand(first)->shape().rank() == 1 && inst.operand(first)->shape().dimension(0) == rank) {
-      return true;
-    }
-    if (count != rank) {
-      report(&inst, fmt::format("{} takes {} start index operand(s) for rank {}, has {}", inst.opcodeString(), rank,
-                                rank, count));
-      return false;
-    }
-    for (int i = first; i < inst.operandCount(); ++i) {
-      const Shape& index = inst.operand(i)->shape();
-      if (!index.isScalar() || !isInteger(index.elementType())) {
-        report(&inst, fmt::format("start index operand {} must be an integer scalar, is {}", i, str(index)));
-        return false;
-      }
-    }
-    return true;
-  }
-
-  void dynamicSlice(const HloInstruction& inst) {
-    if (inst.operandCount() < 1) {
-      report(&inst, "dynamic-slice needs an operand");
-      return;
-    }
-    const Shape& in = inst.operand(0)->shape();
-    if (!in.isArray() || !startIndices(inst, 1, in.rank())) return;
-    std::optional<std::vector<int64_t>> sizes = inst.attributes().rawIntegers("dynamic_slice_sizes");
-    if (!sizes || static_cast<int>(sizes->size()) != in.rank()) {
-      report(&inst, fmt::format("dynamic_slice_sizes needs one size per dimension of {}", str(in)));
-      return;
-    }
-    for (int i = 0; i < in.rank(); ++i) {
-      const int64_t size = (*sizes)[static_cast<size_t>(i)];
-      if (size < 0 || size > in.dimension(i)) {
-        report(&inst, fmt::format("slice size {} is out of range for dimension {} of size {}", size, i,
-                                  in.dimension(i)));
-        return;
-      }
-    }
-    if (!inst.shape().isArray() || inst.shape().dimensions() != *sizes ||
-        inst.shape().elementType() != in.elementType()) {
-      report(&inst, fmt::format("dynamic-slice of {} with sizes {} gives {}, not {}", str(in), dimensionsText(*sizes),
-                                Shape(in.elementType(), *sizes).toString(false), str(inst.shape())));
-    }
-  }
-
-  void dynamicUpdateSlice(const HloInstruction& inst) {
-    if (inst.operandCount() < 2) {
-      report(&inst, "dynamic-update-slice needs an operand and an update");
-      return;
-    }
-    const Shape& in = inst.operand(0)->shape();
-    const Shape& update = inst.operand(1)->shape();
-    sameShapeAs(inst, in, "operand");
-    if (!in.isArray() || !update.isArray() || update.rank() != in.rank() ||
-        update.elementType() != in.elementType()) {
-      report(&inst, fmt::format("update {} does not fit operand {}", str(update), str(in)));
-      return;
-    }
-    for (int i = 0; i < in.rank(); ++i) {
-      if (update.dimension(i) > in.dimension(i)) {
-        report(&inst, fmt::format("update {} is larger than operand {} in dimension {}", str(update), str(in), i));
-        return;
-      }
-    }
-    startIndices(inst, 2, in.rank());
   }
 
   void sort(const HloInstruction& inst) {
@@ -542,8 +421,8 @@ class Verifier {
     std::vector<Shape> shapes;
     for (int i = 0; i < inst.operandCount(); ++i) {
       if (!sameDims(inst.operand(i)->shape(), first)) {
-        report(&inst, fmt::format("sort operand {} is {}, operand 0 is {}", i, str(inst.operand(i)->shape()),
-                                  str(first)));
+        report(&inst,
+               fmt::format("sort operand {} is {}, operand 0 is {}", i, str(inst.operand(i)->shape()), str(first)));
         return;
       }
       shapes.push_back(inst.operand(i)->shape());
@@ -555,8 +434,8 @@ class Verifier {
 
   void scatter(const HloInstruction& inst) {
     if (inst.operandCount() < 3 || inst.operandCount() % 2 == 0) {
-      report(&inst, fmt::format("scatter takes N operands, indices and N updates, has {} operand(s)",
-                                inst.operandCount()));
+      report(&inst,
+             fmt::format("scatter takes N operands, indices and N updates, has {} operand(s)", inst.operandCount()));
       return;
     }
     const int n = (inst.operandCount() - 1) / 2;
@@ -601,8 +480,8 @@ class Verifier {
   void reduceWindow(const HloInstruction& inst) {
     const int n = inst.operandCount() / 2;
     if (inst.operandCount() % 2 != 0 || n == 0) {
-      report(&inst, fmt::format("reduce-window takes inputs and as many init values, has {} operand(s)",
-                                inst.operandCount()));
+      report(&inst,
+             fmt::format("reduce-window takes inputs and as many init values, has {} operand(s)", inst.operandCount()));
       return;
     }
     expectCalleeParams(inst, inst.toApply(), 2 * n, "to_apply");
@@ -705,8 +584,8 @@ class Verifier {
     auto checkOne = [&](const Shape& out, int input) {
       const Shape& init = inst.operand(n + input)->shape();
       if (out.isArray() && init.isArray() && out.elementType() != init.elementType()) {
-        report(&inst, fmt::format("reduce result {} has another element type than its init value {}", str(out),
-                                  str(init)));
+        report(&inst,
+               fmt::format("reduce result {} has another element type than its init value {}", str(out), str(init)));
       }
       if (!out.isArray() || out.dimensions() != kept) {
         report(&inst, fmt::format("reduce of {} over dimensions={{{}}} gives {}, not {}",

@@ -137,10 +137,9 @@ StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& inst) {
   }
   for (size_t s = 0; s < spatialCount; ++s) {
     const WindowDim& w = window.dims[s];
-    constexpr int64_t kMax = int64_t{1} << 40;  // beyond any real window; keeps the arithmetic below in range
     if (w.size != r[static_cast<size_t>(dims.rhsSpatial[s])] || w.stride < 1 || w.windowDilation < 1 ||
-        w.baseDilation < 1 || w.stride > kMax || w.windowDilation > kMax || w.baseDilation > kMax ||
-        w.padLow < -kMax || w.padLow > kMax || w.padHigh < -kMax || w.padHigh > kMax) {
+        w.baseDilation < 1 || w.stride > kMaxDimension || w.windowDilation > kMaxDimension ||
+        w.baseDilation > kMaxDimension || std::abs(w.padLow) > kMaxDimension || std::abs(w.padHigh) > kMaxDimension) {
       return Status::error(fmt::format("window dimension {} does not match the kernel", s));
     }
     int64_t expected = windowOutputSize(l[static_cast<size_t>(dims.lhsSpatial[s])], w);
@@ -154,7 +153,8 @@ StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& inst) {
 // XLA's gather shape rule: the result holds the batch dimensions of the indices (all but index_vector_dim) and,
 // at offset_dims, the slice sizes of the operand dimensions that are neither collapsed nor batching.
 Status checkGatherShape(const HloInstruction& inst) {
-  if (inst.operandCount() != 2) return Status::error(fmt::format("gather takes 2 operands, has {}", inst.operandCount()));
+  if (inst.operandCount() != 2)
+    return Status::error(fmt::format("gather takes 2 operands, has {}", inst.operandCount()));
   const Shape& operand = inst.operand(0)->shape();
   const Shape& indices = inst.operand(1)->shape();
   const InstructionAttributes& a = inst.attributes();
@@ -169,20 +169,22 @@ Status checkGatherShape(const HloInstruction& inst) {
   } else if (const std::string* text = a.findRaw("index_vector_dim")) {
     indexVectorDim = std::strtoll(text->c_str(), nullptr, 10);
   }
-  if (!operand.isArray() || !indices.isArray() || !isInteger(indices.elementType()) || !offsetDims ||
-      !sliceSizes || !startIndexMap) {
-    return Status::error("gather needs an array operand, integer indices, offset_dims, slice_sizes and start_index_map");
+  if (!operand.isArray() || !indices.isArray() || !isInteger(indices.elementType()) || !offsetDims || !sliceSizes ||
+      !startIndexMap) {
+    return Status::error(
+        "gather needs an array operand, integer indices, offset_dims, slice_sizes and start_index_map");
   }
-  if (static_cast<int>(sliceSizes->size()) != operand.rank() || indexVectorDim < 0 ||
-      indexVectorDim > indices.rank()) {
-    return Status::error(fmt::format("gather slice_sizes {} or index_vector_dim {} do not fit operand {} and indices {}",
-                              dimensionListText(*sliceSizes), indexVectorDim, operand.toString(false), indices.toString(false)));
+  if (static_cast<int>(sliceSizes->size()) != operand.rank() || indexVectorDim < 0 || indexVectorDim > indices.rank()) {
+    return Status::error(
+        fmt::format("gather slice_sizes {} or index_vector_dim {} do not fit operand {} and indices {}",
+                    dimensionListText(*sliceSizes), indexVectorDim, operand.toString(false), indices.toString(false)));
   }
   std::vector<int64_t> offsetSizes;
   for (int d = 0; d < operand.rank(); ++d) {
     const int64_t size = (*sliceSizes)[static_cast<size_t>(d)];
     if (size < 0 || size > operand.dimension(d)) {
-      return Status::error(fmt::format("slice size {} is out of range for dimension {} of {}", size, d, operand.toString(false)));
+      return Status::error(
+          fmt::format("slice size {} is out of range for dimension {} of {}", size, d, operand.toString(false)));
     }
     const bool isCollapsed = std::find(collapsed.begin(), collapsed.end(), d) != collapsed.end();
     const bool isBatching = std::find(batching.begin(), batching.end(), d) != batching.end();
@@ -191,7 +193,7 @@ Status checkGatherShape(const HloInstruction& inst) {
   const int64_t vectorSize = indexVectorDim == indices.rank() ? 1 : indices.dimension(static_cast<int>(indexVectorDim));
   if (static_cast<int64_t>(startIndexMap->size()) != vectorSize) {
     return Status::error(fmt::format("start_index_map {} names {} dimension(s), the index vector has {}",
-                              dimensionListText(*startIndexMap), startIndexMap->size(), vectorSize));
+                                     dimensionListText(*startIndexMap), startIndexMap->size(), vectorSize));
   }
   std::vector<int64_t> batchSizes;
   for (int d = 0; d < indices.rank(); ++d) {
@@ -200,14 +202,14 @@ Status checkGatherShape(const HloInstruction& inst) {
   const size_t rank = batchSizes.size() + offsetSizes.size();
   if (offsetDims->size() != offsetSizes.size()) {
     return Status::error(fmt::format("offset_dims {} has {} entries for {} uncollapsed operand dimension(s)",
-                              dimensionListText(*offsetDims), offsetDims->size(), offsetSizes.size()));
+                                     dimensionListText(*offsetDims), offsetDims->size(), offsetSizes.size()));
   }
   std::vector<int64_t> expected(rank, -1);
   for (size_t j = 0; j < offsetDims->size(); ++j) {
     const int64_t at = (*offsetDims)[j];
     if (at < 0 || static_cast<size_t>(at) >= rank || expected[static_cast<size_t>(at)] >= 0) {
-      return Status::error(fmt::format("offset_dims {} is out of range for a result of rank {}",
-                                dimensionListText(*offsetDims), rank));
+      return Status::error(
+          fmt::format("offset_dims {} is out of range for a result of rank {}", dimensionListText(*offsetDims), rank));
     }
     expected[static_cast<size_t>(at)] = offsetSizes[j];
   }
@@ -218,9 +220,132 @@ Status checkGatherShape(const HloInstruction& inst) {
   const Shape& result = inst.shape();
   if (!result.isArray() || result.dimensions() != expected || result.elementType() != operand.elementType()) {
     return Status::error(fmt::format("gather of {} gives {}, not {}", operand.toString(false),
-                              Shape(operand.elementType(), expected).toString(false), inst.shape().toString(false)));
+                                     Shape(operand.elementType(), expected).toString(false),
+                                     inst.shape().toString(false)));
   }
   return okStatus();
+}
+
+namespace {
+
+std::string text(const Shape& shape) {
+  return shape.toString(false);
+}
+
+// Start indices from operand `first` on: one scalar integer per dimension (XLA's current form), or one integer
+// vector (the old form).
+Status checkStartIndices(const HloInstruction& inst, int first, int rank) {
+  const int count = inst.operandCount() - first;
+  if (count == 1 && inst.operand(first)->shape().rank() == 1 && inst.operand(first)->shape().dimension(0) == rank) {
+    return okStatus();
+  }
+  if (count != rank) {
+    return Status::error(
+        fmt::format("{} takes {} start index operand(s) for rank {}, has {}", inst.opcodeString(), rank, rank, count));
+  }
+  for (int i = first; i < inst.operandCount(); ++i) {
+    const Shape& index = inst.operand(i)->shape();
+    if (!index.isScalar() || !isInteger(index.elementType())) {
+      return Status::error(fmt::format("start index operand {} must be an integer scalar, is {}", i, text(index)));
+    }
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+Status checkBitcastConvertShape(const HloInstruction& inst) {
+  if (inst.operandCount() != 1) return Status::error("bitcast-convert takes 1 operand");
+  const Shape& in = inst.operand(0)->shape();
+  const Shape& out = inst.shape();
+  if (!in.isArray() || !out.isArray()) return Status::error("bitcast-convert works on arrays");
+  const int inBits = primitiveTypeBitWidth(in.elementType());
+  const int outBits = primitiveTypeBitWidth(out.elementType());
+  // Equal widths keep the dimensions; one wide element becomes a last dimension of narrow ones, and back.
+  std::vector<int64_t> expected = in.dimensions();
+  if (inBits > outBits && outBits > 0) {
+    expected.push_back(inBits / outBits);
+  } else if (inBits < outBits && inBits > 0) {
+    if (expected.empty() || expected.back() != outBits / inBits) {
+      return Status::error(fmt::format("bitcast-convert of {} cannot give {}: its last dimension must be {}", text(in),
+                                       text(out), outBits / inBits));
+    }
+    expected.pop_back();
+  }
+  if (out.dimensions() != expected) {
+    return Status::error(fmt::format("bitcast-convert of {} cannot give {}", text(in), text(out)));
+  }
+  return okStatus();
+}
+
+Status checkPadShape(const HloInstruction& inst) {
+  if (inst.operandCount() != 2) return Status::error("pad takes an operand and a padding value");
+  const Shape& in = inst.operand(0)->shape();
+  if (!inst.operand(1)->shape().isScalar()) return Status::error("pad value must be a scalar");
+  const auto& padding = inst.attributes().padding;
+  if (!in.isArray() || !padding || static_cast<int>(padding->size()) != in.rank()) {
+    return Status::error(fmt::format("pad needs padding= with one entry per dimension of {}", text(in)));
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < in.rank(); ++i) {
+    const PaddingDim& p = (*padding)[static_cast<size_t>(i)];
+    const int64_t size = in.dimension(i);
+    if (p.interior < 0 || std::abs(p.low) > kMaxDimension || std::abs(p.high) > kMaxDimension ||
+        p.interior > kMaxDimension) {
+      return Status::error(
+          fmt::format("padding {}_{}_{} of dimension {} is out of range", p.low, p.high, p.interior, i));
+    }
+    dims.push_back(p.low + p.high + size + std::max<int64_t>(size - 1, 0) * p.interior);
+  }
+  if (!inst.shape().isArray() || inst.shape().dimensions() != dims || inst.shape().elementType() != in.elementType()) {
+    return Status::error(fmt::format("pad of {} gives {}, not {}", text(in), dimensionsText(dims), text(inst.shape())));
+  }
+  return okStatus();
+}
+
+Status checkDynamicSliceShape(const HloInstruction& inst) {
+  if (inst.operandCount() < 1) return Status::error("dynamic-slice needs an operand");
+  const Shape& in = inst.operand(0)->shape();
+  if (!in.isArray()) return Status::error("dynamic-slice needs an array operand");
+  if (Status s = checkStartIndices(inst, 1, in.rank()); !s.ok()) return s;
+  std::optional<std::vector<int64_t>> sizes = inst.attributes().rawIntegers("dynamic_slice_sizes");
+  if (!sizes || static_cast<int>(sizes->size()) != in.rank()) {
+    return Status::error(fmt::format("dynamic_slice_sizes needs one size per dimension of {}", text(in)));
+  }
+  for (int i = 0; i < in.rank(); ++i) {
+    const int64_t size = (*sizes)[static_cast<size_t>(i)];
+    if (size < 0 || size > in.dimension(i)) {
+      return Status::error(
+          fmt::format("slice size {} is out of range for dimension {} of size {}", size, i, in.dimension(i)));
+    }
+  }
+  if (!inst.shape().isArray() || inst.shape().dimensions() != *sizes ||
+      inst.shape().elementType() != in.elementType()) {
+    return Status::error(fmt::format("dynamic-slice of {} with sizes {} gives {}, not {}", text(in),
+                                     dimensionsText(*sizes), Shape(in.elementType(), *sizes).toString(false),
+                                     text(inst.shape())));
+  }
+  return okStatus();
+}
+
+Status checkDynamicUpdateSliceShape(const HloInstruction& inst) {
+  if (inst.operandCount() < 2) return Status::error("dynamic-update-slice needs an operand and an update");
+  const Shape& in = inst.operand(0)->shape();
+  const Shape& update = inst.operand(1)->shape();
+  if (!inst.shape().compatible(in)) {
+    return Status::error(fmt::format("dynamic-update-slice must produce {} (the shape of its operand), not {}",
+                                     text(in), text(inst.shape())));
+  }
+  if (!in.isArray() || !update.isArray() || update.rank() != in.rank() || update.elementType() != in.elementType()) {
+    return Status::error(fmt::format("update {} does not fit operand {}", text(update), text(in)));
+  }
+  for (int i = 0; i < in.rank(); ++i) {
+    if (update.dimension(i) > in.dimension(i)) {
+      return Status::error(
+          fmt::format("update {} is larger than operand {} in dimension {}", text(update), text(in), i));
+    }
+  }
+  return checkStartIndices(inst, 2, in.rank());
 }
 
 }  // namespace fusionscope::core

@@ -9,6 +9,10 @@
 
 namespace fusionscope::core {
 
+// Padding, window and slice numbers beyond this are refused rather than computed with (no real program has them,
+// and their sums would overflow).
+inline constexpr int64_t kMaxDimension = int64_t{1} << 40;
+
 // A convolution's dimension numbers (`dim_labels=b01f_01io->b01f`: where batch, feature and each spatial dimension
 // sit in the input, kernel and result), its window and its groups.
 struct ConvolutionDims {
@@ -34,5 +38,16 @@ StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& convolution);
 // dimensions that are neither collapsed nor batching; slice sizes within the operand; start_index_map as long as
 // the index vector. OK, or what does not match.
 Status checkGatherShape(const HloInstruction& gather);
+
+// bitcast-convert: equal widths keep the dimensions; a wider source gains a last dimension of the width ratio, a
+// narrower one loses it.
+Status checkBitcastConvertShape(const HloInstruction& bitcastConvert);
+// pad: low + high + size + (size-1)·interior per dimension, interior ≥ 0, a scalar padding value.
+Status checkPadShape(const HloInstruction& pad);
+// dynamic-slice: integer scalar start indices, one per dimension (or one vector); dynamic_slice_sizes within the
+// operand; the result has those sizes and the operand's type.
+Status checkDynamicSliceShape(const HloInstruction& dynamicSlice);
+// dynamic-update-slice: the result is the operand's shape; the update fits inside it; start indices as above.
+Status checkDynamicUpdateSliceShape(const HloInstruction& dynamicUpdateSlice);
 
 }  // namespace fusionscope::core
