@@ -10,18 +10,25 @@
 #include "core/base/file_util.h"
 
 namespace fusionscope::cli {
+namespace {
+
+// Flushes stdout; when that or an earlier write to it failed, says so on stderr (once: the error is cleared) and
+// returns true. Callers zero errno before their writes so the reason is theirs.
+bool stdoutWriteFailed() {
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return false;
+  const int error = errno;
+  std::clearerr(stdout);
+  fmt::print(stderr, "cannot write to standard output: {}\n", error ? std::strerror(error) : "write error");
+  return true;
+}
+
+}  // namespace
 
 int emit(const std::string& text, const std::string& output) {
   if (output.empty()) {
     errno = 0;
-    const size_t written = std::fwrite(text.data(), 1, text.size(), stdout);
-    if (written != text.size() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      const int error = errno;
-      std::clearerr(stdout);  // reported here, not again by finishOutput
-      fmt::print(stderr, "cannot write to standard output: {}\n", error ? std::strerror(error) : "write error");
-      return kExitFailed;
-    }
-    return kExitOk;
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return stdoutWriteFailed() ? kExitFailed : kExitOk;
   }
   if (Status s = writeFileAtomic(output, text); !s.ok()) {
     fmt::print(stderr, "{}\n", s.message().substr(0, s.message().find('\n')));
@@ -32,12 +39,7 @@ int emit(const std::string& text, const std::string& output) {
 
 int finishOutput(int exitCode) {
   errno = 0;
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    const int error = errno;
-    std::clearerr(stdout);
-    fmt::print(stderr, "cannot write to standard output: {}\n", error ? std::strerror(error) : "write error");
-    return exitCode == kExitOk ? kExitFailed : exitCode;
-  }
+  if (stdoutWriteFailed()) return exitCode == kExitOk ? kExitFailed : exitCode;
   return exitCode;
 }
 

@@ -21,11 +21,6 @@ struct Problem {
   std::string text;
 };
 
-// Names go into messages whole unless absurdly long (a 30k-character name made a 30k-character line).
-std::string shortened(std::string_view name) {
-  return shortenedForMessage(name);
-}
-
 class Verifier {
  public:
   explicit Verifier(std::vector<Problem>& problems) : m_problems(problems) {}
@@ -42,12 +37,12 @@ class Verifier {
   void report(const HloInstruction* inst, std::string_view message) {
     if (m_problems.size() >= kMaxProblems) return;
     if (inst) {
-      m_problems.push_back(
-          {inst, fmt::format("computation {}, %{}: {}", shortened(m_comp->name()), shortened(inst->name()), message)});
+      m_problems.push_back({inst, fmt::format("computation {}, %{}: {}", shortenedForMessage(m_comp->name()),
+                                              shortenedForMessage(inst->name()), message)});
     } else {
       // A computation-wide problem points at its first instruction, which is where the reader starts looking.
       const HloInstruction* first = m_comp->instructions().empty() ? nullptr : m_comp->instructions().front().get();
-      m_problems.push_back({first, fmt::format("computation {}: {}", shortened(m_comp->name()), message)});
+      m_problems.push_back({first, fmt::format("computation {}: {}", shortenedForMessage(m_comp->name()), message)});
     }
   }
 
@@ -353,7 +348,7 @@ class Verifier {
           sameShapeAs(inst, inst.operand(0)->shape(), "operand");
           if (!inst.operand(2)->shape().isScalar()) report(&inst, "select-and-scatter init value must be a scalar");
           if (inst.attributes().window && inst.operand(0)->shape().isArray()) {
-            std::optional<std::vector<int64_t>> windowed = windowed_(inst, inst.operand(0)->shape());
+            std::optional<std::vector<int64_t>> windowed = windowOutputDims(inst, inst.operand(0)->shape());
             if (windowed && inst.operand(1)->shape().dimensions() != *windowed) {
               report(&inst, fmt::format("select-and-scatter source is {}, the window gives {}",
                                         str(inst.operand(1)->shape()), dimensionsText(*windowed)));
@@ -457,7 +452,7 @@ class Verifier {
   }
 
   // The dimensions a window slides over `in` to, or nullopt (reported) when the window does not fit `in`.
-  std::optional<std::vector<int64_t>> windowed_(const HloInstruction& inst, const Shape& in) {
+  std::optional<std::vector<int64_t>> windowOutputDims(const HloInstruction& inst, const Shape& in) {
     const Window& window = *inst.attributes().window;
     if (static_cast<int>(window.dims.size()) != in.rank()) {
       report(&inst, fmt::format("window has {} dimension(s) for an operand of rank {}", window.dims.size(), in.rank()));
@@ -490,7 +485,7 @@ class Verifier {
       report(&inst, "reduce-window needs array inputs and window=");
       return;
     }
-    std::optional<std::vector<int64_t>> dims = windowed_(inst, in);
+    std::optional<std::vector<int64_t>> dims = windowOutputDims(inst, in);
     if (!dims) return;
     std::vector<Shape> shapes;
     for (int i = 0; i < n; ++i) {
@@ -749,7 +744,7 @@ Status verifyModule(const HloModule& module) {
   std::vector<Problem> problems = findProblems(module);
   if (problems.empty()) return okStatus();
   const std::string source =
-      module.sourceName().empty() ? fmt::format("module {}", shortened(module.name())) : module.sourceName();
+      module.sourceName().empty() ? fmt::format("module {}", shortenedForMessage(module.name())) : module.sourceName();
   std::string message;
   for (const Problem& p : problems) {
     if (!message.empty()) message += '\n';
