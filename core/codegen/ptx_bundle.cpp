@@ -43,8 +43,8 @@ Status linkLibdevice(llvm::Module& module, const std::string& path) {
   if (!needed) return okStatus();
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) {
-    return Status::error(fmt::format("cannot read libdevice ({}): {} (needed for math functions)", path,
-                                     buffer.getError().message()));
+    return Status::error(
+        fmt::format("cannot read libdevice ({}): {} (needed for math functions)", path, buffer.getError().message()));
   }
   llvm::Expected<std::unique_ptr<llvm::Module>> libdevice =
       llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
@@ -68,6 +68,9 @@ Status linkLibdevice(llvm::Module& module, const std::string& path) {
 StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const PtxOptions& options) {
   StatusOr<ExecutionPlan> plan = planExecution(module);
   if (!plan.ok()) return plan.status();
+  if (options.blockSize <= 0 || options.blockSize % 32 != 0) {  // warp row reductions need whole warps per block
+    return Status::error(fmt::format("block size {} is not a positive multiple of 32", options.blockSize));
+  }
   PtxBundle bundle;
   bundle.plan = std::move(*plan);
   const ExecutionPlan& p = bundle.plan;

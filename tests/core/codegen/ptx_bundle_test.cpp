@@ -2,14 +2,14 @@
 // bundle.json agrees with itself (args name existing buffers, sizes match shapes, constants fit constants.bin).
 #include "core/codegen/ptx_bundle.h"
 
-#include <gtest/gtest.h>
-
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "core/codegen/element_types.h"
@@ -77,8 +77,8 @@ std::string assemble(const std::string& ptx, int sm, const std::string& tag) {
   const std::filesystem::path file = dir / (tag + ".ptx");
   std::ofstream(file) << ptx;
   const std::filesystem::path log = dir / (tag + ".log");
-  const std::string command = fmt::format("{} -arch=sm_{} -o {} {} > {} 2>&1", kPtxas, sm, (dir / (tag + ".cubin")).string(),
-                                          file.string(), log.string());
+  const std::string command = fmt::format("{} -arch=sm_{} -o {} {} > {} 2>&1", kPtxas, sm,
+                                          (dir / (tag + ".cubin")).string(), file.string(), log.string());
   const int rc = std::system(command.c_str());
   std::ifstream in(log);
   std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -157,7 +157,8 @@ ENTRY e {
   ASSERT_TRUE(module.ok());
   StatusOr<PtxBundle> bundle = compilePtxBundle(**module, true);
   ASSERT_TRUE(bundle.ok()) << bundle.message();
-  const std::string dir = (std::filesystem::temp_directory_path() / ("fs_bundle_" + std::to_string(::getpid()))).string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("fs_bundle_" + std::to_string(::getpid()))).string();
   ASSERT_TRUE(writePtxBundle(*bundle, dir).ok());
   EXPECT_TRUE(std::filesystem::exists(dir + "/kernels.ptx"));
   EXPECT_EQ(std::filesystem::file_size(dir + "/constants.bin"), 16u);
@@ -168,6 +169,120 @@ ENTRY e {
   EXPECT_EQ(json.at("kernels")[0].at("args").size(), 3u);
   EXPECT_EQ(json.at("kernels")[0].at("grid")[0], 1);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fusionscope::core
+
+namespace fusionscope::core {
+namespace {
+
+// Threads a bundle launches for its kernel `name`, and that kernel's PTX text.
+int64_t launchedThreads(const PtxBundle& bundle, const std::string& name) {
+  const nlohmann::json json = nlohmann::json::parse(bundle.json);
+  for (const auto& kernel : json.at("kernels")) {
+    if (kernel.at("name") == name) return kernel.at("grid")[0].get<int64_t>() * kernel.at("block")[0].get<int64_t>();
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  return 0;
+}
+std::string kernelPtx(const PtxBundle& bundle, const std::string& name) {
+  const size_t begin = bundle.ptx.find(".entry " + name + "(");
+  if (begin == std::string::npos) return "";
+  const size_t end = bundle.ptx.find(".entry ", begin + 1);
+  return bundle.ptx.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+StatusOr<PtxBundle> compileText(const std::string& text, bool fusion = false, PtxOptions options = {}) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text);
+  if (!module.ok()) return module.status();
+  std::unique_ptr<HloModule> fused = fuse(**module, fusion ? "gpu" : "none");
+  return compilePtxBundle(*fused, fusion, options);
+}
+
+constexpr const char* kAdd = R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+
+// A reduction over rows runs one warp per row: lanes stride the row, shuffles combine them (XLA GPU's row
+// reduction); the rows' epilogue (divide, reshape) and a loop output of the row's shape go in the same kernel.
+TEST(PtxBundleTest, RowReductionIsOneWarpPerRowWithItsEpilogue) {
+  StatusOr<PtxBundle> bundle = compileText(std::string("HloModule rows\n") + kAdd + R"(
+ENTRY e {
+  x = f32[1000,300] parameter(0)
+  zero = f32[] constant(0)
+  n = f32[] constant(300)
+  scaled = f32[1000,300] multiply(x, x)
+  sum = f32[1000] reduce(scaled, zero), dimensions={1}, to_apply=add
+  ns = f32[1000] broadcast(n), dimensions={}
+  mean = f32[1000] divide(sum, ns)
+  ROOT out = f32[1000,1] reshape(mean)
+})",
+                                           /*fusion=*/true);
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  const nlohmann::json json = nlohmann::json::parse(bundle->json);
+  ASSERT_EQ(json.at("kernels").size(), 1u) << bundle->json;
+  const std::string name = json.at("kernels")[0].at("name");
+  EXPECT_NE(kernelPtx(*bundle, name).find("shfl.sync.bfly"), std::string::npos) << kernelPtx(*bundle, name);
+  EXPECT_EQ(launchedThreads(*bundle, name), 1000 * 32);
+  if (std::filesystem::exists(kPtxas)) {
+    EXPECT_EQ(assemble(bundle->ptx, 90, "rows"), "");
+  }
+}
+
+// A column reduction with few results (a bias gradient) takes a warp per result too; one with many results keeps
+// a thread per result (neighbouring threads, neighbouring columns); rows shorter than a warp stay as they were.
+TEST(PtxBundleTest, WarpReductionsOnlyWhereTheyPay) {
+  StatusOr<PtxBundle> bundle = compileText(std::string("HloModule shapes\n") + kAdd + R"(
+ENTRY e {
+  g = f32[100,10] parameter(0)
+  wide = f32[64,10000] parameter(1)
+  zero = f32[] constant(0)
+  db = f32[10] reduce(g, zero), dimensions={0}, to_apply=add
+  columns = f32[10000] reduce(wide, zero), dimensions={0}, to_apply=add
+  short = f32[100] reduce(g, zero), dimensions={1}, to_apply=add
+  ROOT t = (f32[10], f32[10000], f32[100]) tuple(db, columns, short)
+})");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  EXPECT_NE(kernelPtx(*bundle, "db").find("shfl.sync.bfly"), std::string::npos);
+  EXPECT_EQ(launchedThreads(*bundle, "db"), 512);  // 10 warps: 320 threads, two blocks of 256
+  EXPECT_EQ(kernelPtx(*bundle, "columns").find("shfl"), std::string::npos);
+  EXPECT_GE(launchedThreads(*bundle, "columns"), 10000);
+  EXPECT_EQ(kernelPtx(*bundle, "short").find("shfl"), std::string::npos);
+  if (std::filesystem::exists(kPtxas)) {
+    EXPECT_EQ(assemble(bundle->ptx, 90, "shapes"), "");
+  }
+}
+
+// A reducer whose order matters (not exactly add/multiply/max/min/and/or of its parameters) keeps the in-order
+// loop: a warp would combine the elements in another order.
+TEST(PtxBundleTest, OrderSensitiveReducerStaysInOrder) {
+  StatusOr<PtxBundle> bundle = compileText(R"(HloModule ordered
+sub {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT d = f32[] subtract(a, b)
+}
+ENTRY e {
+  x = f32[8,256] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[8] reduce(x, zero), dimensions={1}, to_apply=sub
+})");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  EXPECT_EQ(kernelPtx(*bundle, "r").find("shfl"), std::string::npos);
+}
+
+TEST(PtxBundleTest, RefusesABlockSizeThatSplitsWarps) {
+  PtxOptions options;
+  options.blockSize = 100;
+  StatusOr<PtxBundle> bundle = compileText(
+      "HloModule b\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n}\n", false, options);
+  ASSERT_FALSE(bundle.ok());
+  EXPECT_NE(bundle.message().find("multiple of 32"), std::string::npos) << bundle.message();
 }
 
 }  // namespace
