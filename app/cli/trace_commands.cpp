@@ -1,7 +1,5 @@
 #include "app/cli/trace_commands.h"
 
-#include "app/cli/cli_output.h"
-
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_output.h"
 #include "core/base/file_util.h"
 #include "core/ir/hlo_module.h"
 #include "core/pipeline/fusion_correspondence.h"
@@ -37,6 +36,7 @@ struct TraceCommands {
   CLI::App* compare = nullptr;
   CLI::App* traceCommand = nullptr;
   std::vector<std::string> command;
+  std::string apiRecords = "filtered";
   std::string trace;
   std::string before;
   std::string after;
@@ -247,6 +247,7 @@ int runTrace(const TraceCommands& c) {
   std::filesystem::remove(output, error);  // so that a stale file is never mistaken for this run's trace
   ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
   ::setenv("FUSIONSCOPE_TRACE", output.c_str(), 1);
+  ::setenv("FUSIONSCOPE_TRACE_API", c.apiRecords.c_str(), 1);
   std::fflush(nullptr);
   struct sigaction forward {};
   forward.sa_sigaction = forwardSignal;
@@ -324,6 +325,12 @@ std::shared_ptr<TraceCommands> addTraceCommands(CLI::App& app) {
                                        "Run a CUDA program under the CUPTI collector (CUDA_INJECTION64_PATH) and "
                                        "write its timeline; exit code 3 when there is no CUDA driver");
   c->traceCommand->add_option("-o,--output", c->output, "Trace file (Chrome JSON; default timeline.ctf.json)");
+  c->traceCommand
+      ->add_option("--api", c->apiRecords,
+                   "Which CUDA API calls get records: filtered (all but the per-launch queries such as "
+                   "cudaGetDevice), all, or none (kernels and copies only; no launch flows)")
+      ->check(CLI::IsMember({"filtered", "all", "none"}))
+      ->capture_default_str();
   c->traceCommand->add_option("command", c->command, "The program and its arguments, after --")
       ->required()
       ->expected(-1);

@@ -365,8 +365,13 @@ Trace ActivityConverter::finish() {
   }
   summary += "},\"unknown_records\":" + std::to_string(m_stats.unknownRecords) +
              ",\"dropped_records\":" + std::to_string(m_stats.droppedRecords) +
-             ",\"unmatched_markers\":" + std::to_string(m_stats.unmatchedMarkers) +
-             ",\"flows\":" + std::to_string(m_stats.flows) + "}";
+             ",\"unmatched_markers\":" + std::to_string(m_stats.unmatchedMarkers) + ",\"flows\":";
+  summary += std::to_string(m_stats.flows);  // appended, not `literal + string`: GCC 12's -O3 -Wrestrict false alarm
+  if (!m_options.apiRecords.empty()) {
+    summary += ",\"api_records\":";
+    appendJsonString(summary, m_options.apiRecords);
+  }
+  summary += "}";
   m_trace.otherKeys.emplace_back("fusionscope_cupti", summary);
   m_trace.displayTimeUnit = "ns";
   return std::move(m_trace);

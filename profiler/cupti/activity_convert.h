@@ -23,6 +23,8 @@ struct ConvertOptions {
   // Name of a runtime/driver API callback id; the collector passes cuptiGetCallbackName, tests a lambda. When
   // empty, names read "cudaRuntime#cbid" / "cuDriver#cbid".
   std::function<std::string(CUpti_CallbackDomain, uint32_t)> callbackName;
+  // Which API calls the collector recorded ("filtered", "all", "none"), written into the summary; empty: omitted.
+  std::string apiRecords;
 };
 
 // What the conversion saw, written into the trace's top level as "fusionscope_cupti".

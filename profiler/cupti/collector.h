@@ -5,7 +5,9 @@
 // completed buffers as they arrive (ActivityConverter), and flushes everything on stop. Records CUPTI drops are
 // counted and reported, never silent. One collector per process (CUPTI's callbacks are process-wide).
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/base/status.h"
 #include "profiler/trace/trace_model.h"
@@ -19,8 +21,22 @@ struct CollectorSummary {
   int64_t buffersAllocated = 0;
 };
 
+// Which CUDA runtime and driver API calls get a record. Each record costs the calling thread CUPTI's time, so a
+// launch-bound program runs slower the more calls are recorded (docs/PROFILER.md, "Collector overhead").
+enum class ApiRecords {
+  kFiltered,  // every call except the queries programs make around each launch (collector.cpp kQueryApis)
+  kAll,       // every call
+  kNone,      // none: kernels, copies, memsets, synchronisations and NVTX only; no ac2g flows (they start at calls)
+};
+// "filtered", "all" or "none" (the CLI's `trace --api` and the injection library's $FUSIONSCOPE_TRACE_API).
+std::optional<ApiRecords> parseApiRecords(std::string_view text);
+
+struct CollectorOptions {
+  ApiRecords api = ApiRecords::kFiltered;
+};
+
 // Starts collecting. Fails with the CUPTI call, file, line and message (e.g. no driver, or CUPTI cannot attach).
-Status startCollector();
+Status startCollector(CollectorOptions options = {});
 // Flushes every buffer, disables the activity kinds and returns the converted trace. Fails when not started.
 StatusOr<Trace> stopCollector();
 bool collectorRunning();

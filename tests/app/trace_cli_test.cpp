@@ -270,7 +270,8 @@ TEST_F(TraceCliTest, TraceForwardsSigtermAndReportsCapturedAndDroppedRecords) {
       R"("fusionscope_cupti":{"records":{"kernel":1,"runtime":4},"unknown_records":2,"dropped_records":3}})";
   std::string prepared = write("collected.json", trace);
   std::string script =
-      "trap 'cp \"$FS_TEST_COLLECTED\" \"$FUSIONSCOPE_TRACE\"; exit 0' TERM; echo \"$CUDA_INJECTION64_PATH\" > " +
+      "trap 'cp \"$FS_TEST_COLLECTED\" \"$FUSIONSCOPE_TRACE\"; exit 0' TERM; "
+      "echo \"$CUDA_INJECTION64_PATH api=$FUSIONSCOPE_TRACE_API\" > " +
       shellQuoted(env.string()) + "; touch " + shellQuoted(ready.string()) + "; while :; do sleep 0.05; done";
   pid_t cli = ::fork();
   ASSERT_GE(cli, 0);
@@ -279,8 +280,8 @@ TEST_F(TraceCliTest, TraceForwardsSigtermAndReportsCapturedAndDroppedRecords) {
     ::setenv("FS_TEST_COLLECTED", prepared.c_str(), 1);
     std::FILE* errFile = std::freopen(err.c_str(), "w", stderr);
     if (errFile == nullptr) ::_exit(125);
-    ::execl(FS_CLI_PATH, FS_CLI_PATH, "trace", "-o", output.c_str(), "--", "/bin/sh", "-c", script.c_str(),
-            static_cast<char*>(nullptr));
+    ::execl(FS_CLI_PATH, FS_CLI_PATH, "trace", "-o", output.c_str(), "--api", "all", "--", "/bin/sh", "-c",
+            script.c_str(), static_cast<char*>(nullptr));
     ::_exit(126);
   }
   for (int i = 0; i < 1000 && !fs::exists(ready); ++i) {
@@ -302,11 +303,20 @@ TEST_F(TraceCliTest, TraceForwardsSigtermAndReportsCapturedAndDroppedRecords) {
   EXPECT_NE(message.find("1 events; 7 activity records captured, 3 dropped"), std::string::npos) << message;
   EXPECT_NE(message.find("program exit code 0"), std::string::npos) << message;
   EXPECT_NE(readAll(env).find("libfusionscope_inject.so"), std::string::npos) << readAll(env);
+  EXPECT_NE(readAll(env).find("api=all"), std::string::npos) << readAll(env);  // --api reaches the collector
 }
 
 TEST_F(TraceCliTest, TraceWithoutCommandIsUsageError) {
   Result r = run({"trace", "-o", (m_dir / "t.json").string()});
   EXPECT_EQ(r.exitCode, 2) << r.err;
+}
+
+TEST_F(TraceCliTest, TraceWithAnUnknownApiLevelIsUsageError) {
+  std::string marker = (m_dir / "ran").string();
+  Result r = run({"trace", "--api", "some", "--", "/bin/sh", "-c", "touch " + marker});
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_NE(r.err.find("--api"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(marker));
 }
 
 // The real pipeline end to end: the MNIST sample run on the CPU unfused and fused with --trace, its cpu-pipeline
