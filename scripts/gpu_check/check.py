@@ -295,6 +295,12 @@ def summary_text(s):
         lines.append("collector overhead: %s launches, %.4f s untraced vs %.4f s traced (medians of %d): %+.2f %% "
                      "(target <= 3 %%)" % (o["launches"], o["untraced_s"], o["traced_s"], o["runs"],
                                            o["overhead_percent"]))
+        for name, w in sorted(o.get("workloads", {}).items()):
+            lines.append("  %-15s %7s %s, untraced %.4f s; %s" % (
+                name, w["count"], {"launch": "launches", "step": "steps"}.get(w["unit"], w["unit"]), w["untraced_s"],
+                "; ".join(
+                    "--api=%s %+.1f %% (%+.2f us per %s)" % (api, a["overhead_percent"], a["us_per_item"], w["unit"])
+                    for api, a in sorted(w["api"].items()))))
         if "trace_kernels" in o:
             lines.append("  traced run's trace: %s kernels, %s records dropped" % (o["trace_kernels"],
                                                                                o["trace_dropped_records"]))

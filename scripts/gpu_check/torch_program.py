@@ -5,6 +5,8 @@
                                     kernels, runtime API calls (the "PyTorch trace" check)
   torch_program.py --launches N     N one-kernel in-place adds on a small tensor, timed between synchronisations
                                     after a warm-up (the collector-overhead loop); prints {"launches", "seconds"}
+  torch_program.py --train-steps N  N timed training steps of a wider MLP (4096x1024 batch): the overhead on a
+                                    realistic launch mix; prints {"steps", "seconds"}
   torch_program.py --copy-bandwidth device-to-device copy of 256 MiB, 20 times, timed with CUDA events; prints
                                     {"copy_gb_per_s"} counting read + write bytes, as the kernels' figures do
 """
@@ -44,6 +46,31 @@ def launches(n):
     print(json.dumps({"launches": n, "seconds": seconds}))
 
 
+def train_steps(n):
+    """A realistic launch mix: n timed training steps of a wider MLP (kernels of tens of microseconds)."""
+    torch.manual_seed(0)
+    device = torch.device("cuda")
+    x = torch.randn(4096, 1024, device=device)
+    y = torch.randint(0, 10, (4096,), device=device)
+    model = torch.nn.Sequential(torch.nn.Linear(1024, 2048), torch.nn.GELU(), torch.nn.LayerNorm(2048),
+                                torch.nn.Linear(2048, 2048), torch.nn.GELU(), torch.nn.Linear(2048, 10)).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    for _ in range(10):
+        step()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(n):
+        step()
+    torch.cuda.synchronize()
+    print(json.dumps({"steps": n, "seconds": time.perf_counter() - start}))
+
+
 def copy_bandwidth():
     nbytes = 256 << 20
     a = torch.ones(nbytes // 4, device="cuda")
@@ -65,10 +92,13 @@ def copy_bandwidth():
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--launches", type=int)
+    p.add_argument("--train-steps", type=int)
     p.add_argument("--copy-bandwidth", action="store_true")
     a = p.parse_args()
     if a.launches:
         launches(a.launches)
+    elif a.train_steps:
+        train_steps(a.train_steps)
     elif a.copy_bandwidth:
         copy_bandwidth()
     else:

@@ -11,7 +11,7 @@ rm -rf "$work" && mkdir -p "$work" || fail "cannot make $work"
 export FUSIONSCOPE_GPU_CHECK_NO_GPU=1
 
 # Bad usage: a message and exit 2.
-for bad in "--bogus" "prepare extra" "run a b" "prepare --sm"; do
+for bad in "--bogus" "prepare extra" "run a b" "prepare --sm" "run --only nothing" "run --only bundles,"; do
   # shellcheck disable=SC2086
   "$script" $bad >"$work/usage.out" 2>&1
   rc=$?
@@ -57,6 +57,9 @@ for name in ok + ["bandwidth"]:
 mlp = json.load(open(os.path.join(root, "bundles", "sample_mlp", "reference", "reference.json")))
 assert mlp["normwise_fallback"] is True, "mlp has f32 dots: the normwise fallback applies"
 EOF
+if [[ -f /usr/include/nlohmann/json.hpp ]]; then  # the GPU machine's standalone build needs them
+  [[ -f $dir/deps/include/nlohmann/json.hpp ]] || fail "prepare did not carry nlohmann/json's headers"
+fi
 size=$(du -sk "$dir" | cut -f1)
 ((size < 64 * 1024)) || fail "the prepared folder is $size KiB, over the 64 MiB the device tool carries"
 

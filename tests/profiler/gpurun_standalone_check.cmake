@@ -1,10 +1,11 @@
 # ctest: the GPU runner's standalone project (profiler/gpu) configures with only the CUDA toolkit, CMake, a C++
-# compiler and nlohmann/json, as on a minimal GPU node: Qt, LLVM, Graphviz, simdjson, fmt, zlib and GoogleTest are
+# compiler and nlohmann/json's headers, as on a minimal GPU node: Qt, LLVM, Graphviz, simdjson, fmt, zlib,
+# GoogleTest and nlohmann/json's CMake package (the GPU machine has none; scripts/gpu-check carries the headers) are
 # made unfindable, and the resulting cache must not mention them. (Building it takes ~1 minute on 2 cores, so the
 # test stops at configure; docs/PROFILER.md records a full standalone build.)
 #   cmake -DSOURCE_DIR=<repo> -DBINARY_DIR=<scratch> -P gpurun_standalone_check.cmake
 file(REMOVE_RECURSE "${BINARY_DIR}")
-set(disabled Qt6 Qt5 LLVM Clang simdjson fmt ZLIB GTest benchmark PkgConfig CLI11 mimalloc)
+set(disabled Qt6 Qt5 LLVM Clang simdjson fmt ZLIB GTest benchmark PkgConfig CLI11 mimalloc nlohmann_json)
 set(args)
 foreach(package IN LISTS disabled)
   list(APPEND args "-DCMAKE_DISABLE_FIND_PACKAGE_${package}=ON")
@@ -16,7 +17,7 @@ if(NOT result EQUAL 0)
   message(FATAL_ERROR "standalone configure of profiler/gpu failed:\n${output}")
 endif()
 file(READ "${BINARY_DIR}/CMakeCache.txt" cache)
-foreach(pattern Qt6_DIR LLVM_DIR simdjson_DIR fmt_DIR gvc cgraph graphviz)
+foreach(pattern Qt6_DIR LLVM_DIR simdjson_DIR fmt_DIR gvc cgraph graphviz nlohmann_json_DIR)
   string(FIND "${cache}" "${pattern}" found)
   if(NOT found EQUAL -1)
     message(FATAL_ERROR "the standalone GPU runner build refers to ${pattern} (CMakeCache.txt)")
