@@ -114,11 +114,9 @@ class Merger {
   StatusOr<bool> consider(HloInstruction* producer) {
     std::optional<std::string> why = refusal(*producer);
     if (why) {
-      FusionDecision decision = baseDecision(*producer);
-      if (producer->users().size() == 1) decision.consumer = producer->users().front()->name();
-      decision.bytesSaved = m_lastBytesSaved;
-      decision.reason = std::move(*why);
-      m_refusals.push_back(std::move(decision));
+      m_refusals.push_back(refusedDecision(kPassName, m_computation, producer->name(),
+                                           producer->users().size() == 1 ? producer->users().front()->name() : "",
+                                           m_lastBytesSaved, std::move(*why)));
       return false;
     }
     const int64_t saved = m_lastBytesSaved;
@@ -136,27 +134,9 @@ class Merger {
       if (!fused.ok()) return fused.status();
     }
     for (HloInstruction* user : users) {
-      FusionDecision decision;
-      decision.pass = std::string(kPassName);
-      decision.computation = m_computation.name();
-      decision.producer = producerName;
-      decision.consumer = user->name();
-      decision.fused = true;
-      decision.fusion = user->name();
-      decision.kind = user->fusionKind();
-      decision.bytesSaved = saved;
-      decision.reason = reason;
-      m_context.record(std::move(decision));
+      m_context.record(fusedDecision(kPassName, m_computation, producerName, user->name(), *user, saved, reason));
     }
     return true;
-  }
-
-  FusionDecision baseDecision(const HloInstruction& producer) const {
-    FusionDecision decision;
-    decision.pass = std::string(kPassName);
-    decision.computation = m_computation.name();
-    decision.producer = producer.name();
-    return decision;
   }
 
   // Why `producer` must not merge into its users, or nullopt when it should. Sets m_lastBytesSaved.

@@ -186,42 +186,28 @@ class ComputationFusion {
     if (!fused.ok()) return fused.status();
     (*fused)->mutableAttributes().fusionKind = candidate.kind;
 
-    FusionDecision decision;
-    decision.pass = std::string(kPassName);
-    decision.computation = m_computation.name();
-    decision.producer = producerName;
-    decision.consumer = consumerName;
-    decision.fused = true;
-    decision.fusion = (*fused)->name();
-    decision.kind = candidate.kind;
-    decision.bytesSaved = candidate.bytesSaved;
-    decision.reason = fmt::format("fused {} into {} ({}): saves {} of reads and writes", producerName, consumerName,
-                                  fusionKindName(candidate.kind), formatBytes(candidate.bytesSaved));
+    std::string reason = fmt::format("fused {} into {} ({}): saves {} of reads and writes", producerName, consumerName,
+                                     fusionKindName(candidate.kind), formatBytes(candidate.bytesSaved));
     if (candidate.planBytesSaved) {
-      decision.reason = fmt::format(
+      reason = fmt::format(
           "fused {} into {} ({}): duplicated into each of its {} users, which together saves {} of reads and "
           "writes (this copy reads {} more)",
           producerName, consumerName, fusionKindName(candidate.kind), otherUsers + 1,
           formatBytes(*candidate.planBytesSaved), formatBytes(-candidate.bytesSaved));
     } else if (candidate.duplicate) {
-      decision.reason += fmt::format("; {} is duplicated and stays for its {} other user{}", producerName, otherUsers,
-                                     otherUsers == 1 ? "" : "s");
+      reason += fmt::format("; {} is duplicated and stays for its {} other user{}", producerName, otherUsers,
+                            otherUsers == 1 ? "" : "s");
     }
-    m_context.record(std::move(decision));
+    m_context.record(fusedDecision(kPassName, m_computation, producerName, consumerName, **fused, candidate.bytesSaved,
+                                   std::move(reason)));
     return *fused;
   }
 
   void recordRefusal(const HloInstruction& producer, const HloInstruction& consumer, const std::string& reason,
                      int64_t bytesSaved) {
-    FusionDecision decision;
-    decision.pass = std::string(kPassName);
-    decision.computation = m_computation.name();
-    decision.producer = producer.name();
-    decision.consumer = consumer.name();
-    decision.fused = false;
-    decision.bytesSaved = bytesSaved;
-    decision.reason = fmt::format("not fusing {} into {}: {}", producer.name(), consumer.name(), reason);
-    m_refusals.push_back(std::move(decision));
+    m_refusals.push_back(
+        refusedDecision(kPassName, m_computation, producer.name(), consumer.name(), bytesSaved,
+                        fmt::format("not fusing {} into {}: {}", producer.name(), consumer.name(), reason)));
   }
 
   // A producer whose only use is the consumer cannot reach it along another path: no cycle check needed.

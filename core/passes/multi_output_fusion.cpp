@@ -454,18 +454,10 @@ class Round {
     fusionA->mutableAttributes().fusionKind = reduction ? FusionKind::kInput : FusionKind::kLoop;
     m_order->applyMerge(plan, fusionA);
 
-    FusionDecision decision;
-    decision.pass = std::string(kPassName);
-    decision.computation = m_computation.name();
-    decision.producer = nameB;
-    decision.consumer = nameA;
-    decision.fused = true;
-    decision.fusion = fusionA->name();
-    decision.kind = fusionA->fusionKind();
-    decision.bytesSaved = shared.bytes;
-    decision.reason = fmt::format("merged {} and {} into one multi-output fusion {}: they share {} ({} read once)",
-                                  nameA, nameB, fusionA->name(), sharedText, formatBytes(shared.bytes));
-    m_context.record(std::move(decision));
+    m_context.record(
+        fusedDecision(kPassName, m_computation, nameB, nameA, *fusionA, shared.bytes,
+                      fmt::format("merged {} and {} into one multi-output fusion {}: they share {} ({} read once)",
+                                  nameA, nameB, fusionA->name(), sharedText, formatBytes(shared.bytes))));
     return true;
   }
 
@@ -518,20 +510,11 @@ class Round {
     fusion->mutableAttributes().fusionKind = FusionKind::kInput;
     m_order->applyMerge(plan, fusion);
 
-    FusionDecision decision;
-    decision.pass = std::string(kPassName);
-    decision.computation = m_computation.name();
-    decision.producer = producerName;
-    decision.consumer = consumerName;
-    decision.fused = true;
-    decision.fusion = fusion->name();
-    decision.kind = FusionKind::kInput;
-    decision.bytesSaved = bytes;
-    decision.reason = fmt::format(
-        "fused {} into {} as an extra output of multi-output fusion {}: {} is computed once and its {} result is "
-        "not read back",
-        producerName, consumerName, fusion->name(), producerName, formatBytes(bytes));
-    m_context.record(std::move(decision));
+    m_context.record(fusedDecision(
+        kPassName, m_computation, producerName, consumerName, *fusion, bytes,
+        fmt::format("fused {} into {} as an extra output of multi-output fusion {}: {} is computed once and its {} "
+                    "result is not read back",
+                    producerName, consumerName, fusion->name(), producerName, formatBytes(bytes))));
     return true;
   }
 
@@ -551,15 +534,7 @@ class Round {
 
   FusionDecision refusal(const HloInstruction& moving, const HloInstruction& into, std::string reason,
                          int64_t bytes = 0) const {
-    FusionDecision decision;
-    decision.pass = std::string(kPassName);
-    decision.computation = m_computation.name();
-    decision.producer = moving.name();
-    decision.consumer = into.name();
-    decision.fused = false;
-    decision.bytesSaved = bytes;
-    decision.reason = std::move(reason);
-    return decision;
+    return refusedDecision(kPassName, m_computation, moving.name(), into.name(), bytes, std::move(reason));
   }
   // A pair can come back through forwarding (its kernels merged with others); say no once.
   void refuseOnce(const HloInstruction& a, const HloInstruction& b, std::string reason, int64_t bytes) {

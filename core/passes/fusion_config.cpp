@@ -1,4 +1,4 @@
-#include "core/passes/hlo_pass.h"
+#include "core/passes/fusion_config.h"
 
 namespace fusionscope::core {
 

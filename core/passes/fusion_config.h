@@ -1,0 +1,41 @@
+#pragma once
+
+// The fusion passes' settings: which backend's rules they follow and its limits (docs/PIPELINES.md).
+#include <cstdint>
+#include <string_view>
+
+namespace fusionscope::core {
+
+// Which backend's rules the fusion passes follow (see docs/PIPELINES.md for how cpu and gpu differ).
+enum class Backend : uint8_t { kCpu, kGpu };
+std::string_view backendName(Backend backend);  // "cpu", "gpu"
+
+// Limits and switches of the fusion passes; fusionConfigFor() gives each backend's defaults.
+struct FusionConfig {
+  Backend backend = Backend::kGpu;
+  // Most operands (kernel parameters) a fusion may have.
+  int maxOperands = 96;
+  // Most instructions inside one fusion (excluding parameters).
+  int maxFusedInstructions = 200;
+  // Reductions take their elementwise producers as kInput fusions (GPU); the cpu backend only fuses into
+  // reductions over the most minor dimension (a row reduction a CPU loop can vectorize).
+  bool fuseIntoReductions = true;
+  bool fuseIntoMinorReductionsOnly = false;
+  // A reduction takes elementwise consumers as its epilogue (reduce -> convert/divide ...).
+  bool reductionEpilogues = true;
+  // dot/convolution + elementwise consumer (bias, activation) become one kOutput fusion.
+  bool outputFusion = true;
+  // Only matrix-vector dots are output-fused (XLA CPU: its GEMM library call cannot take an epilogue, the
+  // matrix-vector loop it emits itself can); convolutions are then never output-fused.
+  bool outputFusionMatrixVectorOnly = false;
+  // Constants with at most this many elements are fused (copied) into their users; larger stay outside.
+  int64_t smallConstantMaxElements = 1;
+  // Expensive producers (exp, log, divide, ...) are duplicated into several consumers only when their
+  // result has at most this many elements.
+  int64_t duplicateExpensiveMaxElements = 1;
+  // Sibling and producer-consumer multi-output fusion (GPU only in XLA).
+  bool multiOutputFusion = true;
+};
+FusionConfig fusionConfigFor(Backend backend);
+
+}  // namespace fusionscope::core
