@@ -133,10 +133,8 @@ StatusOr<bool> runOnComputation(HloComputation& computation, SideEffectAnalysis&
     if (!mayMerge(*inst, sideEffects)) continue;
     // Operands come earlier in post order and were already replaced by their representatives, so the key
     // computed here never changes while the instruction sits in the table.
-    HloInstruction* representative =
-        seen.findOrInsert(InstructionHash()(inst), inst, [&](const HloInstruction& other) {
-          return InstructionEqual()(&other, inst);
-        });
+    HloInstruction* representative = seen.findOrInsert(
+        InstructionHash()(inst), inst, [&](const HloInstruction& other) { return InstructionEqual()(&other, inst); });
     if (representative == nullptr) continue;
     computation.prefetchReplacement(*inst, *representative);
     inst->replaceAllUsesWith(representative);

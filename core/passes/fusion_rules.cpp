@@ -11,6 +11,7 @@
 #include "core/passes/fusion_cost.h"
 #include "core/passes/fusion_utils.h"
 #include "core/passes/hlo_pass.h"
+#include "core/passes/merge_tracking.h"
 
 namespace fusionscope::core {
 namespace {
@@ -37,7 +38,6 @@ std::vector<int64_t> minorToMajor(const Shape& shape) {
   for (int i = shape.rank() - 1; i >= 0; --i) order.push_back(i);
   return order;
 }
-
 
 // The instructions a consumer consists of: itself, or everything inside a fusion but its parameters.
 std::vector<const HloInstruction*> contents(const HloInstruction& consumer) {
@@ -76,7 +76,6 @@ std::vector<std::pair<const HloInstruction*, int>> readersOf(const HloInstructio
   }
   return readers;
 }
-
 
 // Bytes a fused kernel reads for input `input`. A broadcast or iota input is charged what it expands from,
 // since it is cheap and will be fused into the kernel that reads it (so a producer is not judged by the
@@ -333,10 +332,11 @@ FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& con
           return FusionVerdict::no(fmt::format("{} contains {}; {}", producer.name(), inst->name(), kWhy));
         }
         if (inst->opcode() == HloOpcode::kCopy && isLayoutChangingCopy(*inst)) {
-          return FusionVerdict::no(fmt::format(
-              "{} changes the layout ({} -> {}); a reduction reading through it would read memory out "
-              "of order",
-              inst->name(), dimensionListText(minorToMajor(inst->operand(0)->shape())), dimensionListText(minorToMajor(inst->shape()))));
+          return FusionVerdict::no(
+              fmt::format("{} changes the layout ({} -> {}); a reduction reading through it would read memory out "
+                          "of order",
+                          inst->name(), dimensionListText(minorToMajor(inst->operand(0)->shape())),
+                          dimensionListText(minorToMajor(inst->shape()))));
         }
       }
     }
@@ -479,7 +479,7 @@ FusionVerdict limitsRule(const HloInstruction& producer, const HloInstruction& c
   return FusionVerdict::yes();
 }
 
-FusionVerdict cycleRule(const InstructionOrder& order, const HloInstruction& producer, const HloInstruction& consumer,
+FusionVerdict cycleRule(const TopologicalOrder& order, const HloInstruction& producer, const HloInstruction& consumer,
                         bool duplicate) {
   if (duplicate) return FusionVerdict::yes();
   if (order.reaches(&producer, &consumer, /*skipDirect=*/true)) {

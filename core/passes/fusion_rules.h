@@ -11,7 +11,7 @@
 namespace fusionscope::core {
 
 struct FusionConfig;
-class InstructionOrder;
+class TopologicalOrder;
 
 // The answer of one fusion rule: yes, or no with the reason a user reads. A reason is the clause after
 // "not fusing X into Y: " ("exp.1 is expensive and has 3 users; duplicating it would recompute it").
@@ -70,7 +70,7 @@ FusionVerdict limitsRule(const HloInstruction& producer, const HloInstruction& c
 // Moving `producer` into `consumer` must not close a cycle: no other path of uses may lead from the
 // producer to the consumer. A duplicated producer stays outside for its other users, so paths through them
 // are harmless and `duplicate` skips the check.
-FusionVerdict cycleRule(const InstructionOrder& order, const HloInstruction& producer, const HloInstruction& consumer,
+FusionVerdict cycleRule(const TopologicalOrder& order, const HloInstruction& producer, const HloInstruction& consumer,
                         bool duplicate);
 
 // Cost model: memory traffic saved by fusing `producer` into `consumer` (negative: added). Before, the

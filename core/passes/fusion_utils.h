@@ -17,7 +17,7 @@ namespace fusionscope::core {
 // fusion has a tuple root, and its users read it through get-tuple-element.
 //
 // None of these check whether fusing is a good idea or creates a cycle: the passes decide that (see
-// InstructionOrder::reaches). They keep operands, users, parameter numbering and the module's fusion
+// TopologicalOrder::reaches, merge_tracking.h). They keep operands, users, parameter numbering and the module's fusion
 // flags consistent, and leave the computation's text order for the pipeline to sort.
 
 // Replaces `instruction` by a new fusion of `kind` that contains only a copy of it. Returns the fusion.
@@ -52,21 +52,5 @@ std::vector<HloInstruction*> distinctOperands(const HloInstruction& instruction)
 // The values a fusion produces: its fused root, or the operands of a tuple root.
 std::vector<HloInstruction*> fusionOutputs(const HloInstruction& fusion);
 bool isMultiOutputFusion(const HloInstruction& fusion);
-
-// A topological numbering of one computation's instructions (operands before users) for cheap cycle checks:
-// a path from A to B can only go through instructions numbered between them. After a fusion replaces
-// instructions, give the fusion the consumer's number (assign); rebuild after larger rewrites.
-class InstructionOrder {
- public:
-  explicit InstructionOrder(const HloComputation& computation);
-  int64_t index(const HloInstruction* instruction) const;
-  void assign(const HloInstruction* instruction, int64_t index) { m_index[instruction] = index; }
-  // True when a path of uses leads from `from` to `to`; with `skipDirect`, a direct use of `from` by `to`
-  // does not count (fusing a producer into its consumer is cycle-free unless another path exists).
-  bool reaches(const HloInstruction* from, const HloInstruction* to, bool skipDirect = false) const;
-
- private:
-  std::unordered_map<const HloInstruction*, int64_t> m_index;
-};
 
 }  // namespace fusionscope::core

@@ -14,6 +14,7 @@
 #include "core/passes/fusion_cost.h"
 #include "core/passes/fusion_rules.h"
 #include "core/passes/fusion_utils.h"
+#include "core/passes/merge_tracking.h"
 
 namespace fusionscope::core {
 namespace {
@@ -177,13 +178,15 @@ class ComputationFusion {
     const size_t otherUsers = producer->users().size() - 1 + (producer->isRoot() ? 1 : 0);
     if (!current->isFusion()) {
       m_alive[current] = false;
-      const int64_t index = m_order ? m_order->index(current) : -1;
+      const int64_t id = current->id();
       current = wrapInFusion(current, candidate.kind);
-      if (m_order) m_order->assign(current, index);
+      if (m_order) m_order->replace(id, current);
     }
     if (!candidate.duplicate) m_alive[producer] = false;
+    const int64_t producerId = producer->id();
     StatusOr<HloInstruction*> fused = fuseProducer(current, producer);
     if (!fused.ok()) return fused.status();
+    if (m_order && !candidate.duplicate) m_order->forget(producerId);  // fused in and deleted
     (*fused)->mutableAttributes().fusionKind = candidate.kind;
 
     std::string reason = fmt::format("fused {} into {} ({}): saves {} of reads and writes", producerName, consumerName,
@@ -217,15 +220,15 @@ class ComputationFusion {
   }
 
   // Built on first use: most sweeps never need a cycle check (see onlyFeeds).
-  const InstructionOrder& order() const {
-    if (!m_order) m_order.emplace(m_computation);
+  const TopologicalOrder& order() const {
+    if (!m_order) m_order.emplace(TopologicalOrder::of(m_computation));
     return *m_order;
   }
 
   HloComputation& m_computation;
   PassContext& m_context;
   const FusionConfig& m_config;
-  mutable std::optional<InstructionOrder> m_order;
+  mutable std::optional<TopologicalOrder> m_order;
   FlatPtrMap<HloInstruction, bool> m_alive;
   std::vector<FusionDecision> m_refusals;
 };

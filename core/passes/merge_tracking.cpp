@@ -15,6 +15,12 @@ TopologicalOrder::TopologicalOrder(std::vector<HloInstruction*> postOrder, int64
   }
 }
 
+TopologicalOrder TopologicalOrder::of(const HloComputation& computation) {
+  StatusOr<std::vector<HloInstruction*>> postOrder = computation.postOrder();
+  return TopologicalOrder(postOrder.ok() ? std::move(*postOrder) : std::vector<HloInstruction*>{},
+                          computation.idBound());
+}
+
 bool TopologicalOrder::reaches(const HloInstruction* from, const HloInstruction* to, bool skipDirect) const {
   return walk(from, position(to), to, skipDirect);
 }

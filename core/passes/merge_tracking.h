@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 
 namespace fusionscope::core {
@@ -12,10 +13,10 @@ namespace fusionscope::core {
 // Both are indexed by HloInstruction::id(), which is unique within a module and never reused: on a
 // 100k-instruction computation a hash lookup per step was a cache miss.
 
-// A topological numbering of one computation that stays valid across merges (InstructionOrder needs a
-// rebuild after every multi-output merge, which would make the pass quadratic). When two instructions X before
-// Y become one, only the positions between them change: what X reaches there must now come after the merged
-// instruction, everything else before it. Instructions created by the IR surgery (get-tuple-element) stay
+// A topological numbering of one computation that stays valid across merges and fusions (a fresh post order
+// after every merge would make the passes quadratic); the one reachability question every fusion pass asks. When two
+// instructions X before Y become one, only the positions between them change: what X reaches there must now come after
+// the merged instruction, everything else before it. Instructions created by the IR surgery (get-tuple-element) stay
 // unnumbered; the reachability walk explores them instead of pruning.
 //
 //   order = TopologicalOrder(computation.postOrder(), computation.idBound());
@@ -29,6 +30,9 @@ class TopologicalOrder {
  public:
   // `postOrder`: every instruction of the computation, operands before users.
   TopologicalOrder(std::vector<HloInstruction*> postOrder, int64_t idBound);
+  // The order of `computation` as it is now; with a cycle (which the verifier reports) nothing is numbered,
+  // and reaches() then explores everything instead of pruning: slower, still right.
+  static TopologicalOrder of(const HloComputation& computation);
 
   // The instruction's position, or -1 for an unnumbered one (created after construction, or forgotten).
   int64_t position(const HloInstruction* inst) const { return positionOfId(inst->id()); }
@@ -39,7 +43,7 @@ class TopologicalOrder {
 
   // True when a path of uses (or control edges) leads from `from` to `to`; with skipDirect a direct use
   // does not count (is there another path?).
-  bool reaches(const HloInstruction* from, const HloInstruction* to, bool skipDirect) const;
+  bool reaches(const HloInstruction* from, const HloInstruction* to, bool skipDirect = false) const;
 
   // The new order of positions [first, second] once the instructions there merge: everything `first`
   // does not reach, the merged instruction, then what `first` reaches. Computed before the surgery, with

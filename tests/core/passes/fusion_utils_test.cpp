@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/ir/hlo_verifier.h"
+#include "core/passes/merge_tracking.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/pass_testing.h"
 
@@ -141,7 +142,7 @@ ENTRY main {
   ROOT c = f32[8]{0} add(a, b)
 }
 )");
-  InstructionOrder order(*module->entry());
+  TopologicalOrder order = TopologicalOrder::of(*module->entry());
   HloInstruction* a = entryInstruction(*module, "a");
   HloInstruction* c = entryInstruction(*module, "c");
   EXPECT_TRUE(order.reaches(a, c));

@@ -9,6 +9,7 @@
 
 #include "core/passes/fusion_rules.h"
 #include "core/passes/fusion_utils.h"
+#include "core/passes/merge_tracking.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/pass_testing.h"
 
@@ -985,7 +986,7 @@ ENTRY main {
 }
 )");
   ASSERT_NE(module, nullptr);
-  InstructionOrder order(*module->entry());
+  TopologicalOrder order = TopologicalOrder::of(*module->entry());
   const HloInstruction* p = entryInstruction(*module, "p");
   const HloInstruction* c = entryInstruction(*module, "c");
   FusionVerdict moved = cycleRule(order, *p, *c, /*duplicate=*/false);
