@@ -4,13 +4,14 @@
 #include <cstdint>
 #include <iterator>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
-#include "core/base/flat_ptr_map.h"
 #include "core/ir/attributes.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
@@ -226,13 +227,17 @@ class DotWriter {
   void appendInlinedOperandLines(const HloInstruction& inst, const HloInstruction* fusion);
   void appendTooltip(const HloInstruction& inst);
   void appendShapeLine(const Shape& shape);
+  const NodeInfo* nodeInfo(const HloInstruction* inst) const {
+    auto it = m_info.find(inst);
+    return it == m_info.end() ? nullptr : &it->second;
+  }
 
   const HloModule& m_module;
   const DotOptions& m_options;
   std::string m_out;
   std::string m_edges;
   std::string m_scratch;
-  FlatPtrMap<HloInstruction, NodeInfo> m_info;  // looked up for every node and edge
+  std::unordered_map<const HloInstruction*, NodeInfo> m_info;
   std::vector<int> m_paramIds;
   std::vector<const HloComputation*> m_expanding;
   int m_nextNode = 0;
@@ -240,7 +245,7 @@ class DotWriter {
   int m_nextStub = 0;
   const HloComputation* m_cutComputation = nullptr;
   std::vector<char> m_cutSlots;  // per operand slot of m_cutComputation, in instruction order
-  FlatPtrMap<HloInstruction, bool> m_copiedSources;
+  std::unordered_set<const HloInstruction*> m_copiedSources;
 };
 
 std::string DotWriter::write() {
@@ -287,7 +292,7 @@ void DotWriter::emitComputation(const HloComputation& computation, const HloInst
   if (fusion == nullptr) planLongEdges(computation);
   for (const auto& owned : computation.instructions()) {
     const HloInstruction& inst = *owned;
-    if (isInlinedConstant(inst, m_options) || m_copiedSources.find(&inst)) {
+    if (isInlinedConstant(inst, m_options) || m_copiedSources.contains(&inst)) {
       m_info[&inst] = NodeInfo{};
       continue;
     }
@@ -404,19 +409,17 @@ void DotWriter::emitFusionCluster(const HloInstruction& fusion, const HloComputa
 void DotWriter::planLongEdges(const HloComputation& computation) {
   m_cutComputation = &computation;
   m_cutSlots.clear();
-  m_copiedSources = FlatPtrMap<HloInstruction, bool>();
+  m_copiedSources.clear();
   if (computation.instructionCount() <= m_options.longEdgeMinInstructions || m_options.maxEdgeSpan <= 0) return;
   auto order = computation.postOrder();
   if (!order.ok()) return;
-  // Flat tables, not std::unordered_map: on a 75k-instruction ENTRY the node-per-entry maps were most of
-  // this function's time (cache misses and one allocation per instruction).
-  FlatPtrMap<HloInstruction, int64_t> rank(order->size());
+  std::unordered_map<const HloInstruction*, int64_t> rank(order->size());
   for (const HloInstruction* inst : *order) {
     int64_t r = 0;
     for (const HloInstruction* operand : inst->operands()) r = std::max(r, rank[operand] + 1);
     rank[inst] = r;
   }
-  FlatPtrMap<HloInstruction, int64_t> keptUses(order->size());
+  std::unordered_map<const HloInstruction*, int64_t> keptUses(order->size());
   for (const auto& owned : computation.instructions()) {
     for (const HloInstruction* operand : owned->operands()) {
       bool cut = rank[owned.get()] - rank[operand] > m_options.maxEdgeSpan;
@@ -428,7 +431,7 @@ void DotWriter::planLongEdges(const HloComputation& computation) {
     const HloInstruction* inst = owned.get();
     bool source = inst->operandCount() == 0 && inst->controlPredecessors().empty() &&
                   inst->controlSuccessors().empty() && !inst->isRoot() && !inst->users().empty();
-    if (source && keptUses[inst] == 0) m_copiedSources[inst] = true;
+    if (source && keptUses[inst] == 0) m_copiedSources.insert(inst);
   }
 }
 
@@ -437,7 +440,7 @@ void DotWriter::emitEdges(const HloComputation& computation) {
   size_t slot = 0;
   for (const auto& owned : computation.instructions()) {
     const HloInstruction& user = *owned;
-    const NodeInfo* to = m_info.find(&user);
+    const NodeInfo* to = nodeInfo(&user);
     if (to == nullptr) {
       slot += static_cast<size_t>(user.operandCount());
       continue;
@@ -449,13 +452,13 @@ void DotWriter::emitEdges(const HloComputation& computation) {
         emitCutEdge(operand, *to, i, labelled);
         continue;
       }
-      const NodeInfo* from = m_info.find(&operand);
+      const NodeInfo* from = nodeInfo(&operand);
       // Inlined constants have no node; operands from another computation (malformed input) are skipped.
       if (from == nullptr || from->out < 0) continue;
       emitEdge(*from, *to, i, labelled);
     }
     for (const HloInstruction* pred : user.controlPredecessors()) {
-      const NodeInfo* from = m_info.find(pred);
+      const NodeInfo* from = nodeInfo(pred);
       if (from == nullptr || from->out < 0) continue;
       emitEdge(*from, *to, -1, false);
     }
@@ -470,7 +473,7 @@ void DotWriter::emitCutEdge(const HloInstruction& operand, const NodeInfo& to, i
   }
   if (target < 0) return;
   auto edges = std::back_inserter(m_edges);
-  if (m_copiedSources.find(&operand)) {
+  if (m_copiedSources.contains(&operand)) {
     // Edges are written after every cluster closed, so a node declared now sits at the top level.
     int copy = emitNode(operand, nullptr, 0, /*copy=*/true);
     fmt::format_to(edges, FMT_COMPILE("  n{} -> n{}"), copy, target);

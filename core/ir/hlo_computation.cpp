@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "core/base/prefetch.h"
 #include "core/ir/hlo_module.h"
 
 namespace fusionscope::core {
@@ -18,13 +17,7 @@ HloInstruction* HloComputation::addInstruction(std::unique_ptr<HloInstruction> i
   raw->m_slot = m_instructions.size();
   raw->m_id = m_nextId++;
   m_instructions.push_back(std::move(instruction));
-  m_readsForward.push_back(0);
-  m_byName.insert(raw);
-  // Appended last: in order when everything it reads is already here and nothing here reads it yet.
-  for (const HloInstruction* operand : raw->operands()) noteEdge(operand, raw);
-  for (const HloInstruction* pred : raw->controlPredecessors()) noteEdge(pred, raw);
-  for (const HloInstruction* user : raw->users()) noteEdge(raw, user);
-  for (const HloInstruction* succ : raw->controlSuccessors()) noteEdge(raw, succ);
+  m_byName.emplace(raw->name(), raw);
   return raw;
 }
 
@@ -44,16 +37,12 @@ void HloComputation::compact() const {
   size_t out = 0;
   for (size_t i = 0; i < m_instructions.size(); ++i) {
     if (!m_instructions[i]) continue;
-    if (out != i) {
-      m_instructions[out] = std::move(m_instructions[i]);
-      m_readsForward[out] = m_readsForward[i];
-    }
+    if (out != i) m_instructions[out] = std::move(m_instructions[i]);
     m_instructions[out]->m_slot = out;
     ++out;
   }
   m_instructions.resize(out);
-  m_readsForward.resize(out);
-  const_cast<HloComputation*>(this)->m_removed = 0;
+  m_removed = 0;
 }
 
 Status HloComputation::removeInstruction(HloInstruction* instruction) {
@@ -68,16 +57,10 @@ Status HloComputation::removeInstruction(HloInstruction* instruction) {
   }
   instruction->dropAllOperands();
   instruction->dropAllControlDependencies();
-  m_byName.erase(instruction);
+  m_byName.erase(instruction->name());
   m_instructions[instruction->m_slot].reset();
   ++m_removed;
   return okStatus();
-}
-
-void HloComputation::prefetchReplacement(const HloInstruction& instruction, const HloInstruction& replacement) const {
-  for (const HloInstruction* user : instruction.users()) prefetch(user);
-  prefetch(replacement.users().data());
-  prefetch(m_byName.home(instruction.name()));
 }
 
 int64_t HloComputation::removeInstructionAndUnusedOperands(HloInstruction* instruction) {
@@ -121,7 +104,8 @@ std::string HloComputation::uniqueInstructionName(std::string_view base) const {
 }
 
 HloInstruction* HloComputation::findInstruction(std::string_view name) const {
-  return m_byName.find(name);
+  auto it = m_byName.find(name);
+  return it == m_byName.end() ? nullptr : it->second;
 }
 
 Status HloComputation::renameInstruction(HloInstruction* instruction, std::string name) {
@@ -130,9 +114,9 @@ Status HloComputation::renameInstruction(HloInstruction* instruction, std::strin
     return Status::error(
         fmt::format("cannot rename {} to {}: name already used in {}", instruction->name(), name, m_name));
   }
-  m_byName.erase(instruction);
+  m_byName.erase(instruction->name());
   instruction->m_name = std::move(name);
-  m_byName.insert(instruction);
+  m_byName.emplace(instruction->name(), instruction);
   return okStatus();
 }
 
@@ -157,15 +141,8 @@ int64_t HloComputation::parameterCount() const {
 
 StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
   if (m_removed > 0) compact();
-  if (m_ordered) {
-    std::vector<HloInstruction*> order;
-    order.reserve(m_instructions.size());
-    for (const auto& inst : m_instructions) order.push_back(inst.get());
-    return order;
-  }
-  // Iterative DFS so a 100k-deep chain cannot overflow the stack. 0 = unvisited, 1 = on stack, 2 = done.
-  // Indexed by slot (dense after compact()): a hash map keyed by pointer costs a cache miss per lookup on
-  // large computations, this array stays in L2 up to ~1M instructions.
+  // Iterative DFS, so a 100k-deep chain cannot overflow the stack. By slot (dense after compact()):
+  // 0 = unvisited, 1 = on the stack, 2 = done.
   std::vector<uint8_t> state(m_instructions.size(), 0);
   std::vector<HloInstruction*> order;
   order.reserve(m_instructions.size());
@@ -178,47 +155,10 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
     size_t n = inst->operands().size();
     return i < n ? inst->operands()[i] : inst->controlPredecessors()[i - n];
   };
-  // Every instruction looked into is asked for all its predecessors at once when it is pushed, and the walk
-  // over the vector asks for the ones it will look into kPrefetchDistance ahead: on a computation bigger than
-  // the caches the misses then overlap.
-  auto push = [&](HloInstruction* inst) {
-    for (const HloInstruction* operand : inst->operands()) prefetch(operand);
-    stack.push_back({inst, 0});
-  };
-  const size_t count = m_instructions.size();
-  // Only instructions the walk looks into are asked for ahead: the others are emitted without a look. When
-  // only some read forward (a pass appended a few instructions), they can be far apart, so they are asked for
-  // by how many looks ahead they are, in stages: the instruction, then its operand list, then the operands.
-  std::vector<size_t> looks;
-  if (!m_walkAll) {
-    for (size_t i = 0; i < count; ++i) {
-      if (m_readsForward[i]) looks.push_back(i);
-    }
-  }
-  size_t look = 0;  // index in `looks` of the next slot that reads forward
-  for (size_t i = 0; i < count; ++i) {
-    if (m_walkAll) {
-      if (i + kPrefetchDistance < count) prefetch(m_instructions[i + kPrefetchDistance].get());
-    } else if (m_readsForward[i]) {
-      if (look + kPrefetchDistance < looks.size()) prefetch(m_instructions[looks[look + kPrefetchDistance]].get());
-      if (look + kPrefetchDistance / 2 < looks.size()) {
-        prefetch(m_instructions[looks[look + kPrefetchDistance / 2]]->operands().data());
-      }
-      if (look + 2 < looks.size()) {
-        for (const HloInstruction* operand : m_instructions[looks[look + 2]]->operands()) prefetch(operand);
-      }
-      ++look;
-    }
-    if (state[i] != 0) continue;  // slot i after compact()
-    HloInstruction* start = m_instructions[i].get();
-    if (!m_readsForward[i] && !m_walkAll) {
-      // Reads only earlier instructions, all done by now: what the walk below would find without a look.
-      state[i] = 2;
-      order.push_back(start);
-      continue;
-    }
+  for (size_t i = 0; i < m_instructions.size(); ++i) {
+    if (state[i] != 0) continue;
     state[i] = 1;
-    push(start);
+    stack.push_back({m_instructions[i].get(), 0});
     while (!stack.empty()) {
       Frame& frame = stack.back();
       size_t total = frame.inst->operands().size() + frame.inst->controlPredecessors().size();
@@ -241,7 +181,7 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
       }
       if (s == 0) {
         s = 1;
-        push(pred);
+        stack.push_back({pred, 0});
       }
     }
   }
@@ -249,26 +189,16 @@ StatusOr<std::vector<HloInstruction*>> HloComputation::postOrder() const {
 }
 
 Status HloComputation::sortInPostOrder() {
-  if (m_removed > 0) compact();
-  if (m_ordered) return okStatus();  // the vector already is the post order
   StatusOr<std::vector<HloInstruction*>> order = postOrder();
   if (!order.ok()) return order.status();
   std::vector<std::unique_ptr<HloInstruction>> sorted;
   sorted.reserve(order->size());
-  // One visit per instruction: take it from its old slot and give it the new one at once (each instruction
-  // appears once in the order, so the slots still to be read are all old ones).
-  const std::vector<HloInstruction*>& insts = *order;
-  for (size_t i = 0; i < insts.size(); ++i) {
-    prefetchAhead(insts, i);
-    HloInstruction* inst = insts[i];
+  for (size_t i = 0; i < order->size(); ++i) {
+    HloInstruction* inst = (*order)[i];
     sorted.push_back(std::move(m_instructions[inst->m_slot]));
     inst->m_slot = i;
   }
   m_instructions = std::move(sorted);
-  m_removed = 0;
-  m_ordered = true;
-  m_readsForward.assign(m_instructions.size(), 0);
-  m_walkAll = false;
   return okStatus();
 }
 

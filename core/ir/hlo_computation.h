@@ -9,7 +9,6 @@
 
 #include "core/base/status.h"
 #include "core/ir/hlo_instruction.h"
-#include "core/ir/name_index.h"
 
 namespace fusionscope::core {
 
@@ -35,9 +34,6 @@ class HloComputation {
   // Removes an instruction that has no users and is not the root; drops its operand uses. O(1): the slot
   // is reclaimed the next time instructions() is read, so removing many instructions stays linear.
   Status removeInstruction(HloInstruction* instruction);
-  // Asks for the memory that replacing `instruction`'s uses and then removing it will touch (its users, the
-  // name index entry), so that on a computation bigger than the caches those misses overlap (prefetch.h).
-  void prefetchReplacement(const HloInstruction& instruction, const HloInstruction& replacement) const;
   // Removes `instruction` and then every operand that became unused (not the root, not a parameter, no
   // side effects); returns how many instructions were removed.
   int64_t removeInstructionAndUnusedOperands(HloInstruction* instruction);
@@ -61,14 +57,12 @@ class HloComputation {
   std::vector<HloInstruction*> parameters() const;
   int64_t parameterCount() const;
 
-  // Instructions in an order where every operand and control predecessor comes before its users;
-  // instructions not reachable from the root come in text order too. Fails on a cycle, naming an
-  // instruction on it.
-  // When the instruction vector is already such an order (the usual case after sortInPostOrder: passes append
-  // and remove, and each new edge is checked as it is made), it is returned without touching an instruction.
+  // Instructions in an order where every operand and control predecessor comes before its users (a depth-first
+  // walk over operands, started from each instruction in text order, so a text order that already is one comes
+  // back unchanged). Fails on a cycle, naming an instruction on it.
   StatusOr<std::vector<HloInstruction*>> postOrder() const;
   // Reorders instructions() into postOrder(), so printing never refers forward (passes append new
-  // instructions at the end). Fails on a cycle. A vector that already is a post order is only compacted.
+  // instructions at the end). Fails on a cycle.
   Status sortInPostOrder();
 
   bool isEntry() const;
@@ -86,18 +80,6 @@ class HloComputation {
   friend class HloModule;
   friend class HloInstruction;
   void compact() const;
-  // Called for every new edge `from` -> `to` (an operand or a control predecessor): the instruction vector
-  // stops being known to be in dependency order unless `from` is an earlier instruction of this computation,
-  // and `to` is remembered as one that the next post-order walk must look into.
-  void noteEdge(const HloInstruction* from, const HloInstruction* to) {
-    if (from->m_parent == this && to->m_parent == this && from->m_slot < to->m_slot) return;
-    m_ordered = false;
-    if (to->m_parent == this && to->m_slot < m_readsForward.size()) {
-      m_readsForward[to->m_slot] = 1;
-    } else {
-      m_walkAll = true;
-    }
-  }
 
   std::string m_name;
   std::vector<std::pair<std::string, std::string>> m_attributes;
@@ -109,21 +91,12 @@ class HloComputation {
   // Per name stem, the suffix to try first in uniqueInstructionName, so naming k instructions `fusion.N`
   // costs O(k), not O(k^2). Only a hint: a taken name is still skipped.
   mutable std::unordered_map<std::string, int64_t> m_nextSuffix;
-  int64_t m_removed = 0;
+  mutable int64_t m_removed = 0;
   int64_t m_nextId = 0;
-  NameIndex<HloInstruction> m_byName;
+  // Instructions by name; the key views the instruction's own name (erased before a rename, re-added after).
+  std::unordered_map<std::string_view, HloInstruction*> m_byName;
   HloInstruction* m_root = nullptr;
   bool m_isFusion = false;
-  // Every operand and control predecessor of an instruction comes before it in m_instructions, so the vector
-  // is its own post order. Cleared by an edge that goes forward; set again by sortInPostOrder. The O(1)
-  // summary of the marks below: false once anything was marked since the last sort.
-  bool m_ordered = true;
-  // By slot, parallel to m_instructions: 1 for an instruction that got an edge from a later or foreign
-  // instruction since the last sort. Every other instruction reads only earlier ones, so the post-order walk
-  // emits it as it comes without reading its operands (they are all done by then). m_walkAll: an edge to an
-  // instruction outside the vector was seen, so every instruction is looked into.
-  mutable std::vector<uint8_t> m_readsForward;
-  bool m_walkAll = false;
 };
 
 }  // namespace fusionscope::core

@@ -37,7 +37,7 @@ void HloInstruction::addUser(HloInstruction* user) {
   if (std::find(m_users.begin(), m_users.end(), user) != m_users.end()) return;
   m_users.push_back(user);
   if (m_users.size() > kUserIndexThreshold) {
-    m_userIndex = std::make_unique<FlatPtrMap<HloInstruction, size_t>>(m_users.size() * 2);
+    m_userIndex = std::make_unique<std::unordered_map<const HloInstruction*, size_t>>(m_users.size() * 2);
     for (size_t i = 0; i < m_users.size(); ++i) (*m_userIndex)[m_users[i]] = i;
   }
 }
@@ -49,10 +49,10 @@ void HloInstruction::removeUser(HloInstruction* user) {
     m_users.erase(std::remove(m_users.begin(), m_users.end(), user), m_users.end());
     return;
   }
-  const size_t* found = m_userIndex->find(user);
-  if (found == nullptr) return;
-  size_t pos = *found;
-  m_userIndex->erase(user);
+  auto found = m_userIndex->find(user);
+  if (found == m_userIndex->end()) return;
+  size_t pos = found->second;
+  m_userIndex->erase(found);
   if (pos + 1 != m_users.size()) {
     m_users[pos] = m_users.back();
     (*m_userIndex)[m_users[pos]] = pos;
@@ -63,7 +63,6 @@ void HloInstruction::removeUser(HloInstruction* user) {
 void HloInstruction::appendOperand(HloInstruction* operand) {
   m_operands.push_back(operand);
   operand->addUser(this);
-  if (m_parent) m_parent->noteEdge(operand, this);
 }
 
 void HloInstruction::replaceOperand(int i, HloInstruction* operand) {
@@ -72,7 +71,6 @@ void HloInstruction::replaceOperand(int i, HloInstruction* operand) {
   m_operands[static_cast<size_t>(i)] = operand;
   old->removeUser(this);
   operand->addUser(this);
-  if (m_parent) m_parent->noteEdge(operand, this);
 }
 
 void HloInstruction::replaceAllUsesWith(HloInstruction* replacement) {
@@ -97,7 +95,6 @@ void HloInstruction::addControlDependencyTo(HloInstruction* successor) {
   if (std::find(successors.begin(), successors.end(), successor) != successors.end()) return;
   mutableControl().successors.push_back(successor);
   successor->mutableControl().predecessors.push_back(this);
-  if (m_parent) m_parent->noteEdge(this, successor);
 }
 
 void HloInstruction::dropAllControlDependencies() {

@@ -5,9 +5,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
-#include "core/base/flat_ptr_map.h"
 #include "core/ir/attributes.h"
 #include "core/ir/literal.h"
 #include "core/ir/opcode.h"
@@ -153,9 +153,8 @@ class HloInstruction {
   std::string m_name;
   std::string m_unknownOpcode;
   // Position of each user in m_users, kept once there are many (a parameter of a big training step has
-  // thousands), so adding and removing a use stays O(1) instead of a scan of the list. Open addressing: a
-  // node-based map costs a cache miss and an allocation per use, which grows with the hub's size.
-  std::unique_ptr<FlatPtrMap<HloInstruction, size_t>> m_userIndex;
+  // thousands), so adding and removing a use stays O(1) instead of a scan of the list.
+  std::unique_ptr<std::unordered_map<const HloInstruction*, size_t>> m_userIndex;
   int64_t m_parameterNumber = -1;
   std::unique_ptr<Literal> m_literal;
   int32_t m_textLine = 0;

@@ -3,12 +3,11 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "core/base/hashed_slots.h"
-#include "core/base/prefetch.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -117,26 +116,15 @@ bool mayMerge(const HloInstruction& inst, SideEffectAnalysis& sideEffects) {
 StatusOr<bool> runOnComputation(HloComputation& computation, SideEffectAnalysis& sideEffects) {
   StatusOr<std::vector<HloInstruction*>> order = computation.postOrder();
   if (!order.ok()) return Status::error(fmt::format("cse: {}", order.message()));
-  // Representatives in open-addressing slots: a probe reads the other instruction only when the hashes match.
-  HashedSlots<HloInstruction> seen(order->size());
+  // Operands come earlier in post order and were already replaced by their representatives, so an
+  // instruction's key never changes while it sits in the set.
+  std::unordered_set<HloInstruction*, InstructionHash, InstructionEqual> seen(order->size());
   bool changed = false;
-  const std::vector<HloInstruction*>& insts = *order;
-  for (size_t i = 0; i < insts.size(); ++i) {
-    // The hash reads the instruction, then its dimensions and operands from the heap: ask for the
-    // instruction a few steps ahead, and for its dimensions once its shape is at hand.
-    prefetchAhead(insts, i);
-    if (i + kPrefetchDistance < insts.size()) prefetch(&insts[i + kPrefetchDistance]->shape());
-    if (i + kPrefetchDistance / 2 < insts.size()) {
-      prefetch(insts[i + kPrefetchDistance / 2]->shape().dimensions().data());
-    }
-    HloInstruction* inst = insts[i];
+  for (HloInstruction* inst : *order) {
     if (!mayMerge(*inst, sideEffects)) continue;
-    // Operands come earlier in post order and were already replaced by their representatives, so the key
-    // computed here never changes while the instruction sits in the table.
-    HloInstruction* representative = seen.findOrInsert(
-        InstructionHash()(inst), inst, [&](const HloInstruction& other) { return InstructionEqual()(&other, inst); });
-    if (representative == nullptr) continue;
-    computation.prefetchReplacement(*inst, *representative);
+    auto [it, inserted] = seen.insert(inst);
+    if (inserted) continue;
+    HloInstruction* representative = *it;
     inst->replaceAllUsesWith(representative);
     if (Status s = computation.removeInstruction(inst); !s.ok()) {
       return Status::error(fmt::format("cse: {}", s.message()));

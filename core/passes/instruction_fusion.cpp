@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "core/base/flat_ptr_map.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
 #include "core/passes/fusion_cost.h"
@@ -76,11 +76,11 @@ class ComputationFusion {
     if (!order.ok()) return order.status();
     // Fusion frees the instructions it replaces, and a new instruction may reuse the address of one, so
     // pending consumers are marked here (false once removed) rather than dereferenced when stale.
-    m_alive = FlatPtrMap<HloInstruction, bool>(order->size());
+    m_alive.clear();
     for (HloInstruction* inst : *order) m_alive[inst] = true;
     bool changed = false;
     for (auto it = order->rbegin(); it != order->rend(); ++it) {
-      if (!*m_alive.find(*it)) continue;
+      if (!m_alive[*it]) continue;
       StatusOr<bool> fused = growConsumer(*it);
       if (!fused.ok()) return fused.status();
       changed |= *fused;
@@ -229,7 +229,7 @@ class ComputationFusion {
   PassContext& m_context;
   const FusionConfig& m_config;
   mutable std::optional<TopologicalOrder> m_order;
-  FlatPtrMap<HloInstruction, bool> m_alive;
+  std::unordered_map<const HloInstruction*, bool> m_alive;
   std::vector<FusionDecision> m_refusals;
 };
 

@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <utility>
 
-#include "core/base/prefetch.h"
-
 namespace fusionscope::core {
 
 TopologicalOrder::TopologicalOrder(std::vector<HloInstruction*> postOrder, int64_t idBound)
     : m_slots(std::move(postOrder)), m_position(static_cast<size_t>(idBound), -1) {
   for (size_t i = 0; i < m_slots.size(); ++i) {
-    prefetchAhead(m_slots, i);  // reading each id is a miss on a computation bigger than the caches
     setPosition(m_slots[i], static_cast<int64_t>(i));
   }
 }
@@ -97,10 +94,7 @@ bool TopologicalOrder::walk(const HloInstruction* from, int64_t limit, const Hlo
     if (inst == target) return true;
     int64_t pos = position(inst);
     if (pos >= limit && pos != -1) return false;
-    if (mark(inst)) {
-      prefetch(inst->users().data());
-      m_work.push_back(inst);
-    }
+    if (mark(inst)) m_work.push_back(inst);
     return false;
   };
   for (const HloInstruction* user : from->users()) {
@@ -113,7 +107,6 @@ bool TopologicalOrder::walk(const HloInstruction* from, int64_t limit, const Hlo
   while (!m_work.empty()) {
     const HloInstruction* inst = m_work.back();
     m_work.pop_back();
-    for (const HloInstruction* user : inst->users()) prefetch(user);  // their misses overlap
     for (const HloInstruction* user : inst->users()) {
       if (push(user)) return true;
     }

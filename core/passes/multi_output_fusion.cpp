@@ -5,13 +5,12 @@
 #include <queue>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "core/base/flat_u64_set.h"
-#include "core/base/prefetch.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -230,7 +229,7 @@ class Round {
   // one takes its place), and ids are never reused, so such a pair still depends: later rounds refuse it
   // without walking the graph again.
   Round(HloComputation& computation, const FusionConfig& config, PassContext& context, SpaceCache& spaces,
-        FlatU64Set& dependent)
+        std::unordered_set<uint64_t>& dependent)
       : m_computation(computation), m_config(config), m_context(context), m_spaces(spaces), m_dependent(dependent) {}
 
   // Whether anything merged; refusals() holds the refused candidates of this round.
@@ -294,7 +293,7 @@ class Round {
   void push(bool sibling, HloInstruction* first, HloInstruction* second, int64_t bytes) {
     int a = m_ids.id(first);
     int b = m_ids.id(second);
-    if (!m_seenPairs.insert(pairKey(sibling, a, b))) return;
+    if (!m_seenPairs.insert(pairKey(sibling, a, b)).second) return;
     const int64_t window = std::max(m_order->position(first), m_order->position(second)) / kWindow;
     m_queue.push(Candidate{window, bytes, m_sequence++, sibling, a, b});
   }
@@ -304,17 +303,6 @@ class Round {
   // neighbours keeps this linear; merged kernels carry the pairing on).
   void collectSiblings(std::span<HloInstruction* const> operands) {
     for (size_t i = 0; i < operands.size(); ++i) {
-      // Three misses per operand in a chain: the instruction, its use list, the users. Asked for in stages
-      // (the instruction far ahead, its use list once the instruction has arrived, the users once the list
-      // has), they overlap instead.
-      prefetchAhead(operands, i);
-      if (i + kPrefetchDistance / 2 < operands.size()) prefetch(operands[i + kPrefetchDistance / 2]->users().data());
-      if (i + 2 < operands.size()) {
-        const std::vector<HloInstruction*>& nextUsers = operands[i + 2]->users();
-        if (nextUsers.size() >= 2) {
-          for (size_t u = 0; u < nextUsers.size() && u < 8; ++u) prefetch(nextUsers[u]);
-        }
-      }
       HloInstruction* operand = operands[i];
       // Cheapest first: most instructions have one user, and the element count reads the shape's dimensions.
       if (operand->users().size() < 2 || operand->opcode() == HloOpcode::kConstant || !operand->shape().isArray() ||
@@ -348,7 +336,7 @@ class Round {
         if (std::optional<std::string> why = incompatibility(*previous, previousSpace, *user, space)) {
           int a = m_ids.id(previous);
           int b = m_ids.id(user);
-          if (m_seenPairs.insert(pairKey(true, a, b))) {
+          if (m_seenPairs.insert(pairKey(true, a, b)).second) {
             m_collectRefusals.push_back(refusal(
                 *previous, *user, fmt::format("not merging {} and {}: {}", previous->name(), user->name(), *why)));
           }
@@ -538,7 +526,7 @@ class Round {
   }
   // A pair can come back through forwarding (its kernels merged with others); say no once.
   void refuseOnce(const HloInstruction& a, const HloInstruction& b, std::string reason, int64_t bytes) {
-    if (!m_refusedPairs.insert(idPair(a, b))) return;
+    if (!m_refusedPairs.insert(idPair(a, b)).second) return;
     m_refusals.push_back(refusal(a, b, std::move(reason), bytes));
   }
 
@@ -548,10 +536,10 @@ class Round {
   std::optional<TopologicalOrder> m_order;
   CandidateIds m_ids;
   std::priority_queue<Candidate, std::vector<Candidate>, ByBytes> m_queue;
-  FlatU64Set m_seenPairs;
+  std::unordered_set<uint64_t> m_seenPairs;
   SpaceCache& m_spaces;
-  FlatU64Set& m_dependent;
-  FlatU64Set m_refusedPairs;
+  std::unordered_set<uint64_t>& m_dependent;
+  std::unordered_set<uint64_t> m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
   // Discovery order: interleaving the kinds window by window is harmless, as ByBytes compares sequences only
   // between candidates of the same kind.
@@ -569,7 +557,7 @@ StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
   bool changed = false;
   for (HloComputation* computation : computations) {
     SpaceCache spaces(computation->idBound());
-    FlatU64Set dependent;
+    std::unordered_set<uint64_t> dependent;
     for (int round = 0; round < kMaxRounds; ++round) {
       Round sweep(*computation, config, context, spaces, dependent);
       StatusOr<bool> merged = sweep.run();
