@@ -127,16 +127,8 @@ std::optional<std::string> incompatibility(const HloInstruction& a, const Iterat
                      loopSpace.shape->toString(false), reduceSpaceOf.shape->toString(false), reduction.name());
 }
 
-// Candidates are taken window by window along the topological order (the window of the later instruction of
-// the pair), and by bytes saved within a window. One global queue by bytes made the merge loop sweep the whole
-// computation once per distinct size; on a computation far bigger than the caches every sweep missed them
-// (the 100k-instruction benchmark ran 19x the 10k one, for 10x the candidates). Computations of up to
-// kWindow instructions, every module of the corpus among them, are one window: there the order is purely by
-// bytes, as before.
-constexpr int64_t kWindow = 4096;
-
+// Candidates are taken by bytes saved, largest first.
 struct Candidate {
-  int64_t window = 0;
   int64_t bytes = 0;
   int64_t sequence = 0;
   bool sibling = true;
@@ -145,7 +137,6 @@ struct Candidate {
 };
 struct ByBytes {
   bool operator()(const Candidate& a, const Candidate& b) const {
-    if (a.window != b.window) return a.window > b.window;  // earlier windows first
     if (a.bytes != b.bytes) return a.bytes < b.bytes;
     // On a tie producer-consumer first: it saves as much and also removes the producer's kernel.
     if (a.sibling != b.sibling) return a.sibling;
@@ -180,47 +171,6 @@ std::string operandList(const SharedOperands& shared) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-// iterationSpace() once per instruction for all rounds over a computation: it is asked for every user of
-// every shared operand and for every candidate pair, and for a fusion it walks the fused computation. An
-// instruction a merge changes is forgotten before the merge (ids are never reused, so a deleted one's entry
-// is simply never read again), so what a round leaves behind is still true for the next one, which then reads
-// the spaces of the instructions no merge touched instead of walking their fused computations again.
-// One vector indexed by HloInstruction::id(): a lookup reads one entry.
-class SpaceCache {
- public:
-  explicit SpaceCache(int64_t idBound) : m_entries(static_cast<size_t>(idBound)) {}
-
-  std::optional<IterationSpace> get(const HloInstruction* inst) {
-    const size_t key = static_cast<size_t>(inst->id());
-    if (key >= m_entries.size()) m_entries.resize(std::max(key + 1, m_entries.size() * 5 / 4));
-    Entry& entry = m_entries[key];
-    if (entry.state == State::kUnknown) {
-      std::optional<IterationSpace> space = iterationSpace(*inst);
-      entry.state = !space ? State::kNone : space->reduction ? State::kReduction : State::kLoop;
-      if (space) {
-        entry.shape = space->shape;
-        entry.dimensions = space->dimensions;
-      }
-    }
-    if (entry.state == State::kNone) return std::nullopt;
-    return IterationSpace{entry.state == State::kReduction, entry.shape, entry.dimensions};
-  }
-  void forget(const HloInstruction* inst) {
-    const size_t key = static_cast<size_t>(inst->id());
-    if (key < m_entries.size()) m_entries[key].state = State::kUnknown;
-  }
-
- private:
-  // 24 bytes: lookups by the ids of users all over a big computation miss the cache, so fewer lines help.
-  enum class State : uint8_t { kUnknown, kNone, kLoop, kReduction };
-  struct Entry {
-    const Shape* shape = nullptr;
-    const std::vector<int64_t>* dimensions = nullptr;
-    State state = State::kUnknown;
-  };
-  std::vector<Entry> m_entries;
-};
-
 // One round of candidate collection and merging over one computation.
 class Round {
  public:
@@ -228,35 +178,25 @@ class Round {
   // removes a path (the instruction that stays takes over the other's operands and users; a fusion that wraps
   // one takes its place), and ids are never reused, so such a pair still depends: later rounds refuse it
   // without walking the graph again.
-  Round(HloComputation& computation, const FusionConfig& config, PassContext& context, SpaceCache& spaces,
+  Round(HloComputation& computation, const FusionConfig& config, PassContext& context,
         std::unordered_set<uint64_t>& dependent)
-      : m_computation(computation), m_config(config), m_context(context), m_spaces(spaces), m_dependent(dependent) {}
+      : m_computation(computation), m_config(config), m_context(context), m_dependent(dependent) {}
 
   // Whether anything merged; refusals() holds the refused candidates of this round.
   StatusOr<bool> run() {
     StatusOr<std::vector<HloInstruction*>> post = m_computation.postOrder();
     if (!post.ok()) return post.status();
     m_order.emplace(*post, m_computation.idBound());
-    // Window by window: collect the candidates found from the window's instructions, then take every candidate
-    // of the window. A pair's window is that of its later instruction, and operands come before their users,
-    // so each window's candidates are all queued when it is taken. Merges only touch positions inside earlier
-    // windows, so what is collected here is what a collection of the whole computation at the start of the
-    // round would have found, but collected while the window is still in cache from the merges that follow.
-    const std::vector<HloInstruction*>& order = *post;
+    // Collect every candidate of the computation, then take them largest first.
+    collectSiblings(*post);
+    collectProducerConsumers(*post);
     bool changed = false;
-    for (size_t begin = 0; begin < order.size(); begin += static_cast<size_t>(kWindow)) {
-      const std::span<HloInstruction* const> window(order.data() + begin,
-                                                    std::min(order.size() - begin, static_cast<size_t>(kWindow)));
-      collectSiblings(window);
-      collectProducerConsumers(window);
-      const int64_t last = static_cast<int64_t>(begin) / kWindow;
-      while (!m_queue.empty() && m_queue.top().window <= last) {
-        Candidate candidate = m_queue.top();
-        m_queue.pop();
-        StatusOr<bool> merged = candidate.sibling ? trySiblings(candidate) : tryProducerConsumer(candidate);
-        if (!merged.ok()) return merged.status();
-        changed = changed || *merged;
-      }
+    while (!m_queue.empty()) {
+      Candidate candidate = m_queue.top();
+      m_queue.pop();
+      StatusOr<bool> merged = candidate.sibling ? trySiblings(candidate) : tryProducerConsumer(candidate);
+      if (!merged.ok()) return merged.status();
+      changed = changed || *merged;
     }
     return changed;
   }
@@ -268,15 +208,6 @@ class Round {
   }
 
  private:
-  std::optional<IterationSpace> cachedSpace(HloInstruction* inst) { return m_spaces.get(inst); }
-  void forgetSpace(HloInstruction* inst) { m_spaces.forget(inst); }
-
-  // A merge makes the merged instructions' users read get-tuple-elements instead: an unfused reduce among them
-  // has a cached space pointing at its old operand's shape.
-  void forgetUsersSpaces(HloInstruction* inst) {
-    for (HloInstruction* user : inst->users()) forgetSpace(user);
-  }
-
   // One 64-bit key per ordered pair of instructions, by their ids (unique in the computation, never reused).
   static uint64_t idPair(const HloInstruction& a, const HloInstruction& b) {
     return static_cast<uint64_t>(a.id()) << 32 | static_cast<uint32_t>(b.id());
@@ -294,8 +225,7 @@ class Round {
     int a = m_ids.id(first);
     int b = m_ids.id(second);
     if (!m_seenPairs.insert(pairKey(sibling, a, b)).second) return;
-    const int64_t window = std::max(m_order->position(first), m_order->position(second)) / kWindow;
-    m_queue.push(Candidate{window, bytes, m_sequence++, sibling, a, b});
+    m_queue.push(Candidate{bytes, m_sequence++, sibling, a, b});
   }
 
   // Siblings: for every operand worth sharing, its users that can be multi-output kernels, in
@@ -311,7 +241,7 @@ class Round {
       }
       std::vector<std::pair<HloInstruction*, IterationSpace>> users;
       for (HloInstruction* user : operand->users()) {
-        if (const std::optional<IterationSpace>& space = cachedSpace(user)) users.emplace_back(user, *space);
+        if (const std::optional<IterationSpace>& space = iterationSpace(*user)) users.emplace_back(user, *space);
       }
       if (users.size() < 2) continue;
       std::sort(users.begin(), users.end(),
@@ -349,7 +279,7 @@ class Round {
   // by something else.
   void collectProducerConsumers(std::span<HloInstruction* const> consumers) {
     for (HloInstruction* consumer : consumers) {
-      const std::optional<IterationSpace>& space = cachedSpace(consumer);
+      const std::optional<IterationSpace>& space = iterationSpace(*consumer);
       if (!space || !space->reduction) continue;
       for (HloInstruction* producer : distinctOperands(*consumer)) {
         if (!isProducerCandidate(*producer)) continue;
@@ -392,14 +322,13 @@ class Round {
     HloInstruction* b = m_ids.instruction(candidate.second);
     if (!a || !b || a == b) return false;
     if (m_order->position(a) > m_order->position(b)) std::swap(a, b);
-    const std::optional<IterationSpace> sa = cachedSpace(a);
-    const std::optional<IterationSpace> sb = cachedSpace(b);
+    const std::optional<IterationSpace> sa = iterationSpace(*a);
+    const std::optional<IterationSpace> sb = iterationSpace(*b);
     if (!sa || !sb) return false;
     SharedOperands shared = sharedOperands(*a, *b);
     if (shared.bytes <= 0) return false;
     if (shared.bytes != candidate.bytes) {  // operands changed since it was queued: requeue at its worth
-      m_queue.push(
-          Candidate{candidate.window, shared.bytes, candidate.sequence, true, candidate.first, candidate.second});
+      m_queue.push(Candidate{shared.bytes, candidate.sequence, true, candidate.first, candidate.second});
       return false;
     }
     auto prefix = [&] { return fmt::format("not merging {} and {}", a->name(), b->name()); };
@@ -423,18 +352,12 @@ class Round {
     const bool reduction = sa->reduction || sb->reduction;
     const std::string sharedText = operandList(shared);
     TopologicalOrder::MergePlan plan = m_order->planMerge(a, b);
-    forgetSpace(a);
-    forgetSpace(b);
     // Neither a nor b may be read after this: ensureFusion replaces an unfused one, the merge deletes b.
     HloInstruction* fusionA = ensureFusion(a, sa->reduction);
     HloInstruction* fusionB = ensureFusion(b, sb->reduction);
     int idA = m_ids.id(fusionA);
     int idB = m_ids.id(fusionB);
     const int64_t fusionBId = fusionB->id();
-    forgetSpace(fusionA);
-    forgetSpace(fusionB);
-    forgetUsersSpaces(fusionA);
-    forgetUsersSpaces(fusionB);
     StatusOr<HloInstruction*> merged = mergeSiblingFusion(fusionA, fusionB);
     if (!merged.ok()) return merged.status();
     m_order->forget(fusionBId);
@@ -458,11 +381,11 @@ class Round {
       return false;
     }
     if (producer->users().size() < 2 && !producer->isRoot()) return false;
-    const std::optional<IterationSpace>& consumerSpace = cachedSpace(consumer);
+    const std::optional<IterationSpace>& consumerSpace = iterationSpace(*consumer);
     if (!consumerSpace || !consumerSpace->reduction) return false;
     int64_t bytes = producer->shape().byteSize();
     auto prefix = [&] { return fmt::format("not fusing {} into {}", producer->name(), consumer->name()); };
-    const std::optional<IterationSpace>& producerSpace = cachedSpace(producer);
+    const std::optional<IterationSpace>& producerSpace = iterationSpace(*producer);
     if (!producerSpace) return false;
     if (std::optional<std::string> why = incompatibility(*producer, *producerSpace, *consumer, *consumerSpace)) {
       refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix(), *why), bytes);
@@ -483,14 +406,9 @@ class Round {
     const std::string producerName = producer->name();
     const std::string consumerName = consumer->name();
     TopologicalOrder::MergePlan plan = m_order->planMerge(producer, consumer);
-    forgetSpace(producer);
-    forgetSpace(consumer);
     const int64_t producerId = producer->id();
     HloInstruction* fusion = ensureFusion(consumer, true);  // consumer may be gone after this
     int consumerId = m_ids.id(fusion);
-    forgetSpace(fusion);
-    forgetUsersSpaces(fusion);
-    forgetUsersSpaces(producer);
     StatusOr<HloInstruction*> fused = fuseProducerMultiOutput(fusion, producer);
     if (!fused.ok()) return fused.status();
     m_order->forget(producerId);
@@ -512,9 +430,7 @@ class Round {
     if (inst->isFusion()) return inst;
     int id = m_ids.id(inst);
     const int64_t instId = inst->id();
-    forgetSpace(inst);
     HloInstruction* fusion = wrapInFusion(inst, reduction ? FusionKind::kInput : FusionKind::kLoop);
-    forgetSpace(fusion);
     m_order->replace(instId, fusion);
     m_ids.replace(id, fusion);
     return fusion;
@@ -537,12 +453,10 @@ class Round {
   CandidateIds m_ids;
   std::priority_queue<Candidate, std::vector<Candidate>, ByBytes> m_queue;
   std::unordered_set<uint64_t> m_seenPairs;
-  SpaceCache& m_spaces;
   std::unordered_set<uint64_t>& m_dependent;
   std::unordered_set<uint64_t> m_refusedPairs;
   std::vector<FusionDecision> m_refusals;
-  // Discovery order: interleaving the kinds window by window is harmless, as ByBytes compares sequences only
-  // between candidates of the same kind.
+  // Discovery order: ByBytes compares sequences only between candidates of the same kind.
   int64_t m_sequence = 0;
   std::vector<FusionDecision> m_collectRefusals;
 };
@@ -556,10 +470,9 @@ StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
   const std::vector<HloComputation*> computations = computationsToFuseIn(module);
   bool changed = false;
   for (HloComputation* computation : computations) {
-    SpaceCache spaces(computation->idBound());
     std::unordered_set<uint64_t> dependent;
     for (int round = 0; round < kMaxRounds; ++round) {
-      Round sweep(*computation, config, context, spaces, dependent);
+      Round sweep(*computation, config, context, dependent);
       StatusOr<bool> merged = sweep.run();
       if (!merged.ok()) return merged.status();
       if (!*merged || round + 1 == kMaxRounds) {
@@ -568,8 +481,7 @@ StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
       }
       if (!*merged) break;
       changed = true;
-      // Sorted now rather than once at the end: the next round's post order is then the instruction vector
-      // as it stands, so the whole computation is walked once per merging round instead of twice.
+      // Sorted now rather than once at the end, so each round starts from a computation in text order.
       if (Status sorted = computation->sortInPostOrder(); !sorted.ok()) return sorted;
     }
   }
