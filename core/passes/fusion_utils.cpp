@@ -1,6 +1,8 @@
 #include "core/passes/fusion_utils.h"
 
 #include <algorithm>
+#include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -240,9 +242,31 @@ HloInstruction* wrapInFusion(HloInstruction* instruction, FusionKind kind) {
 }
 
 std::vector<HloComputation*> computationsToFuseIn(const HloModule& module) {
-  std::vector<HloComputation*> result;
+  std::unordered_set<const HloComputation*> excluded;
   for (const auto& computation : module.computations()) {
-    if (!computation->isFusionComputation()) result.push_back(computation.get());
+    if (computation->isFusionComputation()) excluded.insert(computation.get());
+    for (const auto& inst : computation->instructions()) {
+      const HloOpcode op = inst->opcode();
+      if (op == HloOpcode::kWhile || op == HloOpcode::kConditional || op == HloOpcode::kCall) continue;
+      for (HloComputation* callee : inst->calledComputations()) excluded.insert(callee);
+    }
+  }
+  std::vector<HloComputation*> result;
+  if (!module.entry()) return result;
+  std::unordered_set<const HloComputation*> seen{module.entry()};
+  std::vector<HloComputation*> work{module.entry()};
+  while (!work.empty()) {
+    HloComputation* computation = work.back();
+    work.pop_back();
+    if (excluded.count(computation)) continue;
+    result.push_back(computation);
+    for (const auto& inst : computation->instructions()) {
+      const HloOpcode op = inst->opcode();
+      if (op != HloOpcode::kWhile && op != HloOpcode::kConditional && op != HloOpcode::kCall) continue;
+      for (HloComputation* callee : inst->calledComputations()) {
+        if (seen.insert(callee).second) work.push_back(callee);
+      }
+    }
   }
   return result;
 }

@@ -23,9 +23,9 @@ namespace fusionscope::core {
 // Replaces `instruction` by a new fusion of `kind` that contains only a copy of it. Returns the fusion.
 HloInstruction* wrapInFusion(HloInstruction* instruction, FusionKind kind);
 
-// The computations of `module` that fusion passes work in: all but fusion bodies. Reads
-// HloComputation::isFusionComputation, which the parser, cloning and wrapInFusion (the only places a fusion
-// body comes from) keep, instead of walking every instruction of the module.
+// The computations every fusion pass works in: the entry and, transitively, the bodies of while, conditional
+// and call, in that walk's order. Reducers (to_apply of reduce, scatter, sort, all-reduce, map, ...) and fusion
+// bodies are left out, also when one of them is reached through a control-flow op as well.
 std::vector<HloComputation*> computationsToFuseIn(const HloModule& module);
 
 // Moves `producer` (an operand of `fusion`) into the fusion. A producer that is itself a (single-output)

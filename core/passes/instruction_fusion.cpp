@@ -21,39 +21,6 @@ namespace {
 
 constexpr std::string_view kPassName = "fusion";
 
-// Computations whose instructions may be fused: the entry and, transitively, the bodies of while,
-// conditional and call. Reducers (to_apply of reduce, scatter, sort, all-reduce, map, ...) and fused
-// computations are excluded, also when one of them is reached through a control-flow op as well.
-std::vector<HloComputation*> fusibleComputations(const HloModule& module) {
-  std::unordered_set<const HloComputation*> excluded;
-  for (const auto& computation : module.computations()) {
-    if (computation->isFusionComputation()) excluded.insert(computation.get());
-    for (const auto& inst : computation->instructions()) {
-      const HloOpcode op = inst->opcode();
-      if (op == HloOpcode::kWhile || op == HloOpcode::kConditional || op == HloOpcode::kCall) continue;
-      for (HloComputation* callee : inst->calledComputations()) excluded.insert(callee);
-    }
-  }
-  std::vector<HloComputation*> result;
-  if (!module.entry()) return result;
-  std::unordered_set<const HloComputation*> seen{module.entry()};
-  std::vector<HloComputation*> work{module.entry()};
-  while (!work.empty()) {
-    HloComputation* computation = work.back();
-    work.pop_back();
-    if (excluded.count(computation)) continue;
-    result.push_back(computation);
-    for (const auto& inst : computation->instructions()) {
-      const HloOpcode op = inst->opcode();
-      if (op != HloOpcode::kWhile && op != HloOpcode::kConditional && op != HloOpcode::kCall) continue;
-      for (HloComputation* callee : inst->calledComputations()) {
-        if (seen.insert(callee).second) work.push_back(callee);
-      }
-    }
-  }
-  return result;
-}
-
 // One producer of the consumer being grown, with the verdict of the rules and the cost model.
 struct Candidate {
   HloInstruction* producer = nullptr;
@@ -237,7 +204,7 @@ class ComputationFusion {
 
 StatusOr<bool> InstructionFusion::run(HloModule& module, PassContext& context) {
   bool changed = false;
-  for (HloComputation* computation : fusibleComputations(module)) {
+  for (HloComputation* computation : computationsToFuseIn(module)) {
     // Fusing a consumer can make a producer fusible that was refused earlier in the sweep (its other users
     // were fused meanwhile), so sweep until nothing changes; usually one extra sweep.
     while (true) {
