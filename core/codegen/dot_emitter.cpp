@@ -1,0 +1,295 @@
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/codegen/element_emitter.h"
+
+namespace fusionscope::core {
+
+bool ElementEmitter::isRowDot(const HloInstruction* dot) {
+  if (dot->opcode() != HloOpcode::kDot || !dot->attributes().dot) return false;
+  const DotDimensionNumbers& d = *dot->attributes().dot;
+  const int batch = static_cast<int>(d.lhsBatch.size());
+  return dot->shape().rank() == batch + 2 && d.rhsBatch.size() == d.lhsBatch.size() && d.lhsContracting.size() == 1 &&
+         d.rhsContracting.size() == 1 && dot->operand(0)->shape().rank() == batch + 2 &&
+         dot->operand(1)->shape().rank() == batch + 2 && isFloatingPoint(dot->shape().elementType()) &&
+         dot->shape().dimension(batch + 1) <= 8192;
+}
+
+PrimitiveType ElementEmitter::dotAccumulationType(PrimitiveType type) {
+  return type == PrimitiveType::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+}
+
+void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
+                            llvm::Value* end) {
+  const DotDimensionNumbers& d = *dot->attributes().dot;
+  const HloInstruction* lhs = dot->operand(0);
+  const HloInstruction* rhs = dot->operand(1);
+  const PrimitiveType type = dot->shape().elementType();
+  const PrimitiveType accType = dotAccumulationType(type);
+  const int batchRank = static_cast<int>(d.lhsBatch.size());
+  const int64_t m = dot->shape().dimension(batchRank);
+  const int64_t n = dot->shape().dimension(batchRank + 1);
+  const int64_t k = lhs->shape().dimension(static_cast<int>(d.lhsContracting[0]));
+  if (n == 0) return;
+  const std::vector<int64_t> batchDims(dot->shape().dimensions().begin(),
+                                       dot->shape().dimensions().begin() + batchRank);
+  llvm::Type* acc = computeType(accType);
+  // Columns are computed in tiles of `width` (all n when n <= kVectorN): a tile row's accumulators are one
+  // vector. Rows per block: enough independent FMA chains to hide FMA latency, few enough that a block's
+  // accumulators and partial sums stay in the 32 vector registers (AVX-512) with room for the rhs row.
+  const int64_t width = std::min(n, kVectorN);
+  const int64_t rowBlock = rowDotBlock(dot);
+  const int64_t fullTiles = n / width;
+  const int64_t tailWidth = n % width;
+  // Per row of a block and tile width: its total and its partial sums (vectors), and a stack row of `width`
+  // the epilogue reads the sums from.
+  std::map<int64_t, std::vector<llvm::AllocaInst*>> totals;
+  std::map<int64_t, std::vector<llvm::AllocaInst*>> partials;
+  llvm::AllocaInst* sums = nullptr;
+  {
+    llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+    auto slot = [&](llvm::Type* t) {
+      llvm::AllocaInst* a = entry.CreateAlloca(t);
+      a->setAlignment(llvm::Align(64));
+      return a;
+    };
+    for (int64_t w : {width, tailWidth}) {
+      if (w == 0 || totals.count(w) != 0) continue;
+      llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+      for (int64_t r = 0; r < rowBlock; ++r) {
+        totals[w].push_back(slot(vector));
+        partials[w].push_back(slot(vector));
+      }
+    }
+    sums = slot(llvm::ArrayType::get(acc, static_cast<uint64_t>(width)));
+  }
+  auto toAcc = [&](PrimitiveType from, llvm::Value* v) -> llvm::Value* { return convert(from, accType, v); };
+  // An operand's index: batch dimension `batch[b]` takes batch coordinate b, the contracting dimension `kk`,
+  // the remaining one `free`.
+  auto operandIndex = [](int rank, const std::vector<int64_t>& batch, int64_t contracting,
+                         const std::vector<llvm::Value*>& batchIndex, llvm::Value* kk, llvm::Value* free) {
+    Index index;
+    index.dims.assign(static_cast<size_t>(rank), free);
+    for (size_t b = 0; b < batch.size(); ++b) index.dims[static_cast<size_t>(batch[b])] = batchIndex[b];
+    index.dims[static_cast<size_t>(contracting)] = kk;
+    return index;
+  };
+  // When the rhs free dimension is the innermost one (unit stride) and rhs is an argument buffer of the
+  // accumulation type, a tile of an rhs row is one contiguous vector load.
+  const int rhsFree = [&] {
+    for (int dim = 0; dim < rhs->shape().rank(); ++dim) {
+      if (dim != d.rhsContracting[0] && std::find(d.rhsBatch.begin(), d.rhsBatch.end(), dim) == d.rhsBatch.end()) {
+        return dim;
+      }
+    }
+    return -1;
+  }();
+  const auto rhsLeaf = m_leaves.find(rhs);
+  const bool rhsContiguous =
+      rhsLeaf != m_leaves.end() && rhsFree == rhs->shape().rank() - 1 && rhs->shape().elementType() == accType;
+  struct RowCoordinates {
+    std::vector<llvm::Value*> batchIndex;
+    llvm::Value* row = nullptr;
+    llvm::Value* linearRow = nullptr;
+  };
+  auto coordinates = [&](llvm::Value* i) {
+    RowCoordinates c;
+    c.linearRow = i;
+    c.row = i;
+    if (batchRank > 0) {
+      c.batchIndex = delinearize(m_b.CreateUDiv(i, i64(m)), batchDims).dims;
+      c.row = m_b.CreateURem(i, i64(m));
+    }
+    return c;
+  };
+  // Columns [j0, j0 + w) of rhs row kk of the batch `batchIndex`, as one vector of accumulation-type values.
+  auto rhsTile = [&](const std::vector<llvm::Value*>& batchIndex, llvm::Value* kk, llvm::Value* j0,
+                     int64_t w) -> llvm::Value* {
+    llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+    if (rhsContiguous) {
+      const Index first = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, j0);
+      llvm::Value* pointer = m_b.CreateInBoundsGEP(storageType(rhs->shape().elementType()), rhsLeaf->second,
+                                                   linearize(first.dims, rhs->shape().dimensions()));
+      return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(elementByteSize(accType)));
+    }
+    llvm::Value* tile = llvm::PoisonValue::get(vector);
+    for (int64_t j = 0; j < w; ++j) {
+      const Index index =
+          operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, m_b.CreateAdd(j0, i64(j)));
+      tile = m_b.CreateInsertElement(tile, toAcc(rhs->shape().elementType(), generate(rhs, index)), i64(j));
+    }
+    return tile;
+  };
+  // Writes columns [j0, j0 + w) of row `c` from the sums in `sums`, through the epilogue.
+  auto writeRow = [&](const RowCoordinates& c, llvm::Value* j0, int64_t w) {
+    loop(
+        i64(0), i64(w),
+        [&](llvm::Value* jj) {
+          llvm::Value* sum = m_b.CreateLoad(acc, m_b.CreateInBoundsGEP(acc, sums, jj));
+          llvm::Value* value = convert(accType, type, sum);
+          llvm::Value* j = m_b.CreateAdd(j0, jj);
+          llvm::Value* linear = m_b.CreateAdd(m_b.CreateMul(c.linearRow, i64(n)), j);
+          if (root != dot) {
+            std::vector<llvm::Value*> dims = c.batchIndex;
+            dims.push_back(c.row);
+            dims.push_back(j);
+            m_bound[dot] = value;
+            value = generate(root, Index{dims, linear});
+            m_bound.erase(dot);
+          }
+          store(out, root->shape().elementType(), linear, value);
+        },
+        "w");
+  };
+  // Rows first .. first + rows - 1, columns [j0, j0 + w): each rhs tile load is shared by the rows when they
+  // share a batch (always without batch dimensions; with them, each row loads its own batch's rhs tile).
+  auto block = [&](llvm::Value* first, int64_t rows, llvm::Value* j0, int64_t w) {
+    llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+    const std::vector<llvm::AllocaInst*>& total = totals[w];
+    const std::vector<llvm::AllocaInst*>& partial = partials[w];
+    std::vector<RowCoordinates> rowCoordinates;
+    for (int64_t r = 0; r < rows; ++r) rowCoordinates.push_back(coordinates(m_b.CreateAdd(first, i64(r))));
+    // Terms [lo, hi) of every row's sums into its partial sums, then added to its totals.
+    auto chunk = [&](llvm::Value* lo, llvm::Value* hi) {
+      for (int64_t r = 0; r < rows; ++r) {
+        m_b.CreateStore(llvm::ConstantFP::get(vector, 0.0), partial[static_cast<size_t>(r)]);
+      }
+      loop(
+          lo, hi,
+          [&](llvm::Value* kk) {
+            llvm::Value* shared = batchRank == 0 ? rhsTile({}, kk, j0, w) : nullptr;
+            for (int64_t r = 0; r < rows; ++r) {
+              const RowCoordinates& c = rowCoordinates[static_cast<size_t>(r)];
+              const Index lhsIndex =
+                  operandIndex(lhs->shape().rank(), d.lhsBatch, d.lhsContracting[0], c.batchIndex, kk, c.row);
+              llvm::Value* a = toAcc(lhs->shape().elementType(), generate(lhs, lhsIndex));
+              llvm::Value* tile = shared != nullptr ? shared : rhsTile(c.batchIndex, kk, j0, w);
+              llvm::AllocaInst* slot = partial[static_cast<size_t>(r)];
+              llvm::Value* broadcast = m_b.CreateVectorSplat(static_cast<unsigned>(w), a);
+              m_b.CreateStore(intrinsic(llvm::Intrinsic::fmuladd, {broadcast, tile, m_b.CreateLoad(vector, slot)}),
+                              slot);
+            }
+          },
+          "k");
+      for (int64_t r = 0; r < rows; ++r) {
+        llvm::AllocaInst* t = total[static_cast<size_t>(r)];
+        llvm::AllocaInst* p = partial[static_cast<size_t>(r)];
+        m_b.CreateStore(m_b.CreateFAdd(m_b.CreateLoad(vector, t), m_b.CreateLoad(vector, p)), t);
+      }
+    };
+    for (int64_t r = 0; r < rows; ++r) {
+      m_b.CreateStore(llvm::ConstantFP::get(vector, 0.0), total[static_cast<size_t>(r)]);
+    }
+    const int64_t fullChunks = k / kDotChunk;
+    if (fullChunks > 0) {
+      loop(
+          i64(0), i64(fullChunks),
+          [&](llvm::Value* c) {
+            llvm::Value* lo = m_b.CreateMul(c, i64(kDotChunk));
+            chunk(lo, m_b.CreateAdd(lo, i64(kDotChunk)));
+          },
+          "kchunk");
+    }
+    if (k % kDotChunk != 0) chunk(i64(fullChunks * kDotChunk), i64(k));
+    for (int64_t r = 0; r < rows; ++r) {
+      m_b.CreateStore(m_b.CreateLoad(vector, total[static_cast<size_t>(r)]), sums);
+      writeRow(rowCoordinates[static_cast<size_t>(r)], j0, w);
+    }
+  };
+  // Rows `first` .. `first + rows - 1` over every column tile: the full tiles in a loop, then the narrower
+  // tail tile.
+  auto rowsAllColumns = [&](llvm::Value* first, int64_t rows) {
+    loop(
+        i64(0), i64(fullTiles), [&](llvm::Value* t) { block(first, rows, m_b.CreateMul(t, i64(width)), width); },
+        "tile");
+    if (tailWidth != 0) block(first, rows, i64(fullTiles * width), tailWidth);
+  };
+  // Whole blocks of rowBlock rows, then what remains in blocks of halving size (4 + 2 + 1 for 7 rows left, not
+  // 7 single-row FMA chains bound by FMA latency); the last size, 1, takes every row still left.
+  llvm::Value* blocks = m_b.CreateUDiv(m_b.CreateSub(end, begin), i64(rowBlock));
+  loop(
+      i64(0), blocks,
+      [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(begin, m_b.CreateMul(b, i64(rowBlock))), rowBlock); },
+      "rowblock");
+  llvm::Value* next = m_b.CreateAdd(begin, m_b.CreateMul(blocks, i64(rowBlock)));
+  for (int64_t size = rowBlock / 2; size >= 1; size /= 2) {
+    llvm::Value* count = m_b.CreateUDiv(m_b.CreateSub(end, next), i64(size));
+    llvm::Value* first = next;
+    loop(
+        i64(0), count, [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(first, m_b.CreateMul(b, i64(size))), size); },
+        "rowtail");
+    next = m_b.CreateAdd(next, m_b.CreateMul(count, i64(size)));
+  }
+}
+
+llvm::Value* ElementEmitter::dot(const HloInstruction* instruction, const Index& index) {
+  if (!instruction->attributes().dot) return fail(instruction, "dot without dimension numbers");
+  const DotDimensionNumbers& dnums = *instruction->attributes().dot;
+  const HloInstruction* lhs = instruction->operand(0);
+  const HloInstruction* rhs = instruction->operand(1);
+  const PrimitiveType type = instruction->shape().elementType();
+  const int lhsRank = lhs->shape().rank();
+  const int rhsRank = rhs->shape().rank();
+  std::vector<llvm::Value*> lhsIndex(static_cast<size_t>(lhsRank), nullptr);
+  std::vector<llvm::Value*> rhsIndex(static_cast<size_t>(rhsRank), nullptr);
+  size_t out = 0;
+  for (size_t i = 0; i < dnums.lhsBatch.size(); ++i) {
+    lhsIndex[static_cast<size_t>(dnums.lhsBatch[i])] = index.dims[out];
+    rhsIndex[static_cast<size_t>(dnums.rhsBatch[i])] = index.dims[out];
+    ++out;
+  }
+  auto isIn = [](const std::vector<int64_t>& v, int64_t d) { return std::find(v.begin(), v.end(), d) != v.end(); };
+  for (int d = 0; d < lhsRank; ++d) {
+    if (!isIn(dnums.lhsBatch, d) && !isIn(dnums.lhsContracting, d))
+      lhsIndex[static_cast<size_t>(d)] = index.dims[out++];
+  }
+  for (int d = 0; d < rhsRank; ++d) {
+    if (!isIn(dnums.rhsBatch, d) && !isIn(dnums.rhsContracting, d))
+      rhsIndex[static_cast<size_t>(d)] = index.dims[out++];
+  }
+  if (out != index.dims.size() || dnums.lhsContracting.size() != dnums.rhsContracting.size()) {
+    return fail(instruction, "dimension numbers do not match the shapes");
+  }
+  // Floating dots accumulate as rowDot's do (XLA's semantics): f64 in f64, f32 / f16 / bf16 in f32, rounded
+  // once at the end; integers in int64.
+  const bool isFloat = isFloatingPoint(type);
+  const PrimitiveType floatAcc = dotAccumulationType(type);
+  llvm::Type* accType = isFloat ? computeType(floatAcc) : m_b.getInt64Ty();
+  llvm::AllocaInst* accumulator = entryAlloca(accType);
+  m_b.CreateStore(isFloat ? llvm::ConstantFP::get(accType, 0.0) : i64(0), accumulator);
+  const PrimitiveType lhsType = lhs->shape().elementType();
+  const PrimitiveType rhsType = rhs->shape().elementType();
+  auto widen = [&](PrimitiveType from, llvm::Value* v) -> llvm::Value* {
+    if (isFloat) return convert(from, floatAcc, v);
+    return isSignedInteger(from) ? m_b.CreateSExtOrTrunc(v, accType) : m_b.CreateZExtOrTrunc(v, accType);
+  };
+  std::function<void(size_t)> nest = [&](size_t level) {
+    if (level == dnums.lhsContracting.size()) {
+      llvm::Value* a = widen(lhsType, generate(lhs, Index{lhsIndex, nullptr}));
+      llvm::Value* c = widen(rhsType, generate(rhs, Index{rhsIndex, nullptr}));
+      llvm::Value* acc = m_b.CreateLoad(accType, accumulator);
+      m_b.CreateStore(
+          isFloat ? intrinsic(llvm::Intrinsic::fmuladd, {a, c, acc}) : m_b.CreateAdd(acc, m_b.CreateMul(a, c)),
+          accumulator);
+      return;
+    }
+    const int64_t ld = dnums.lhsContracting[level];
+    const int64_t rd = dnums.rhsContracting[level];
+    loop(
+        i64(0), i64(lhs->shape().dimension(static_cast<int>(ld))),
+        [&](llvm::Value* k) {
+          lhsIndex[static_cast<size_t>(ld)] = k;
+          rhsIndex[static_cast<size_t>(rd)] = k;
+          nest(level + 1);
+        },
+        "k");
+  };
+  nest(0);
+  llvm::Value* sum = m_b.CreateLoad(accType, accumulator);
+  if (isFloat) return convert(floatAcc, type, sum);
+  return m_b.CreateTrunc(sum, computeType(type));
+}
+
+}  // namespace fusionscope::core

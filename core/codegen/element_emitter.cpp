@@ -1,0 +1,508 @@
+#include "core/codegen/element_emitter.h"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "core/ir/literal.h"
+
+namespace fusionscope::core {
+
+llvm::Value* ElementEmitter::floatToBf16Bits(llvm::Value* v) {
+  llvm::Value* bits = m_b.CreateBitCast(v, m_b.getInt32Ty());
+  llvm::Value* lsb = m_b.CreateAnd(m_b.CreateLShr(bits, 16), m_b.getInt32(1));
+  llvm::Value* rounded = m_b.CreateLShr(m_b.CreateAdd(bits, m_b.CreateAdd(lsb, m_b.getInt32(0x7FFF))), 16);
+  llvm::Value* isNan = m_b.CreateFCmpUNO(v, v);
+  llvm::Value* result = m_b.CreateSelect(isNan, m_b.CreateOr(m_b.CreateLShr(bits, 16), m_b.getInt32(0x40)), rounded);
+  return m_b.CreateTrunc(result, m_b.getInt16Ty());
+}
+
+llvm::Value* ElementEmitter::roundTo(PrimitiveType type, llvm::Value* v) {
+  if (type == PrimitiveType::kF16) return m_b.CreateFPExt(m_b.CreateFPTrunc(v, m_b.getHalfTy()), m_b.getFloatTy());
+  if (type == PrimitiveType::kBF16) {
+    llvm::Value* bits = m_b.CreateZExt(floatToBf16Bits(v), m_b.getInt32Ty());
+    return m_b.CreateBitCast(m_b.CreateShl(bits, 16), m_b.getFloatTy());
+  }
+  return v;
+}
+
+llvm::Value* ElementEmitter::fail(const HloInstruction* instruction, const std::string& why) {
+  if (m_status.ok()) {
+    m_status =
+        Status::error(fmt::format("{}: cannot lower {} ({})", instruction->name(), instruction->opcodeString(), why));
+  }
+  return llvm::PoisonValue::get(computeType(isSupportedElementType(instruction->shape().elementType())
+                                                ? instruction->shape().elementType()
+                                                : PrimitiveType::kF32));
+}
+
+llvm::Value* ElementEmitter::generate(const HloInstruction* instruction, const Index& index) {
+  if (auto it = m_bound.find(instruction); it != m_bound.end()) return it->second;
+  CacheKey key{instruction, index.dims};
+  if (auto it = m_cache.find(key); it != m_cache.end()) return it->second;
+  llvm::Value* value = nullptr;
+  const Shape& shape = instruction->shape();
+  if (!shape.isArray() || !isSupportedElementType(shape.elementType())) {
+    return fail(instruction, fmt::format("element type of {} is not supported", shape.toString(false)));
+  }
+  if (auto it = m_leaves.find(instruction); it != m_leaves.end()) {
+    value = load(it->second, shape.elementType(), linearOf(index, shape));
+  } else {
+    value = generateComputed(instruction, index);
+  }
+  m_cache[key] = value;
+  return value;
+}
+
+llvm::Value* ElementEmitter::applyComputation(const HloComputation* computation,
+                                              const std::vector<llvm::Value*>& arguments, const HloInstruction* user) {
+  std::vector<HloInstruction*> parameters = computation->parameters();
+  if (parameters.size() != arguments.size() || computation->root() == nullptr ||
+      !computation->root()->shape().isArray()) {
+    return fail(user,
+                fmt::format("reducer {} must take {} scalars and return one", computation->name(), arguments.size()));
+  }
+  auto savedBound = m_bound;
+  auto savedCache = saveCache();
+  for (size_t i = 0; i < parameters.size(); ++i) m_bound[parameters[i]] = arguments[i];
+  llvm::Value* result = generate(computation->root(), Index{});
+  m_bound = std::move(savedBound);
+  restoreCache(std::move(savedCache));
+  return result;
+}
+
+Index ElementEmitter::sameIndex(const Index& index, const HloInstruction* operand) {
+  return operand->shape().rank() == 0 ? Index{} : index;
+}
+
+llvm::Value* ElementEmitter::operandAt(const HloInstruction* instruction, int i, const Index& index) {
+  return generate(instruction->operand(i), sameIndex(index, instruction->operand(i)));
+}
+
+llvm::Value* ElementEmitter::mathCall(const char* name, std::vector<llvm::Value*> args) {
+  llvm::Type* type = args[0]->getType();
+  const bool isFloat = type->isFloatTy();
+  std::string symbol = m_target == KernelTarget::kNvptx ? std::string("__nv_") + name : std::string(name);
+  if (isFloat) symbol += "f";
+  std::vector<llvm::Type*> types(args.size(), type);
+  llvm::FunctionCallee callee = m_module.getOrInsertFunction(symbol, llvm::FunctionType::get(type, types, false));
+  return m_b.CreateCall(callee, args);
+}
+
+llvm::Value* ElementEmitter::intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
+  llvm::Function* fn = llvm::Intrinsic::getDeclaration(&m_module, id, {args[0]->getType()});
+  return m_b.CreateCall(fn, args);
+}
+
+llvm::Value* ElementEmitter::floatUnary(const HloInstruction* instruction, llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  const bool nvptx = m_target == KernelTarget::kNvptx;
+  switch (instruction->opcode()) {
+    case HloOpcode::kAbs: return intrinsic(llvm::Intrinsic::fabs, {x});
+    case HloOpcode::kNegate: return m_b.CreateFNeg(x);
+    case HloOpcode::kExp: return nvptx ? mathCall("exp", {x}) : intrinsic(llvm::Intrinsic::exp, {x});
+    case HloOpcode::kExpm1: return mathCall("expm1", {x});
+    case HloOpcode::kLog: return nvptx ? mathCall("log", {x}) : intrinsic(llvm::Intrinsic::log, {x});
+    case HloOpcode::kLog1p: return mathCall("log1p", {x});
+    case HloOpcode::kLogistic: {
+      llvm::Value* e =
+          nvptx ? mathCall("exp", {m_b.CreateFNeg(x)}) : intrinsic(llvm::Intrinsic::exp, {m_b.CreateFNeg(x)});
+      llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
+      return m_b.CreateFDiv(one, m_b.CreateFAdd(one, e));
+    }
+    case HloOpcode::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, {x});
+    case HloOpcode::kRsqrt:
+      return m_b.CreateFDiv(llvm::ConstantFP::get(type, 1.0), intrinsic(llvm::Intrinsic::sqrt, {x}));
+    case HloOpcode::kCbrt: return mathCall("cbrt", {x});
+    case HloOpcode::kTanh: return mathCall("tanh", {x});
+    case HloOpcode::kSin: return nvptx ? mathCall("sin", {x}) : intrinsic(llvm::Intrinsic::sin, {x});
+    case HloOpcode::kCos: return nvptx ? mathCall("cos", {x}) : intrinsic(llvm::Intrinsic::cos, {x});
+    case HloOpcode::kTan: return mathCall("tan", {x});
+    case HloOpcode::kErf: return mathCall("erf", {x});
+    case HloOpcode::kFloor: return intrinsic(llvm::Intrinsic::floor, {x});
+    case HloOpcode::kCeil: return intrinsic(llvm::Intrinsic::ceil, {x});
+    case HloOpcode::kRoundNearestAfz: return nvptx ? mathCall("round", {x}) : intrinsic(llvm::Intrinsic::round, {x});
+    case HloOpcode::kRoundNearestEven: return intrinsic(llvm::Intrinsic::roundeven, {x});
+    case HloOpcode::kCopy: return x;
+    case HloOpcode::kSign: {
+      llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
+      llvm::Value* minusOne = llvm::ConstantFP::get(type, -1.0);
+      llvm::Value* r = m_b.CreateSelect(m_b.CreateFCmpOLT(x, llvm::ConstantFP::get(type, 0.0)), minusOne, x);
+      return m_b.CreateSelect(m_b.CreateFCmpOGT(x, llvm::ConstantFP::get(type, 0.0)), one, r);
+    }
+    default: return fail(instruction, "no floating-point lowering");
+  }
+}
+
+llvm::Value* ElementEmitter::integerUnary(const HloInstruction* instruction, PrimitiveType type, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  const bool isSigned = isSignedInteger(type);
+  switch (instruction->opcode()) {
+    case HloOpcode::kNot: return m_b.CreateNot(x);
+    case HloOpcode::kCopy: return x;
+    case HloOpcode::kAbs:
+      if (type == PrimitiveType::kPred) return x;
+      return isSigned ? m_b.CreateSelect(m_b.CreateICmpSLT(x, llvm::ConstantInt::get(t, 0)), m_b.CreateNeg(x), x) : x;
+    case HloOpcode::kNegate: return m_b.CreateNeg(x);
+    case HloOpcode::kSign: {
+      llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+      llvm::Value* positive = m_b.CreateZExt(isSigned ? m_b.CreateICmpSGT(x, zero) : m_b.CreateICmpNE(x, zero), t);
+      if (!isSigned) return positive;
+      return m_b.CreateSub(positive, m_b.CreateZExt(m_b.CreateICmpSLT(x, zero), t));
+    }
+    case HloOpcode::kPopulationCount: return intrinsic(llvm::Intrinsic::ctpop, {x});
+    case HloOpcode::kClz:
+      return m_b.CreateCall(llvm::Intrinsic::getDeclaration(&m_module, llvm::Intrinsic::ctlz, {t}),
+                            {x, m_b.getFalse()});
+    default: return fail(instruction, "no integer lowering");
+  }
+}
+
+llvm::Value* ElementEmitter::floatBinary(const HloInstruction* instruction, llvm::Value* x, llvm::Value* y) {
+  llvm::Type* type = x->getType();
+  switch (instruction->opcode()) {
+    case HloOpcode::kAdd: return m_b.CreateFAdd(x, y);
+    case HloOpcode::kSubtract: return m_b.CreateFSub(x, y);
+    case HloOpcode::kMultiply: return m_b.CreateFMul(x, y);
+    case HloOpcode::kDivide: return m_b.CreateFDiv(x, y);
+    case HloOpcode::kRemainder:
+      return m_target == KernelTarget::kNvptx ? mathCall("fmod", {x, y}) : m_b.CreateFRem(x, y);
+    case HloOpcode::kPower:
+      return m_target == KernelTarget::kNvptx ? mathCall("pow", {x, y}) : intrinsic(llvm::Intrinsic::pow, {x, y});
+    case HloOpcode::kAtan2: return mathCall("atan2", {x, y});
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum: {
+      // XLA: NaN if either is NaN, else the larger (smaller); ties keep the second operand.
+      llvm::Value* pick =
+          instruction->opcode() == HloOpcode::kMaximum ? m_b.CreateFCmpOGT(x, y) : m_b.CreateFCmpOLT(x, y);
+      llvm::Value* r = m_b.CreateSelect(pick, x, y);
+      return m_b.CreateSelect(m_b.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(type), r);
+    }
+    default: return fail(instruction, "no floating-point lowering");
+  }
+}
+
+llvm::Value* ElementEmitter::integerBinary(const HloInstruction* instruction, PrimitiveType type, llvm::Value* x,
+                                           llvm::Value* y) {
+  llvm::Type* t = x->getType();
+  const bool isSigned = isSignedInteger(type);
+  const unsigned width = t->getIntegerBitWidth();
+  llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+  switch (instruction->opcode()) {
+    case HloOpcode::kAdd: return type == PrimitiveType::kPred ? m_b.CreateOr(x, y) : m_b.CreateAdd(x, y);
+    case HloOpcode::kSubtract: return m_b.CreateSub(x, y);
+    case HloOpcode::kMultiply: return type == PrimitiveType::kPred ? m_b.CreateAnd(x, y) : m_b.CreateMul(x, y);
+    case HloOpcode::kAnd: return m_b.CreateAnd(x, y);
+    case HloOpcode::kOr: return m_b.CreateOr(x, y);
+    case HloOpcode::kXor: return m_b.CreateXor(x, y);
+    case HloOpcode::kMaximum:
+      return m_b.CreateSelect(isSigned ? m_b.CreateICmpSLT(x, y) : m_b.CreateICmpULT(x, y), y, x);
+    case HloOpcode::kMinimum:
+      return m_b.CreateSelect(isSigned ? m_b.CreateICmpSLT(y, x) : m_b.CreateICmpULT(y, x), y, x);
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder: {
+      // XLA: x / 0 = -1, x % 0 = x, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. Divide by a safe divisor and fix.
+      const bool divide = instruction->opcode() == HloOpcode::kDivide;
+      llvm::Value* isZero = m_b.CreateICmpEQ(y, zero);
+      llvm::Value* minusOne = llvm::ConstantInt::get(t, static_cast<uint64_t>(-1), true);
+      llvm::Value* overflow =
+          isSigned
+              ? m_b.CreateAnd(m_b.CreateICmpEQ(y, minusOne),
+                              m_b.CreateICmpEQ(x, llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(width))))
+              : m_b.getFalse();
+      llvm::Value* safe = m_b.CreateSelect(m_b.CreateOr(isZero, overflow), llvm::ConstantInt::get(t, 1), y);
+      llvm::Value* r = divide ? (isSigned ? m_b.CreateSDiv(x, safe) : m_b.CreateUDiv(x, safe))
+                              : (isSigned ? m_b.CreateSRem(x, safe) : m_b.CreateURem(x, safe));
+      r = m_b.CreateSelect(overflow, divide ? x : zero, r);
+      return m_b.CreateSelect(isZero, divide ? minusOne : x, r);
+    }
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kShiftRightArithmetic: {
+      llvm::Value* tooFar = m_b.CreateICmpUGE(y, llvm::ConstantInt::get(t, width));
+      llvm::Value* amount = m_b.CreateSelect(tooFar, zero, y);
+      if (instruction->opcode() == HloOpcode::kShiftLeft) {
+        return m_b.CreateSelect(tooFar, zero, m_b.CreateShl(x, amount));
+      }
+      if (instruction->opcode() == HloOpcode::kShiftRightLogical) {
+        return m_b.CreateSelect(tooFar, zero, m_b.CreateLShr(x, amount));
+      }
+      return m_b.CreateAShr(x, m_b.CreateSelect(tooFar, llvm::ConstantInt::get(t, width - 1), y));
+    }
+    default: return fail(instruction, "no integer lowering");
+  }
+}
+
+llvm::Value* ElementEmitter::compare(const HloInstruction* instruction, llvm::Value* x, llvm::Value* y) {
+  const PrimitiveType type = instruction->operand(0)->shape().elementType();
+  if (!instruction->attributes().direction) return fail(instruction, "compare without direction");
+  const std::string* compareType = instruction->attributes().findRaw("type");
+  if (compareType != nullptr && *compareType == "TOTALORDER") return fail(instruction, "TOTALORDER comparison");
+  const ComparisonDirection direction = *instruction->attributes().direction;
+  if (isFloatingPoint(type)) {
+    switch (direction) {
+      case ComparisonDirection::kEq: return m_b.CreateFCmpOEQ(x, y);
+      case ComparisonDirection::kNe: return m_b.CreateFCmpUNE(x, y);
+      case ComparisonDirection::kGe: return m_b.CreateFCmpOGE(x, y);
+      case ComparisonDirection::kGt: return m_b.CreateFCmpOGT(x, y);
+      case ComparisonDirection::kLe: return m_b.CreateFCmpOLE(x, y);
+      case ComparisonDirection::kLt: return m_b.CreateFCmpOLT(x, y);
+    }
+  }
+  const bool isSigned = isSignedInteger(type);
+  switch (direction) {
+    case ComparisonDirection::kEq: return m_b.CreateICmpEQ(x, y);
+    case ComparisonDirection::kNe: return m_b.CreateICmpNE(x, y);
+    case ComparisonDirection::kGe: return isSigned ? m_b.CreateICmpSGE(x, y) : m_b.CreateICmpUGE(x, y);
+    case ComparisonDirection::kGt: return isSigned ? m_b.CreateICmpSGT(x, y) : m_b.CreateICmpUGT(x, y);
+    case ComparisonDirection::kLe: return isSigned ? m_b.CreateICmpSLE(x, y) : m_b.CreateICmpULE(x, y);
+    case ComparisonDirection::kLt: return isSigned ? m_b.CreateICmpSLT(x, y) : m_b.CreateICmpULT(x, y);
+  }
+  return fail(instruction, "unknown direction");
+}
+
+llvm::Value* ElementEmitter::convert(PrimitiveType from, PrimitiveType to, llvm::Value* x) {
+  llvm::Type* target = computeType(to);
+  if (from == to) return x;
+  if (to == PrimitiveType::kPred) {
+    return isFloatingPoint(from) ? m_b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
+                                 : m_b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (isFloatingPoint(from) && isFloatingPoint(to)) {
+    llvm::Value* r = x->getType() == target ? x : m_b.CreateFPCast(x, target);
+    return roundTo(to, r);
+  }
+  if (isFloatingPoint(to)) {  // integer or pred to float
+    llvm::Value* r = (isSignedInteger(from)) ? m_b.CreateSIToFP(x, target) : m_b.CreateUIToFP(x, target);
+    return roundTo(to, r);
+  }
+  if (isFloatingPoint(from)) {  // truncate toward zero, saturate, NaN -> 0
+    auto id = isSignedInteger(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    llvm::Function* fn = llvm::Intrinsic::getDeclaration(&m_module, id, {target, x->getType()});
+    return m_b.CreateCall(fn, {x});
+  }
+  return isSignedInteger(from) ? m_b.CreateSExtOrTrunc(x, target) : m_b.CreateZExtOrTrunc(x, target);
+}
+
+llvm::Value* ElementEmitter::constantValue(const HloInstruction* instruction, const Index& index) {
+  const Literal* literal = instruction->literal();
+  const Shape& shape = instruction->shape();
+  const PrimitiveType type = shape.elementType();
+  if (literal == nullptr || (literal->kind() != Literal::Kind::kFloat && literal->kind() != Literal::Kind::kInteger) ||
+      literal->valueCount() != shape.elementCount()) {
+    return fail(instruction, "constant value not available");
+  }
+  auto scalarConstant = [&](int64_t i) -> llvm::Value* {
+    llvm::Type* t = computeType(type);
+    if (isFloatingPoint(type)) return llvm::ConstantFP::get(t, literal->asDouble(i));
+    int64_t v = literal->kind() == Literal::Kind::kInteger ? literal->integerValues()[static_cast<size_t>(i)]
+                                                           : static_cast<int64_t>(literal->asDouble(i));
+    return llvm::ConstantInt::get(t, static_cast<uint64_t>(v), isSignedInteger(type));
+  };
+  if (shape.elementCount() == 1 || literal->isSplat()) return scalarConstant(0);
+  // A table in a global, read at the index.
+  auto it = m_constantGlobals.find(instruction);
+  llvm::GlobalVariable* global = nullptr;
+  if (it != m_constantGlobals.end()) {
+    global = it->second;
+  } else {
+    llvm::Type* storage = storageType(type);
+    std::vector<llvm::Constant*> elements;
+    for (int64_t i = 0; i < shape.elementCount(); ++i) {
+      elements.push_back(llvm::cast<llvm::Constant>(toStorageConstant(type, scalarConstant(i))));
+    }
+    auto* arrayType = llvm::ArrayType::get(storage, static_cast<uint64_t>(shape.elementCount()));
+    const unsigned addressSpace = m_target == KernelTarget::kNvptx ? 1 : 0;
+    global = new llvm::GlobalVariable(m_module, arrayType, true, llvm::GlobalValue::InternalLinkage,
+                                      llvm::ConstantArray::get(arrayType, elements), "constant_table", nullptr,
+                                      llvm::GlobalValue::NotThreadLocal, addressSpace);
+    m_constantGlobals[instruction] = global;
+  }
+  return load(global, type, linearOf(index, shape));
+}
+
+llvm::Value* ElementEmitter::toStorageConstant(PrimitiveType type, llvm::Value* v) {
+  // Constant folding through the builder gives constants for constant inputs.
+  return toStorage(type, v);
+}
+
+llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction, const Index& index) {
+  const Shape& shape = instruction->shape();
+  const PrimitiveType type = shape.elementType();
+  const HloOpcode opcode = instruction->opcode();
+  switch (opcode) {
+    case HloOpcode::kParameter: return fail(instruction, "parameter without a buffer");
+    case HloOpcode::kConstant: return constantValue(instruction, index);
+    case HloOpcode::kCompare: {
+      llvm::Value* x = operandAt(instruction, 0, index);
+      llvm::Value* y = operandAt(instruction, 1, index);
+      return compare(instruction, x, y);
+    }
+    case HloOpcode::kSelect: {
+      llvm::Value* p = operandAt(instruction, 0, index);
+      llvm::Value* x = operandAt(instruction, 1, index);
+      llvm::Value* y = operandAt(instruction, 2, index);
+      return m_b.CreateSelect(p, x, y);
+    }
+    case HloOpcode::kClamp: {
+      llvm::Value* lo = operandAt(instruction, 0, index);
+      llvm::Value* x = operandAt(instruction, 1, index);
+      llvm::Value* hi = operandAt(instruction, 2, index);
+      if (isFloatingPoint(type)) {
+        // min(max(x, lo), hi) with XLA's NaN-propagating max/min.
+        llvm::Value* m = m_b.CreateSelect(m_b.CreateFCmpOGT(x, lo), x, lo);
+        m = m_b.CreateSelect(m_b.CreateFCmpUNO(x, lo), llvm::ConstantFP::getNaN(x->getType()), m);
+        llvm::Value* r = m_b.CreateSelect(m_b.CreateFCmpOLT(m, hi), m, hi);
+        return m_b.CreateSelect(m_b.CreateFCmpUNO(m, hi), llvm::ConstantFP::getNaN(x->getType()), r);
+      }
+      const bool isSigned = isSignedInteger(type);
+      llvm::Value* m = m_b.CreateSelect(isSigned ? m_b.CreateICmpSLT(x, lo) : m_b.CreateICmpULT(x, lo), lo, x);
+      return m_b.CreateSelect(isSigned ? m_b.CreateICmpSLT(hi, m) : m_b.CreateICmpULT(hi, m), hi, m);
+    }
+    case HloOpcode::kConvert:
+      return convert(instruction->operand(0)->shape().elementType(), type, operandAt(instruction, 0, index));
+    case HloOpcode::kIsFinite: {
+      llvm::Value* x = operandAt(instruction, 0, index);
+      return m_b.CreateFCmpOLT(intrinsic(llvm::Intrinsic::fabs, {x}), llvm::ConstantFP::getInfinity(x->getType()));
+    }
+    case HloOpcode::kBroadcast: {
+      const HloInstruction* operand = instruction->operand(0);
+      const std::vector<int64_t> dims = instruction->attributes().dimensions.value_or(std::vector<int64_t>{});
+      if (static_cast<int>(dims.size()) != operand->shape().rank()) return fail(instruction, "bad dimensions");
+      Index operandIndex;
+      for (int64_t d : dims) operandIndex.dims.push_back(index.dims[static_cast<size_t>(d)]);
+      return generate(operand, operandIndex);
+    }
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast: {
+      const HloInstruction* operand = instruction->operand(0);
+      if (operand->shape().elementType() != type) return fail(instruction, "bitcast changing the element type");
+      const std::vector<int64_t> toPhysical = physicalStrides(shape);
+      const std::vector<int64_t> fromPhysical = physicalStrides(operand->shape());
+      if (opcode == HloOpcode::kReshape || (toPhysical == rowMajorStrides(shape.dimensions()) &&
+                                            fromPhysical == rowMajorStrides(operand->shape().dimensions()))) {
+        return generate(operand, delinearize(linearOf(index, shape), operand->shape().dimensions()));
+      }
+      // A bitcast between layouts: result index -> physical offset -> operand index (the evaluator's rule).
+      llvm::Value* physical = i64(0);
+      for (size_t d = 0; d < index.dims.size(); ++d) {
+        physical = m_b.CreateAdd(physical, m_b.CreateMul(index.dims[d], i64(toPhysical[d])));
+      }
+      Index operandIndex;
+      const std::vector<int64_t>& dims = operand->shape().dimensions();
+      for (size_t d = 0; d < dims.size(); ++d) {
+        operandIndex.dims.push_back(m_b.CreateURem(m_b.CreateUDiv(physical, i64(fromPhysical[d])), i64(dims[d])));
+      }
+      return generate(operand, operandIndex);
+    }
+    case HloOpcode::kTranspose: {
+      const std::vector<int64_t> perm = instruction->attributes().dimensions.value_or(std::vector<int64_t>{});
+      if (static_cast<int>(perm.size()) != shape.rank()) return fail(instruction, "bad dimensions");
+      Index operandIndex;
+      operandIndex.dims.resize(perm.size());
+      for (size_t j = 0; j < perm.size(); ++j) operandIndex.dims[static_cast<size_t>(perm[j])] = index.dims[j];
+      return generate(instruction->operand(0), operandIndex);
+    }
+    case HloOpcode::kReverse: {
+      const HloInstruction* operand = instruction->operand(0);
+      Index operandIndex{index.dims, nullptr};
+      for (int64_t d : instruction->attributes().dimensions.value_or(std::vector<int64_t>{})) {
+        operandIndex.dims[static_cast<size_t>(d)] =
+            m_b.CreateSub(i64(shape.dimension(static_cast<int>(d)) - 1), index.dims[static_cast<size_t>(d)]);
+      }
+      return generate(operand, operandIndex);
+    }
+    case HloOpcode::kSlice: {
+      if (!instruction->attributes().slice) return fail(instruction, "slice without slice={...}");
+      const auto& slice = *instruction->attributes().slice;
+      Index operandIndex;
+      for (size_t i = 0; i < slice.size(); ++i) {
+        operandIndex.dims.push_back(
+            m_b.CreateAdd(i64(slice[i].start), m_b.CreateMul(index.dims[i], i64(slice[i].stride))));
+      }
+      return generate(instruction->operand(0), operandIndex);
+    }
+    case HloOpcode::kDynamicSlice: {
+      const HloInstruction* operand = instruction->operand(0);
+      Index operandIndex;
+      for (int i = 0; i < shape.rank(); ++i) {
+        const HloInstruction* startOperand = instruction->operand(1 + i);
+        llvm::Value* start = generate(startOperand, Index{});
+        start = isSignedInteger(startOperand->shape().elementType()) ? m_b.CreateSExtOrTrunc(start, m_b.getInt64Ty())
+                                                                     : m_b.CreateZExtOrTrunc(start, m_b.getInt64Ty());
+        const int64_t maxStart = operand->shape().dimension(i) - shape.dimension(i);
+        start = m_b.CreateSelect(m_b.CreateICmpSLT(start, i64(0)), i64(0), start);
+        start = m_b.CreateSelect(m_b.CreateICmpSGT(start, i64(maxStart)), i64(maxStart), start);
+        operandIndex.dims.push_back(m_b.CreateAdd(start, index.dims[static_cast<size_t>(i)]));
+      }
+      return generate(operand, operandIndex);
+    }
+    case HloOpcode::kIota: {
+      const int64_t d = instruction->attributes().iotaDimension.value_or(0);
+      llvm::Value* i = index.dims[static_cast<size_t>(d)];
+      return convert(PrimitiveType::kS64, type, i);
+    }
+    case HloOpcode::kConcatenate: {
+      const std::vector<int64_t> dims = instruction->attributes().dimensions.value_or(std::vector<int64_t>{});
+      if (dims.size() != 1) return fail(instruction, "concatenate without one dimension");
+      return concatenate(instruction, index, dims[0], 0, 0);
+    }
+    case HloOpcode::kPad: return pad(instruction, index);
+    case HloOpcode::kReduce: return reduce(instruction, index);
+    case HloOpcode::kDot: return dot(instruction, index);
+    default: break;
+  }
+  if (isElementwise(opcode) && (instruction->operandCount() == 1 || instruction->operandCount() == 2)) {
+    const PrimitiveType operandType = instruction->operand(0)->shape().elementType();
+    if (instruction->operandCount() == 1) {
+      llvm::Value* x = operandAt(instruction, 0, index);
+      if (isFloatingPoint(operandType)) return roundTo(type, floatUnary(instruction, x));
+      return integerUnary(instruction, operandType, x);
+    }
+    llvm::Value* x = operandAt(instruction, 0, index);
+    llvm::Value* y = operandAt(instruction, 1, index);
+    if (isFloatingPoint(operandType)) return roundTo(type, floatBinary(instruction, x, y));
+    return integerBinary(instruction, operandType, x, y);
+  }
+  if (opcode == HloOpcode::kCopy) return operandAt(instruction, 0, index);
+  return fail(instruction, "opcode not supported by the elemental emitter");
+}
+
+llvm::Value* ElementEmitter::concatenate(const HloInstruction* instruction, const Index& index, int64_t dim,
+                                         int operand, int64_t offset) {
+  const HloInstruction* op = instruction->operand(operand);
+  const int64_t size = op->shape().dimension(static_cast<int>(dim));
+  auto here = [&]() {
+    Index operandIndex{index.dims, nullptr};
+    operandIndex.dims[static_cast<size_t>(dim)] = m_b.CreateSub(index.dims[static_cast<size_t>(dim)], i64(offset));
+    return generate(op, operandIndex);
+  };
+  if (operand + 1 == instruction->operandCount()) return here();
+  llvm::Value* inThis = m_b.CreateICmpSLT(index.dims[static_cast<size_t>(dim)], i64(offset + size));
+  return branch(inThis, computeType(instruction->shape().elementType()), here,
+                [&]() { return concatenate(instruction, index, dim, operand + 1, offset + size); });
+}
+
+llvm::Value* ElementEmitter::pad(const HloInstruction* instruction, const Index& index) {
+  if (!instruction->attributes().padding) return fail(instruction, "pad without padding=");
+  const auto& padding = *instruction->attributes().padding;
+  const HloInstruction* operand = instruction->operand(0);
+  llvm::Value* inside = m_b.getTrue();
+  Index operandIndex;
+  for (size_t i = 0; i < padding.size(); ++i) {
+    llvm::Value* t = m_b.CreateSub(index.dims[i], i64(padding[i].low));
+    const int64_t step = padding[i].interior + 1;
+    llvm::Value* q = step == 1 ? t : m_b.CreateSDiv(t, i64(step));
+    inside = m_b.CreateAnd(inside, m_b.CreateICmpSGE(t, i64(0)));
+    if (step != 1) inside = m_b.CreateAnd(inside, m_b.CreateICmpEQ(m_b.CreateSRem(t, i64(step)), i64(0)));
+    inside = m_b.CreateAnd(inside, m_b.CreateICmpSLT(q, i64(operand->shape().dimension(static_cast<int>(i)))));
+    operandIndex.dims.push_back(q);
+  }
+  return branch(
+      inside, computeType(instruction->shape().elementType()), [&]() { return generate(operand, operandIndex); },
+      [&]() { return generate(instruction->operand(1), Index{}); });
+}
+
+}  // namespace fusionscope::core

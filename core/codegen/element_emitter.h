@@ -1,0 +1,369 @@
+#pragma once
+
+// The elemental IR emitter of core/codegen (internal to it): generates the value of an HLO instruction at an index
+// from its operands' values, as XLA's elemental IR emitter does. kernel_emitter.cpp drives it per kernel;
+// its methods live by concern:
+//   element_emitter.cpp    elementwise ops, constants, shapes ops (broadcast, slice, concatenate, pad, ...)
+//   reduction_emitter.cpp  reductions in the evaluator's order, or in lanes where the reducer allows
+//   dot_emitter.cpp        dots: the CPU's register-blocked row dot and the generic loop nest
+//   gpu_reduction_emitter.cpp  NVPTX only: a warp per reduction result
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include "core/base/status.h"
+#include "core/codegen/element_types.h"
+#include "core/codegen/execution_plan.h"
+#include "core/codegen/kernel_emitter.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+
+namespace fusionscope::core {
+
+// A multi-dimensional index into the shape of the instruction being generated; `linear` is its row-major
+// linear index when already known (saves recomputing it for loads of same-shaped buffers).
+struct Index {
+  std::vector<llvm::Value*> dims;
+  llvm::Value* linear = nullptr;
+};
+
+// Generates the value of an instruction at an index from the values of its operands (XLA's elemental IR
+// emitter): leaves (fusion parameters, operands of an unfused kernel) are loads from argument buffers, reducer
+// parameters are bound scalars, and everything else is computed from operands at derived indices.
+class ElementEmitter {
+ public:
+  ElementEmitter(llvm::Module& module, KernelTarget target)
+      : m_module(module), m_context(module.getContext()), m_b(m_context), m_target(target) {}
+
+  Status status() const { return m_status; }
+  llvm::IRBuilder<>& builder() { return m_b; }
+  llvm::LLVMContext& context() { return m_context; }
+
+  void beginFunction(llvm::Function* function) {
+    m_function = function;
+    m_leaves.clear();
+    m_bound.clear();
+    m_cache.clear();
+    m_sideOutput = {};
+  }
+  void setLeaf(const HloInstruction* instruction, llvm::Value* pointer) { m_leaves[instruction] = pointer; }
+
+  llvm::Value* i64(int64_t v) { return llvm::ConstantInt::get(m_b.getInt64Ty(), static_cast<uint64_t>(v), true); }
+
+  llvm::Type* computeType(PrimitiveType type) {
+    switch (type) {
+      case PrimitiveType::kPred: return m_b.getInt1Ty();
+      case PrimitiveType::kF16:
+      case PrimitiveType::kBF16:
+      case PrimitiveType::kF32: return m_b.getFloatTy();
+      case PrimitiveType::kF64: return m_b.getDoubleTy();
+      default: return m_b.getIntNTy(static_cast<unsigned>(8 * elementByteSize(type)));
+    }
+  }
+  llvm::Type* storageType(PrimitiveType type) {
+    switch (type) {
+      case PrimitiveType::kPred: return m_b.getInt8Ty();
+      case PrimitiveType::kF16: return m_b.getHalfTy();
+      case PrimitiveType::kBF16: return m_b.getInt16Ty();
+      default: return computeType(type);
+    }
+  }
+
+  llvm::Value* linearize(const std::vector<llvm::Value*>& dims, const std::vector<int64_t>& shape) {
+    llvm::Value* linear = i64(0);
+    int64_t stride = 1;
+    for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+      if (shape[static_cast<size_t>(i)] != 1) {
+        linear = m_b.CreateAdd(linear, m_b.CreateMul(dims[static_cast<size_t>(i)], i64(stride)));
+      }
+      stride *= shape[static_cast<size_t>(i)];
+    }
+    return linear;
+  }
+  Index delinearize(llvm::Value* linear, const std::vector<int64_t>& shape) {
+    Index index;
+    index.linear = linear;
+    index.dims.resize(shape.size());
+    int64_t stride = 1;
+    for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+      const int64_t size = shape[static_cast<size_t>(i)];
+      llvm::Value* dim = stride == 1 ? linear : m_b.CreateUDiv(linear, i64(stride));
+      if (i > 0 && size != 1) dim = m_b.CreateURem(dim, i64(size));
+      index.dims[static_cast<size_t>(i)] = size == 1 ? i64(0) : dim;
+      stride *= size;
+    }
+    return index;
+  }
+  llvm::Value* linearOf(const Index& index, const Shape& shape) {
+    return index.linear != nullptr ? index.linear : linearize(index.dims, shape.dimensions());
+  }
+
+  llvm::Value* load(llvm::Value* pointer, PrimitiveType type, llvm::Value* linear) {
+    llvm::Type* storage = storageType(type);
+    llvm::Value* raw = m_b.CreateLoad(storage, m_b.CreateInBoundsGEP(storage, pointer, linear));
+    switch (type) {
+      case PrimitiveType::kPred: return m_b.CreateICmpNE(raw, m_b.getInt8(0));
+      case PrimitiveType::kF16: return m_b.CreateFPExt(raw, m_b.getFloatTy());
+      case PrimitiveType::kBF16:
+        return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateZExt(raw, m_b.getInt32Ty()), 16), m_b.getFloatTy());
+      default: return raw;
+    }
+  }
+  llvm::Value* toStorage(PrimitiveType type, llvm::Value* v) {
+    switch (type) {
+      case PrimitiveType::kPred: return m_b.CreateZExt(v, m_b.getInt8Ty());
+      case PrimitiveType::kF16: return m_b.CreateFPTrunc(v, m_b.getHalfTy());
+      case PrimitiveType::kBF16: return floatToBf16Bits(v);
+      default: return v;
+    }
+  }
+  void store(llvm::Value* pointer, PrimitiveType type, llvm::Value* linear, llvm::Value* v) {
+    llvm::Type* storage = storageType(type);
+    m_b.CreateStore(toStorage(type, v), m_b.CreateInBoundsGEP(storage, pointer, linear));
+  }
+  // Round-to-nearest-even float -> bf16 bits; NaN stays a quiet NaN.
+  llvm::Value* floatToBf16Bits(llvm::Value* v);
+  // A float computed for a narrow type, rounded to that type (so every op rounds as the evaluator does).
+  llvm::Value* roundTo(PrimitiveType type, llvm::Value* v);
+
+  llvm::Value* fail(const HloInstruction* instruction, const std::string& why);
+
+  // Scopes of the value cache: values made inside a loop body or a branch do not dominate what follows it.
+  using CacheKey = std::pair<const HloInstruction*, std::vector<llvm::Value*>>;
+  std::map<CacheKey, llvm::Value*> saveCache() { return m_cache; }
+  void restoreCache(std::map<CacheKey, llvm::Value*> saved) { m_cache = std::move(saved); }
+
+  // for (i = lo; i < hi; ++i) body(i); leaves the builder after the loop.
+  template <typename Body>
+  void loop(llvm::Value* lo, llvm::Value* hi, const Body& body, const char* name = "i") {
+    llvm::BasicBlock* pre = m_b.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(m_context, std::string(name) + ".header", m_function);
+    llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(m_context, std::string(name) + ".body", m_function);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(m_context, std::string(name) + ".exit", m_function);
+    m_b.CreateBr(header);
+    m_b.SetInsertPoint(header);
+    llvm::PHINode* i = m_b.CreatePHI(m_b.getInt64Ty(), 2, name);
+    i->addIncoming(lo, pre);
+    m_b.CreateCondBr(m_b.CreateICmpSLT(i, hi), bodyBlock, exit);
+    m_b.SetInsertPoint(bodyBlock);
+    auto saved = saveCache();
+    body(static_cast<llvm::Value*>(i));
+    restoreCache(std::move(saved));
+    llvm::Value* next = m_b.CreateAdd(i, i64(1), "", true, true);
+    i->addIncoming(next, m_b.GetInsertBlock());
+    m_b.CreateBr(header);
+    m_b.SetInsertPoint(exit);
+  }
+
+  // cond ? then() : otherwise(), with control flow so the untaken side is never evaluated (it may read out of
+  // bounds).
+  template <typename Then, typename Else>
+  llvm::Value* branch(llvm::Value* cond, llvm::Type* type, const Then& thenFn, const Else& elseFn) {
+    llvm::BasicBlock* thenBlock = llvm::BasicBlock::Create(m_context, "then", m_function);
+    llvm::BasicBlock* elseBlock = llvm::BasicBlock::Create(m_context, "else", m_function);
+    llvm::BasicBlock* merge = llvm::BasicBlock::Create(m_context, "merge", m_function);
+    m_b.CreateCondBr(cond, thenBlock, elseBlock);
+    m_b.SetInsertPoint(thenBlock);
+    auto saved = saveCache();
+    llvm::Value* a = thenFn();
+    llvm::BasicBlock* thenEnd = m_b.GetInsertBlock();
+    m_b.CreateBr(merge);
+    restoreCache(saved);
+    m_b.SetInsertPoint(elseBlock);
+    llvm::Value* c = elseFn();
+    llvm::BasicBlock* elseEnd = m_b.GetInsertBlock();
+    m_b.CreateBr(merge);
+    restoreCache(std::move(saved));
+    m_b.SetInsertPoint(merge);
+    llvm::PHINode* phi = m_b.CreatePHI(type, 2);
+    phi->addIncoming(a, thenEnd);
+    phi->addIncoming(c, elseEnd);
+    return phi;
+  }
+
+  llvm::AllocaInst* entryAlloca(llvm::Type* type) {
+    llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+    return entry.CreateAlloca(type);
+  }
+
+  llvm::Value* generate(const HloInstruction* instruction, const Index& index);
+
+  // Applies a scalar computation (a reducer) to bound arguments.
+  llvm::Value* applyComputation(const HloComputation* computation, const std::vector<llvm::Value*>& arguments,
+                                const HloInstruction* user);
+
+  // A 2-D dot [m,k] x [k,n] (either operand possibly transposed) as the CPU's outer loop over rows
+  // [begin, end). Accumulation is in the dot's own precision as XLA's CPU backend does it: f64 dots in f64, every
+  // other floating dot (f32, f16, bf16) in f32, with one rounding to the output type at the end; the k terms are
+  // summed in chunks of kDotChunk (each in increasing k order into a fresh partial sum, then added to the total),
+  // each term as a fused multiply-add where the CPU has one (llvm.fmuladd). The evaluator
+  // sums in double, so an f32 dot differs from it by the f32 rounding of K partial sums (see docs/CODEGEN.md).
+  // Loop structure (what LLVM vectorises): columns in tiles of up to kVectorN, each tile row's accumulators one
+  // LLVM vector kept in registers across the k loop (broadcast the lhs element, load the rhs tile as a vector,
+  // one vector FMA per row: on AVX-512 a vfmadd231ps with an embedded broadcast); rows register-blocked, up to 8
+  // at a time sharing each rhs tile load, the remaining rows in blocks of halving size.
+  // Batch dimensions (any positions) are allowed: rows are then (batch..., m) flattened, the output being
+  // [batch..., m, n].
+  static bool isRowDot(const HloInstruction* dot);
+  // Rows a row dot's range covers: product of the batch dimensions times m.
+  static int64_t rowDotRows(const HloInstruction* dot) {
+    const int64_t n = dot->shape().dimension(dot->shape().rank() - 1);
+    return n == 0 ? 0 : dot->shape().elementCount() / n;
+  }
+  static constexpr int64_t kVectorN = 32;
+  // Rows per register block: enough independent FMA chains to hide FMA latency, few enough that a block's
+  // accumulators and partial sums stay in the 32 vector registers (AVX-512) with room for the rhs tile.
+  static int64_t rowDotBlock(const HloInstruction* dot) {
+    const int64_t n = dot->shape().dimension(dot->shape().rank() - 1);
+    const int64_t width = std::clamp<int64_t>(n, 1, kVectorN);
+    const int64_t bytes = elementByteSize(dotAccumulationType(dot->shape().elementType()));
+    const int64_t registersPerRow = (width * bytes + 63) / 64;
+    return std::clamp<int64_t>(12 / registersPerRow, 1, 8);
+  }
+  // Terms summed into a fresh partial sum before it is added to the row's total: bounds the f32 rounding error
+  // growth by about kDotChunk + K / kDotChunk roundings instead of K (blocked summation, as k-blocked BLAS
+  // kernels get for free), at one vector add per row per chunk.
+  static constexpr int64_t kDotChunk = 32;
+  // The accumulation type of a dot producing `type`.
+  static PrimitiveType dotAccumulationType(PrimitiveType type);
+  // `root` is the dot itself or an elementwise epilogue over it (bias add, ReLU: a kOutput fusion): each output
+  // row's dot sums are computed once and the epilogue reads them, bound in place of the dot.
+  void rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
+              llvm::Value* end);
+
+  // Whether reduce() computes `reduce`'s operand row into a scratch row first (CPU, one innermost reduced dimension
+  // of 8..16384 elements): then the row can also be written out as a side output (see SideOutput).
+  static bool usesScratchRow(const HloInstruction* reduce, KernelTarget target);
+
+  // A multi-output fusion (sum, exp) = (reduce(e), e): while reducing row r, the scratch row of e is also stored
+  // to e's output at base + j, so e is computed once, not once per output.
+  struct SideOutput {
+    const HloInstruction* reduce = nullptr;
+    llvm::Value* pointer = nullptr;
+    llvm::Value* base = nullptr;
+  };
+  void setSideOutput(SideOutput side) { m_sideOutput = side; }
+
+  static constexpr int64_t kWarp = 32;
+
+  // A column reduction (reduced dimension not the innermost) with more results than this keeps one thread per
+  // result: neighbouring threads then read neighbouring addresses, and there are threads enough to fill the GPU.
+  static constexpr int64_t kMaxWarpColumnResults = 8192;
+
+  // NVPTX: whether `reduce` can be a warp reduction: one reduced dimension of at least a warp's width (the
+  // innermost, or another when the results are few), and a reducer whose order HLO leaves free (reductionLanes)
+  // in a type a warp shuffle carries. Returns the reduced dimension, or -1.
+  static int warpReducedDimension(const HloInstruction* reduce);
+
+  // NVPTX warp reduction, one warp per result ("row"; XLA GPU's row-reduction schedule): lane l of the warp for
+  // result r visits elements l, l + 32, ... of the reduced dimension (for a row reduction neighbouring lanes read
+  // neighbouring addresses; for a column reduction with few results the lanes at least read in parallel instead
+  // of one thread walking the column), keeps a partial result per reduce,
+  // the warp combines the partials with butterfly shuffles, every lane applies the init value, and lane 0 computes
+  // and stores the `rowOutputs` (the reduces themselves or elementwise epilogues of them, of the reduce's output
+  // dimensions) from those totals. Outputs of the reduce operand's dimensions (`elementwise`, a multi-output
+  // fusion's loop outputs) are computed and stored in the same pass over the row. All `reduces` share operand
+  // dimensions and the reduced dimension. `thread` is the global thread index; threads past rows * 32 do nothing.
+  struct RowOutput {
+    const HloInstruction* root = nullptr;
+    llvm::Value* pointer = nullptr;
+  };
+  void warpRowReduce(const std::vector<const HloInstruction*>& reduces, const std::vector<RowOutput>& rowOutputs,
+                     const std::vector<RowOutput>& elementwise, llvm::Value* thread);
+
+  // shfl.sync.bfly over the full warp; wider or narrower scalars travel as 32-bit pieces.
+  llvm::Value* shuffleXor(llvm::Value* value, int offset);
+
+ private:
+  Index sameIndex(const Index& index, const HloInstruction* operand);
+  llvm::Value* operandAt(const HloInstruction* instruction, int i, const Index& index);
+
+  llvm::Value* mathCall(const char* name, std::vector<llvm::Value*> args);
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args);
+
+  llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
+
+  llvm::Value* integerUnary(const HloInstruction* instruction, PrimitiveType type, llvm::Value* x);
+
+  llvm::Value* floatBinary(const HloInstruction* instruction, llvm::Value* x, llvm::Value* y);
+
+  llvm::Value* integerBinary(const HloInstruction* instruction, PrimitiveType type, llvm::Value* x, llvm::Value* y);
+
+  llvm::Value* compare(const HloInstruction* instruction, llvm::Value* x, llvm::Value* y);
+
+  llvm::Value* convert(PrimitiveType from, PrimitiveType to, llvm::Value* x);
+
+  llvm::Value* constantValue(const HloInstruction* instruction, const Index& index);
+  llvm::Value* toStorageConstant(PrimitiveType type, llvm::Value* v);
+
+  llvm::Value* generateComputed(const HloInstruction* instruction, const Index& index);
+
+  llvm::Value* concatenate(const HloInstruction* instruction, const Index& index, int64_t dim, int operand,
+                           int64_t offset);
+
+  llvm::Value* pad(const HloInstruction* instruction, const Index& index);
+
+  // Independent partial results a row reduction may keep (0: reduce strictly in order). Only for a reducer that
+  // is exactly add/multiply/maximum/minimum/and/or of its two parameters, in f32/f64, integers or pred (f16 and
+  // bf16 round after every step, where a different order would show).
+  static int64_t reductionLanes(const HloComputation* reducer, PrimitiveType type) {
+    const HloInstruction* root = reducer->root();
+    std::vector<HloInstruction*> parameters = reducer->parameters();
+    if (root == nullptr || parameters.size() != 2 || root->operandCount() != 2) return 0;
+    const bool operandsAreParameters = (root->operand(0) == parameters[0] && root->operand(1) == parameters[1]) ||
+                                       (root->operand(0) == parameters[1] && root->operand(1) == parameters[0]);
+    if (!operandsAreParameters) return 0;
+    switch (root->opcode()) {
+      case HloOpcode::kAdd:
+      case HloOpcode::kMultiply:
+      case HloOpcode::kMaximum:
+      case HloOpcode::kMinimum:
+      case HloOpcode::kAnd:
+      case HloOpcode::kOr: break;
+      default: return 0;
+    }
+    if (type == PrimitiveType::kF16 || type == PrimitiveType::kBF16 || !isSupportedElementType(type)) return 0;
+    return std::min<int64_t>(32, 128 / std::max<int64_t>(elementByteSize(type), 1));
+  }
+
+  llvm::Value* reduce(const HloInstruction* instruction, const Index& index);
+
+  llvm::Value* dot(const HloInstruction* instruction, const Index& index);
+
+  llvm::Module& m_module;
+  llvm::LLVMContext& m_context;
+  llvm::IRBuilder<> m_b;
+  KernelTarget m_target;
+  llvm::Function* m_function = nullptr;
+  Status m_status;
+  std::unordered_map<const HloInstruction*, llvm::Value*> m_leaves;
+  std::unordered_map<const HloInstruction*, llvm::Value*> m_bound;
+  std::map<CacheKey, llvm::Value*> m_cache;
+  std::unordered_map<const HloInstruction*, llvm::GlobalVariable*> m_constantGlobals;
+  SideOutput m_sideOutput;
+};
+
+// A kernel the NVPTX backend runs as warp reductions (ElementEmitter::warpRowReduce): every reduce in it reduces
+// the same dimension (warpReducedDimension) of the same operand dimensions and reads no other reduce; each root either
+// has the reduce operand's dimensions and reads no reduce (computed in the pass over the row), or is a reduce or an
+// epilogue of the reduces that reads them at its own linear index (elementwise ops, reshapes, bitcasts, copies and
+// broadcasts that only add dimensions of size 1 between it and the reduces), computed from the row totals.
+struct WarpRowPlan {
+  std::vector<const HloInstruction*> reduces;
+  std::vector<ElementEmitter::RowOutput> rowOutputs;
+  std::vector<ElementEmitter::RowOutput> elementwise;
+};
+std::optional<WarpRowPlan> warpRowPlan(const PlanKernel& kernel, const std::vector<const HloInstruction*>& roots,
+                                       const std::vector<llvm::Value*>& args, size_t inputCount);
+
+}  // namespace fusionscope::core

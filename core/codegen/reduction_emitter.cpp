@@ -1,0 +1,135 @@
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/codegen/element_emitter.h"
+
+namespace fusionscope::core {
+
+bool ElementEmitter::usesScratchRow(const HloInstruction* reduce, KernelTarget target) {
+  if (target != KernelTarget::kCpu || reduce->opcode() != HloOpcode::kReduce || reduce->operandCount() != 2 ||
+      !reduce->shape().isArray()) {
+    return false;
+  }
+  const std::vector<int64_t> reduced = reduce->attributes().dimensions.value_or(std::vector<int64_t>{});
+  const int rank = reduce->operand(0)->shape().rank();
+  if (rank == 0 || reduced.size() != 1 || reduced[0] != rank - 1) return false;
+  const int64_t inner = reduce->operand(0)->shape().dimension(rank - 1);
+  return inner >= 8 && inner <= 16384;
+}
+
+llvm::Value* ElementEmitter::reduce(const HloInstruction* instruction, const Index& index) {
+  if (instruction->operandCount() != 2 || instruction->shape().isTuple()) {
+    return fail(instruction, "variadic reduce");
+  }
+  const HloComputation* reducer = instruction->toApply();
+  if (reducer == nullptr) return fail(instruction, "reduce without to_apply");
+  const HloInstruction* operand = instruction->operand(0);
+  const std::vector<int64_t> reduced = instruction->attributes().dimensions.value_or(std::vector<int64_t>{});
+  const int rank = operand->shape().rank();
+  std::vector<bool> isReduced(static_cast<size_t>(rank), false);
+  for (int64_t d : reduced) isReduced[static_cast<size_t>(d)] = true;
+  llvm::Type* type = computeType(instruction->shape().elementType());
+  llvm::AllocaInst* accumulator = entryAlloca(type);
+  m_b.CreateStore(generate(instruction->operand(1), Index{}), accumulator);
+  std::vector<llvm::Value*> full(static_cast<size_t>(rank), nullptr);
+  size_t kept = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (!isReduced[static_cast<size_t>(d)]) full[static_cast<size_t>(d)] = index.dims[kept++];
+  }
+  // A reduction over the innermost dimension: first the row's elements into a scratch row (a loop without a
+  // carried dependency, so exp/log/... in it vectorise), then the reducer over the row in order (the
+  // evaluator's order, so results match exactly).
+  const int64_t inner = rank > 0 ? operand->shape().dimension(rank - 1) : 0;
+  if (usesScratchRow(instruction, m_target)) {
+    llvm::AllocaInst* row = nullptr;
+    {
+      llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+      row = entry.CreateAlloca(llvm::ArrayType::get(type, static_cast<uint64_t>(inner)));
+      row->setAlignment(llvm::Align(64));
+    }
+    const bool side = m_sideOutput.reduce == instruction;
+    loop(
+        i64(0), i64(inner),
+        [&](llvm::Value* j) {
+          full[static_cast<size_t>(rank - 1)] = j;
+          llvm::Value* element = generate(operand, Index{full, nullptr});
+          m_b.CreateStore(element, m_b.CreateInBoundsGEP(type, row, j));
+          if (side) {
+            store(m_sideOutput.pointer, operand->shape().elementType(), m_b.CreateAdd(m_sideOutput.base, j), element);
+          }
+        },
+        "fill");
+    auto reduceFrom = [&](int64_t first) {
+      loop(
+          i64(first), i64(inner),
+          [&](llvm::Value* j) {
+            llvm::Value* element = m_b.CreateLoad(type, m_b.CreateInBoundsGEP(type, row, j));
+            llvm::Value* acc = m_b.CreateLoad(type, accumulator);
+            m_b.CreateStore(applyComputation(reducer, {acc, element}, instruction), accumulator);
+          },
+          "r");
+    };
+    const int64_t lanes = reductionLanes(reducer, instruction->shape().elementType());
+    if (lanes == 0 || inner < 2 * lanes) {
+      reduceFrom(0);
+      return m_b.CreateLoad(type, accumulator);
+    }
+    // An associative, commutative reducer (HLO leaves the order of a reduction unspecified): `lanes`
+    // independent partial results over strided elements, which the SLP vectoriser turns into vector ops, then
+    // combined in lane order with the init value, then the tail. Floating-point sums round differently from a
+    // sequential loop (within the evaluator's tolerance); max/min/and/or and integer sums are exact.
+    llvm::AllocaInst* partial = nullptr;
+    {
+      llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+      partial = entry.CreateAlloca(llvm::ArrayType::get(type, static_cast<uint64_t>(lanes)));
+      partial->setAlignment(llvm::Align(64));
+    }
+    auto lane = [&](int64_t l) { return m_b.CreateConstInBoundsGEP1_64(type, partial, static_cast<uint64_t>(l)); };
+    for (int64_t l = 0; l < lanes; ++l) {
+      m_b.CreateStore(m_b.CreateLoad(type, m_b.CreateConstInBoundsGEP1_64(type, row, static_cast<uint64_t>(l))),
+                      lane(l));
+    }
+    const int64_t blocks = inner / lanes;
+    loop(
+        i64(1), i64(blocks),
+        [&](llvm::Value* block) {
+          llvm::Value* base = m_b.CreateMul(block, i64(lanes));
+          for (int64_t l = 0; l < lanes; ++l) {
+            llvm::Value* element = m_b.CreateLoad(type, m_b.CreateInBoundsGEP(type, row, m_b.CreateAdd(base, i64(l))));
+            m_b.CreateStore(applyComputation(reducer, {m_b.CreateLoad(type, lane(l)), element}, instruction), lane(l));
+          }
+        },
+        "block");
+    for (int64_t l = 0; l < lanes; ++l) {
+      llvm::Value* acc = m_b.CreateLoad(type, accumulator);
+      m_b.CreateStore(applyComputation(reducer, {acc, m_b.CreateLoad(type, lane(l))}, instruction), accumulator);
+    }
+    reduceFrom(blocks * lanes);
+    return m_b.CreateLoad(type, accumulator);
+  }
+  // Loop nest over the reduced dimensions in increasing order: row-major, the evaluator's order.
+  std::function<void(size_t)> nest = [&](size_t level) {
+    if (level == reduced.size()) {
+      llvm::Value* element = generate(operand, Index{full, nullptr});
+      llvm::Value* acc = m_b.CreateLoad(type, accumulator);
+      m_b.CreateStore(applyComputation(reducer, {acc, element}, instruction), accumulator);
+      return;
+    }
+    std::vector<int64_t> sorted = reduced;
+    std::sort(sorted.begin(), sorted.end());
+    const int64_t d = sorted[level];
+    loop(
+        i64(0), i64(operand->shape().dimension(static_cast<int>(d))),
+        [&](llvm::Value* i) {
+          full[static_cast<size_t>(d)] = i;
+          nest(level + 1);
+        },
+        "r");
+  };
+  nest(0);
+  return m_b.CreateLoad(type, accumulator);
+}
+
+}  // namespace fusionscope::core
