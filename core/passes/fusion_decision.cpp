@@ -4,22 +4,6 @@
 
 namespace fusionscope::core {
 
-FusionDecision fusedDecision(std::string_view pass, const HloComputation& computation, std::string producer,
-                             std::string consumer, const HloInstruction& fusion, int64_t bytesSaved,
-                             std::string reason) {
-  FusionDecision decision;
-  decision.pass = std::string(pass);
-  decision.computation = computation.name();
-  decision.producer = std::move(producer);
-  decision.consumer = std::move(consumer);
-  decision.fused = true;
-  decision.fusion = fusion.name();
-  decision.kind = fusion.fusionKind();
-  decision.bytesSaved = bytesSaved;
-  decision.reason = std::move(reason);
-  return decision;
-}
-
 FusionDecision refusedDecision(std::string_view pass, const HloComputation& computation, std::string producer,
                                std::string consumer, int64_t bytesSaved, std::string reason) {
   FusionDecision decision;
@@ -29,6 +13,17 @@ FusionDecision refusedDecision(std::string_view pass, const HloComputation& comp
   decision.consumer = std::move(consumer);
   decision.bytesSaved = bytesSaved;
   decision.reason = std::move(reason);
+  return decision;
+}
+
+FusionDecision fusedDecision(std::string_view pass, const HloComputation& computation, std::string producer,
+                             std::string consumer, const HloInstruction& fusion, int64_t bytesSaved,
+                             std::string reason) {
+  FusionDecision decision =
+      refusedDecision(pass, computation, std::move(producer), std::move(consumer), bytesSaved, std::move(reason));
+  decision.fused = true;
+  decision.fusion = fusion.name();
+  decision.kind = fusion.fusionKind();
   return decision;
 }
 
