@@ -171,7 +171,7 @@ StatusOr<std::shared_ptr<const Document>> loadStagesJson(const fs::path& directo
     std::string moduleFile = stringOr(files, "module");
     std::string dotFile = stringOr(files, "dot");
     if (!moduleFile.empty()) {
-      if (Status status = readStageModule(directory / moduleFile, entry); !status.ok()) return status;
+      FS_RETURN_IF_ERROR(readStageModule(directory / moduleFile, entry));
     } else if (!dotFile.empty()) {
       StatusOr<std::string> dot = readFile((directory / dotFile).string());
       if (!dot.ok()) return dot.status();

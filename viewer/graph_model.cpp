@@ -520,7 +520,7 @@ StatusOr<GraphModel> layoutModule(const core::HloModule& module, const GraphOpti
   std::string source = module.name() + ".dot";
   StatusOr<graphviz::GraphLayout> layout = graphviz::layoutDot(model.dot, source);
   if (!layout.ok()) return layout.status();
-  if (Status status = applyLayout(model, *layout); !status.ok()) return status;
+  FS_RETURN_IF_ERROR(applyLayout(model, *layout));
   return model;
 }
 

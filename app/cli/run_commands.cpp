@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -96,7 +96,9 @@ void installInterruptHandlers() {
   sigaction(SIGALRM, &grace, nullptr);
 }
 
-bool interrupted() { return g_interruptSignal != 0; }
+bool interrupted() {
+  return g_interruptSignal != 0;
+}
 
 void reportInterrupt(const char* what, int done, int planned) {
   fmt::print(stderr, "interrupted by {} after {} of {} {}; writing what was recorded\n",
@@ -181,7 +183,8 @@ std::string kernelSummary(const std::vector<core::ExecutionSpan>& spans, int ite
             [&](const std::string& a, const std::string& b) { return totals[a].totalNs > totals[b].totalNs; });
   std::string out = fmt::format("{} kernels, {} iterations, {:.3f} ms per iteration (kernel time)\n", totals.size(),
                                 iterations, all / 1e6 / std::max(iterations, 1));
-  out += fmt::format("  {:<32} {:<12} {:>8} {:>12} {:>7} {:>10}\n", "kernel", "kind", "launches", "mean us", "%", "GB/s");
+  out +=
+      fmt::format("  {:<32} {:<12} {:>8} {:>12} {:>7} {:>10}\n", "kernel", "kind", "launches", "mean us", "%", "GB/s");
   size_t shown = 0;
   for (const std::string& name : order) {
     if (++shown > 25) {
@@ -243,15 +246,16 @@ StatusOr<core::Value> valueFromNpy(const core::NpyArray& array, const core::Shap
 }
 
 Status saveOutputs(const core::CpuExecutable& executable, const std::string& dir) {
-  if (Status s = makeDirectories(dir); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(makeDirectories(dir));
   for (const core::PlanOutput& output : executable.plan().outputs) {
     core::NpyArray array;
     array.type = output.shape.elementType();
     array.dims = output.shape.dimensions();
     const uint8_t* data = executable.bufferData(output.buffer);
     array.bytes.assign(reinterpret_cast<const char*>(data), static_cast<size_t>(output.shape.byteSize()));
-    std::string file = (std::filesystem::path(dir) / fmt::format("output_{}_{}.npy", output.index, output.name)).string();
-    if (Status s = core::writeNpy(file, array); !s.ok()) return s;
+    std::string file =
+        (std::filesystem::path(dir) / fmt::format("output_{}_{}.npy", output.index, output.name)).string();
+    FS_RETURN_IF_ERROR(core::writeNpy(file, array));
   }
   return okStatus();
 }
@@ -280,7 +284,7 @@ StatusOr<nlohmann::ordered_json> writeNpyEntry(const core::Value& value, const s
   array.type = value.shape().elementType();
   array.dims = value.shape().dimensions();
   array.bytes.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  if (Status s = core::writeNpy((std::filesystem::path(dir) / file).string(), array); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(core::writeNpy((std::filesystem::path(dir) / file).string(), array));
   nlohmann::ordered_json entry;
   entry["dtype"] = std::string(core::primitiveTypeName(array.type));
   entry["dims"] = array.dims;
@@ -295,7 +299,7 @@ Status saveReference(const core::HloModule& module, const core::ExecutionPlan& p
                      const std::vector<core::Value>& arguments, const core::Value& expected, uint64_t seed,
                      const std::string& dir) {
   for (const char* sub : {"inputs", "expected"}) {
-    if (Status s = makeDirectories((std::filesystem::path(dir) / sub).string()); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(makeDirectories((std::filesystem::path(dir) / sub).string()));
   }
   nlohmann::ordered_json j;
   j["schema"] = "fusionscope.reference/1";
@@ -382,9 +386,8 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
     fmt::print(stderr, "--loop: no output aliases a parameter (input_output_alias) or matches one by position\n");
     return kExitBadInput;
   }
-  const std::string dir = args.mnistDir.empty()
-                              ? (std::filesystem::path(args.input).parent_path() / "data").string()
-                              : args.mnistDir;
+  const std::string dir =
+      args.mnistDir.empty() ? (std::filesystem::path(args.input).parent_path() / "data").string() : args.mnistDir;
   StatusOr<core::MnistData> train = core::loadMnist(dir, "train");
   StatusOr<core::MnistData> test = core::loadMnist(dir, "test");
   if (!train.ok() || !test.ok()) {
@@ -418,7 +421,8 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
     stepsDone = step + 1;
     core::MnistBatch data = train->batch(step, batch);
     Status sx = executable.setParameterBytes(xIndex, data.x.data(), static_cast<int64_t>(data.x.size() * 4));
-    Status sl = executable.setParameterBytes(labelsIndex, data.labels.data(), static_cast<int64_t>(data.labels.size() * 4));
+    Status sl =
+        executable.setParameterBytes(labelsIndex, data.labels.data(), static_cast<int64_t>(data.labels.size() * 4));
     if (!sx.ok() || !sl.ok()) {
       fmt::print(stderr, "{}\n", sx.ok() ? sl.message() : sx.message());
       return kExitFailed;
@@ -437,7 +441,8 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
       if (step == 0) firstLoss = lastLoss;
     }
     if (step % 100 == 0 || step + 1 == args.steps) {
-      const float* w = reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(wIndex)].buffer));
+      const float* w =
+          reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(wIndex)].buffer));
       std::vector<float> zeroB(core::kMnistClasses, 0.0f);
       const float* b = bIndex >= 0 ? reinterpret_cast<const float*>(
                                          executable.bufferData(plan.parameters[static_cast<size_t>(bIndex)].buffer))
@@ -446,11 +451,13 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
     }
   }
   const double seconds = (nowNs() - start) / 1e9;
-  const float* w = reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(wIndex)].buffer));
+  const float* w =
+      reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(wIndex)].buffer));
   std::vector<float> zeroB(core::kMnistClasses, 0.0f);
-  const float* b = bIndex >= 0 ? reinterpret_cast<const float*>(
-                                     executable.bufferData(plan.parameters[static_cast<size_t>(bIndex)].buffer))
-                               : zeroB.data();
+  const float* b =
+      bIndex >= 0
+          ? reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(bIndex)].buffer))
+          : zeroB.data();
   fmt::print("trained {} steps in {:.3f} s ({:.1f} us/step): loss {:.4f} -> {:.4f}, final test accuracy {:.2f}%\n",
              stepsDone, seconds, seconds * 1e6 / std::max(stepsDone, 1), firstLoss, lastLoss,
              100.0 * accuracy(*test, w, b));
@@ -519,10 +526,11 @@ int runRun(const RunCommands& args) {
     if (span.kind == "jit") jitNs += span.endNs - span.startNs;
   }
   const core::ExecutionPlan& plan = executable.plan();
-  fmt::print("{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); LLVM O3 {:.1f} ms, "
-             "JIT {:.1f} ms, {} threads\n",
-             plan.module, plan.kernels.size(), plan.buffers.size(), plan.peakBytes / 1e6,
-             plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount());
+  fmt::print(
+      "{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); LLVM O3 {:.1f} ms, "
+      "JIT {:.1f} ms, {} threads\n",
+      plan.module, plan.kernels.size(), plan.buffers.size(), plan.peakBytes / 1e6,
+      plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount());
 
   std::vector<core::ExecutionSpan> spans;
   if (args.loop) {
@@ -650,7 +658,8 @@ int runCompile(const RunCommands& args) {
 std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
   auto commands = std::make_shared<RunCommands>();
   RunCommands& c = *commands;
-  c.run = app.add_subcommand("run", "Run the module on the CPU (LLVM JIT), check it against the evaluator, time kernels");
+  c.run =
+      app.add_subcommand("run", "Run the module on the CPU (LLVM JIT), check it against the evaluator, time kernels");
   c.run->add_option("module", c.input, "HLO text file")->required()->check(CLI::ExistingFile);
   c.run->add_option("--pipeline", c.pipeline, "Pass pipeline before codegen: cpu, gpu or none")
       ->check(CLI::IsMember({"gpu", "cpu", "none"}))
@@ -668,7 +677,9 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
       "--save-reference", c.saveReference,
       "Directory for the inputs, the evaluator's outputs (.npy) and reference.json (fusionscope-gpurun checks)");
   c.run->add_flag("--loop", c.loop, "Training loop: outputs feed back into the parameters they alias (MNIST data)");
-  c.run->add_option("--steps", c.steps, "Training steps with --loop")->check(CLI::PositiveNumber)->capture_default_str();
+  c.run->add_option("--steps", c.steps, "Training steps with --loop")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   c.run->add_option("--mnist-dir", c.mnistDir, "MNIST IDX files (default: the module's data/ directory)");
   c.run->add_option("--threads", c.threads, "Worker threads per kernel (0: all cores)")
       ->check(CLI::Range(0, 1024))
@@ -687,7 +698,9 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
   c.compile->add_option("--pipeline", c.compilePipeline, "Pass pipeline: gpu, cpu or none")
       ->check(CLI::IsMember({"gpu", "cpu", "none"}))
       ->capture_default_str();
-  c.compile->add_option("--fusion", c.compileFusion, "on or off")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  c.compile->add_option("--fusion", c.compileFusion, "on or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   return commands;
 }
 

@@ -29,6 +29,14 @@ inline Status okStatus() {
   return Status();
 }
 
+// Evaluates `expr` (a Status) and returns it from the enclosing function when it is an error.
+#define FS_RETURN_IF_ERROR(expr)                                       \
+  do {                                                                 \
+    if (::fusionscope::Status fs_status_ = (expr); !fs_status_.ok()) { \
+      return fs_status_;                                               \
+    }                                                                  \
+  } while (false)
+
 // Either a value or an error Status. Access value() only after checking ok().
 template <typename T>
 class [[nodiscard]] StatusOr {

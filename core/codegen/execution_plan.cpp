@@ -49,8 +49,7 @@ bool needsNoKernel(HloOpcode opcode) {
     case HloOpcode::kBitcast:
     case HloOpcode::kReshape:  // row-major logical order: a reshape never moves data
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -106,9 +105,10 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const H
   for (auto it = std::sregex_iterator(text->begin(), text->end(), kEntry); it != std::sregex_iterator(); ++it) {
     const std::smatch& match = *it;
     if (!match[3].str().empty()) {
-      return Status::error(fmt::format("input_output_alias: parameter index {{{}}} into a tuple parameter is not "
-                                       "supported",
-                                       match[3].str()));
+      return Status::error(
+          fmt::format("input_output_alias: parameter index {{{}}} into a tuple parameter is not "
+                      "supported",
+                      match[3].str()));
     }
     int64_t output = match[1].str().empty() ? 0 : std::stoll(match[1].str());
     aliases.emplace_back(output, std::stoll(match[2].str()));
@@ -142,19 +142,19 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     const HloOpcode opcode = instruction->opcode();
     const Shape& shape = instruction->shape();
     if (opcode == HloOpcode::kParameter) {
-      if (Status s = checkArrayShape(*instruction, shape); !s.ok()) return s;
+      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
       int v = newValue(shape);
       values[static_cast<size_t>(v)].parameter = instruction->parameterNumber();
       slots[instruction] = {v};
       continue;
     }
     if (opcode == HloOpcode::kConstant) {
-      if (Status s = checkArrayShape(*instruction, shape); !s.ok()) return s;
+      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
       const Literal* literal = instruction->literal();
       if (literal == nullptr ||
           (literal->kind() != Literal::Kind::kFloat && literal->kind() != Literal::Kind::kInteger)) {
-        return Status::error(fmt::format("{}: constant value is not available (elided or undecoded literal)",
-                                         instruction->name()));
+        return Status::error(
+            fmt::format("{}: constant value is not available (elided or undecoded literal)", instruction->name()));
       }
       int v = newValue(shape);
       values[static_cast<size_t>(v)].constant = instruction;
@@ -180,21 +180,21 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
           index >= static_cast<int64_t>(operandSlots.size())) {
         return Status::error(fmt::format("{}: get-tuple-element index {} out of range", instruction->name(), index));
       }
-      if (Status s = checkArrayShape(*instruction, shape); !s.ok()) return s;
+      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
       slots[instruction] = {operandSlots[static_cast<size_t>(index)]};
       continue;
     }
-    const bool layoutChangingBitcast =
-        opcode == HloOpcode::kBitcast && instruction->operandCount() == 1 && instruction->operand(0)->shape().isArray() &&
-        (physicalStrides(shape) != rowMajorStrides(shape.dimensions()) ||
-         physicalStrides(instruction->operand(0)->shape()) !=
-             rowMajorStrides(instruction->operand(0)->shape().dimensions()));
+    const bool layoutChangingBitcast = opcode == HloOpcode::kBitcast && instruction->operandCount() == 1 &&
+                                       instruction->operand(0)->shape().isArray() &&
+                                       (physicalStrides(shape) != rowMajorStrides(shape.dimensions()) ||
+                                        physicalStrides(instruction->operand(0)->shape()) !=
+                                            rowMajorStrides(instruction->operand(0)->shape().dimensions()));
     if (needsNoKernel(opcode) && !layoutChangingBitcast) {  // bitcast, reshape: same bytes under another shape
-      if (Status s = checkArrayShape(*instruction, shape); !s.ok()) return s;
+      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
       if (instruction->operandCount() != 1 || instruction->operand(0)->shape().isTuple() ||
           instruction->operand(0)->shape().byteSize() != shape.byteSize()) {
-        return Status::error(fmt::format("{}: {} changes the size of its operand", instruction->name(),
-                                         instruction->opcodeString()));
+        return Status::error(
+            fmt::format("{}: {} changes the size of its operand", instruction->name(), instruction->opcodeString()));
       }
       slots[instruction] = slots.at(instruction->operand(0));
       continue;
@@ -204,8 +204,8 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     std::vector<Shape> outputShapes;
     if (shape.isTuple()) {
       if (opcode != HloOpcode::kFusion) {
-        return Status::error(fmt::format("{}: cannot lower '{}' producing a tuple", instruction->name(),
-                                         instruction->opcodeString()));
+        return Status::error(
+            fmt::format("{}: cannot lower '{}' producing a tuple", instruction->name(), instruction->opcodeString()));
       }
       for (const Shape& element : shape.tupleElements()) {
         if (element.isTuple()) {
@@ -217,7 +217,7 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
       outputShapes.push_back(shape);
     }
     for (const Shape& output : outputShapes) {
-      if (Status s = checkArrayShape(*instruction, output); !s.ok()) return s;
+      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, output));
     }
     PlanKernel kernel;
     kernel.instruction = instruction;
@@ -231,8 +231,8 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     for (const HloInstruction* operand : instruction->operands()) {
       const std::vector<int>& operandSlots = slots.at(operand);
       if (operand->shape().isTuple() || operandSlots.size() != 1) {
-        return Status::error(fmt::format("{}: tuple-shaped operand {} is not supported by codegen",
-                                         instruction->name(), operand->name()));
+        return Status::error(fmt::format("{}: tuple-shaped operand {} is not supported by codegen", instruction->name(),
+                                         operand->name()));
       }
       inputs.push_back(operandSlots[0]);
       values[static_cast<size_t>(operandSlots[0])].lastReader = kernelIndex;
@@ -283,7 +283,7 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
   for (const HloInstruction* parameter : entry->parameters()) {
     parameterValue[parameter->parameterNumber()] = slots.at(parameter)[0];
   }
-  std::map<int, int64_t> directAlias;  // temporary value -> parameter whose buffer it is written into
+  std::map<int, int64_t> directAlias;              // temporary value -> parameter whose buffer it is written into
   std::vector<std::pair<int, int64_t>> copyAlias;  // (output index, parameter) needing a final copy
   std::set<int64_t> aliasedParameters;
   for (auto [outputIndex, parameter] : *aliases) {
@@ -303,8 +303,7 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     }
     plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
     const PlanValue& value = values[static_cast<size_t>(v)];
-    const bool usedTwice =
-        std::count(rootSlots.begin(), rootSlots.end(), v) > 1 || directAlias.count(v) > 0;
+    const bool usedTwice = std::count(rootSlots.begin(), rootSlots.end(), v) > 1 || directAlias.count(v) > 0;
     bool inPlace = false;
     if (value.producer >= 0 && values[static_cast<size_t>(pv)].lastReader == value.producer &&
         kernelOutputs[static_cast<size_t>(value.producer)].size() == 1) {
@@ -412,8 +411,8 @@ std::string planToString(const ExecutionPlan& plan) {
                        buffer.constant ? " constant " + buffer.constant->name() : "", buffer.output ? " output" : "");
   }
   for (const PlanKernel& kernel : plan.kernels) {
-    out += fmt::format("  kernel {} ({}): in [{}] out [{}]\n", kernel.name, kernel.kind,
-                       fmt::join(kernel.inputs, ", "), fmt::join(kernel.outputs, ", "));
+    out += fmt::format("  kernel {} ({}): in [{}] out [{}]\n", kernel.name, kernel.kind, fmt::join(kernel.inputs, ", "),
+                       fmt::join(kernel.outputs, ", "));
   }
   for (const PlanOutput& output : plan.outputs) {
     out += fmt::format("  output {} ({}): buffer {}{}\n", output.index, output.name, output.buffer,

@@ -90,11 +90,11 @@ StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const
   llvmModule.setDataLayout(machine->createDataLayout());
   StatusOr<std::vector<EmittedKernel>> emitted = emitKernels(p, KernelTarget::kNvptx, llvmModule);
   if (!emitted.ok()) return emitted.status();
-  if (Status s = verifyLlvmModule(llvmModule); !s.ok()) return s;
-  if (Status s = linkLibdevice(llvmModule, options.libdevicePath); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(verifyLlvmModule(llvmModule));
+  FS_RETURN_IF_ERROR(linkLibdevice(llvmModule, options.libdevicePath));
   llvmModule.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", static_cast<uint32_t>(0));
   optimizeLlvmModule(llvmModule, *machine);
-  if (Status s = verifyLlvmModule(llvmModule); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(verifyLlvmModule(llvmModule));
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream stream(ptx);
@@ -172,12 +172,12 @@ StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const
 }
 
 Status writePtxBundle(const PtxBundle& bundle, const std::string& directory) {
-  if (Status s = makeDirectories(directory); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(makeDirectories(directory));
   const std::filesystem::path dir(directory);
-  if (Status s = writeFileAtomic((dir / "kernels.ptx").string(), bundle.ptx); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(writeFileAtomic((dir / "kernels.ptx").string(), bundle.ptx));
   if (!bundle.constants.empty()) {
     std::string_view bytes(reinterpret_cast<const char*>(bundle.constants.data()), bundle.constants.size());
-    if (Status s = writeFileAtomic((dir / "constants.bin").string(), bytes); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(writeFileAtomic((dir / "constants.bin").string(), bytes));
   }
   // bundle.json last: a reader that sees it sees the files it names.
   return writeFileAtomic((dir / "bundle.json").string(), bundle.json);

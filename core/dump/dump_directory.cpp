@@ -19,7 +19,7 @@ StatusOr<DumpedStage> dumpStage(const HloModule& module, int index, std::string_
                                 const std::string& directory, const DumpOptions& options) {
   std::error_code ec;
   bool existed = std::filesystem::exists(directory, ec);
-  if (Status made = makeDirectories(directory); !made.ok()) return made;
+  FS_RETURN_IF_ERROR(makeDirectories(directory));
   // A directory this call created is removed again if nothing could be written into it.
   auto fail = [&](Status status) -> StatusOr<DumpedStage> {
     if (!existed) std::filesystem::remove(directory, ec);
@@ -80,7 +80,7 @@ StatusOr<std::vector<DumpedStage>> dumpStages(const std::vector<StageDumpRequest
                                               const std::vector<std::pair<std::string, std::string>>& extraFiles) {
   std::error_code ec;
   bool existed = std::filesystem::exists(directory, ec);
-  if (Status made = makeDirectories(directory); !made.ok()) return made;
+  FS_RETURN_IF_ERROR(makeDirectories(directory));
   auto fail = [&](Status status) -> StatusOr<std::vector<DumpedStage>> {
     if (!existed) std::filesystem::remove(directory, ec);
     return status;

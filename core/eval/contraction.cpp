@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "core/eval/eval_internal.h"
-#include "core/ir/shape_rules.h"
 #include "core/eval/scalar_ops.h"
+#include "core/ir/shape_rules.h"
 
 namespace fusionscope::core::eval {
 namespace {
@@ -48,8 +48,8 @@ Status checkDims(const std::vector<int64_t>& dims, size_t rank, std::vector<bool
 }
 
 Status checkContractionTypes(const Value& lhs, const Value& rhs, const Shape& shape) {
-  if (Status s = expectArray(lhs, "lhs"); !s.ok()) return s;
-  if (Status s = expectArray(rhs, "rhs"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(expectArray(lhs, "lhs"));
+  FS_RETURN_IF_ERROR(expectArray(rhs, "rhs"));
   if (!isFloatingPoint(shape.elementType()) && (lhs.holdsFloats() || rhs.holdsFloats())) {
     return Status::error("an integer result needs integer operands");
   }
@@ -60,7 +60,7 @@ Status checkContractionTypes(const Value& lhs, const Value& rhs, const Shape& sh
 
 StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Value& rhs) {
   const Shape& shape = inst.shape();
-  if (Status s = checkContractionTypes(lhs, rhs, shape); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkContractionTypes(lhs, rhs, shape));
   const std::vector<int64_t>& l = lhs.shape().dimensions();
   const std::vector<int64_t>& r = rhs.shape().dimensions();
   DotDimensionNumbers dn;
@@ -72,10 +72,10 @@ StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Valu
   }
   std::vector<bool> lhsUsed(l.size(), false);
   std::vector<bool> rhsUsed(r.size(), false);
-  if (Status s = checkDims(dn.lhsBatch, l.size(), lhsUsed, "lhs_batch_dims"); !s.ok()) return s;
-  if (Status s = checkDims(dn.lhsContracting, l.size(), lhsUsed, "lhs_contracting_dims"); !s.ok()) return s;
-  if (Status s = checkDims(dn.rhsBatch, r.size(), rhsUsed, "rhs_batch_dims"); !s.ok()) return s;
-  if (Status s = checkDims(dn.rhsContracting, r.size(), rhsUsed, "rhs_contracting_dims"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkDims(dn.lhsBatch, l.size(), lhsUsed, "lhs_batch_dims"));
+  FS_RETURN_IF_ERROR(checkDims(dn.lhsContracting, l.size(), lhsUsed, "lhs_contracting_dims"));
+  FS_RETURN_IF_ERROR(checkDims(dn.rhsBatch, r.size(), rhsUsed, "rhs_batch_dims"));
+  FS_RETURN_IF_ERROR(checkDims(dn.rhsContracting, r.size(), rhsUsed, "rhs_contracting_dims"));
   if (dn.lhsBatch.size() != dn.rhsBatch.size() || dn.lhsContracting.size() != dn.rhsContracting.size()) {
     return Status::error("lhs and rhs have different numbers of batch or contracting dimensions");
   }
@@ -115,8 +115,8 @@ StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Valu
     n *= r[d];
   }
   if (outDims != shape.dimensions()) {
-    return Status::error(
-        fmt::format("result should have dimensions {}, has {}", dimensionsText(outDims), dimensionsText(shape.dimensions())));
+    return Status::error(fmt::format("result should have dimensions {}, has {}", dimensionsText(outDims),
+                                     dimensionsText(shape.dimensions())));
   }
   // Packed as [batch][m][k] and [batch][k][n]; each output sums its k products in increasing k.
   if (isFloatingPoint(shape.elementType())) {
@@ -159,7 +159,7 @@ StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Valu
 
 StatusOr<Value> evalConvolution(const HloInstruction& inst, const Value& lhs, const Value& rhs) {
   const Shape& shape = inst.shape();
-  if (Status s = checkContractionTypes(lhs, rhs, shape); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkContractionTypes(lhs, rhs, shape));
   const std::vector<int64_t>& l = lhs.shape().dimensions();
   const std::vector<int64_t>& r = rhs.shape().dimensions();
   const std::vector<int64_t>& o = shape.dimensions();
@@ -271,7 +271,7 @@ struct BatchNormLayout {
 };
 
 StatusOr<BatchNormLayout> batchNormLayout(const HloInstruction& inst, const Value& operand, Operands perFeature) {
-  if (Status s = expectArray(operand, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(expectArray(operand, "operand"));
   if (!operand.holdsFloats()) return Status::error("batch norm needs a floating-point operand");
   StatusOr<int64_t> featureIndex = rawInt(inst, "feature_index", std::nullopt);
   if (!featureIndex.ok()) return featureIndex.status();

@@ -29,7 +29,8 @@ Status checkDimensionList(const std::vector<int64_t>& dims, int64_t rank, std::s
       return Status::error(fmt::format("{} {} out of range for rank {}", what, dimensionsText(dims), rank));
     }
     for (size_t j = 0; j < i; ++j) {
-      if (dims[i] == dims[j]) return Status::error(fmt::format("{} {} repeats a dimension", what, dimensionsText(dims)));
+      if (dims[i] == dims[j])
+        return Status::error(fmt::format("{} {} repeats a dimension", what, dimensionsText(dims)));
     }
   }
   return okStatus();
@@ -69,14 +70,14 @@ StatusOr<std::vector<int64_t>> startIndices(Operands operands, size_t first, siz
 
 StatusOr<Value> evalBroadcast(const HloInstruction& inst, const Value& operand) {
   const Shape& shape = inst.shape();
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
   std::vector<int64_t> dims = inst.attributes().dimensions.value_or(std::vector<int64_t>{});
   const std::vector<int64_t>& in = operand.shape().dimensions();
   const std::vector<int64_t>& out = shape.dimensions();
   if (dims.size() != in.size()) {
     return Status::error(fmt::format("dimensions={} does not match operand rank {}", dimensionsText(dims), in.size()));
   }
-  if (Status s = checkDimensionList(dims, shape.rank(), "dimensions"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkDimensionList(dims, shape.rank(), "dimensions"));
   std::vector<int64_t> inStrides = rowMajorStrides(in);
   std::vector<int64_t> srcStrides(out.size(), 0);
   for (size_t j = 0; j < dims.size(); ++j) {
@@ -94,7 +95,7 @@ StatusOr<Value> evalBroadcast(const HloInstruction& inst, const Value& operand) 
 
 StatusOr<Value> evalReshape(const HloInstruction& inst, const Value& operand) {
   const Shape& shape = inst.shape();
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
   if (operand.elementCount() != shape.elementCount()) {
     return Status::error(fmt::format("cannot {} {} ({} elements) to {} ({} elements)", inst.opcodeString(),
                                      operand.shape().toString(false), operand.elementCount(), shape.toString(false),
@@ -129,7 +130,7 @@ StatusOr<Value> evalBitcast(const HloInstruction& inst, const Value& operand) {
   // XLA's bitcast reinterprets the buffer: the logical data is reshaped in physical (layout) order, and a
   // change of element type reinterprets each element's bits. Without layouts, it is a reshape.
   const Shape& shape = inst.shape();
-  if (Status s = expectArray(operand, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(expectArray(operand, "operand"));
   if (operand.elementCount() != shape.elementCount()) {
     return Status::error(fmt::format("cannot bitcast {} ({} elements) to {} ({} elements)",
                                      operand.shape().toString(false), operand.elementCount(), shape.toString(false),
@@ -159,14 +160,14 @@ StatusOr<Value> evalBitcast(const HloInstruction& inst, const Value& operand) {
 
 StatusOr<Value> evalTranspose(const HloInstruction& inst, const Value& operand) {
   const Shape& shape = inst.shape();
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
   std::vector<int64_t> perm = inst.attributes().dimensions.value_or(std::vector<int64_t>{});
   const std::vector<int64_t>& in = operand.shape().dimensions();
   const std::vector<int64_t>& out = shape.dimensions();
   if (perm.size() != in.size() || out.size() != in.size()) {
     return Status::error(fmt::format("dimensions={} is not a permutation of rank {}", dimensionsText(perm), in.size()));
   }
-  if (Status s = checkDimensionList(perm, static_cast<int64_t>(in.size()), "dimensions"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkDimensionList(perm, static_cast<int64_t>(in.size()), "dimensions"));
   std::vector<int64_t> inStrides = rowMajorStrides(in);
   std::vector<int64_t> srcStrides(out.size());
   for (size_t i = 0; i < perm.size(); ++i) {
@@ -183,10 +184,10 @@ StatusOr<Value> evalTranspose(const HloInstruction& inst, const Value& operand) 
 
 StatusOr<Value> evalReverse(const HloInstruction& inst, const Value& operand) {
   const Shape& shape = inst.shape();
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
-  if (Status s = expectSameDims(operand, shape, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
+  FS_RETURN_IF_ERROR(expectSameDims(operand, shape, "operand"));
   std::vector<int64_t> dims = inst.attributes().dimensions.value_or(std::vector<int64_t>{});
-  if (Status s = checkDimensionList(dims, shape.rank(), "dimensions"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkDimensionList(dims, shape.rank(), "dimensions"));
   const std::vector<int64_t>& out = shape.dimensions();
   std::vector<int64_t> strides = rowMajorStrides(out);
   std::vector<int64_t> srcStrides = strides;
@@ -202,7 +203,7 @@ StatusOr<Value> evalReverse(const HloInstruction& inst, const Value& operand) {
 
 StatusOr<Value> evalSlice(const HloInstruction& inst, const Value& operand) {
   const Shape& shape = inst.shape();
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
   if (!inst.attributes().slice) return Status::error("slice without a slice={...} attribute");
   const std::vector<SliceDim>& slice = *inst.attributes().slice;
   const std::vector<int64_t>& in = operand.shape().dimensions();
@@ -235,7 +236,7 @@ StatusOr<Value> evalDynamicSlice(const HloInstruction& inst, Operands operands) 
   const Shape& shape = inst.shape();
   if (operands.empty()) return Status::error("dynamic-slice without operands");
   const Value& operand = *operands[0];
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
   const std::vector<int64_t>& in = operand.shape().dimensions();
   const std::vector<int64_t>& out = shape.dimensions();
   if (out.size() != in.size()) return Status::error("result rank differs from the operand rank");
@@ -261,9 +262,9 @@ StatusOr<Value> evalDynamicUpdateSlice(const HloInstruction& inst, Operands oper
   if (operands.size() < 2) return Status::error("dynamic-update-slice needs an operand and an update");
   const Value& operand = *operands[0];
   const Value& update = *operands[1];
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
-  if (Status s = sameType(update, shape, "update"); !s.ok()) return s;
-  if (Status s = expectSameDims(operand, shape, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
+  FS_RETURN_IF_ERROR(sameType(update, shape, "update"));
+  FS_RETURN_IF_ERROR(expectSameDims(operand, shape, "operand"));
   const std::vector<int64_t>& out = shape.dimensions();
   const std::vector<int64_t>& up = update.shape().dimensions();
   if (up.size() != out.size()) return Status::error("update rank differs from the operand rank");
@@ -297,7 +298,7 @@ StatusOr<Value> evalConcatenate(const HloInstruction& inst, Operands operands) {
   int64_t total = 0;
   for (size_t i = 0; i < operands.size(); ++i) {
     const Value& v = *operands[i];
-    if (Status s = sameType(v, shape, fmt::format("operand {}", i)); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(sameType(v, shape, fmt::format("operand {}", i)));
     const std::vector<int64_t>& in = v.shape().dimensions();
     bool compatible = in.size() == out.size();
     for (size_t d = 0; compatible && d < in.size(); ++d) compatible = d == cat || in[d] == out[d];
@@ -324,8 +325,8 @@ StatusOr<Value> evalConcatenate(const HloInstruction& inst, Operands operands) {
 
 StatusOr<Value> evalPad(const HloInstruction& inst, const Value& operand, const Value& padValue) {
   const Shape& shape = inst.shape();
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
-  if (Status s = sameType(padValue, shape, "padding value"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
+  FS_RETURN_IF_ERROR(sameType(padValue, shape, "padding value"));
   if (padValue.elementCount() != 1) return Status::error("padding value must be a scalar");
   if (!inst.attributes().padding) return Status::error("pad without a padding= attribute");
   const std::vector<PaddingDim>& padding = *inst.attributes().padding;
@@ -429,12 +430,12 @@ StatusOr<IndexReader> makeIndexReader(const Value& indices, const IndexedDims& d
   reader.strides = rowMajorStrides(reader.indexDims);
   if (reader.indexDims[static_cast<size_t>(dn.indexVectorDim)] != static_cast<int64_t>(dn.indexMap.size())) {
     return Status::error(fmt::format("index vector has {} entries but the index map {} names {}",
-                                     reader.indexDims[static_cast<size_t>(dn.indexVectorDim)], dimensionsText(dn.indexMap),
-                                     dn.indexMap.size()));
+                                     reader.indexDims[static_cast<size_t>(dn.indexVectorDim)],
+                                     dimensionsText(dn.indexMap), dn.indexMap.size()));
   }
-  if (Status s = checkDimensionList(dn.indexMap, operandRank, "index map"); !s.ok()) return s;
-  if (Status s = checkDimensionList(dn.collapsedDims, operandRank, "collapsed dims"); !s.ok()) return s;
-  if (Status s = checkDimensionList(dn.operandBatchDims, operandRank, "operand batching dims"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkDimensionList(dn.indexMap, operandRank, "index map"));
+  FS_RETURN_IF_ERROR(checkDimensionList(dn.collapsedDims, operandRank, "collapsed dims"));
+  FS_RETURN_IF_ERROR(checkDimensionList(dn.operandBatchDims, operandRank, "operand batching dims"));
   if (dn.operandBatchDims.size() != dn.indicesBatchDims.size()) {
     return Status::error("operand and indices batching dims differ in number");
   }
@@ -479,7 +480,7 @@ Status checkBatchDims(const std::vector<int64_t>& dims, const IndexedDims& dn, c
 
 StatusOr<Value> evalGather(const HloInstruction& inst, const Value& operand, const Value& indices) {
   const Shape& shape = inst.shape();
-  if (Status s = sameType(operand, shape, "operand"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(sameType(operand, shape, "operand"));
   IndexedDims dn;
   StatusOr<std::vector<int64_t>> offsetDims = rawIntList(inst, "offset_dims");
   StatusOr<std::vector<int64_t>> collapsed = rawIntList(inst, "collapsed_slice_dims", std::vector<int64_t>{});
@@ -503,7 +504,7 @@ StatusOr<Value> evalGather(const HloInstruction& inst, const Value& operand, con
   auto rank = static_cast<int64_t>(in.size());
   StatusOr<IndexReader> reader = makeIndexReader(indices, dn, rank);
   if (!reader.ok()) return reader.status();
-  if (Status s = checkDimensionList(dn.windowDims, shape.rank(), "offset_dims"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkDimensionList(dn.windowDims, shape.rank(), "offset_dims"));
   if (sliceSizes->size() != in.size()) return Status::error("slice_sizes must have one entry per operand dimension");
   for (size_t d = 0; d < in.size(); ++d) {
     if ((*sliceSizes)[d] < 0 || (*sliceSizes)[d] > in[d]) {
@@ -524,7 +525,7 @@ StatusOr<Value> evalGather(const HloInstruction& inst, const Value& operand, con
     }
   }
   std::vector<int64_t> batchDims;
-  if (Status s = checkBatchDims(out, dn, *reader, "result", batchDims); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkBatchDims(out, dn, *reader, "result", batchDims));
 
   std::vector<int64_t> inStrides = rowMajorStrides(in);
   std::vector<int64_t> start(in.size());
@@ -554,7 +555,7 @@ StatusOr<Value> evalScatter(const HloInstruction& inst, Operands operands, Eleme
   size_t n = (operands.size() - 1) / 2;
   const Value& indices = *operands[n];
   const Value& first = *operands[0];
-  if (Status s = expectArray(first, "operand 0"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(expectArray(first, "operand 0"));
   const std::vector<int64_t>& in = first.shape().dimensions();
   auto rank = static_cast<int64_t>(in.size());
   IndexedDims dn;
@@ -593,7 +594,7 @@ StatusOr<Value> evalScatter(const HloInstruction& inst, Operands operands, Eleme
   }
   std::vector<PrimitiveType> params = types;
   params.insert(params.end(), types.begin(), types.end());
-  if (Status s = combiner.expectSignature(params, types); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(combiner.expectSignature(params, types));
 
   const std::vector<int64_t>& up = operands[n + 1]->shape().dimensions();
   if (Status s = checkDimensionList(dn.windowDims, static_cast<int64_t>(up.size()), "update_window_dims"); !s.ok()) {
@@ -610,7 +611,7 @@ StatusOr<Value> evalScatter(const HloInstruction& inst, Operands operands, Eleme
     extent[static_cast<size_t>(windowOperandDims[j])] = up[static_cast<size_t>(dn.windowDims[j])];
   }
   std::vector<int64_t> batchDims;
-  if (Status s = checkBatchDims(up, dn, *reader, "update", batchDims); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkBatchDims(up, dn, *reader, "update", batchDims));
 
   std::vector<std::vector<Scalar>> results(n);
   for (size_t k = 0; k < n; ++k) {

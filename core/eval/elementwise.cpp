@@ -44,7 +44,7 @@ StatusOr<Value> unary(const HloInstruction& inst, const Value& x) {
     for (size_t i = 0; i < n; ++i) out[i] = std::isfinite(a[i]) ? 1 : 0;
     return Value::integers(shape, std::move(out));
   }
-  if (Status s = checkType(x, shape.elementType(), 0); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkType(x, shape.elementType(), 0));
   if (x.holdsFloats()) {
     if (!isFloatUnaryOp(op))
       return Status::error(fmt::format("{} is not defined for {}", inst.opcodeString(), typeName(in)));
@@ -66,7 +66,7 @@ StatusOr<Value> compare(const HloInstruction& inst, const Value& x, const Value&
   const Shape& shape = inst.shape();
   if (!inst.attributes().direction) return Status::error("compare without a direction");
   if (shape.elementType() != PrimitiveType::kPred) return Status::error("compare must produce pred");
-  if (Status s = checkType(y, x.elementType(), 1); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkType(y, x.elementType(), 1));
   ComparisonDirection direction = *inst.attributes().direction;
   std::optional<std::string_view> type = rawAttribute(inst, "type");
   bool totalOrder = type && *type == "TOTALORDER";
@@ -90,8 +90,8 @@ StatusOr<Value> binary(const HloInstruction& inst, const Value& x, const Value& 
   if (op == HloOpcode::kCompare) return compare(inst, x, y);
   const Shape& shape = inst.shape();
   PrimitiveType type = shape.elementType();
-  if (Status s = checkType(x, type, 0); !s.ok()) return s;
-  if (Status s = checkType(y, type, 1); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkType(x, type, 0));
+  FS_RETURN_IF_ERROR(checkType(y, type, 1));
   auto n = static_cast<size_t>(shape.elementCount());
   if (x.holdsFloats()) {
     if (!isFloatBinaryOp(op))
@@ -114,9 +114,9 @@ StatusOr<Value> binary(const HloInstruction& inst, const Value& x, const Value& 
 
 StatusOr<Value> select(const HloInstruction& inst, const Value& p, const Value& x, const Value& y) {
   const Shape& shape = inst.shape();
-  if (Status s = checkType(p, PrimitiveType::kPred, 0); !s.ok()) return s;
-  if (Status s = checkType(x, shape.elementType(), 1); !s.ok()) return s;
-  if (Status s = checkType(y, shape.elementType(), 2); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkType(p, PrimitiveType::kPred, 0));
+  FS_RETURN_IF_ERROR(checkType(x, shape.elementType(), 1));
+  FS_RETURN_IF_ERROR(checkType(y, shape.elementType(), 2));
   auto n = static_cast<size_t>(shape.elementCount());
   const int64_t* pred = p.intData().data();
   const size_t predStep = p.elementCount() == 1 ? 0 : 1;
@@ -131,7 +131,7 @@ StatusOr<Value> clamp(const HloInstruction& inst, const Value& lo, const Value& 
   PrimitiveType type = shape.elementType();
   for (int i = 0; i < 3; ++i) {
     const Value& v = i == 0 ? lo : (i == 1 ? x : hi);
-    if (Status s = checkType(v, type, i); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(checkType(v, type, i));
   }
   auto n = static_cast<size_t>(shape.elementCount());
   const size_t loStep = lo.elementCount() == 1 ? 0 : 1;
@@ -173,7 +173,7 @@ StatusOr<Value> evalElementwise(const HloInstruction& inst, Operands operands) {
   }
   for (size_t i = 0; i < operands.size(); ++i) {
     bool scalarAllowed = (isSelect && i == 0) || (isClamp && i != 1);
-    if (Status s = checkOperandCount(*operands[i], n, static_cast<int>(i), scalarAllowed); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(checkOperandCount(*operands[i], n, static_cast<int>(i), scalarAllowed));
   }
   if (isSelect) return select(inst, *operands[0], *operands[1], *operands[2]);
   if (isClamp) return clamp(inst, *operands[0], *operands[1], *operands[2]);
@@ -183,7 +183,7 @@ StatusOr<Value> evalElementwise(const HloInstruction& inst, Operands operands) {
 
 StatusOr<Value> evalConvert(const HloInstruction& inst, const Value& operand) {
   const Shape& shape = inst.shape();
-  if (Status s = checkOperandCount(operand, shape.elementCount(), 0, false); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkOperandCount(operand, shape.elementCount(), 0, false));
   PrimitiveType from = operand.elementType();
   PrimitiveType to = shape.elementType();
   auto n = static_cast<size_t>(shape.elementCount());
@@ -210,7 +210,7 @@ StatusOr<Value> reinterpretBits(const Value& operand, const Shape& shape) {
     return Status::error(
         fmt::format("reinterpreting {} as {} (different widths) is not supported", typeName(from), typeName(to)));
   }
-  if (Status s = checkOperandCount(operand, shape.elementCount(), 0, false); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkOperandCount(operand, shape.elementCount(), 0, false));
   auto n = static_cast<size_t>(shape.elementCount());
   std::vector<uint64_t> bits(n);
   int width = primitiveTypeBitWidth(from);
@@ -244,7 +244,7 @@ StatusOr<Value> evalBitcastConvert(const HloInstruction& inst, const Value& oper
 
 StatusOr<Value> evalReducePrecision(const HloInstruction& inst, const Value& operand) {
   const Shape& shape = inst.shape();
-  if (Status s = checkOperandCount(operand, shape.elementCount(), 0, false); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkOperandCount(operand, shape.elementCount(), 0, false));
   if (!operand.holdsFloats() || operand.elementType() != shape.elementType()) {
     return Status::error("reduce-precision needs a floating-point operand of the result type");
   }

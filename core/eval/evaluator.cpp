@@ -253,7 +253,7 @@ class Evaluator {
         return Value::tuple(std::move(elements));
       }
       case HloOpcode::kGetTupleElement: {
-        if (Status s = need(1); !s.ok()) return s;
+        FS_RETURN_IF_ERROR(need(1));
         int64_t index = inst.attributes().tupleIndex.value_or(-1);
         if (!operands[0]->isTuple() || index < 0 || index >= operands[0]->tupleSize()) {
           return Status::error(
@@ -263,12 +263,8 @@ class Evaluator {
       }
       case HloOpcode::kCopy:
       case HloOpcode::kOptimizationBarrier:
-      case HloOpcode::kDomain:
-        if (Status s = need(1); !s.ok()) return s;
-        return *operands[0];
-      case HloOpcode::kAddDependency:
-        if (Status s = need(2); !s.ok()) return s;
-        return *operands[0];
+      case HloOpcode::kDomain: FS_RETURN_IF_ERROR(need(1)); return *operands[0];
+      case HloOpcode::kAddDependency: FS_RETURN_IF_ERROR(need(2)); return *operands[0];
       case HloOpcode::kAfterAll: return Value::token();
       case HloOpcode::kReplicaId:
       case HloOpcode::kPartitionId:
@@ -278,7 +274,7 @@ class Evaluator {
         }
         return Value::integers(inst.shape(), {0});
       case HloOpcode::kGetDimensionSize: {
-        if (Status s = need(1); !s.ok()) return s;
+        FS_RETURN_IF_ERROR(need(1));
         std::vector<int64_t> dims = inst.attributes().dimensions.value_or(std::vector<int64_t>{});
         if (dims.size() != 1 || dims[0] < 0 || dims[0] >= operands[0]->shape().rank()) {
           return Status::error("dimensions= must name one dimension of the operand");
@@ -312,48 +308,26 @@ class Evaluator {
         if (!scatter.ok()) return scatter.status();
         return eval::evalSelectAndScatter(inst, operands, *select, *scatter);
       }
-      case HloOpcode::kConvert:
-        if (Status s = need(1); !s.ok()) return s;
-        return eval::evalConvert(inst, *operands[0]);
-      case HloOpcode::kBitcastConvert:
-        if (Status s = need(1); !s.ok()) return s;
-        return eval::evalBitcastConvert(inst, *operands[0]);
+      case HloOpcode::kConvert: FS_RETURN_IF_ERROR(need(1)); return eval::evalConvert(inst, *operands[0]);
+      case HloOpcode::kBitcastConvert: FS_RETURN_IF_ERROR(need(1)); return eval::evalBitcastConvert(inst, *operands[0]);
       case HloOpcode::kReducePrecision:
-        if (Status s = need(1); !s.ok()) return s;
+        FS_RETURN_IF_ERROR(need(1));
         return eval::evalReducePrecision(inst, *operands[0]);
-      case HloOpcode::kBroadcast:
-        if (Status s = need(1); !s.ok()) return s;
-        return eval::evalBroadcast(inst, *operands[0]);
-      case HloOpcode::kReshape:
-        if (Status s = need(1); !s.ok()) return s;
-        return eval::evalReshape(inst, *operands[0]);
-      case HloOpcode::kBitcast:
-        if (Status s = need(1); !s.ok()) return s;
-        return eval::evalBitcast(inst, *operands[0]);
-      case HloOpcode::kTranspose:
-        if (Status s = need(1); !s.ok()) return s;
-        return eval::evalTranspose(inst, *operands[0]);
-      case HloOpcode::kReverse:
-        if (Status s = need(1); !s.ok()) return s;
-        return eval::evalReverse(inst, *operands[0]);
-      case HloOpcode::kSlice:
-        if (Status s = need(1); !s.ok()) return s;
-        return eval::evalSlice(inst, *operands[0]);
+      case HloOpcode::kBroadcast: FS_RETURN_IF_ERROR(need(1)); return eval::evalBroadcast(inst, *operands[0]);
+      case HloOpcode::kReshape: FS_RETURN_IF_ERROR(need(1)); return eval::evalReshape(inst, *operands[0]);
+      case HloOpcode::kBitcast: FS_RETURN_IF_ERROR(need(1)); return eval::evalBitcast(inst, *operands[0]);
+      case HloOpcode::kTranspose: FS_RETURN_IF_ERROR(need(1)); return eval::evalTranspose(inst, *operands[0]);
+      case HloOpcode::kReverse: FS_RETURN_IF_ERROR(need(1)); return eval::evalReverse(inst, *operands[0]);
+      case HloOpcode::kSlice: FS_RETURN_IF_ERROR(need(1)); return eval::evalSlice(inst, *operands[0]);
       case HloOpcode::kDynamicSlice: return eval::evalDynamicSlice(inst, operands);
       case HloOpcode::kDynamicUpdateSlice: return eval::evalDynamicUpdateSlice(inst, operands);
       case HloOpcode::kConcatenate: return eval::evalConcatenate(inst, operands);
-      case HloOpcode::kPad:
-        if (Status s = need(2); !s.ok()) return s;
-        return eval::evalPad(inst, *operands[0], *operands[1]);
+      case HloOpcode::kPad: FS_RETURN_IF_ERROR(need(2)); return eval::evalPad(inst, *operands[0], *operands[1]);
       case HloOpcode::kIota: return eval::evalIota(inst);
-      case HloOpcode::kGather:
-        if (Status s = need(2); !s.ok()) return s;
-        return eval::evalGather(inst, *operands[0], *operands[1]);
-      case HloOpcode::kDot:
-        if (Status s = need(2); !s.ok()) return s;
-        return eval::evalDot(inst, *operands[0], *operands[1]);
+      case HloOpcode::kGather: FS_RETURN_IF_ERROR(need(2)); return eval::evalGather(inst, *operands[0], *operands[1]);
+      case HloOpcode::kDot: FS_RETURN_IF_ERROR(need(2)); return eval::evalDot(inst, *operands[0], *operands[1]);
       case HloOpcode::kConvolution:
-        if (Status s = need(2); !s.ok()) return s;
+        FS_RETURN_IF_ERROR(need(2));
         return eval::evalConvolution(inst, *operands[0], *operands[1]);
       case HloOpcode::kBatchNormTraining: return eval::evalBatchNormTraining(inst, operands);
       case HloOpcode::kBatchNormInference: return eval::evalBatchNormInference(inst, operands);
@@ -362,7 +336,7 @@ class Evaluator {
     }
     if (eval::isEvaluableOpcode(op) && isElementwise(op)) return eval::evalElementwise(inst, operands);
     if (op == HloOpcode::kCustomCall && eval::isShardingAnnotation(inst)) {
-      if (Status s = need(1); !s.ok()) return s;
+      FS_RETURN_IF_ERROR(need(1));
       return *operands[0];
     }
     if (op == HloOpcode::kCustomCall) {
@@ -382,7 +356,7 @@ class Evaluator {
 
 StatusOr<EvalResult> evaluateModule(const HloModule& module, const std::vector<Value>& arguments,
                                     const EvalOptions& options) {
-  if (Status s = checkEvaluable(module); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkEvaluable(module));
   const HloComputation* entry = module.entry();
   if (static_cast<int64_t>(arguments.size()) != entry->parameterCount()) {
     return Status::error(fmt::format("entry computation {} takes {} argument(s), got {}", entry->name(),

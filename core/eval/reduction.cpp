@@ -35,7 +35,7 @@ Status splitInputsAndInits(Operands operands, std::vector<PrimitiveType>& types)
   for (size_t k = 0; k < n; ++k) {
     const Value& input = *operands[k];
     const Value& init = *operands[n + k];
-    if (Status s = expectArray(input, fmt::format("input {}", k)); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(expectArray(input, fmt::format("input {}", k)));
     if (input.shape().dimensions() != operands[0]->shape().dimensions()) {
       return Status::error(fmt::format("input {} {} differs in dimensions from input 0 {}", k,
                                        input.shape().toString(false), operands[0]->shape().toString(false)));
@@ -140,8 +140,8 @@ void mergeSort(std::vector<int64_t>& v, Less&& less) {
 
 StatusOr<Value> evalReduce(const HloInstruction& inst, Operands operands, ElementFunction& reducer) {
   std::vector<PrimitiveType> types;
-  if (Status s = splitInputsAndInits(operands, types); !s.ok()) return s;
-  if (Status s = checkSignature(reducer, types, 2); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(splitInputsAndInits(operands, types));
+  FS_RETURN_IF_ERROR(checkSignature(reducer, types, 2));
   size_t n = types.size();
   const std::vector<int64_t>& in = operands[0]->shape().dimensions();
   std::vector<int64_t> dims = inst.attributes().dimensions.value_or(std::vector<int64_t>{});
@@ -216,8 +216,8 @@ StatusOr<Value> evalReduce(const HloInstruction& inst, Operands operands, Elemen
 
 StatusOr<Value> evalReduceWindow(const HloInstruction& inst, Operands operands, ElementFunction& reducer) {
   std::vector<PrimitiveType> types;
-  if (Status s = splitInputsAndInits(operands, types); !s.ok()) return s;
-  if (Status s = checkSignature(reducer, types, 2); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(splitInputsAndInits(operands, types));
+  FS_RETURN_IF_ERROR(checkSignature(reducer, types, 2));
   size_t n = types.size();
   const std::vector<int64_t>& in = operands[0]->shape().dimensions();
   std::vector<Shape> shapes;
@@ -231,7 +231,7 @@ StatusOr<Value> evalReduceWindow(const HloInstruction& inst, Operands operands, 
   }
   const std::vector<int64_t>& out = shapes[0].dimensions();
   const Window* window = inst.attributes().window ? &*inst.attributes().window : nullptr;
-  if (Status s = checkWindow(window, in, out, "result"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkWindow(window, in, out, "result"));
 
   WindowWalker walker(*window, in);
   auto outCount = static_cast<size_t>(product(out));
@@ -263,18 +263,18 @@ StatusOr<Value> evalSelectAndScatter(const HloInstruction& inst, Operands operan
   const Value& operand = *operands[0];
   const Value& source = *operands[1];
   const Value& init = *operands[2];
-  if (Status s = expectArray(operand, "operand"); !s.ok()) return s;
-  if (Status s = expectArray(source, "source"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(expectArray(operand, "operand"));
+  FS_RETURN_IF_ERROR(expectArray(source, "source"));
   PrimitiveType type = operand.elementType();
   if (source.elementType() != type || !init.isArray() || init.elementType() != type || init.elementCount() != 1) {
     return Status::error("source and init value must have the operand's element type");
   }
-  if (Status s = expectSameDims(operand, inst.shape(), "operand"); !s.ok()) return s;
-  if (Status s = select.expectSignature({type, type}, {PrimitiveType::kPred}); !s.ok()) return s;
-  if (Status s = scatter.expectSignature({type, type}, {type}); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(expectSameDims(operand, inst.shape(), "operand"));
+  FS_RETURN_IF_ERROR(select.expectSignature({type, type}, {PrimitiveType::kPred}));
+  FS_RETURN_IF_ERROR(scatter.expectSignature({type, type}, {type}));
   const std::vector<int64_t>& in = operand.shape().dimensions();
   const Window* window = inst.attributes().window ? &*inst.attributes().window : nullptr;
-  if (Status s = checkWindow(window, in, source.shape().dimensions(), "source"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkWindow(window, in, source.shape().dimensions(), "source"));
 
   WindowWalker walker(*window, in);
   std::vector<Scalar> result(static_cast<size_t>(operand.elementCount()), scalarAt(init, 0));
@@ -325,7 +325,7 @@ StatusOr<Value> evalSort(const HloInstruction& inst, Operands operands, ElementF
     params.push_back(v.elementType());
     params.push_back(v.elementType());
   }
-  if (Status s = comparator.expectSignature(params, {PrimitiveType::kPred}); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(comparator.expectSignature(params, {PrimitiveType::kPred}));
   std::vector<int64_t> sortDims = inst.attributes().dimensions.value_or(std::vector<int64_t>{});
   if (dims.empty()) {
     // Sorting scalars leaves them as they are.
@@ -378,16 +378,16 @@ StatusOr<Value> evalMap(const HloInstruction& inst, Operands operands, ElementFu
   const Shape& shape = inst.shape();
   std::vector<PrimitiveType> params;
   for (size_t k = 0; k < operands.size(); ++k) {
-    if (Status s = expectSameDims(*operands[k], shape, fmt::format("operand {}", k)); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(expectSameDims(*operands[k], shape, fmt::format("operand {}", k)));
     params.push_back(operands[k]->elementType());
   }
-  if (Status s = function.expectSignature(params, {shape.elementType()}); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(function.expectSignature(params, {shape.elementType()}));
   auto count = static_cast<size_t>(shape.elementCount());
   std::vector<Scalar> out(count);
   std::vector<Scalar> args(operands.size());
   for (size_t i = 0; i < count; ++i) {
     for (size_t k = 0; k < operands.size(); ++k) args[k] = scalarAt(*operands[k], static_cast<int64_t>(i));
-    if (Status s = function.call(args.data(), &out[i]); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(function.call(args.data(), &out[i]));
   }
   return valueFromScalars(shape, out);
 }

@@ -2,8 +2,8 @@
 
 // gvc.h pulls in cgraph.h and types.h; the latter defines the ND_/ED_/GD_ accessors for layout results.
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -225,10 +225,10 @@ class Graph {
   Status layout() {
     m_log.clear();
     if (const int nodes = agnnodes(m_graph); nodes > kMaxLayoutNodes) {
-      return errorStatus(m_sourceName,
-                         fmt::format("the graph has {} nodes, more than the {} Graphviz can lay out safely; draw a part "
-                                     "of it (the viewer's neighbourhood view, or a smaller module)",
-                                     nodes, kMaxLayoutNodes));
+      return errorStatus(
+          m_sourceName, fmt::format("the graph has {} nodes, more than the {} Graphviz can lay out safely; draw a part "
+                                    "of it (the viewer's neighbourhood view, or a smaller module)",
+                                    nodes, kMaxLayoutNodes));
     }
     // gvLayout lets a `layout=...` graph attribute override the engine it is given; the API promises `dot`.
     if (agattr(m_graph, AGRAPH, const_cast<char*>("layout"), nullptr) != nullptr) {
@@ -282,8 +282,8 @@ void limitBitmapSize(Agraph_t* graph) {
   const double dpi = 96.0;
   double widthPx = (box.UR.x - box.LL.x) * dpi / 72.0;
   double heightPx = (box.UR.y - box.LL.y) * dpi / 72.0;
-  double scale = std::min({1.0, kMaxPngPixels / std::max(widthPx, heightPx),
-                           std::sqrt(kMaxPngArea / std::max(1.0, widthPx * heightPx))});
+  double scale = std::min(
+      {1.0, kMaxPngPixels / std::max(widthPx, heightPx), std::sqrt(kMaxPngArea / std::max(1.0, widthPx * heightPx))});
   if (scale >= 1.0) return;
   // The layout already read the `size` attribute into the drawing record, so that is where the limit goes.
   GD_drawing(graph)->size.x = widthPx * scale * 72.0 / dpi;
@@ -301,8 +301,8 @@ StatusOr<std::vector<std::string>> renderLocked(std::string_view dot, const std:
   if (context == nullptr) return errorStatus(sourceName, "could not create the Graphviz context");
 
   Graph graph(context, log, sourceName);
-  if (Status status = graph.parse(dot); !status.ok()) return status;
-  if (Status status = graph.layout(); !status.ok()) return status;
+  FS_RETURN_IF_ERROR(graph.parse(dot));
+  FS_RETURN_IF_ERROR(graph.layout());
 
   std::vector<size_t> order(formats.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -395,8 +395,8 @@ StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceNam
   if (context == nullptr) return errorStatus(sourceName, "could not create the Graphviz context");
 
   Graph graph(context, log, sourceName);
-  if (Status status = graph.parse(dot); !status.ok()) return status;
-  if (Status status = graph.layout(); !status.ok()) return status;
+  FS_RETURN_IF_ERROR(graph.parse(dot));
+  FS_RETURN_IF_ERROR(graph.layout());
 
   Agraph_t* root = graph.get();
   GraphLayout result;

@@ -97,7 +97,7 @@ StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& inst) {
     return Status::error("lhs, rhs and result of a convolution must have the same rank of at least 2");
   }
   ConvolutionDims dims;
-  if (Status s = parseLabels(inst, l.size(), r.size(), o.size(), dims); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(parseLabels(inst, l.size(), r.size(), o.size(), dims));
   StatusOr<int64_t> featureGroups = intAttribute(inst, "feature_group_count", 1);
   if (!featureGroups.ok()) return featureGroups.status();
   StatusOr<int64_t> batchGroups = intAttribute(inst, "batch_group_count", 1);
@@ -307,7 +307,7 @@ Status checkDynamicSliceShape(const HloInstruction& inst) {
   if (inst.operandCount() < 1) return Status::error("dynamic-slice needs an operand");
   const Shape& in = inst.operand(0)->shape();
   if (!in.isArray()) return Status::error("dynamic-slice needs an array operand");
-  if (Status s = checkStartIndices(inst, 1, in.rank()); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkStartIndices(inst, 1, in.rank()));
   std::optional<std::vector<int64_t>> sizes = inst.attributes().rawIntegers("dynamic_slice_sizes");
   if (!sizes || static_cast<int>(sizes->size()) != in.rank()) {
     return Status::error(fmt::format("dynamic_slice_sizes needs one size per dimension of {}", text(in)));

@@ -152,7 +152,7 @@ StatusOr<bool> CallInliner::run(HloModule& module, PassContext& /*context*/) {
     if (calls.empty()) continue;
     for (HloInstruction* call : calls) {
       HloComputation* callee = calleeOf(*call);
-      if (Status s = inliner.inlineCall(call, *callee); !s.ok()) return s;
+      FS_RETURN_IF_ERROR(inliner.inlineCall(call, *callee));
       if (seenCallee.insert(callee).second) inlined.push_back(callee);
     }
     if (Status s = computation->sortInPostOrder(); !s.ok()) {

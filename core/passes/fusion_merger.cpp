@@ -246,7 +246,7 @@ StatusOr<bool> FusionMerger::run(HloModule& module, PassContext& context) {
     }
     if (computationChanged) {
       changed = true;
-      if (Status sorted = computation->sortInPostOrder(); !sorted.ok()) return sorted;
+      FS_RETURN_IF_ERROR(computation->sortInPostOrder());
     }
   }
   return changed;

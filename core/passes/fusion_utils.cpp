@@ -169,7 +169,7 @@ Status checkFusable(const HloInstruction* fusion, const HloInstruction* producer
 }
 
 StatusOr<HloInstruction*> fuseProducerImpl(HloInstruction* fusion, HloInstruction* producer, bool multiOutput) {
-  if (Status s = checkFusable(fusion, producer); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkFusable(fusion, producer));
   if (producer->shape().isTuple()) {
     return Status::error(fmt::format("cannot fuse {}: it produces a tuple", producer->name()));
   }
@@ -280,7 +280,7 @@ StatusOr<HloInstruction*> fuseProducerMultiOutput(HloInstruction* fusion, HloIns
 }
 
 StatusOr<HloInstruction*> mergeSiblingFusion(HloInstruction* fusion, HloInstruction* other) {
-  if (Status s = checkFusable(fusion, other); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkFusable(fusion, other));
   if (!other->isFusion() || !other->fusedComputation()) {
     return Status::error(fmt::format("{} is not a fusion", other->name()));
   }

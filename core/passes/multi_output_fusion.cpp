@@ -482,7 +482,7 @@ StatusOr<bool> MultiOutputFusion::run(HloModule& module, PassContext& context) {
       if (!*merged) break;
       changed = true;
       // Sorted now rather than once at the end, so each round starts from a computation in text order.
-      if (Status sorted = computation->sortInPostOrder(); !sorted.ok()) return sorted;
+      FS_RETURN_IF_ERROR(computation->sortInPostOrder());
     }
   }
   return changed;

@@ -58,7 +58,7 @@ StatusOr<bool> PassPipeline::run(HloModule& module, PassContext& context) {
                     : changed.status();
       }
       if (leaf && m_observer) {
-        if (Status s = m_observer->afterPass(*pass, m_name, *changed, ms, module, context); !s.ok()) return s;
+        FS_RETURN_IF_ERROR(m_observer->afterPass(*pass, m_name, *changed, ms, module, context));
       }
       changedRound = changedRound || *changed;
     }

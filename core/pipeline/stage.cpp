@@ -66,7 +66,7 @@ class StageRecorder : public PipelineObserver {
       m_run.passes.push_back(std::move(record));
       return okStatus();
     }
-    if (Status s = normalize(module, pass.name()); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(normalize(module, pass.name()));
     if (m_options.checkPasses) {
       if (Status s = verifyModule(module); !s.ok()) {
         return Status::error(fmt::format("after pass {}: {}", pass.name(), s.message()));
@@ -173,7 +173,9 @@ StageChanges diffModules(const HloModule& before, const HloModule& after) {
       name = name.substr(0, dot);
     return name;
   };
-  auto lookAlikeKey = [&](const HloInstruction& inst) { return fmt::format("{} name={}", opKey(inst), stem(inst.name())); };
+  auto lookAlikeKey = [&](const HloInstruction& inst) {
+    return fmt::format("{} name={}", opKey(inst), stem(inst.name()));
+  };
   for (const auto& computation : after.computations()) {
     if (computation->isFusionComputation()) continue;
     for (const auto& inst : computation->instructions()) {
@@ -224,7 +226,7 @@ StatusOr<PipelineRun> runPipeline(PassPipeline& pipeline, HloModule& module, Pas
   PipelineRun run;
   run.pipeline = std::string(pipeline.name());
   auto start = std::chrono::steady_clock::now();
-  if (Status s = normalize(module, "pipeline start"); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(normalize(module, "pipeline start"));
   Stage first;
   std::shared_ptr<const HloModule> snapshot = cloneModule(module);
   fillStageCounts(first, *snapshot);

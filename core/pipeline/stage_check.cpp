@@ -40,7 +40,7 @@ std::string firstDifferingInstruction(const EvalResult& reference, const EvalRes
 StatusOr<std::vector<StageCheck>> checkStagesAgree(const PipelineRun& run, uint64_t seed) {
   if (run.stages.empty()) return std::vector<StageCheck>{};
   const HloModule& first = *run.stages.front().module;
-  if (Status s = checkEvaluable(first); !s.ok()) return s;
+  FS_RETURN_IF_ERROR(checkEvaluable(first));
   std::vector<Value> arguments = randomArguments(first, seed);
   EvalOptions options;
   options.recordValues = true;

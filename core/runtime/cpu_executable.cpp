@@ -67,9 +67,10 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
   double bufferBytes = 0;  // summed as doubles: many huge buffers must not wrap around
   for (const PlanBuffer& buffer : p.buffers) bufferBytes += static_cast<double>(buffer.bytes);
   if (const double limit = memoryLimitBytes() / 2; limit > 0 && bufferBytes > limit) {
-    return Status::error(fmt::format("cannot run: its buffers need {}, more than the {} allowed (half of this "
-                                     "machine's memory or address-space limit)",
-                                     humanBytes(bufferBytes), humanBytes(limit)));
+    return Status::error(
+        fmt::format("cannot run: its buffers need {}, more than the {} allowed (half of this "
+                    "machine's memory or address-space limit)",
+                    humanBytes(bufferBytes), humanBytes(limit)));
   }
 
   initializeLlvmTargets();
@@ -141,7 +142,7 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
       llvmModule->print(stream, nullptr);
       stream.flush();
       const std::string path = options.dumpIrDirectory + "/" + kernel.name + ".ll";
-      if (Status written = writeFileAtomic(path, text); !written.ok()) return written;
+      FS_RETURN_IF_ERROR(writeFileAtomic(path, text));
     }
     if (llvm::Error error =
             jit->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvmModule), std::move(context)))) {
@@ -241,7 +242,7 @@ StatusOr<Value> CpuExecutable::run(const std::vector<Value>& arguments, std::vec
         fmt::format("the module takes {} arguments, got {}", m_plan.parameters.size(), arguments.size()));
   }
   for (size_t i = 0; i < arguments.size(); ++i) {
-    if (Status s = setParameter(static_cast<int64_t>(i), arguments[i]); !s.ok()) return s;
+    FS_RETURN_IF_ERROR(setParameter(static_cast<int64_t>(i), arguments[i]));
   }
   execute(spans);
   return result();

@@ -240,7 +240,7 @@ Status runBundle(const gpu::Bundle& bundle, const Options& o, const HostData& ho
   const std::string* ptx = &host.ptx;
 
   if (o.collect) {
-    if (Status started = cupti::startCollector(); !started.ok()) return started;
+    FS_RETURN_IF_ERROR(cupti::startCollector());
   }
   for (const gpu::BundleBuffer& b : bundle.buffers) {
     CUdeviceptr pointer = 0;
@@ -290,14 +290,14 @@ Status runBundle(const gpu::Bundle& bundle, const Options& o, const HostData& ho
     StatusOr<std::string> npy = gpu::encodeNpy(output.dtype, output.dims, bytes);
     if (!npy.ok()) return npy.status();
     std::string path = (fs::path(outDir) / (output.name + ".npy")).string();
-    if (Status written = cupti::writeBytesAtomic(path, *npy); !written.ok()) return written;
+    FS_RETURN_IF_ERROR(cupti::writeBytesAtomic(path, *npy));
   }
   if (o.collect) {
     StatusOr<Trace> trace = cupti::stopCollector();
     if (!trace.ok()) return trace.status();
     gpu::annotateKernelEvents(*trace, bundle);
     std::string path = o.trace.empty() ? (fs::path(bundle.directory) / "timeline.ctf.json").string() : o.trace;
-    if (Status written = cupti::writeTraceFile(*trace, path); !written.ok()) return written;
+    FS_RETURN_IF_ERROR(cupti::writeTraceFile(*trace, path));
     cupti::CollectorSummary summary = cupti::collectorSummary();
     std::fprintf(stderr, "fusionscope-gpurun: trace %s (%zu events, %lld records, %lld dropped)\n", path.c_str(),
                  trace->events.size(), static_cast<long long>(summary.records),

@@ -22,7 +22,8 @@ std::string shapeText(const std::vector<int64_t>& dims) {
 
 // The value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4, 'shape': (2, 3) -> "(2, 3)".
 std::string headerValue(std::string_view header, std::string_view key) {
-  std::string quoted = "'" + std::string(key) + "'";
+  std::string quoted(1, '\'');  // appended, not `"'" + string`: GCC 12's -O3 -Wrestrict false alarm
+  quoted.append(key).push_back('\'');
   size_t at = header.find(quoted);
   if (at == std::string_view::npos) return {};
   size_t colon = header.find(':', at + quoted.size());
