@@ -276,9 +276,7 @@ StatusOr<std::shared_ptr<const Document>> loadHloModule(const std::string& path,
   StatusOr<std::unique_ptr<core::HloModule>> parsed = core::parseHloModuleFile(path);
   if (!parsed.ok()) return parsed.status();
   core::HloModule& module = **parsed;
-  if (Status verified = core::verifyModule(module); !verified.ok()) {
-    return verified;
-  }
+  FS_RETURN_IF_ERROR(core::verifyModule(module));
   if (isCancelled(callbacks)) return cancelledStatus();
 
   std::unique_ptr<core::PassPipeline> pipeline;

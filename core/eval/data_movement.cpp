@@ -597,9 +597,7 @@ StatusOr<Value> evalScatter(const HloInstruction& inst, Operands operands, Eleme
   FS_RETURN_IF_ERROR(combiner.expectSignature(params, types));
 
   const std::vector<int64_t>& up = operands[n + 1]->shape().dimensions();
-  if (Status s = checkDimensionList(dn.windowDims, static_cast<int64_t>(up.size()), "update_window_dims"); !s.ok()) {
-    return s;
-  }
+  FS_RETURN_IF_ERROR(checkDimensionList(dn.windowDims, static_cast<int64_t>(up.size()), "update_window_dims"));
   std::vector<int64_t> windowOperandDims = operandWindowDims(dn, rank);
   if (windowOperandDims.size() != dn.windowDims.size()) {
     return Status::error(fmt::format("update_window_dims {} does not match the {} window operand dimension(s)",

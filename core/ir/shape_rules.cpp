@@ -55,21 +55,12 @@ Status parseLabels(const HloInstruction& inst, size_t lhsRank, size_t rhsRank, s
     return Status::error(fmt::format("invalid dim_labels={}", labels));
   }
   std::string_view all(labels);
-  if (Status s =
-          parseLabelGroup(all.substr(0, underscore), lhsRank, 'b', 'f', out.lhsBatch, out.lhsFeature, out.lhsSpatial);
-      !s.ok()) {
-    return s;
-  }
-  if (Status s = parseLabelGroup(all.substr(underscore + 1, arrow - underscore - 1), rhsRank, 'i', 'o', out.rhsInput,
-                                 out.rhsOutput, out.rhsSpatial);
-      !s.ok()) {
-    return s;
-  }
-  if (Status s =
-          parseLabelGroup(all.substr(arrow + 2), outRank, 'b', 'f', out.outBatch, out.outFeature, out.outSpatial);
-      !s.ok()) {
-    return s;
-  }
+  FS_RETURN_IF_ERROR(
+      parseLabelGroup(all.substr(0, underscore), lhsRank, 'b', 'f', out.lhsBatch, out.lhsFeature, out.lhsSpatial));
+  FS_RETURN_IF_ERROR(parseLabelGroup(all.substr(underscore + 1, arrow - underscore - 1), rhsRank, 'i', 'o',
+                                     out.rhsInput, out.rhsOutput, out.rhsSpatial));
+  FS_RETURN_IF_ERROR(
+      parseLabelGroup(all.substr(arrow + 2), outRank, 'b', 'f', out.outBatch, out.outFeature, out.outSpatial));
   return okStatus();
 }
 

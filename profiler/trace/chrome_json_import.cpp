@@ -38,9 +38,7 @@ StatusOr<Trace> parseTrace(std::string buffer, std::string name) {
   trace.events.reserve(estimateEventCount(text));
   od::parser parser;
   Importer importer(trace);
-  if (Status status = readDocument(trace, importer, parser, text.substr(0, size), capacity, name); !status.ok()) {
-    return status;
-  }
+  FS_RETURN_IF_ERROR(readDocument(trace, importer, parser, text.substr(0, size), capacity, name));
   importer.finish();
   matchBeginEnd(trace);
   return trace;
