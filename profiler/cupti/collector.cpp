@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "profiler/cupti/activity_convert.h"
@@ -158,16 +160,10 @@ Status enableAll(State& s, ApiRecords api) {
   }
   // After the kinds: enabling RUNTIME or DRIVER resets per-call choices made before it.
   if (api == ApiRecords::kFiltered) {
-    if (Status st =
-            disableQueryApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, cuptiActivityEnableRuntimeApi);
-        !st.ok()) {
-      return st;
-    }
-    if (Status st =
-            disableQueryApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, cuptiActivityEnableDriverApi);
-        !st.ok()) {
-      return st;
-    }
+    FS_RETURN_IF_ERROR(
+        disableQueryApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, cuptiActivityEnableRuntimeApi));
+    FS_RETURN_IF_ERROR(
+        disableQueryApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, cuptiActivityEnableDriverApi));
   }
   return okStatus();
 }
@@ -208,11 +204,21 @@ void atExitHandler() {
 
 }  // namespace
 
+constexpr std::pair<std::string_view, ApiRecords> kApiRecordNames[] = {
+    {"filtered", ApiRecords::kFiltered}, {"all", ApiRecords::kAll}, {"none", ApiRecords::kNone}};
+
 std::optional<ApiRecords> parseApiRecords(std::string_view text) {
-  if (text == "filtered") return ApiRecords::kFiltered;
-  if (text == "all") return ApiRecords::kAll;
-  if (text == "none") return ApiRecords::kNone;
+  for (const auto& [name, records] : kApiRecordNames) {
+    if (text == name) return records;
+  }
   return std::nullopt;
+}
+
+std::string_view apiRecordsName(ApiRecords records) {
+  for (const auto& [name, value] : kApiRecordNames) {
+    if (value == records) return name;
+  }
+  return "filtered";
 }
 
 Status startCollector(CollectorOptions collectorOptions) {
@@ -225,9 +231,7 @@ Status startCollector(CollectorOptions collectorOptions) {
   options.clockOffsetNs = *offset;
   options.processId = ::getpid();
   options.callbackName = callbackName;
-  options.apiRecords = collectorOptions.api == ApiRecords::kAll    ? "all"
-                       : collectorOptions.api == ApiRecords::kNone ? "none"
-                                                                   : "filtered";
+  options.apiRecords = std::string(apiRecordsName(collectorOptions.api));
   s.converter.emplace(std::move(options));
   s.summary = CollectorSummary{};
   if (Status enabled = enableAll(s, collectorOptions.api); !enabled.ok()) {

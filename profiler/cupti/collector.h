@@ -30,6 +30,7 @@ enum class ApiRecords {
 };
 // "filtered", "all" or "none" (the CLI's `trace --api` and the injection library's $FUSIONSCOPE_TRACE_API).
 std::optional<ApiRecords> parseApiRecords(std::string_view text);
+std::string_view apiRecordsName(ApiRecords records);
 
 struct CollectorOptions {
   ApiRecords api = ApiRecords::kFiltered;

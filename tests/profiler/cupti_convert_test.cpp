@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/cupti/activity_convert.h"
+#include "profiler/cupti/collector.h"
 #include "profiler/cupti/cuda_driver.h"
 #include "profiler/trace/chrome_json_export.h"
 
@@ -284,6 +285,26 @@ TEST(CuptiConvertTest, NvtxRangesSyncOverheadAndUnknownKinds) {
   EXPECT_EQ(summary["unknown_records"], 1);
   EXPECT_EQ(summary["records"]["marker"], 4);
   EXPECT_TRUE(nlohmann::json::accept(chromeTraceJson(trace)));
+}
+
+// `trace --api` / $FUSIONSCOPE_TRACE_API: each level by name and back, anything else refused; the level the
+// collector used is in the trace's summary, and absent when the converter was not told one.
+TEST(CuptiConvertTest, ApiRecordLevelsByNameAndInTheSummary) {
+  for (std::string_view name : {"filtered", "all", "none"}) {
+    std::optional<ApiRecords> records = parseApiRecords(name);
+    ASSERT_TRUE(records.has_value()) << name;
+    EXPECT_EQ(apiRecordsName(*records), name);
+  }
+  EXPECT_EQ(parseApiRecords("some"), std::nullopt);
+  EXPECT_EQ(parseApiRecords(""), std::nullopt);
+  EXPECT_EQ(CollectorOptions().api, ApiRecords::kFiltered);
+
+  ConvertOptions o = options();
+  o.apiRecords = "none";
+  nlohmann::json summary = nlohmann::json::parse(ActivityConverter(o).finish().otherKeys.back().second);
+  EXPECT_EQ(summary["api_records"], "none");
+  nlohmann::json unnamed = nlohmann::json::parse(ActivityConverter(options()).finish().otherKeys.back().second);
+  EXPECT_FALSE(unnamed.contains("api_records"));
 }
 
 TEST(CuptiConvertTest, DriverIsDlopenedAndItsAbsenceIsReported) {
