@@ -1,6 +1,7 @@
 #include "core/passes/fusion_utils.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 

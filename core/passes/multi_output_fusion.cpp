@@ -213,8 +213,7 @@ class Round {
     return static_cast<uint64_t>(a.id()) << 32 | static_cast<uint32_t>(b.id());
   }
 
-  // One 64-bit key per unordered pair of candidate ids and kind, in a flat set: a tree of tuples, then a node-based
-  // hash set, cost a cache miss per lookup on big modules.
+  // One 64-bit key per unordered pair of candidate ids and kind.
   static uint64_t pairKey(bool sibling, int a, int b) {
     const uint64_t low = static_cast<uint32_t>(std::min(a, b));
     const uint64_t high = static_cast<uint32_t>(std::max(a, b));
