@@ -190,12 +190,12 @@ StatusOr<HostData> prepareHost(const gpu::Bundle& bundle, const Options& o) {
     }
     StatusOr<std::string> bytes = readBinary(given->second);
     if (!bytes.ok()) return bytes.status();
-    StatusOr<gpu::NpyArray> array = gpu::decodeNpy(*bytes, given->second);
+    StatusOr<NpyFile> array = gpu::decodeNpy(*bytes, given->second);
     if (!array.ok()) return array.status();
-    if (array->descriptor != gpu::npyDescriptor(p.dtype) || array->dims != p.dims) {
+    if (array->descr != gpu::npyDescriptor(p.dtype) || array->dims != p.dims) {
       return Status::error(given->second + ": error: parameter " + p.name + " wants " + p.dtype + " (" +
                            gpu::npyDescriptor(p.dtype) + ") with " + std::to_string(p.dims.size()) +
-                           " dims as in the bundle; the file has " + array->descriptor);
+                           " dims as in the bundle; the file has " + array->descr);
     }
     host.inputs[p.buffer] = std::move(array->data);
   }

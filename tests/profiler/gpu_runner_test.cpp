@@ -143,9 +143,9 @@ TEST(NpyTest, EncodesHeaderAlignedAndDecodesBack) {
   EXPECT_EQ((10 + headerLength) % 64, 0u);
   EXPECT_NE(npy->find("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"), std::string::npos);
   EXPECT_EQ(npy->size(), 10 + headerLength + sizeof values);
-  StatusOr<NpyArray> back = decodeNpy(*npy, "x.npy");
+  StatusOr<NpyFile> back = decodeNpy(*npy, "x.npy");
   ASSERT_TRUE(back.ok()) << back.message();
-  EXPECT_EQ(back->descriptor, "<f4");
+  EXPECT_EQ(back->descr, "<f4");
   EXPECT_EQ(back->dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(back->data, std::string(reinterpret_cast<const char*>(values), sizeof values));
 

@@ -250,7 +250,7 @@ TEST(Npy, ReadAndWriteErrorsNameTheFile) {
   std::string path = (dir / "w.npy").string();
   Status wrongSize = writeNpy(path, NpyArray{PrimitiveType::kF32, {2, 2}, std::string(12, '\0')});
   ASSERT_FALSE(wrongSize.ok());
-  EXPECT_EQ(wrongSize.message(), path + ": error: data is 12 bytes, shape (2, 2) of f32 needs 16");
+  EXPECT_EQ(wrongSize.message(), path + ": error: data is 12 bytes, shape (2, 2) of '<f4' needs 16");
   Status bf16 = writeNpy(path, NpyArray{PrimitiveType::kBF16, {1}, std::string(2, '\0')});
   ASSERT_FALSE(bf16.ok());
   EXPECT_EQ(bf16.message(), path + ": error: element type bf16 cannot be stored in .npy");
