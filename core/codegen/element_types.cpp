@@ -1,8 +1,8 @@
 #include "core/codegen/element_types.h"
 
-#include <fmt/format.h>
-
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "core/eval/scalar_ops.h"
 
@@ -16,48 +16,19 @@ int64_t elementByteSize(PrimitiveType type) {
   switch (type) {
     case PrimitiveType::kPred:
     case PrimitiveType::kS8:
-    case PrimitiveType::kU8:
-      return 1;
+    case PrimitiveType::kU8: return 1;
     case PrimitiveType::kS16:
     case PrimitiveType::kU16:
     case PrimitiveType::kF16:
-    case PrimitiveType::kBF16:
-      return 2;
+    case PrimitiveType::kBF16: return 2;
     case PrimitiveType::kS32:
     case PrimitiveType::kU32:
-    case PrimitiveType::kF32:
-      return 4;
+    case PrimitiveType::kF32: return 4;
     case PrimitiveType::kS64:
     case PrimitiveType::kU64:
-    case PrimitiveType::kF64:
-      return 8;
-    default:
-      return 0;
+    case PrimitiveType::kF64: return 8;
+    default: return 0;
   }
-}
-
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
-    strides[static_cast<size_t>(i)] = strides[static_cast<size_t>(i) + 1] * dims[static_cast<size_t>(i) + 1];
-  }
-  return strides;
-}
-
-std::vector<int64_t> physicalStrides(const Shape& shape) {
-  const std::vector<int64_t>& dims = shape.dimensions();
-  const std::optional<Layout>& layout = shape.layout();
-  if (!layout || layout->minorToMajor.size() != dims.size()) return rowMajorStrides(dims);
-  std::vector<int64_t> strides(dims.size(), 1);
-  std::vector<bool> seen(dims.size(), false);
-  int64_t stride = 1;
-  for (int64_t d : layout->minorToMajor) {
-    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || seen[static_cast<size_t>(d)]) return rowMajorStrides(dims);
-    seen[static_cast<size_t>(d)] = true;
-    strides[static_cast<size_t>(d)] = stride;
-    stride *= dims[static_cast<size_t>(d)];
-  }
-  return strides;
 }
 
 StatusOr<std::vector<uint8_t>> valueToBytes(const Value& value) {

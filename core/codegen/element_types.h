@@ -14,12 +14,6 @@ bool isSupportedElementType(PrimitiveType type);
 // Bytes per element in memory (pred = 1); 0 for unsupported types.
 int64_t elementByteSize(PrimitiveType type);
 
-// Strides of each logical dimension in the physical buffer `shape`'s layout describes (row-major without a
-// usable layout), and row-major strides. A bitcast whose operand and result are both physically row-major is a
-// free reshape; otherwise it moves data (the evaluator's semantics).
-std::vector<int64_t> physicalStrides(const Shape& shape);
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims);
-
 // An evaluator Value (array) as raw little-endian bytes in row-major order, and back. Fail for tuples and
 // element types codegen does not hold.
 StatusOr<std::vector<uint8_t>> valueToBytes(const Value& value);

@@ -104,27 +104,7 @@ StatusOr<Value> evalReshape(const HloInstruction& inst, const Value& operand) {
   return operand.withShape(shape);
 }
 
-namespace {
-
-// Position of each logical dimension in the physical (major-to-minor) order of `shape`'s layout, as strides
-// of the physical buffer; row-major when there is no usable layout.
-std::vector<int64_t> physicalStrides(const Shape& shape) {
-  const std::vector<int64_t>& dims = shape.dimensions();
-  std::vector<int64_t> strides = rowMajorStrides(dims);
-  const std::optional<Layout>& layout = shape.layout();
-  if (!layout || layout->minorToMajor.size() != dims.size()) return strides;
-  std::vector<bool> seen(dims.size(), false);
-  int64_t stride = 1;
-  for (int64_t d : layout->minorToMajor) {
-    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || seen[static_cast<size_t>(d)]) return rowMajorStrides(dims);
-    seen[static_cast<size_t>(d)] = true;
-    strides[static_cast<size_t>(d)] = stride;
-    stride *= dims[static_cast<size_t>(d)];
-  }
-  return strides;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 StatusOr<Value> evalBitcast(const HloInstruction& inst, const Value& operand) {
   // XLA's bitcast reinterprets the buffer: the logical data is reshaped in physical (layout) order, and a

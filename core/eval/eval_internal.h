@@ -22,7 +22,6 @@ using Operands = std::span<const Value* const>;
 
 // ---- index arithmetic -------------------------------------------------------------------------------
 
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims);
 int64_t product(const std::vector<int64_t>& dims);
 
 // Calls f(index) for every index of `dims` in row-major order; `index` is the live odometer.

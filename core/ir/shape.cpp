@@ -10,7 +10,9 @@
 
 namespace fusionscope::core {
 
-std::string dimensionsText(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
+std::string dimensionsText(const std::vector<int64_t>& dims) {
+  return fmt::format("[{}]", fmt::join(dims, ","));
+}
 namespace {
 
 struct TypeInfo {
@@ -219,6 +221,28 @@ std::string Shape::toString(bool withLayout) const {
   std::string out;
   appendTo(out, withLayout);
   return out;
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+std::vector<int64_t> physicalStrides(const Shape& shape) {
+  const std::vector<int64_t>& dims = shape.dimensions();
+  const std::optional<Layout>& layout = shape.layout();
+  if (!layout || layout->minorToMajor.size() != dims.size()) return rowMajorStrides(dims);
+  std::vector<int64_t> strides(dims.size(), 1);
+  std::vector<bool> seen(dims.size(), false);
+  int64_t stride = 1;
+  for (int64_t d : layout->minorToMajor) {
+    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || seen[static_cast<size_t>(d)]) return rowMajorStrides(dims);
+    seen[static_cast<size_t>(d)] = true;
+    strides[static_cast<size_t>(d)] = stride;
+    stride *= dims[static_cast<size_t>(d)];
+  }
+  return strides;
 }
 
 }  // namespace fusionscope::core

@@ -128,4 +128,11 @@ class Shape {
   std::optional<Layout> m_layout;
 };
 
+// Row-major strides of `dims` (the last dimension has stride 1).
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims);
+// Strides of each logical dimension in the physical buffer `shape`'s layout describes (row-major without a
+// usable layout). A bitcast whose operand and result are both physically row-major is a free reshape; otherwise it
+// moves data.
+std::vector<int64_t> physicalStrides(const Shape& shape);
+
 }  // namespace fusionscope::core

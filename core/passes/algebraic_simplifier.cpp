@@ -368,14 +368,6 @@ std::optional<Literal> foldElementwise(const HloInstruction& inst) {
   return Literal::integers(out, std::move(ints));
 }
 
-std::vector<int64_t> rowMajorStrides(const Shape& shape) {
-  std::vector<int64_t> strides(static_cast<size_t>(shape.rank()), 1);
-  for (int d = shape.rank() - 2; d >= 0; --d) {
-    strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * shape.dimension(d + 1);
-  }
-  return strides;
-}
-
 // broadcast, reshape and transpose of a constant: the same values moved, so any decoded type works.
 std::optional<Literal> foldDataMovement(const HloInstruction& inst) {
   if (inst.operandCount() != 1) return std::nullopt;
@@ -388,8 +380,8 @@ std::optional<Literal> foldDataMovement(const HloInstruction& inst) {
   if (!foldableSize(out) || !in.dynamicDimensions().empty()) return std::nullopt;
 
   std::vector<int64_t> source(static_cast<size_t>(count));
-  std::vector<int64_t> outStrides = rowMajorStrides(out);
-  std::vector<int64_t> inStrides = rowMajorStrides(in);
+  std::vector<int64_t> outStrides = rowMajorStrides(out.dimensions());
+  std::vector<int64_t> inStrides = rowMajorStrides(in.dimensions());
   // For each result dimension, the stride of the operand index it advances (0: broadcast along it).
   std::vector<int64_t> step(static_cast<size_t>(out.rank()), 0);
   switch (inst.opcode()) {
