@@ -326,7 +326,7 @@ INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, CallInlinerCorpusTest, ::testing::Val
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CallInlinerCorpusTest);
 
 TEST(CallInlinerCorpusPresence, CorpusOrSkip) {
-  if (testing::corpusHloFiles().empty()) {
+  if (!testing::sharedCorpusPresent()) {
     GTEST_SKIP() << "shared corpus not found at " << testing::corpusDir() << ": inline corpus cases not run";
   }
   EXPECT_FALSE(testing::corpusHloFiles().empty());

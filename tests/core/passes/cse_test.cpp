@@ -248,7 +248,7 @@ INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, CseCorpusTest, ::testing::ValuesIn(te
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CseCorpusTest);
 
 TEST(CseCorpusPresence, CorpusOrSkip) {
-  if (testing::corpusHloFiles().empty()) {
+  if (!testing::sharedCorpusPresent()) {
     GTEST_SKIP() << "shared corpus not found at " << testing::corpusDir() << ": cse corpus cases not run";
   }
   EXPECT_FALSE(testing::corpusHloFiles().empty());

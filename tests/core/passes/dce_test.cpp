@@ -227,7 +227,7 @@ INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, DceCorpusTest, ::testing::ValuesIn(te
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DceCorpusTest);
 
 TEST(DceCorpusPresence, CorpusOrSkip) {
-  if (testing::corpusHloFiles().empty()) {
+  if (!testing::sharedCorpusPresent()) {
     GTEST_SKIP() << "shared corpus not found at " << testing::corpusDir() << ": dce corpus cases not run";
   }
   EXPECT_FALSE(testing::corpusHloFiles().empty());

@@ -188,7 +188,7 @@ INSTANTIATE_TEST_SUITE_P(SamplesAndCorpus, TupleSimplifierCorpusTest, ::testing:
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TupleSimplifierCorpusTest);
 
 TEST(TupleSimplifierCorpusPresence, CorpusOrSkip) {
-  if (testing::corpusHloFiles().empty()) {
+  if (!testing::sharedCorpusPresent()) {
     GTEST_SKIP() << "shared corpus not found at " << testing::corpusDir() << ": tuple-simplify corpus cases not run";
   }
   EXPECT_FALSE(testing::corpusHloFiles().empty());

@@ -34,8 +34,23 @@ inline std::vector<std::filesystem::path> filesWithExtension(const std::filesyst
   return files;
 }
 
+// Whether ../shared/corpus is there (the presence tests skip with a message when not).
+inline bool sharedCorpusPresent() {
+  return !filesWithExtension(corpusDir() / "hlo", ".hlo").empty();
+}
+
+// The shared corpus's modules, plus those vendored in tests/data/corpus that it does not have (all of them when it
+// is absent), so the realistic cases run in a clone without ../shared.
 inline std::vector<std::filesystem::path> corpusHloFiles() {
-  return filesWithExtension(corpusDir() / "hlo", ".hlo");
+  std::vector<std::filesystem::path> files = filesWithExtension(corpusDir() / "hlo", ".hlo");
+  const std::vector<std::filesystem::path> shared = files;
+  for (const auto& vendored :
+       filesWithExtension(std::filesystem::path(FS_SOURCE_DIR) / "tests" / "data" / "corpus", ".hlo")) {
+    const bool inShared =
+        std::any_of(shared.begin(), shared.end(), [&](const auto& p) { return p.filename() == vendored.filename(); });
+    if (!inShared) files.push_back(vendored);
+  }
+  return files;
 }
 inline std::vector<std::filesystem::path> sampleHloFiles() {
   return filesWithExtension(samplesDir(), ".hlo");
