@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "core/base/file_util.h"
+#include "core/ir/hlo_verifier.h"
+#include "core/text/hlo_parser.h"
 
 namespace fusionscope::cli {
 namespace {
@@ -59,6 +61,21 @@ OutputDirectoryGuard::~OutputDirectoryGuard() {
   if (m_kept || m_created.empty()) return;
   std::error_code error;
   std::filesystem::remove_all(m_created, error);
+}
+
+std::unique_ptr<core::HloModule> loadModule(const std::string& path, bool verify, bool hasNoVerify) {
+  StatusOr<std::unique_ptr<core::HloModule>> module = core::parseHloModuleFile(path);
+  if (!module.ok()) {
+    fmt::print(stderr, "{}\n", module.message());
+    return nullptr;
+  }
+  if (verify) {
+    if (Status verified = core::verifyModule(**module); !verified.ok()) {
+      fmt::print(stderr, "{}\n{}", verified.message(), hasNoVerify ? "(use --no-verify to load it anyway)\n" : "");
+      return nullptr;
+    }
+  }
+  return std::move(*module);
 }
 
 }  // namespace fusionscope::cli

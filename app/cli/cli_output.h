@@ -1,6 +1,9 @@
 #pragma once
 
+#include <memory>
 #include <string>
+
+#include "core/ir/hlo_module.h"
 
 namespace fusionscope::cli {
 
@@ -17,6 +20,10 @@ int emit(const std::string& text, const std::string& output);
 // Flushes stdout at the end of a command: a write that failed anywhere (a full disk, /dev/full, a closed pipe)
 // turns a successful exit code into kExitFailed with one line on stderr. Returns the exit code to use.
 int finishOutput(int exitCode);
+
+// Parses an HLO text file and (unless `verify` is false) verifies it; prints the error (with a hint at --no-verify
+// for commands that have it) and returns null on bad input.
+std::unique_ptr<core::HloModule> loadModule(const std::string& path, bool verify = true, bool hasNoVerify = true);
 
 // An output directory a command is about to create. Unless keep() is called, the destructor removes what was
 // created (the topmost directory that did not exist, with whatever was written into it), so a command that fails

@@ -33,23 +33,7 @@ using cli::emit;
 using cli::kExitBadInput;
 using cli::kExitFailed;
 using cli::kExitOk;
-
-
-// Parses and (unless disabled) verifies; prints the error and returns null on bad input.
-std::unique_ptr<core::HloModule> loadModule(const std::string& path, bool verify) {
-  StatusOr<std::unique_ptr<core::HloModule>> module = core::parseHloModuleFile(path);
-  if (!module.ok()) {
-    fmt::print(stderr, "{}\n", module.message());
-    return nullptr;
-  }
-  if (verify) {
-    if (Status verified = core::verifyModule(**module); !verified.ok()) {
-      fmt::print(stderr, "{}\n(use --no-verify to load it anyway)\n", verified.message());
-      return nullptr;
-    }
-  }
-  return std::move(*module);
-}
+using cli::loadModule;
 
 // Adds the options that choose a pipeline (dump, explain, verify share them).
 void addPipelineOptions(CLI::App* command, cli::PipelineArgs& args) {
@@ -281,7 +265,8 @@ int runCli(int argc, char** argv) {
     // Passes and the evaluator assume a module that verifies: --no-verify shows a broken one, it never runs them.
     if (Status verified = core::verifyModule(*module); !verified.ok()) {
       if (!*dump) {
-        fmt::print(stderr, "{}\n(passes need a module that verifies; --no-verify only lets print, info and dump show it)\n",
+        fmt::print(stderr,
+                   "{}\n(passes need a module that verifies; --no-verify only lets print, info and dump show it)\n",
                    verified.message());
         return kExitBadInput;
       }

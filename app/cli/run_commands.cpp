@@ -19,13 +19,13 @@
 #include "core/codegen/element_types.h"
 #include "core/codegen/ptx_bundle.h"
 #include "core/eval/evaluator.h"
-#include "core/io/mnist.h"
 #include "core/io/npy.h"
 #include "core/ir/hlo_clone.h"
 #include "core/ir/hlo_verifier.h"
 #include "core/pipeline/pass_registry.h"
 #include "core/pipeline/stage.h"
 #include "core/runtime/cpu_executable.h"
+#include "core/runtime/feedback_loop.h"
 #include "core/text/hlo_parser.h"
 #include "profiler/trace/chrome_json_export.h"
 #include "profiler/trace/trace_model.h"
@@ -45,7 +45,7 @@ struct RunCommands {
   std::string saveReference;
   bool loop = false;
   int steps = 1000;
-  std::string mnistDir;
+  std::vector<std::string> feeds;
   int threads = 0;
   uint64_t seed = 1;
   bool noCheck = false;
@@ -108,35 +108,6 @@ void reportInterrupt(const char* what, int done, int planned) {
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::unique_ptr<core::HloModule> load(const std::string& path) {
-  StatusOr<std::unique_ptr<core::HloModule>> module = core::parseHloModuleFile(path);
-  if (!module.ok()) {
-    fmt::print(stderr, "{}\n", module.message());
-    return nullptr;
-  }
-  if (Status verified = core::verifyModule(**module); !verified.ok()) {
-    fmt::print(stderr, "{}\n", verified.message());
-    return nullptr;
-  }
-  return std::move(*module);
-}
-
-// Runs the preset (fusion passes disabled with fusion off) on a copy; "none" runs nothing.
-StatusOr<std::unique_ptr<core::HloModule>> prepare(const core::HloModule& module, const std::string& preset,
-                                                   bool fusion) {
-  std::unique_ptr<core::HloModule> copy = core::cloneModule(module);
-  if (preset == "none") return copy;
-  core::PipelineSpec spec;
-  spec.preset = preset;
-  if (!fusion) spec.disabled = {"fusion", "fusion-merger", "multi-output-fusion"};
-  StatusOr<std::unique_ptr<core::PassPipeline>> pipeline = core::buildPipeline(spec);
-  if (!pipeline.ok()) return pipeline.status();
-  core::PassContext context(core::fusionConfigFor(core::backendFor(spec)));
-  StatusOr<core::PipelineRun> run = core::runPipeline(**pipeline, *copy, context);
-  if (!run.ok()) return run.status();
-  return copy;
 }
 
 // Largest |expected - actual| over every element of every output.
@@ -334,71 +305,39 @@ Status saveReference(const core::HloModule& module, const core::ExecutionPlan& p
   return writeFileAtomic((std::filesystem::path(dir) / "reference.json").string(), j.dump(2) + "\n");
 }
 
-// Test accuracy of the softmax classifier W (784x10), b (10) on `data`, computed on the host.
-double accuracy(const core::MnistData& data, const float* w, const float* b) {
-  const int64_t pixels = data.pixelsPerImage();
-  int64_t correct = 0;
-  for (int64_t n = 0; n < data.count; ++n) {
-    const float* image = data.images.data() + n * pixels;
-    float logits[core::kMnistClasses];
-    for (int c = 0; c < core::kMnistClasses; ++c) logits[c] = b[c];
-    for (int64_t p = 0; p < pixels; ++p) {
-      if (image[p] == 0.0f) continue;
-      for (int c = 0; c < core::kMnistClasses; ++c) logits[c] += image[p] * w[p * core::kMnistClasses + c];
-    }
-    const int best = static_cast<int>(std::max_element(logits, logits + core::kMnistClasses) - logits);
-    correct += best == data.labels[static_cast<size_t>(n)];
+// `NAME=FILE.npy` (--input, --feed): the parameter called NAME and the array in FILE.
+struct NamedArray {
+  const core::PlanParameter* parameter = nullptr;
+  core::NpyArray array;
+  std::string file;
+};
+
+StatusOr<NamedArray> readNamedArray(const core::ExecutionPlan& plan, const std::string& spec, const char* option) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos) return Status::error(fmt::format("{} {}: expected NAME=FILE.npy", option, spec));
+  const std::string name = spec.substr(0, eq);
+  auto it = std::find_if(plan.parameters.begin(), plan.parameters.end(),
+                         [&](const core::PlanParameter& p) { return p.name == name; });
+  if (it == plan.parameters.end()) {
+    return Status::error(fmt::format("{} {}: the module has no parameter '{}'", option, spec, name));
   }
-  return data.count > 0 ? static_cast<double>(correct) / static_cast<double>(data.count) : 0.0;
+  NamedArray named{&*it, {}, spec.substr(eq + 1)};
+  StatusOr<core::NpyArray> array = core::readNpy(named.file);
+  if (!array.ok()) return array.status();
+  named.array = std::move(*array);
+  return named;
 }
 
+// --loop: the step runs --steps times; outputs aliasing parameters carry over (core::FeedbackLoop), each --feed
+// parameter takes the next batch of its dataset's rows, --input parameters start from their file and all others
+// from zero. Output 0, when it is a scalar, is reported as the loss.
 int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vector<core::ExecutionSpan>& spans) {
   const core::ExecutionPlan& plan = executable.plan();
-  // x and labels: by name, else parameters 2 and 3 (the sample's order).
-  int64_t xIndex = -1;
-  int64_t labelsIndex = -1;
-  for (const core::PlanParameter& p : plan.parameters) {
-    if (p.name == "x") xIndex = p.index;
-    if (p.name == "labels" || p.name == "y") labelsIndex = p.index;
-  }
-  if (xIndex < 0 && plan.parameters.size() >= 4) xIndex = 2;
-  if (labelsIndex < 0 && plan.parameters.size() >= 4) labelsIndex = 3;
-  if (xIndex < 0 || labelsIndex < 0 || plan.parameters[static_cast<size_t>(xIndex)].shape.rank() != 2 ||
-      plan.parameters[static_cast<size_t>(labelsIndex)].shape.rank() != 2) {
-    fmt::print(stderr, "--loop needs a training step with parameters x [batch, pixels] and labels [batch, 10]\n");
+  StatusOr<core::FeedbackLoop> loop = core::FeedbackLoop::create(executable);
+  if (!loop.ok()) {
+    fmt::print(stderr, "--loop: {}\n", loop.message());
     return kExitBadInput;
   }
-  const core::Shape& xShape = plan.parameters[static_cast<size_t>(xIndex)].shape;
-  const int batch = static_cast<int>(xShape.dimension(0));
-  // Feedback: outputs aliasing parameters (input_output_alias), else outputs 1.. to parameters 0.. by position.
-  std::vector<std::pair<int, int64_t>> feedback;  // (output, parameter)
-  for (const core::PlanOutput& output : plan.outputs) {
-    if (output.aliasesParameter) feedback.emplace_back(static_cast<int>(output.index), *output.aliasesParameter);
-  }
-  if (feedback.empty()) {
-    for (size_t i = 1; i < plan.outputs.size() && i - 1 < plan.parameters.size(); ++i) {
-      if (plan.outputs[i].shape.compatible(plan.parameters[i - 1].shape)) {
-        feedback.emplace_back(static_cast<int>(i), static_cast<int64_t>(i - 1));
-      }
-    }
-  }
-  if (feedback.empty()) {
-    fmt::print(stderr, "--loop: no output aliases a parameter (input_output_alias) or matches one by position\n");
-    return kExitBadInput;
-  }
-  const std::string dir =
-      args.mnistDir.empty() ? (std::filesystem::path(args.input).parent_path() / "data").string() : args.mnistDir;
-  StatusOr<core::MnistData> train = core::loadMnist(dir, "train");
-  StatusOr<core::MnistData> test = core::loadMnist(dir, "test");
-  if (!train.ok() || !test.ok()) {
-    fmt::print(stderr, "{}\n", train.ok() ? test.message() : train.message());
-    return kExitBadInput;
-  }
-  if (train->pixelsPerImage() != xShape.dimension(1)) {
-    fmt::print(stderr, "--loop: images have {} pixels, x takes {}\n", train->pixelsPerImage(), xShape.dimension(1));
-    return kExitBadInput;
-  }
-  // Weights start at zero (softmax regression); other parameters too.
   for (const core::PlanParameter& p : plan.parameters) {
     std::vector<uint8_t> zeros(static_cast<size_t>(p.shape.byteSize()), 0);
     if (Status s = executable.setParameterBytes(p.index, zeros.data(), static_cast<int64_t>(zeros.size())); !s.ok()) {
@@ -406,8 +345,41 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
       return kExitFailed;
     }
   }
-  const int64_t wIndex = feedback[0].second;
-  const int64_t bIndex = feedback.size() > 1 ? feedback[1].second : -1;
+  for (const std::string& spec : args.inputs) {
+    StatusOr<NamedArray> input = readNamedArray(plan, spec, "--input");
+    StatusOr<core::Value> value =
+        input.ok() ? valueFromNpy(input->array, input->parameter->shape, input->file) : input.status();
+    Status set = value.ok() ? executable.setParameter(input->parameter->index, *value) : value.status();
+    if (!set.ok()) {
+      fmt::print(stderr, "{}\n", set.message());
+      return kExitBadInput;
+    }
+  }
+  std::vector<NamedArray> feeds;
+  for (const std::string& spec : args.feeds) {
+    StatusOr<NamedArray> feed = readNamedArray(plan, spec, "--feed");
+    if (!feed.ok()) {
+      fmt::print(stderr, "{}\n", feed.message());
+      return kExitBadInput;
+    }
+    // A dataset of rows, each row one batch element: [rows, the parameter's dimensions after the first].
+    const core::Shape& shape = feed->parameter->shape;
+    const std::vector<int64_t>& dims = feed->array.dims;
+    const bool rowsMatch =
+        shape.rank() > 0 && !dims.empty() && dims[0] > 0 &&
+        std::equal(dims.begin() + 1, dims.end(), shape.dimensions().begin() + 1, shape.dimensions().end());
+    if (feed->array.type != shape.elementType() || !rowsMatch) {
+      fmt::print(
+          stderr, "{}: --feed holds {}[{}]; parameter '{}' is {}, so the dataset must be {}[N{}{}]\n", feed->file,
+          core::primitiveTypeName(feed->array.type), fmt::join(dims, ","), feed->parameter->name, shape.toString(false),
+          core::primitiveTypeName(shape.elementType()), shape.rank() > 1 ? "," : "",
+          fmt::join(shape.dimensions().begin() + std::min<int64_t>(1, shape.rank()), shape.dimensions().end(), ","));
+      return kExitBadInput;
+    }
+    feeds.push_back(std::move(*feed));
+  }
+  const bool scalarLoss =
+      !plan.outputs.empty() && plan.outputs[0].shape.isArray() && plan.outputs[0].shape.elementCount() == 1;
   double firstLoss = NAN;
   double lastLoss = NAN;
   const int64_t start = nowNs();
@@ -419,48 +391,35 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
       break;
     }
     stepsDone = step + 1;
-    core::MnistBatch data = train->batch(step, batch);
-    Status sx = executable.setParameterBytes(xIndex, data.x.data(), static_cast<int64_t>(data.x.size() * 4));
-    Status sl =
-        executable.setParameterBytes(labelsIndex, data.labels.data(), static_cast<int64_t>(data.labels.size() * 4));
-    if (!sx.ok() || !sl.ok()) {
-      fmt::print(stderr, "{}\n", sx.ok() ? sl.message() : sx.message());
-      return kExitFailed;
-    }
-    executable.execute(args.trace.empty() || step >= 20 ? nullptr : &spans);
-    for (auto [output, parameter] : feedback) {
-      const core::PlanOutput& o = plan.outputs[static_cast<size_t>(output)];
-      const int target = plan.parameters[static_cast<size_t>(parameter)].buffer;
-      if (o.buffer != target) {
-        (void)executable.setParameterBytes(parameter, executable.bufferData(o.buffer), o.shape.byteSize());
+    for (const NamedArray& feed : feeds) {
+      if (Status s = loop->setBatch(feed.parameter->index, feed.array.bytes.data(), feed.array.dims[0], step);
+          !s.ok()) {
+        fmt::print(stderr, "{}\n", s.message());
+        return kExitFailed;
       }
     }
+    loop->step(args.trace.empty() || step >= 20 ? nullptr : &spans);
+    if (!scalarLoss) continue;
     StatusOr<core::Value> loss = executable.output(0);
-    if (loss.ok() && loss->elementCount() == 1) {
+    if (loss.ok()) {
       lastLoss = loss->doubleAt(0);
       if (step == 0) firstLoss = lastLoss;
     }
-    if (step % 100 == 0 || step + 1 == args.steps) {
-      const float* w =
-          reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(wIndex)].buffer));
-      std::vector<float> zeroB(core::kMnistClasses, 0.0f);
-      const float* b = bIndex >= 0 ? reinterpret_cast<const float*>(
-                                         executable.bufferData(plan.parameters[static_cast<size_t>(bIndex)].buffer))
-                                   : zeroB.data();
-      fmt::print("step {:>5}: loss {:.4f}, test accuracy {:.2f}%\n", step + 1, lastLoss, 100.0 * accuracy(*test, w, b));
-    }
+    if (step % 100 == 0 || step + 1 == args.steps) fmt::print("step {:>5}: loss {:.4f}\n", step + 1, lastLoss);
   }
   const double seconds = (nowNs() - start) / 1e9;
-  const float* w =
-      reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(wIndex)].buffer));
-  std::vector<float> zeroB(core::kMnistClasses, 0.0f);
-  const float* b =
-      bIndex >= 0
-          ? reinterpret_cast<const float*>(executable.bufferData(plan.parameters[static_cast<size_t>(bIndex)].buffer))
-          : zeroB.data();
-  fmt::print("trained {} steps in {:.3f} s ({:.1f} us/step): loss {:.4f} -> {:.4f}, final test accuracy {:.2f}%\n",
-             stepsDone, seconds, seconds * 1e6 / std::max(stepsDone, 1), firstLoss, lastLoss,
-             100.0 * accuracy(*test, w, b));
+  fmt::print("ran {} steps in {:.3f} s ({:.1f} us/step), {} carried over", stepsDone, seconds,
+             seconds * 1e6 / std::max(stepsDone, 1), loop->carried().size());
+  if (scalarLoss) fmt::print(": loss {:.4f} -> {:.4f}", firstLoss, lastLoss);
+  fmt::print("\n");
+  if (!args.saveOutputs.empty()) {
+    OutputDirectoryGuard outputs(args.saveOutputs);
+    if (Status s = saveOutputs(executable, args.saveOutputs); !s.ok()) {
+      fmt::print(stderr, "{}\n", s.message());
+      return kExitFailed;
+    }
+    outputs.keep();
+  }
   return kExitOk;
 }
 
@@ -478,13 +437,17 @@ int runRun(const RunCommands& args) {
   // From the start: a Ctrl-C while parsing or compiling still gets one iteration run and its trace written (a
   // second one ends the program at once).
   installInterruptHandlers();
+  if (!args.feeds.empty() && !args.loop) {
+    fmt::print(stderr, "--feed needs --loop (a dataset is fed batch by batch to a training step)\n");
+    return kExitBadInput;
+  }
   if (!args.trace.empty()) {
     if (Status s = checkOutputDirectory(args.trace, "--trace"); !s.ok()) {
       fmt::print(stderr, "{}\n", s.message());
       return kExitBadInput;
     }
   }
-  std::unique_ptr<core::HloModule> module = load(args.input);
+  std::unique_ptr<core::HloModule> module = loadModule(args.input, true, false);
   if (!module) return kExitBadInput;
   if (!args.noCheck) {
     // The check holds the evaluator's values (8 bytes per element) beside the compiled buffers: refuse up front.
@@ -495,7 +458,8 @@ int runRun(const RunCommands& args) {
   }
   std::vector<core::ExecutionSpan> compileSpans;
   const int64_t passStart = nowNs();
-  StatusOr<std::unique_ptr<core::HloModule>> prepared = prepare(*module, args.pipeline, args.fusion == "on");
+  StatusOr<std::unique_ptr<core::HloModule>> prepared =
+      core::optimizedCopy(*module, args.pipeline, args.fusion == "on");
   if (!prepared.ok()) {
     fmt::print(stderr, "{}: {}\n", args.input, prepared.message());
     return kExitFailed;
@@ -539,29 +503,14 @@ int runRun(const RunCommands& args) {
   } else {
     std::vector<core::Value> arguments = core::randomArguments(**prepared, args.seed);
     for (const std::string& spec : args.inputs) {
-      const size_t eq = spec.find('=');
-      if (eq == std::string::npos) {
-        fmt::print(stderr, "--input {}: expected NAME=FILE.npy\n", spec);
-        return kExitBadInput;
-      }
-      const std::string name = spec.substr(0, eq);
-      auto it = std::find_if(plan.parameters.begin(), plan.parameters.end(),
-                             [&](const core::PlanParameter& p) { return p.name == name; });
-      if (it == plan.parameters.end()) {
-        fmt::print(stderr, "--input {}: the module has no parameter '{}'\n", spec, name);
-        return kExitBadInput;
-      }
-      StatusOr<core::NpyArray> array = core::readNpy(spec.substr(eq + 1));
-      if (!array.ok()) {
-        fmt::print(stderr, "{}\n", array.message());
-        return kExitBadInput;
-      }
-      StatusOr<core::Value> value = valueFromNpy(*array, it->shape, spec.substr(eq + 1));
+      StatusOr<NamedArray> input = readNamedArray(plan, spec, "--input");
+      StatusOr<core::Value> value =
+          input.ok() ? valueFromNpy(input->array, input->parameter->shape, input->file) : input.status();
       if (!value.ok()) {
         fmt::print(stderr, "{}\n", value.message());
         return kExitBadInput;
       }
-      arguments[static_cast<size_t>(it->index)] = std::move(*value);
+      arguments[static_cast<size_t>(input->parameter->index)] = std::move(*value);
     }
     for (int iteration = 0; iteration < args.iterations; ++iteration) {
       if (iteration > 0 && interrupted()) {
@@ -627,10 +576,10 @@ int runCompile(const RunCommands& args) {
     fmt::print(stderr, "--target {}: only nvptx is supported\n", args.target);
     return kExitBadInput;
   }
-  std::unique_ptr<core::HloModule> module = load(args.compileInput);
+  std::unique_ptr<core::HloModule> module = loadModule(args.compileInput, true, false);
   if (!module) return kExitBadInput;
   const bool fusion = args.compileFusion == "on";
-  StatusOr<std::unique_ptr<core::HloModule>> prepared = prepare(*module, args.compilePipeline, fusion);
+  StatusOr<std::unique_ptr<core::HloModule>> prepared = core::optimizedCopy(*module, args.compilePipeline, fusion);
   if (!prepared.ok()) {
     fmt::print(stderr, "{}: {}\n", args.compileInput, prepared.message());
     return kExitFailed;
@@ -676,11 +625,13 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
   c.run->add_option(
       "--save-reference", c.saveReference,
       "Directory for the inputs, the evaluator's outputs (.npy) and reference.json (fusionscope-gpurun checks)");
-  c.run->add_flag("--loop", c.loop, "Training loop: outputs feed back into the parameters they alias (MNIST data)");
+  c.run->add_flag("--loop", c.loop,
+                  "Training loop: outputs aliasing parameters (input_output_alias) carry over from step to step");
   c.run->add_option("--steps", c.steps, "Training steps with --loop")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  c.run->add_option("--mnist-dir", c.mnistDir, "MNIST IDX files (default: the module's data/ directory)");
+  c.run->add_option("--feed", c.feeds,
+                    "NAME=FILE.npy with --loop: a dataset of rows [N, ...]; each step feeds the next batch of them");
   c.run->add_option("--threads", c.threads, "Worker threads per kernel (0: all cores)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();

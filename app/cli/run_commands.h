@@ -8,7 +8,7 @@
 namespace fusionscope::cli {
 
 // `run` (execute a module on the CPU through fs_codegen, check it against the evaluator, time its kernels, write
-// a Chrome trace through fs_profiler, train the MNIST sample with --loop) and `compile` (write a GPU bundle).
+// a Chrome trace through fs_profiler, run a training step in a loop with --loop) and `compile` (write a GPU bundle).
 // The CLI is the only place that joins fs_codegen and fs_profiler.
 struct RunCommands;
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ir/hlo_clone.h"
 #include "core/passes/algebraic_simplifier.h"
 #include "core/passes/call_inliner.h"
 #include "core/passes/cse.h"
@@ -14,6 +15,7 @@
 #include "core/passes/instruction_fusion.h"
 #include "core/passes/multi_output_fusion.h"
 #include "core/passes/tuple_simplifier.h"
+#include "core/pipeline/stage.h"
 
 namespace fusionscope::core {
 namespace {
@@ -120,6 +122,20 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
   }
   pipeline->setDisabledPasses(std::move(disabled));
   return pipeline;
+}
+
+StatusOr<std::unique_ptr<HloModule>> optimizedCopy(const HloModule& module, const std::string& preset, bool fusion) {
+  std::unique_ptr<HloModule> copy = cloneModule(module);
+  if (preset == "none") return copy;
+  PipelineSpec spec;
+  spec.preset = preset;
+  if (!fusion) spec.disabled = {"fusion", "fusion-merger", "multi-output-fusion"};
+  StatusOr<std::unique_ptr<PassPipeline>> pipeline = buildPipeline(spec);
+  if (!pipeline.ok()) return pipeline.status();
+  PassContext context(fusionConfigFor(backendFor(spec)));
+  StatusOr<PipelineRun> run = runPipeline(**pipeline, *copy, context);
+  if (!run.ok()) return run.status();
+  return copy;
 }
 
 }  // namespace fusionscope::core

@@ -32,4 +32,8 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec);
 // The fusion rules a spec runs with: the cpu preset uses the cpu backend's, everything else the gpu's.
 Backend backendFor(const PipelineSpec& spec);
 
+// A copy of `module` after `preset` ("gpu", "cpu"; "none" runs nothing), with the fusion passes (fusion,
+// fusion-merger, multi-output-fusion) skipped when `fusion` is false: what `run` and `compile` execute.
+StatusOr<std::unique_ptr<HloModule>> optimizedCopy(const HloModule& module, const std::string& preset, bool fusion);
+
 }  // namespace fusionscope::core

@@ -1,4 +1,4 @@
-#include "core/io/mnist.h"
+#include "samples/mnist_softmax/mnist_data.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,8 +8,12 @@
 
 #include "core/io/idx.h"
 
-namespace fusionscope::core {
+namespace fusionscope::samples {
 namespace {
+
+using core::IdxArray;
+using core::kIdxUInt8;
+using core::readIdx;
 
 // The first of the usual spellings of an MNIST file that exists in `dir`, or empty.
 std::string findFile(const std::string& dir, std::string_view prefix, std::string_view kind, std::string_view idx) {
@@ -46,6 +50,12 @@ MnistBatch MnistData::batch(int64_t step, int batchSize) const {
     out.classes[static_cast<size_t>(i)] = label;
     out.labels[static_cast<size_t>(i) * kMnistClasses + label] = 1.0f;
   }
+  return out;
+}
+
+std::vector<float> MnistData::oneHotLabels() const {
+  std::vector<float> out(static_cast<size_t>(count) * kMnistClasses, 0.0f);
+  for (size_t i = 0; i < labels.size(); ++i) out[i * kMnistClasses + labels[i]] = 1.0f;
   return out;
 }
 
@@ -107,4 +117,4 @@ StatusOr<MnistData> loadMnist(const std::string& dir, std::string_view split) {
   return data;
 }
 
-}  // namespace fusionscope::core
+}  // namespace fusionscope::samples

@@ -7,7 +7,7 @@
 
 #include "core/base/status.h"
 
-namespace fusionscope::core {
+namespace fusionscope::samples {
 
 inline constexpr int kMnistClasses = 10;
 
@@ -36,6 +36,8 @@ struct MnistData {
   // the end of the data, so the sequence of batches cycles through the split deterministically.
   // Requires step >= 0 and batchSize > 0 (anything else gives an empty batch).
   MnistBatch batch(int64_t step, int batchSize) const;
+  // Every label as a one-hot row of kMnistClasses floats: the module's `labels` layout for the whole split.
+  std::vector<float> oneHotLabels() const;
 };
 
 // Loads a split from `dir`: "train" reads train-images-idx3-ubyte and train-labels-idx1-ubyte, "test"
@@ -43,4 +45,4 @@ struct MnistData {
 // some mirrors use (train-images.idx3-ubyte) are accepted too. Errors name the file and the problem.
 StatusOr<MnistData> loadMnist(const std::string& dir, std::string_view split = "train");
 
-}  // namespace fusionscope::core
+}  // namespace fusionscope::samples

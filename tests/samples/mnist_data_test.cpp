@@ -1,7 +1,7 @@
-// The MNIST loader (fs_io): the dataset shipped with samples/mnist_softmax loads with the right counts and
+// The MNIST sample's loader: the dataset shipped with samples/mnist_softmax loads with the right counts and
 // classes, batches are the module's f32[100,784] / one-hot f32[100,10] layout, and a softmax regression
 // trained exactly as mnist_softmax.hlo trains (batch 100, learning rate 0.5, zero init) learns it.
-#include "core/io/mnist.h"
+#include "samples/mnist_softmax/mnist_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,8 +12,12 @@
 #include "core/io/idx.h"
 #include "tests/core/testing/corpus.h"
 
-namespace fusionscope::core {
+namespace fusionscope::samples {
 namespace {
+
+using core::IdxArray;
+using core::kIdxUInt8;
+using core::writeIdx;
 
 namespace fs = std::filesystem;
 
@@ -201,4 +205,4 @@ TEST(Mnist, ShippedDatasetIsLearnableButNotTrivial) {
 }
 
 }  // namespace
-}  // namespace fusionscope::core
+}  // namespace fusionscope::samples
