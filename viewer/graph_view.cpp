@@ -1,8 +1,11 @@
 #include "viewer/graph_view.h"
 
+#include <QFileInfo>
+#include <QImage>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QSvgGenerator>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
@@ -134,6 +137,40 @@ void GraphView::placeMinimap() {
   int scrollBar = verticalScrollBar()->isVisible() ? verticalScrollBar()->width() : 0;
   int scrollBarH = horizontalScrollBar()->isVisible() ? horizontalScrollBar()->height() : 0;
   m_minimap->move(width() - kMinimapSize - margin - scrollBar, height() - kMinimapSize - margin - scrollBarH);
+}
+
+bool GraphView::exportVisible(const QString& path, const QString& title, QString* error) {
+  auto* scene = static_cast<GraphScene*>(this->scene());
+  auto fail = [&](const QString& message) {
+    if (error != nullptr) *error = message;
+    return false;
+  };
+  if (scene->graph() == nullptr) return fail(QStringLiteral("nothing to export"));
+  QRectF source = mapToScene(viewport()->rect()).boundingRect().intersected(scene->sceneRect());
+  if (source.isEmpty()) source = scene->sceneRect();
+  QSize size = viewport()->size();
+  if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(size);
+    generator.setViewBox(QRect(QPoint(0, 0), size));
+    generator.setTitle(title);
+    QPainter painter;
+    if (!painter.begin(&generator)) return fail(QStringLiteral("cannot write %1").arg(path));
+    scene->render(&painter, QRectF(QPointF(0, 0), size), source);
+    painter.end();
+    return QFileInfo(path).size() > 0 ? true : fail(QStringLiteral("cannot write %1").arg(path));
+  }
+  qreal ratio = devicePixelRatioF();
+  QImage image(size * ratio, QImage::Format_ARGB32_Premultiplied);
+  image.setDevicePixelRatio(ratio);
+  image.fill(scene->theme().background);
+  QPainter painter(&image);
+  painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  scene->render(&painter, QRectF(QPointF(0, 0), size), source);
+  painter.end();
+  if (!image.save(path, "PNG")) return fail(QStringLiteral("cannot write %1").arg(path));
+  return true;
 }
 
 }  // namespace fusionscope::viewer

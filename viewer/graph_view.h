@@ -22,6 +22,8 @@ class GraphView : public QGraphicsView {
   void centerOnRect(const QRectF& rect);
   void setMinimapVisible(bool visible);
   bool minimapVisible() const;
+  // Writes what the viewport shows of the scene as .png or .svg (by `path`'s suffix), titled `title` in SVG.
+  bool exportVisible(const QString& path, const QString& title, QString* error = nullptr);
 
  signals:
   void viewportMoved();

@@ -1,12 +1,8 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QMainWindow>
 #include <array>
-#include <atomic>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,9 +17,7 @@ class QDockWidget;
 class QLabel;
 class QLineEdit;
 class QMenu;
-class QProcess;
 class QProgressBar;
-class QTemporaryDir;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -33,44 +27,22 @@ class QToolBar;
 
 namespace fusionscope::viewer {
 
+class DocumentController;
 class GraphScene;
 class GraphView;
 class Inspector;
+class LayoutController;
+class RunController;
 class StageFilterModel;
 class StageListModel;
 class TimelinePanel;
+class TraceController;
 
-// Progress of a background load, written by the worker and polled by the window (the worker never touches
-// widgets, and holds nothing of the window, so closing the window while it runs is safe).
-struct LoadProgress {
-  std::mutex mutex;
-  std::string what;
-  int done = 0;
-  int total = 0;
-  std::atomic<bool> cancel{false};
-};
-
-struct LoadOutcome {
-  std::shared_ptr<const Document> document;
-  QString error;
-};
-
-struct LayoutOutcome {
-  std::shared_ptr<const GraphModel> graph;
-  QString error;
-  double milliseconds = 0;
-  double cpuMilliseconds = 0;  // the worker thread's CPU time
-};
-
-struct TraceOutcome {
-  std::shared_ptr<const TimelineModel> first;
-  std::shared_ptr<const TimelineModel> second;  // set for a comparison ("after")
-  QString error;
-};
-
-// The viewer's main window: stage list (left), graph (centre), inspector (right). Loading and layout run on
-// worker threads (QtConcurrent) with progress and cancel; results come back as immutable shared data. On any
-// error the window shows the message and keeps what it was showing.
+// The viewer's main window: stage list (left), graph (centre), inspector (right), timeline (bottom). It builds the
+// widgets and wires them to four controllers that own the background work and report by signal: loading
+// (DocumentController), layout (LayoutController), traces (TraceController) and fusion off/on runs
+// (RunController). The window keeps only what it shows: the current stage, graph options, selection and search.
+// On any error it shows the message and keeps what it was showing.
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
@@ -83,8 +55,8 @@ class MainWindow : public QMainWindow {
   void openPath(const QString& path, const QString& xlaModule = {});
   // Lists the modules of the open XLA dump directory and reopens it with the one chosen.
   void chooseXlaModule();
-  void setPipelineSpec(const core::PipelineSpec& spec) { m_spec = spec; }
-  const core::PipelineSpec& pipelineSpec() const { return m_spec; }
+  void setPipelineSpec(const core::PipelineSpec& spec);
+  const core::PipelineSpec& pipelineSpec() const;
   void cancelLoad();
   bool isLoading() const;
   bool isLayingOut() const;
@@ -93,7 +65,7 @@ class MainWindow : public QMainWindow {
   void setErrorDialogsEnabled(bool enabled) { m_errorDialogs = enabled; }
   QString lastError() const { return m_lastError; }
 
-  std::shared_ptr<const Document> document() const { return m_document; }
+  std::shared_ptr<const Document> document() const;
   int stageCount() const;
   int currentStage() const { return m_current; }  // position in document()->stages; -1 when none
   void setCurrentStage(int position);
@@ -156,14 +128,20 @@ class MainWindow : public QMainWindow {
   StageListModel* stageModel() const { return m_stageModel; }
   StageFilterModel* stageFilter() const { return m_stageFilter; }
   // Graphviz layout (worker thread) and scene building (GUI thread) of the last stage shown.
-  double lastLayoutMilliseconds() const { return m_lastLayoutMs; }
-  double lastLayoutCpuMilliseconds() const { return m_lastLayoutCpuMs; }
+  double lastLayoutMilliseconds() const;
+  double lastLayoutCpuMilliseconds() const;
   double lastSceneMilliseconds() const { return m_lastSceneMs; }
+
+  // The controllers behind the window.
+  DocumentController* documents() const { return m_documents; }
+  LayoutController* layouts() const { return m_layouts; }
+  TraceController* traces() const { return m_traces; }
+  RunController* runs() const { return m_runs; }
 
  signals:
   void documentLoaded();
   void loadFailed(const QString& message);
-  void stageShown(int position);  // the stage's graph is in the scene
+  void stageShown(int position);              // the stage's graph is in the scene
   void layoutFailed(const QString& message);  // the stage could not be laid out (the window says why)
   void traceLoaded();
 
@@ -181,13 +159,14 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
   void showError(const QString& title, const QString& message);
 
-  void onLoadFinished();
-  void pollProgress();
+  void connectLoading();
+  void connectLayout();
+  void connectTraces();
+  void connectRuns();
+  void hideProgress();
   void setDocument(std::shared_ptr<const Document> document);
   void requestLayout();
-  void onLayoutFinished();
   void showGraph(std::shared_ptr<const GraphModel> graph, const std::string& key);
-  std::string layoutKey(int position, const GraphOptions& options) const;
   GraphOptions optionsFor(int position) const;
   void applyDiff();
   void syncStageControls();
@@ -199,27 +178,17 @@ class MainWindow : public QMainWindow {
   void showPipelineDialog();
   void exportDialog(const QString& format);
   void copyNodeName();
-  void onTraceFinished();
   void showComparison();
-  bool prepareRun(const QString& what);
-  QString runPreset() const;
-  void startRunSteps();
-  void runNextFusionStep();
-  void failRunStep(const QString& message);
   void linkToTimeline(const std::string& name, const core::HloInstruction* instruction);
   void showKernelTiming(const std::string& name, const core::HloInstruction& instruction);
   void startTraceLoad(const QString& first, const QString& second);
   void openTraceDialog(bool comparison);
 
-  // Document and loading.
-  std::shared_ptr<const Document> m_document;
-  int m_documentGeneration = 0;
-  core::PipelineSpec m_spec;
-  QString m_loadingPath;
-  QString m_lastPath;
-  QFutureWatcher<LoadOutcome>* m_loadWatcher;
-  std::shared_ptr<LoadProgress> m_progress;
-  QTimer* m_progressTimer;
+  // The controllers (children of the window).
+  DocumentController* m_documents;
+  LayoutController* m_layouts;
+  TraceController* m_traces;
+  RunController* m_runs;
   bool m_errorDialogs = true;
   QString m_lastError;
 
@@ -229,15 +198,8 @@ class MainWindow : public QMainWindow {
   bool m_neighbourhood = false;
   bool m_diff = true;
   bool m_ghost = false;
-  std::map<std::string, std::shared_ptr<const GraphModel>> m_layoutCache;
-  QFutureWatcher<LayoutOutcome>* m_layoutWatcher;
-  std::string m_pendingKey;
-  std::string m_shownKey;  // layoutKey of the graph in the scene
-  int m_pendingPosition = -1;
-  double m_lastLayoutMs = 0;
+  std::string m_shownKey;  // LayoutController::key of the graph in the scene
   double m_lastSceneMs = 0;
-  int m_backgroundLayouts = 0;  // ghost layouts of previous stages in flight
-  double m_lastLayoutCpuMs = 0;
   int m_selectedNode = -1;
   std::string m_selectedName;
   std::string m_selectedComputation;
@@ -245,23 +207,9 @@ class MainWindow : public QMainWindow {
   int m_matchCursor = -1;
 
   // Traces.
-  QFutureWatcher<TraceOutcome>* m_traceWatcher;
-  QString m_tracePaths[2];
   TimelinePanel* m_timeline;
   std::array<std::shared_ptr<const TimelineModel>, 2> m_comparisonTraces;  // before, after; empty when none
   std::array<QString, 2> m_comparisonNames;
-  QProcess* m_runProcess = nullptr;
-  QStringList m_runTraces;  // off, on
-  // The processes of a Run, one after the other (CPU: run off, run on; GPU: compile + gpurun, off then on).
-  struct RunStep {
-    QString program;
-    QStringList arguments;
-    QString description;  // for messages: "fusionscope-gpurun (fusion off)"
-    QString progress;     // for the progress bar: "GPU run, fusion off"
-  };
-  std::vector<RunStep> m_runSteps;
-  int m_runStep = 0;
-  std::unique_ptr<QTemporaryDir> m_runDir;
   QDockWidget* m_timelineDock = nullptr;
   std::string m_linkedFromTimeline;  // the instruction a timeline selection asked for, until it is selected
 

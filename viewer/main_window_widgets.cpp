@@ -1,0 +1,379 @@
+// MainWindow, part 3: building the widgets — menus and their shortcuts, the search and graph toolbars, the docks,
+// the status bar — and the settings they keep between sessions. Part 1 (main_window.cpp) wires them to the
+// controllers and the graph.
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QTableView>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "viewer/document_controller.h"
+#include "viewer/graph_scene.h"
+#include "viewer/graph_view.h"
+#include "viewer/inspector.h"
+#include "viewer/main_window.h"
+#include "viewer/stage_list_model.h"
+#include "viewer/timeline_panel.h"
+#include "viewer/timeline_view.h"
+
+namespace fusionscope::viewer {
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+QPalette darkPalette() {
+  QPalette palette;
+  QColor window(0x2b2f33);
+  QColor base(0x1e2124);
+  QColor text(0xe0e0e0);
+  palette.setColor(QPalette::Window, window);
+  palette.setColor(QPalette::WindowText, text);
+  palette.setColor(QPalette::Base, base);
+  palette.setColor(QPalette::AlternateBase, window);
+  palette.setColor(QPalette::ToolTipBase, base);
+  palette.setColor(QPalette::ToolTipText, text);
+  palette.setColor(QPalette::Text, text);
+  palette.setColor(QPalette::Button, window);
+  palette.setColor(QPalette::ButtonText, text);
+  palette.setColor(QPalette::Highlight, QColor(QRgb(0x2962ff)));
+  palette.setColor(QPalette::HighlightedText, Qt::white);
+  palette.setColor(QPalette::Link, QColor(QRgb(0x82b1ff)));
+  palette.setColor(QPalette::Disabled, QPalette::Text, QColor(QRgb(0x808080)));
+  palette.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(QRgb(0x808080)));
+  return palette;
+}
+
+}  // namespace
+
+void MainWindow::createActions() {
+  QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+  QAction* open = file->addAction(QStringLiteral("&Open…"), this, [this] { openDialog(false); });
+  open->setShortcut(QKeySequence::Open);
+  QAction* openDir = file->addAction(QStringLiteral("Open &Directory…"), this, [this] { openDialog(true); });
+  openDir->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+O")));
+  m_recentMenu = file->addMenu(QStringLiteral("Open &Recent"));
+  QAction* openTraceAction = file->addAction(QStringLiteral("Open &Trace…"), this, [this] { openTraceDialog(false); });
+  openTraceAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+T")));
+  QAction* compareTraces =
+      file->addAction(QStringLiteral("&Compare Two Traces…"), this, [this] { openTraceDialog(true); });
+  compareTraces->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+T")));
+  QAction* runBoth =
+      file->addAction(QStringLiteral("Run Module, Fusion Off &and On"), this, [this] { runFusionComparison(); });
+  runBoth->setShortcut(QKeySequence(QStringLiteral("Ctrl+R")));
+  m_actRunGpu =
+      file->addAction(QStringLiteral("Run on &GPU (Fusion Off and On)"), this, [this] { runGpuFusionComparison(); });
+  m_actRunGpu->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+R")));
+  file->setToolTipsVisible(true);
+  // The runner may appear (or go) while the window is open: look again whenever the menu opens.
+  connect(file, &QMenu::aboutToShow, this, &MainWindow::updateGpuRunAction);
+  updateGpuRunAction();
+  file->addSeparator();
+  QAction* pipeline = file->addAction(QStringLiteral("&Pipeline…"), this, &MainWindow::showPipelineDialog);
+  pipeline->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+P")));
+  QAction* reload = file->addAction(QStringLiteral("Re-run / &Reload"), m_documents, &DocumentController::reload);
+  m_actChooseModule = file->addAction(QStringLiteral("Choose XLA &Module…"), this, &MainWindow::chooseXlaModule);
+  m_actChooseModule->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+M")));
+  m_actChooseModule->setEnabled(false);
+  reload->setShortcut(QKeySequence(QStringLiteral("F5")));
+  file->addSeparator();
+  QAction* png = file->addAction(QStringLiteral("Export View as &PNG…"), this, [this] { exportDialog("png"); });
+  png->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
+  QAction* svg = file->addAction(QStringLiteral("Export View as &SVG…"), this, [this] { exportDialog("svg"); });
+  svg->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+E")));
+  file->addSeparator();
+  QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+
+  QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
+  QAction* find = edit->addAction(QStringLiteral("&Find…"), this, [this] {
+    m_searchBar->show();
+    m_searchEdit->setFocus();
+    m_searchEdit->selectAll();
+  });
+  find->setShortcut(QKeySequence::Find);
+  QAction* next = edit->addAction(QStringLiteral("Find &Next"), this, &MainWindow::findNext);
+  next->setShortcut(QKeySequence(QStringLiteral("F3")));
+  QAction* previous = edit->addAction(QStringLiteral("Find &Previous"), this, &MainWindow::findPrevious);
+  previous->setShortcut(QKeySequence(QStringLiteral("Shift+F3")));
+  edit->addSeparator();
+  QAction* copy = edit->addAction(QStringLiteral("&Copy Node Name"), this, &MainWindow::copyNodeName);
+  copy->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+C")));
+
+  m_viewMenu = menuBar()->addMenu(QStringLiteral("&View"));
+  QMenu* view = m_viewMenu;
+  QAction* zoomIn = view->addAction(QStringLiteral("Zoom &In"), this, [this] { m_view->zoomBy(1.25); });
+  zoomIn->setShortcuts({QKeySequence(QStringLiteral("Ctrl+=")), QKeySequence::ZoomIn});
+  QAction* zoomOut = view->addAction(QStringLiteral("Zoom &Out"), this, [this] { m_view->zoomBy(0.8); });
+  zoomOut->setShortcuts({QKeySequence(QStringLiteral("Ctrl+-")), QKeySequence::ZoomOut});
+  QAction* fit = view->addAction(QStringLiteral("&Fit"), this, [this] { m_view->fitAll(); });
+  fit->setShortcuts({QKeySequence(QStringLiteral("Ctrl+0")), QKeySequence(QStringLiteral("F"))});
+  QAction* actual = view->addAction(QStringLiteral("&1:1"), this, [this] { m_view->actualSize(); });
+  actual->setShortcut(QKeySequence(QStringLiteral("Ctrl+1")));
+  m_actMinimap = view->addAction(QStringLiteral("&Minimap"));
+  m_actMinimap->setCheckable(true);
+  m_actMinimap->setChecked(true);
+  m_actMinimap->setShortcut(QKeySequence(QStringLiteral("Ctrl+M")));
+  connect(m_actMinimap, &QAction::toggled, this, [this](bool on) { m_view->setMinimapVisible(on); });
+  view->addSeparator();
+  m_actCollapse = view->addAction(QStringLiteral("&Collapse Fusions"));
+  m_actCollapse->setCheckable(true);
+  m_actCollapse->setShortcut(QKeySequence(QStringLiteral("Ctrl+G")));
+  connect(m_actCollapse, &QAction::triggered, this, [this](bool on) { setCollapseFusions(on); });
+  QAction* toggle = view->addAction(QStringLiteral("&Expand/Collapse Selected Fusion"), this, [this] {
+    if (!m_selectedName.empty()) toggleFusion(QString::fromStdString(m_selectedName));
+  });
+  toggle->setShortcut(QKeySequence(QStringLiteral("E")));
+  m_actNeighbourhood = view->addAction(QStringLiteral("&Neighbourhood of Selection"));
+  m_actNeighbourhood->setCheckable(true);
+  m_actNeighbourhood->setShortcut(QKeySequence(QStringLiteral("N")));
+  connect(m_actNeighbourhood, &QAction::triggered, this,
+          [this](bool on) { setNeighbourhood(on, m_hopsSpin != nullptr ? m_hopsSpin->value() : m_options.hops); });
+  QAction* moreHops = view->addAction(QStringLiteral("More Hops"), this, [this] { m_hopsSpin->stepUp(); });
+  moreHops->setShortcut(QKeySequence(QStringLiteral("]")));
+  QAction* fewerHops = view->addAction(QStringLiteral("Fewer Hops"), this, [this] { m_hopsSpin->stepDown(); });
+  fewerHops->setShortcut(QKeySequence(QStringLiteral("[")));
+  view->addSeparator();
+  m_actDiff = view->addAction(QStringLiteral("Highlight &Diff with Previous Stage"));
+  m_actDiff->setCheckable(true);
+  m_actDiff->setChecked(true);
+  m_actDiff->setShortcut(QKeySequence(QStringLiteral("D")));
+  connect(m_actDiff, &QAction::triggered, this, [this](bool on) { setDiffEnabled(on); });
+  m_actGhost = view->addAction(QStringLiteral("Show Removed Nodes &Ghosted"));
+  m_actGhost->setCheckable(true);
+  m_actGhost->setShortcut(QKeySequence(QStringLiteral("Shift+G")));
+  connect(m_actGhost, &QAction::triggered, this, [this](bool on) { setGhosting(on); });
+  view->addSeparator();
+  m_actDark = view->addAction(QStringLiteral("Dar&k Palette"));
+  m_actDark->setCheckable(true);
+  m_actDark->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+D")));
+  connect(m_actDark, &QAction::triggered, this, [this](bool on) { setDarkPalette(on); });
+  view->addSeparator();
+
+  QMenu* stage = menuBar()->addMenu(QStringLiteral("&Stage"));
+  QAction* nextStage = stage->addAction(QStringLiteral("&Next Stage"), this, &MainWindow::nextStage);
+  nextStage->setShortcuts({QKeySequence(QStringLiteral("J")), QKeySequence(Qt::Key_Right)});
+  QAction* previousStage = stage->addAction(QStringLiteral("&Previous Stage"), this, &MainWindow::previousStage);
+  previousStage->setShortcuts({QKeySequence(QStringLiteral("K")), QKeySequence(Qt::Key_Left)});
+  QAction* first = stage->addAction(QStringLiteral("&First Stage"), this, [this] { setCurrentStage(0); });
+  first->setShortcut(QKeySequence(Qt::Key_Home));
+  QAction* last = stage->addAction(QStringLiteral("&Last Stage"), this, [this] { setCurrentStage(stageCount() - 1); });
+  last->setShortcut(QKeySequence(Qt::Key_End));
+  m_actPlay = stage->addAction(QStringLiteral("&Play"));
+  m_actPlay->setCheckable(true);
+  m_actPlay->setShortcut(QKeySequence(Qt::Key_Space));
+  connect(m_actPlay, &QAction::toggled, this, [this](bool on) {
+    if (on && m_current >= stageCount() - 1) setCurrentStage(0);
+    on ? m_playTimer->start() : m_playTimer->stop();
+  });
+  m_actHideUnchanged = stage->addAction(QStringLiteral("&Hide Unchanged Stages"));
+  m_actHideUnchanged->setCheckable(true);
+  m_actHideUnchanged->setShortcut(QKeySequence(QStringLiteral("H")));
+  connect(m_actHideUnchanged, &QAction::toggled, this, [this](bool on) {
+    m_stageFilter->setHideUnchanged(on);
+    syncStageControls();
+  });
+
+  // Search bar (Ctrl+F), hidden until asked for.
+  m_searchBar = new QToolBar(QStringLiteral("Search"), this);
+  m_searchBar->setObjectName(QStringLiteral("searchBar"));
+  m_searchEdit = new QLineEdit(m_searchBar);
+  m_searchEdit->setPlaceholderText(QStringLiteral("name or opcode (Enter: next, Shift+Enter: previous)"));
+  m_searchEdit->setClearButtonEnabled(true);
+  m_searchEdit->setMinimumWidth(320);
+  m_searchRegex = new QCheckBox(QStringLiteral("Regex"), m_searchBar);
+  m_searchStatus = new QLabel(m_searchBar);
+  m_searchBar->addWidget(new QLabel(QStringLiteral(" Find: "), m_searchBar));
+  m_searchBar->addWidget(m_searchEdit);
+  m_searchBar->addWidget(m_searchRegex);
+  m_searchBar->addAction(QStringLiteral("▲"), this, &MainWindow::findPrevious)->setToolTip("Previous (Shift+F3)");
+  m_searchBar->addAction(QStringLiteral("▼"), this, &MainWindow::findNext)->setToolTip("Next (F3)");
+  m_searchBar->addWidget(m_searchStatus);
+  m_searchBar->addAction(QStringLiteral("✕"), m_searchBar, &QWidget::hide)->setToolTip("Close search");
+  addToolBar(Qt::TopToolBarArea, m_searchBar);
+  m_searchBar->hide();
+  connect(m_searchEdit, &QLineEdit::textChanged, this,
+          [this](const QString& text) { search(text, m_searchRegex->isChecked()); });
+  connect(m_searchRegex, &QCheckBox::toggled, this, [this](bool regex) { search(m_searchEdit->text(), regex); });
+  connect(m_searchEdit, &QLineEdit::returnPressed, this,
+          [this] { QApplication::keyboardModifiers() & Qt::ShiftModifier ? findPrevious() : findNext(); });
+
+  // Graph options toolbar: hops for neighbourhood mode.
+  auto* graphBar = new QToolBar(QStringLiteral("Graph"), this);
+  graphBar->setObjectName(QStringLiteral("graphBar"));
+  graphBar->addAction(fit);
+  graphBar->addAction(actual);
+  graphBar->addSeparator();
+  graphBar->addAction(m_actCollapse);
+  graphBar->addAction(m_actNeighbourhood);
+  m_hopsSpin = new QSpinBox(graphBar);
+  m_hopsSpin->setRange(1, 20);
+  m_hopsSpin->setValue(m_options.hops);
+  m_hopsSpin->setPrefix(QStringLiteral("hops: "));
+  graphBar->addWidget(m_hopsSpin);
+  connect(m_hopsSpin, qOverload<int>(&QSpinBox::valueChanged), this,
+          [this](int hops) { setNeighbourhood(m_neighbourhood, hops); });
+  graphBar->addSeparator();
+  graphBar->addAction(m_actDiff);
+  graphBar->addAction(m_actGhost);
+  addToolBar(Qt::TopToolBarArea, graphBar);
+  insertToolBarBreak(m_searchBar);
+}
+
+void MainWindow::createDocks() {
+  auto* stagesDock = new QDockWidget(QStringLiteral("Stages"), this);
+  stagesDock->setObjectName(QStringLiteral("stagesDock"));
+  auto* stagesWidget = new QWidget(stagesDock);
+  auto* layout = new QVBoxLayout(stagesWidget);
+  layout->setContentsMargins(2, 2, 2, 2);
+  m_stageFilterEdit = new QLineEdit(stagesWidget);
+  m_stageFilterEdit->setPlaceholderText(QStringLiteral("filter by pass"));
+  m_stageFilterEdit->setClearButtonEnabled(true);
+  auto* hide = new QCheckBox(QStringLiteral("hide unchanged"), stagesWidget);
+  connect(hide, &QCheckBox::toggled, m_actHideUnchanged, &QAction::setChecked);
+  connect(m_actHideUnchanged, &QAction::toggled, hide, &QCheckBox::setChecked);
+  auto* filterRow = new QHBoxLayout();
+  filterRow->addWidget(m_stageFilterEdit, 1);
+  filterRow->addWidget(hide);
+  layout->addLayout(filterRow);
+  m_stageTable = new QTableView(stagesWidget);
+  m_stageTable->setObjectName(QStringLiteral("stageTable"));
+  m_stageTable->setModel(m_stageFilter);
+  m_stageTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_stageTable->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_stageTable->verticalHeader()->hide();
+  m_stageTable->verticalHeader()->setDefaultSectionSize(22);
+  m_stageTable->horizontalHeader()->setSectionResizeMode(StageListModel::kPass, QHeaderView::Stretch);
+  m_stageTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_stageTable->setAlternatingRowColors(true);
+  layout->addWidget(m_stageTable);
+  stagesDock->setWidget(stagesWidget);
+  addDockWidget(Qt::LeftDockWidgetArea, stagesDock);
+  connect(m_stageFilterEdit, &QLineEdit::textChanged, this, [this](const QString& text) {
+    m_stageFilter->setFilterText(text);
+    syncStageControls();
+  });
+  connect(m_stageTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) {
+            if (current.isValid()) setCurrentStage(current.data(StageListModel::kStageRole).toInt());
+          });
+
+  auto* inspectorDock = new QDockWidget(QStringLiteral("Inspector"), this);
+  inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
+  inspectorDock->setWidget(m_inspector);
+  addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+  resizeDocks({stagesDock, inspectorDock}, {330, 420}, Qt::Horizontal);
+
+  m_viewMenu->addAction(stagesDock->toggleViewAction());
+  stagesDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+1")));
+  m_viewMenu->addAction(inspectorDock->toggleViewAction());
+  inspectorDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+2")));
+
+  m_timelineDock = new QDockWidget(QStringLiteral("Timeline"), this);
+  m_timelineDock->setObjectName(QStringLiteral("timelineDock"));
+  m_timelineDock->setWidget(m_timeline);
+  addDockWidget(Qt::BottomDockWidgetArea, m_timelineDock);
+  resizeDocks({m_timelineDock}, {300}, Qt::Vertical);
+  m_timelineDock->hide();  // shown when a trace is opened
+  m_viewMenu->addAction(m_timelineDock->toggleViewAction());
+  m_timelineDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+3")));
+  auto* findEvent = new QAction(QStringLiteral("Find in Timeline"), this);
+  findEvent->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+F")));
+  connect(findEvent, &QAction::triggered, this, [this] {
+    m_timelineDock->show();
+    if (auto* edit = m_timeline->findChild<QLineEdit*>()) {
+      edit->setFocus();
+      edit->selectAll();
+    }
+  });
+  m_viewMenu->addAction(findEvent);
+}
+
+void MainWindow::createStatusBar() {
+  m_statusLabel = new QLabel(this);
+  statusBar()->addWidget(m_statusLabel, 1);
+  m_progressBar = new QProgressBar(this);
+  m_progressBar->setMaximumWidth(260);
+  m_progressBar->hide();
+  m_cancelButton = new QPushButton(QStringLiteral("Cancel"), this);
+  m_cancelButton->hide();
+  connect(m_cancelButton, &QPushButton::clicked, this, &MainWindow::cancelLoad);
+  statusBar()->addPermanentWidget(m_progressBar);
+  statusBar()->addPermanentWidget(m_cancelButton);
+}
+
+void MainWindow::restoreSettings() {
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  m_searchBar->hide();
+  setDarkPalette(settings.value(QStringLiteral("view/dark"), false).toBool());
+  m_actMinimap->setChecked(settings.value(QStringLiteral("view/minimap"), true).toBool());
+  QString preset = settings.value(QStringLiteral("pipeline/preset"), QStringLiteral("gpu")).toString();
+  core::PipelineSpec spec = m_documents->pipelineSpec();
+  spec.preset = preset.toStdString();
+  m_documents->setPipelineSpec(spec);
+  rebuildRecentMenu();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+  settings.setValue(QStringLiteral("view/dark"), m_actDark->isChecked());
+  settings.setValue(QStringLiteral("view/minimap"), m_actMinimap->isChecked());
+  settings.setValue(QStringLiteral("pipeline/preset"), QString::fromStdString(pipelineSpec().preset));
+  m_documents->cancel();
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::addRecent(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+  QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue(QStringLiteral("recentFiles"), recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  m_recentMenu->clear();
+  QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+  for (int i = 0; i < recent.size(); ++i) {
+    const QString path = recent[i];
+    QAction* action = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(path));
+    connect(action, &QAction::triggered, this, [this, path] { openPath(path); });
+    if (i < 9) action->setShortcut(QKeySequence(QStringLiteral("Alt+%1").arg(i + 1)));
+  }
+  m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::setDarkPalette(bool dark) {
+  m_actDark->setChecked(dark);
+  if (dark) {
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QApplication::setPalette(darkPalette());
+  } else {
+    QApplication::setPalette(QApplication::style()->standardPalette());
+  }
+  m_scene->setTheme(dark ? SceneTheme::dark() : SceneTheme::light());
+  m_timeline->view()->setDark(dark);
+}
+
+}  // namespace fusionscope::viewer

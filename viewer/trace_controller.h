@@ -1,0 +1,48 @@
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <memory>
+
+#include "viewer/timeline_model.h"
+
+template <typename T>
+class QFutureWatcher;
+
+namespace fusionscope::viewer {
+
+struct TraceOutcome {
+  std::shared_ptr<const TimelineModel> first;
+  std::shared_ptr<const TimelineModel> second;  // set for a comparison ("after")
+  QString error;
+};
+
+// Loads one trace, or the two of a before/after comparison, into TimelineModels on a worker thread (import and
+// model building; loadTimeline). Owns the load's QFutureWatcher and the paths asked for. One load at a time: a
+// load asked for while one runs is refused, and the window keeps its current trace until the new one is ready.
+class TraceController : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit TraceController(QObject* parent = nullptr);
+
+  // Starts loading `first` (and `second` for a comparison): started, then loaded or failed. Returns false,
+  // starting nothing, while a trace is still loading.
+  bool load(const QString& first, const QString& second = {});
+  bool isLoading() const;
+
+ signals:
+  void started(const QString& first);
+  // `second` is null for a single trace; the names are the files' names.
+  void loaded(std::shared_ptr<const TimelineModel> first, const QString& firstName,
+              std::shared_ptr<const TimelineModel> second, const QString& secondName);
+  void failed(const QString& message);
+
+ private:
+  void onFinished();
+
+  QFutureWatcher<TraceOutcome>* m_watcher;
+  QString m_paths[2];
+};
+
+}  // namespace fusionscope::viewer
