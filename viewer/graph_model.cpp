@@ -2,403 +2,58 @@
 
 #include <algorithm>
 #include <charconv>
-#include <deque>
-#include <unordered_set>
+#include <set>
+#include <unordered_map>
 
+#include "core/dot/dot_writer.h"
 #include "core/graphviz/graphviz_renderer.h"
-#include "core/ir/attributes.h"
 #include "core/ir/hlo_computation.h"
-#include "core/ir/literal.h"
-#include "core/ir/shape.h"
 
 namespace fusionscope::viewer {
 namespace {
 
-using core::HloComputation;
+using core::DotNode;
 using core::HloInstruction;
 using core::HloOpcode;
-
-constexpr int kMaxFusionDepth = 16;
-constexpr size_t kMaxShapeChars = 48;
-constexpr size_t kMaxLiteralChars = 32;
-constexpr int kMaxStubsPerUser = 8;
 
 std::string nodeKey(const std::string& computation, const std::string& name) {
   return computation + '/' + name;
 }
 
-std::string truncated(std::string text, size_t maxChars) {
-  if (text.size() > maxChars) {
-    text.resize(maxChars);
-    text += "...";
-  }
-  return text;
+std::string computationOf(const HloInstruction& inst) {
+  return inst.parent() != nullptr ? inst.parent()->name() : std::string();
 }
 
-bool isInlinedConstant(const HloInstruction& inst, const GraphOptions& options) {
-  if (inst.opcode() != HloOpcode::kConstant || inst.isRoot() || inst.users().empty()) return false;
-  if (!inst.controlPredecessors().empty() || !inst.controlSuccessors().empty()) return false;
-  return inst.shape().isArray() && inst.shape().elementCount() <= options.inlineConstantMaxElements;
+// Core's label lines with the root marked in the first, as the view draws them.
+std::vector<std::string> viewLines(const std::vector<std::string>& lines, bool root) {
+  std::vector<std::string> result = lines;
+  if (root && !result.empty()) result.front() = "ROOT " + result.front();
+  return result;
 }
 
-std::string literalText(const HloInstruction& constant) {
-  const core::Literal* literal = constant.literal();
-  if (literal == nullptr || literal->kind() == core::Literal::Kind::kElided ||
-      literal->kind() == core::Literal::Kind::kRaw) {
-    return constant.name();
+GraphNode viewNode(const core::DotGraph& graph, int index) {
+  const DotNode& source = graph.nodes[static_cast<size_t>(index)];
+  GraphNode node;
+  switch (source.kind) {
+    case DotNode::Kind::kInstruction: node.kind = GraphNode::Kind::kInstruction; break;
+    case DotNode::Kind::kCollapsedFusion: node.kind = GraphNode::Kind::kCollapsedFusion; break;
+    // A copy of a far source is a stub that looks like the source (opcode and colours); clicking it shows the source.
+    case DotNode::Kind::kCopy:
+    case DotNode::Kind::kStub:
+    case DotNode::Kind::kStubSummary: node.kind = GraphNode::Kind::kStub; break;
   }
-  return truncated(literal->toString(8), kMaxLiteralChars);
+  const HloInstruction& inst = *source.instruction;
+  node.name = inst.name();
+  node.computation = computationOf(inst);
+  if (!source.isStub()) node.opcode = std::string(inst.opcodeString());
+  node.category = source.category;
+  node.lines = source.isStub() ? source.lines : viewLines(source.lines, source.root);
+  node.root = source.root;
+  node.cluster = source.cluster;
+  node.instruction = &inst;
+  node.dotName = graph.dotName(index);
+  return node;
 }
-
-std::string opcodeLine(const HloInstruction& inst) {
-  std::string line(inst.opcodeString());
-  const core::InstructionAttributes& attrs = inst.attributes();
-  switch (inst.opcode()) {
-    case HloOpcode::kParameter:
-      if (inst.parameterNumber() >= 0) line += " " + std::to_string(inst.parameterNumber());
-      break;
-    case HloOpcode::kFusion: line += " " + std::string(core::fusionKindName(inst.fusionKind())); break;
-    case HloOpcode::kCustomCall:
-      if (attrs.customCallTarget) line += " " + truncated(*attrs.customCallTarget, 32);
-      break;
-    case HloOpcode::kGetTupleElement:
-      if (attrs.tupleIndex) line += " " + std::to_string(*attrs.tupleIndex);
-      break;
-    default:
-      if (attrs.dimensions) {
-        line += " dims={";
-        for (size_t i = 0; i < attrs.dimensions->size(); ++i) {
-          if (i > 0) line += ',';
-          line += std::to_string((*attrs.dimensions)[i]);
-        }
-        line += '}';
-      }
-      break;
-  }
-  return line;
-}
-
-std::string escapeQuoted(const std::string& text) {
-  std::string out;
-  out.reserve(text.size() + 8);
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string dotLabel(const std::vector<std::string>& lines) {
-  std::string out = "\"";
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i > 0) out += "\\n";
-    out += escapeQuoted(lines[i]);
-  }
-  out += '"';
-  return out;
-}
-
-// Where edges attach to a drawn instruction: its node, or for an expanded fusion the fused root's node (out)
-// and the fused parameters' nodes (in).
-struct Attachment {
-  int out = -1;
-  std::vector<int> params;
-  bool expanded = false;
-};
-
-class Builder {
- public:
-  Builder(const core::HloModule& module, const GraphOptions& options) : m_module(module), m_options(options) {}
-
-  GraphModel build() {
-    const HloComputation* entry = m_module.entry();
-    if (entry == nullptr) return std::move(m_model);
-    m_model.entry = entry->name();
-    computeVisible(*entry);
-    planLongEdges(*entry);
-    emitComputation(*entry, -1, 0);
-    emitEdges(*entry, 0);
-    m_model.index();
-    writeDot();
-    return std::move(m_model);
-  }
-
- private:
-  bool visible(const HloInstruction* inst) const { return m_visible.empty() || m_visible.count(inst) > 0; }
-
-  void computeVisible(const HloComputation& entry) {
-    if (m_options.focus.empty()) return;
-    const HloInstruction* focus = entry.findInstruction(m_options.focus);
-    if (focus == nullptr) return;
-    std::deque<std::pair<const HloInstruction*, int>> queue{{focus, 0}};
-    m_visible.insert(focus);
-    while (!queue.empty()) {
-      auto [inst, distance] = queue.front();
-      queue.pop_front();
-      if (distance >= m_options.hops) continue;
-      auto visit = [&](const HloInstruction* next) {
-        if (m_visible.insert(next).second) queue.emplace_back(next, distance + 1);
-      };
-      for (const HloInstruction* operand : inst->operands()) visit(operand);
-      for (const HloInstruction* user : inst->users()) visit(user);
-    }
-  }
-
-  bool expand(const HloInstruction& inst, int depth) const {
-    const HloComputation* fused = inst.fusedComputation();
-    if (fused == nullptr || fused->root() == nullptr || depth >= kMaxFusionDepth) return false;
-    if (m_options.collapseFusions) return m_options.expanded.count(inst.name()) > 0;
-    return m_options.collapsed.count(inst.name()) == 0;
-  }
-
-  std::vector<std::string> labelFor(const HloInstruction& inst) {
-    std::vector<std::string> lines;
-    lines.push_back(inst.isRoot() ? "ROOT " + inst.name() : inst.name());
-    lines.push_back(opcodeLine(inst));
-    for (int i = 0; i < inst.operandCount(); ++i) {
-      const HloInstruction& operand = *inst.operand(i);
-      if (isInlinedConstant(operand, m_options)) {
-        lines.push_back("operand " + std::to_string(i) + " = " + literalText(operand));
-      }
-    }
-    lines.push_back(truncated(inst.shape().toString(false), kMaxShapeChars));
-    if (inst.isFusion() && inst.fusedComputation() != nullptr) {
-      lines.push_back(std::to_string(inst.fusedComputation()->instructionCount()) + " fused instructions");
-    }
-    return lines;
-  }
-
-  int addNode(const HloInstruction& inst, int cluster, bool collapsedFusion) {
-    GraphNode node;
-    node.kind = collapsedFusion ? GraphNode::Kind::kCollapsedFusion : GraphNode::Kind::kInstruction;
-    node.name = inst.name();
-    node.computation = inst.parent() != nullptr ? inst.parent()->name() : std::string();
-    node.opcode = std::string(inst.opcodeString());
-    node.category = inst.category();
-    node.lines = labelFor(inst);
-    node.root = inst.isRoot();
-    node.cluster = cluster;
-    node.instruction = &inst;
-    m_model.nodes.push_back(std::move(node));
-    return static_cast<int>(m_model.nodes.size()) - 1;
-  }
-
-  void emitComputation(const HloComputation& computation, int cluster, int depth) {
-    for (const auto& owned : computation.instructions()) {
-      const HloInstruction& inst = *owned;
-      if (depth == 0 && !visible(&inst)) continue;
-      if (isInlinedConstant(inst, m_options)) continue;
-      if (depth == 0 && m_copiedSources.count(&inst) > 0) continue;
-      Attachment attachment;
-      if (expand(inst, depth)) {
-        const HloComputation& fused = *inst.fusedComputation();
-        GraphCluster box;
-        box.fusionName = inst.name();
-        box.computation = computation.name();
-        box.lines = {inst.isRoot() ? "ROOT " + inst.name() : inst.name(), opcodeLine(inst)};
-        box.parent = cluster;
-        box.root = inst.isRoot();
-        box.fusion = &inst;
-        m_model.clusters.push_back(std::move(box));
-        int id = static_cast<int>(m_model.clusters.size()) - 1;
-        emitComputation(fused, id, depth + 1);
-        emitEdges(fused, depth + 1);
-        attachment.expanded = true;
-        attachment.out = m_attach[fused.root()].out;
-        for (const HloInstruction* param : fused.parameters()) {
-          auto it = param != nullptr ? m_attach.find(param) : m_attach.end();
-          attachment.params.push_back(it != m_attach.end() ? it->second.out : -1);
-        }
-      } else {
-        attachment.out = addNode(inst, cluster, inst.isFusion());
-      }
-      m_attach[&inst] = std::move(attachment);
-    }
-  }
-
-  // Longest-path ranks over the drawn entry instructions; an edge spanning too many becomes a stub.
-  // Sources (parameters, constants) all of whose edges are cut are not drawn at their own place at all: each use
-  // gets a copy next to it instead, as the DOT writer does. Otherwise hundreds of weights form one very wide
-  // top row that makes the whole graph unreadable when fitted.
-  void planLongEdges(const HloComputation& entry) {
-    int64_t drawn = m_visible.empty() ? entry.instructionCount() : static_cast<int64_t>(m_visible.size());
-    if (drawn <= m_options.longEdgeMinInstructions || m_options.maxEdgeSpan <= 0) return;
-    auto order = entry.postOrder();
-    if (!order.ok()) return;
-    for (const HloInstruction* inst : *order) {
-      int64_t rank = 0;
-      for (const HloInstruction* operand : inst->operands()) {
-        auto it = m_rank.find(operand);
-        if (it != m_rank.end()) rank = std::max(rank, it->second + 1);
-      }
-      m_rank[inst] = rank;
-    }
-    m_cutting = true;
-    for (const HloInstruction* inst : *order) {
-      bool source = inst->operandCount() == 0 && inst->controlPredecessors().empty() &&
-                    inst->controlSuccessors().empty() && !inst->isRoot() && !inst->users().empty() && visible(inst);
-      if (!source) continue;
-      bool allCut = true;
-      for (const HloInstruction* user : inst->users()) {
-        if (visible(user) && m_rank[user] - m_rank[inst] <= m_options.maxEdgeSpan) {
-          allCut = false;
-          break;
-        }
-      }
-      if (allCut) m_copiedSources.insert(inst);
-    }
-  }
-
-  int targetOf(const Attachment& to, int operandIndex) const {
-    if (!to.expanded) return to.out;
-    auto param = static_cast<size_t>(operandIndex);
-    return operandIndex >= 0 && param < to.params.size() ? to.params[param] : -1;
-  }
-
-  bool isCut(const HloInstruction& user, const HloInstruction& operand, int depth) const {
-    if (depth != 0) return false;
-    if (m_copiedSources.count(&operand) > 0) return true;
-    if (!m_cutting) return false;
-    auto userRank = m_rank.find(&user);
-    auto operandRank = m_rank.find(&operand);
-    int64_t span =
-        (userRank != m_rank.end() ? userRank->second : 0) - (operandRank != m_rank.end() ? operandRank->second : 0);
-    return span > m_options.maxEdgeSpan;
-  }
-
-  int addStub(const HloInstruction& operand, const std::string& computation, bool copy, int target) {
-    GraphNode stub;
-    stub.kind = GraphNode::Kind::kStub;
-    stub.name = operand.name();
-    stub.computation = computation;
-    if (copy) {
-      // A copy of the source: it looks like the source (colours, label) but is drawn dashed.
-      stub.lines = labelFor(operand);
-      stub.category = operand.category();
-      stub.opcode = std::string(operand.opcodeString());
-    } else {
-      stub.lines = {"from " + operand.name()};
-    }
-    stub.instruction = &operand;
-    m_model.nodes.push_back(std::move(stub));
-    int id = static_cast<int>(m_model.nodes.size()) - 1;
-    m_model.edges.push_back(GraphEdge{id, target, false, true, {}, false, {}});
-    return id;
-  }
-
-  void emitEdges(const HloComputation& computation, int depth) {
-    for (const auto& owned : computation.instructions()) {
-      const HloInstruction& user = *owned;
-      auto to = m_attach.find(&user);
-      if (to == m_attach.end()) continue;
-      // A user with many far operands (the ROOT tuple of a training step returns hundreds of weights) gets one
-      // summary stub instead of a row of hundreds that would make the graph as wide as the module is long.
-      int cutCount = 0;
-      for (const HloInstruction* operand : user.operands()) cutCount += isCut(user, *operand, depth) ? 1 : 0;
-      bool summarise = cutCount > kMaxStubsPerUser && !to->second.expanded;
-      if (summarise) {
-        GraphNode stub;
-        stub.kind = GraphNode::Kind::kStub;
-        stub.name = user.name();
-        stub.computation = computation.name();
-        std::string names;
-        for (const HloInstruction* operand : user.operands()) {
-          if (!isCut(user, *operand, depth)) continue;
-          if (names.size() > 40) {
-            names += ", ...";
-            break;
-          }
-          names += (names.empty() ? "" : ", ") + operand->name();
-        }
-        stub.lines = {"from " + std::to_string(cutCount) + " far operands", names};
-        stub.instruction = &user;
-        m_model.nodes.push_back(std::move(stub));
-        int id = static_cast<int>(m_model.nodes.size()) - 1;
-        m_model.edges.push_back(GraphEdge{id, to->second.out, false, true, {}, false, {}});
-      }
-      for (int i = 0; i < user.operandCount(); ++i) {
-        const HloInstruction* operand = user.operand(i);
-        bool cut = isCut(user, *operand, depth);
-        if (cut && summarise) continue;
-        auto from = m_attach.find(operand);
-        bool copied = depth == 0 && m_copiedSources.count(operand) > 0;
-        if (!copied && (from == m_attach.end() || from->second.out < 0)) continue;
-        int target = targetOf(to->second, i);
-        if (target < 0) continue;
-        if (cut) {
-          addStub(*operand, computation.name(), copied, target);
-          continue;
-        }
-        m_model.edges.push_back(GraphEdge{from->second.out, target, false, false, {}, false, {}});
-      }
-      for (const HloInstruction* pred : user.controlPredecessors()) {
-        auto from = m_attach.find(pred);
-        if (from == m_attach.end() || from->second.out < 0) continue;
-        int target = to->second.out;
-        if (target >= 0) m_model.edges.push_back(GraphEdge{from->second.out, target, true, false, {}, false, {}});
-      }
-    }
-  }
-
-  void writeClusterContents(std::string& out, int cluster, const std::vector<std::vector<int>>& nodesOf,
-                            const std::vector<std::vector<int>>& childrenOf, int depth) {
-    std::string indent(static_cast<size_t>(2 * depth + 2), ' ');
-    for (int child : childrenOf[static_cast<size_t>(cluster + 1)]) {
-      const GraphCluster& box = m_model.clusters[static_cast<size_t>(child)];
-      out += indent + "subgraph cluster_" + std::to_string(child) + " {\n";
-      out += indent + "  label=" + dotLabel(box.lines) + "; labeljust=l; fontsize=11; style=rounded;\n";
-      writeClusterContents(out, child, nodesOf, childrenOf, depth + 1);
-      out += indent + "}\n";
-    }
-    for (int id : nodesOf[static_cast<size_t>(cluster + 1)]) {
-      const GraphNode& node = m_model.nodes[static_cast<size_t>(id)];
-      out += indent + "n" + std::to_string(id) + " [label=" + dotLabel(node.lines);
-      if (node.kind == GraphNode::Kind::kStub) out += " fontsize=9";
-      out += "];\n";
-    }
-  }
-
-  void writeDot() {
-    std::vector<std::vector<int>> nodesOf(m_model.clusters.size() + 1);
-    std::vector<std::vector<int>> childrenOf(m_model.clusters.size() + 1);
-    for (size_t i = 0; i < m_model.nodes.size(); ++i) {
-      nodesOf[static_cast<size_t>(m_model.nodes[i].cluster + 1)].push_back(static_cast<int>(i));
-    }
-    for (size_t i = 0; i < m_model.clusters.size(); ++i) {
-      childrenOf[static_cast<size_t>(m_model.clusters[i].parent + 1)].push_back(static_cast<int>(i));
-    }
-    std::string& out = m_model.dot;
-    out.reserve(m_model.nodes.size() * 120 + m_model.edges.size() * 24 + 256);
-    out += "digraph G {\n  graph [rankdir=TB";
-    if (m_model.nodes.size() > static_cast<size_t>(m_options.fastLayoutAbove)) {
-      out += " newrank=true nslimit=0.2 nslimit1=0.2 mclimit=0.5";
-    }
-    out += "];\n";
-    out += "  node [shape=rect fontname=\"Helvetica\" fontsize=11 margin=\"0.12,0.05\"];\n";
-    out += "  edge [arrowsize=0.7];\n";
-    writeClusterContents(out, -1, nodesOf, childrenOf, 0);
-    for (const GraphEdge& edge : m_model.edges) {
-      out += "  n" + std::to_string(edge.from) + " -> n" + std::to_string(edge.to);
-      out += edge.control || edge.stub ? " [style=dashed];\n" : ";\n";
-    }
-    out += "}\n";
-  }
-
-  const core::HloModule& m_module;
-  const GraphOptions& m_options;
-  GraphModel m_model;
-  std::unordered_map<const HloInstruction*, Attachment> m_attach;
-  std::unordered_set<const HloInstruction*> m_visible;
-  std::unordered_map<const HloInstruction*, int64_t> m_rank;
-  std::unordered_set<const HloInstruction*> m_copiedSources;
-  bool m_cutting = false;
-};
 
 int parseId(const std::string& name, std::string_view prefix) {
   if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return -1;
@@ -460,8 +115,32 @@ void GraphModel::index() {
   for (size_t i = 0; i < clusters.size(); ++i) m_clusterByName.emplace(clusters[i].fusionName, static_cast<int>(i));
 }
 
+GraphModel buildGraph(const core::DotGraph& graph) {
+  GraphModel model;
+  if (graph.module != nullptr && graph.module->entry() != nullptr) model.entry = graph.module->entry()->name();
+  model.nodes.reserve(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) model.nodes.push_back(viewNode(graph, static_cast<int>(i)));
+  for (const core::DotCluster& source : graph.clusters) {
+    GraphCluster box;
+    box.fusionName = source.fusion->name();
+    box.computation = computationOf(*source.fusion);
+    box.lines = viewLines(source.lines, source.root);
+    box.parent = source.parent;
+    box.root = source.root;
+    box.fusion = source.fusion;
+    model.clusters.push_back(std::move(box));
+  }
+  model.edges.reserve(graph.edges.size());
+  for (const core::DotEdge& edge : graph.edges) {
+    model.edges.push_back(GraphEdge{edge.from, edge.to, edge.control, edge.stub, {}, false, {}});
+  }
+  model.index();
+  model.dot = core::renderDot(graph);
+  return model;
+}
+
 GraphModel buildGraph(const core::HloModule& module, const GraphOptions& options) {
-  return Builder(module, options).build();
+  return buildGraph(core::buildDotGraph(module, options));
 }
 
 Status applyLayout(GraphModel& model, const graphviz::GraphLayout& layout) {
@@ -470,11 +149,16 @@ Status applyLayout(GraphModel& model, const graphviz::GraphLayout& layout) {
   auto flip = [&](const graphviz::PointF& p) { return GraphPoint{p.x - left, top - p.y}; };
   model.width = layout.upperRight.x - layout.lowerLeft.x;
   model.height = layout.upperRight.y - layout.lowerLeft.y;
+  std::unordered_map<std::string, int> idOf;
+  idOf.reserve(model.nodes.size());
+  for (size_t i = 0; i < model.nodes.size(); ++i) idOf.emplace(model.nodes[i].dotName, static_cast<int>(i));
+  auto nodeId = [&](const std::string& name) {
+    auto it = idOf.find(name);
+    return it == idOf.end() ? -1 : it->second;
+  };
   for (const graphviz::NodeLayout& node : layout.nodes) {
-    int id = parseId(node.name, "n");
-    if (id < 0 || static_cast<size_t>(id) >= model.nodes.size()) {
-      return Status::error("layout names an unknown node '" + node.name + "'");
-    }
+    int id = nodeId(node.name);
+    if (id < 0) return Status::error("layout names an unknown node '" + node.name + "'");
     GraphNode& target = model.nodes[static_cast<size_t>(id)];
     GraphPoint center = flip(node.center);
     target.x = center.x - node.width / 2;
@@ -500,8 +184,8 @@ Status applyLayout(GraphModel& model, const graphviz::GraphLayout& layout) {
   edges.reserve(layout.edges.size());
   for (const graphviz::EdgeLayout& edge : layout.edges) {
     GraphEdge drawn;
-    drawn.from = parseId(edge.tail, "n");
-    drawn.to = parseId(edge.head, "n");
+    drawn.from = nodeId(edge.tail);
+    drawn.to = nodeId(edge.head);
     if (drawn.from < 0 || drawn.to < 0) continue;
     drawn.control = control.count({drawn.from, drawn.to}) > 0;
     drawn.stub = model.nodes[static_cast<size_t>(drawn.from)].kind == GraphNode::Kind::kStub;
@@ -515,13 +199,17 @@ Status applyLayout(GraphModel& model, const graphviz::GraphLayout& layout) {
   return okStatus();
 }
 
-StatusOr<GraphModel> layoutModule(const core::HloModule& module, const GraphOptions& options) {
-  GraphModel model = buildGraph(module, options);
-  std::string source = module.name() + ".dot";
+StatusOr<GraphModel> layoutModule(const core::DotGraph& graph) {
+  GraphModel model = buildGraph(graph);
+  std::string source = (graph.module != nullptr ? graph.module->name() : std::string("graph")) + ".dot";
   StatusOr<graphviz::GraphLayout> layout = graphviz::layoutDot(model.dot, source);
   if (!layout.ok()) return layout.status();
   FS_RETURN_IF_ERROR(applyLayout(model, *layout));
   return model;
+}
+
+StatusOr<GraphModel> layoutModule(const core::HloModule& module, const GraphOptions& options) {
+  return layoutModule(core::buildDotGraph(module, options));
 }
 
 StatusOr<GraphModel> layoutDotText(const std::string& dot, const std::string& sourceName) {
@@ -548,6 +236,7 @@ StatusOr<GraphModel> layoutDotText(const std::string& dot, const std::string& so
   for (const graphviz::NodeLayout& node : layout->nodes) {
     GraphNode drawn;
     drawn.kind = GraphNode::Kind::kDotNode;
+    drawn.dotName = node.name;
     drawn.lines = node.labelIsHtml ? htmlLabelLines(node.label) : plainLabelLines(node.label, node.name);
     std::string first = drawn.lines.empty() ? node.name : drawn.lines.front();
     if (first.rfind("ROOT ", 0) == 0) {
@@ -602,27 +291,6 @@ StatusOr<GraphModel> layoutDotText(const std::string& dot, const std::string& so
   model.laidOut = true;
   model.index();
   return model;
-}
-
-CategoryColors colorsFor(core::OpCategory category) {
-  using core::OpCategory;
-  switch (category) {
-    case OpCategory::kDataMovement: return {0xc8e6c9, 0x97b498, 0x000000};
-    case OpCategory::kReduction: return {0xe1bee7, 0xaf8eb5, 0x000000};
-    case OpCategory::kContraction: return {0x1565c0, 0x003c8f, 0xffffff};
-    case OpCategory::kNormalization: return {0xfff9c4, 0xcbc693, 0x000000};
-    case OpCategory::kParameter: return {0xffe0b2, 0xcbae82, 0x000000};
-    case OpCategory::kConstant: return {0xf5f5f5, 0x9e9e9e, 0x000000};
-    case OpCategory::kControlFlow: return {0x2e7d32, 0x005005, 0xffffff};
-    case OpCategory::kFusion: return {0xcfd8dc, 0x9ea7aa, 0x000000};
-    case OpCategory::kCollective: return {0xbcaaa4, 0x8c7b75, 0x000000};
-    case OpCategory::kCustomCall: return {0xffcdd2, 0xcb9ca1, 0x000000};
-    case OpCategory::kRandom: return {0xffb74d, 0xc88719, 0x000000};
-    case OpCategory::kElementwise:
-    case OpCategory::kTuple:
-    case OpCategory::kOther: break;
-  }
-  return {0xffffff, 0x9e9e9e, 0x000000};
 }
 
 std::vector<std::string> htmlLabelLines(const std::string& html) {

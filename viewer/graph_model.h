@@ -1,12 +1,12 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/dot/dot_graph.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/opcode.h"
@@ -17,26 +17,15 @@ struct GraphLayout;
 
 namespace fusionscope::viewer {
 
-// What part of a stage's entry computation the graph shows.
-struct GraphOptions {
-  // Fusions are drawn as single nodes, except those named in `expanded`; otherwise as clusters of their fused
-  // instructions, except those named in `collapsed`.
-  bool collapseFusions = false;
-  std::set<std::string> expanded;
-  std::set<std::string> collapsed;
-  // Neighbourhood mode: only instructions within `hops` operand/user steps of `focus` (an entry instruction).
-  std::string focus;
-  int hops = 2;
-  // As core::DotOptions: in graphs with more than `longEdgeMinInstructions` nodes an edge spanning more than
-  // `maxEdgeSpan` ranks becomes a short "from NAME" stub next to its user (dot's crossing minimisation takes
-  // minutes on long edges, and they are unreadable anyway).
-  int longEdgeMinInstructions = 200;
-  int maxEdgeSpan = 12;
-  // Above this many nodes Graphviz is told to trade some straightness for speed (newrank, bounded network-simplex
-  // and crossing-minimisation iterations): mobilenet's 4k-node stage 0 goes from ~2 s to ~0.6 s of layout.
-  int fastLayoutAbove = 500;
-  // Constants with at most this many elements are shown inside their users' labels, as the DOT writer does.
-  int64_t inlineConstantMaxElements = 1;
+// What part of a stage's entry computation the graph shows: core::DotOptions (the one DOT writer's options) with the
+// viewer's defaults. No title (the view draws none), one summary stub for a user's many far operands, and faster
+// Graphviz settings for big graphs.
+struct GraphOptions : core::DotOptions {
+  GraphOptions() {
+    showTitle = false;
+    maxStubsPerUser = 8;
+    fastLayoutAbove = 500;
+  }
 
   bool operator==(const GraphOptions&) const = default;
 };
@@ -54,13 +43,15 @@ struct GraphNode {
   std::string computation;  // computation holding the instruction
   std::string opcode;
   core::OpCategory category = core::OpCategory::kOther;
-  std::vector<std::string> lines;  // label lines, the first is the name
+  std::vector<std::string> lines;  // label lines, the first is the name ("ROOT name" for a root)
   bool root = false;
-  int cluster = -1;                                   // innermost enclosing cluster
-  const core::HloInstruction* instruction = nullptr;  // null for stubs and DOT-only nodes
+  int cluster = -1;  // innermost enclosing cluster
+  // The instruction drawn (a stub: the far operand; a summary stub: its user); null for DOT-only nodes.
+  const core::HloInstruction* instruction = nullptr;
+  std::string dotName;  // the node's name in the DOT text that was laid out ("n3", "s1")
   // DOT-only nodes: the colours the DOT file gave them (XLA's dumps colour by kind of op); empty otherwise.
   std::string fillColor, borderColor, textColor;
-  double x = 0, y = 0, width = 0, height = 0;         // top-left and size, after layout
+  double x = 0, y = 0, width = 0, height = 0;  // top-left and size, after layout
 };
 
 // An expanded fusion: a rounded box around its fused instructions.
@@ -84,15 +75,15 @@ struct GraphEdge {
   GraphPoint arrowTip;
 };
 
-// A stage's graph as plain data: built from a module (or a DOT layout alone), written as DOT for Graphviz, then
-// given positions by applyLayout. The Qt items drawing it are made from this model and never own it
-// (KGraphViewer's graph/canvas split). Node i is DOT node "n<i>", cluster c is "cluster_<c>".
+// A stage's graph as plain data: mapped from core's DotGraph (or from a DOT layout alone), then given positions by
+// applyLayout. The Qt items drawing it are made from this model and never own it (KGraphViewer's graph/canvas
+// split). Node i is core's node i (DOT name in GraphNode::dotName), cluster c is core's cluster c ("cluster_<c>").
 class GraphModel {
  public:
   std::vector<GraphNode> nodes;
   std::vector<GraphCluster> clusters;
   std::vector<GraphEdge> edges;
-  std::string dot;
+  std::string dot;    // the DOT text laid out (core::renderDot's, or the .dot file's)
   std::string entry;  // the entry computation's name (empty for DOT-only graphs)
   double width = 0;
   double height = 0;
@@ -113,26 +104,24 @@ class GraphModel {
   std::unordered_map<std::string, int> m_clusterByName;
 };
 
-// Builds the graph of `module`'s entry computation (unlaid) and its DOT text.
+// The graph of a core::DotGraph (unlaid), and core's DOT text of it for Graphviz.
+GraphModel buildGraph(const core::DotGraph& graph);
+// buildGraph(core::buildDotGraph(module, options)).
 GraphModel buildGraph(const core::HloModule& module, const GraphOptions& options);
 // Positions nodes, clusters and edges from Graphviz's layout of model.dot.
 Status applyLayout(GraphModel& model, const graphviz::GraphLayout& layout);
 // buildGraph + Graphviz layout (takes Graphviz's mutex; call it off the GUI thread).
+StatusOr<GraphModel> layoutModule(const core::DotGraph& graph);
 StatusOr<GraphModel> layoutModule(const core::HloModule& module, const GraphOptions& options);
 // A graph straight from DOT text (a .dot file without a module): nodes labelled from their DOT labels.
 StatusOr<GraphModel> layoutDotText(const std::string& dot, const std::string& sourceName);
 
-// Fill, border and text colours (0xRRGGBB) of a category: the palette of core/dot/dot_writer.cpp (XLA's
-// hlo_graph_dumper), so the view looks like the dumped DOT.
-struct CategoryColors {
-  uint32_t fill;
-  uint32_t border;
-  uint32_t text;
-};
-CategoryColors colorsFor(core::OpCategory category);
-inline constexpr uint32_t kClusterFill = 0xf5f5f5;
-inline constexpr uint32_t kNestedClusterFill = 0xeceff1;
-inline constexpr uint32_t kClusterBorder = 0x9ea7aa;
+// One palette: core's (XLA's hlo_graph_dumper colours), so the view looks like the dumped DOT.
+using core::CategoryColors;
+using core::colorsFor;
+using core::kClusterBorder;
+using core::kClusterFill;
+using core::kNestedClusterFill;
 
 // HTML-like label markup ("<b>x</b><br/>add") as plain lines.
 std::vector<std::string> htmlLabelLines(const std::string& html);

@@ -4,68 +4,17 @@
 #include <cstdint>
 #include <iterator>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
-#include <utility>
 #include <vector>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
-#include "core/ir/attributes.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
-#include "core/ir/literal.h"
 #include "core/ir/opcode.h"
-#include "core/ir/shape.h"
 
 namespace fusionscope::core {
 namespace {
-
-// Fill, border and font colour of one category, taken from XLA's hlo_graph_dumper (Material palette) so
-// that graphs look like the ones users already know from `--xla_dump_hlo_as_dot`.
-struct NodeColors {
-  std::string_view fill;
-  std::string_view border;
-  std::string_view font;
-};
-
-// Fusion clusters get a lighter fill than a (collapsed) fusion node; nested ones a shade darker so the
-// nesting stays visible.
-constexpr std::string_view kClusterFill = "#f5f5f5";
-constexpr std::string_view kNestedClusterFill = "#eceff1";
-constexpr std::string_view kClusterBorder = "#9ea7aa";
-
-// Labels stay readable: long tuples, long computation lists and long literals are abbreviated.
-constexpr int kMaxTupleElementsShown = 4;
-constexpr size_t kMaxShortTupleChars = 60;
-constexpr size_t kMaxCalledShown = 4;
-constexpr int64_t kMaxPreviewElements = 8;
-constexpr size_t kMaxPreviewChars = 48;
-constexpr size_t kMaxTargetChars = 48;
-// Guards against a fusion that (directly or not) calls its own computation in malformed input.
-constexpr int kMaxFusionDepth = 32;
-
-NodeColors colorsFor(OpCategory category) {
-  switch (category) {
-    case OpCategory::kDataMovement: return {"#c8e6c9", "#97b498", "black"};
-    case OpCategory::kReduction: return {"#e1bee7", "#af8eb5", "black"};
-    case OpCategory::kContraction: return {"#1565c0", "#003c8f", "white"};
-    case OpCategory::kNormalization: return {"#fff9c4", "#cbc693", "black"};
-    case OpCategory::kParameter: return {"#ffe0b2", "#cbae82", "black"};
-    case OpCategory::kConstant: return {"#f5f5f5", "#9e9e9e", "black"};
-    case OpCategory::kControlFlow: return {"#2e7d32", "#005005", "white"};
-    case OpCategory::kFusion: return {"#cfd8dc", "#9ea7aa", "black"};
-    case OpCategory::kCollective: return {"#bcaaa4", "#8c7b75", "black"};
-    case OpCategory::kCustomCall: return {"#ffcdd2", "#cb9ca1", "black"};
-    // Darker than parameters' orange so that random sources stand out from inputs.
-    case OpCategory::kRandom: return {"#ffb74d", "#c88719", "black"};
-    case OpCategory::kElementwise:
-    case OpCategory::kTuple:
-    case OpCategory::kOther: break;
-  }
-  return {"white", "#9e9e9e", "black"};
-}
 
 void appendInt(std::string& out, int64_t value) {
   char buffer[24];
@@ -125,254 +74,121 @@ void appendQuoted(std::string& out, std::string_view text) {
   out += '"';
 }
 
-void appendIntList(std::string& out, const std::vector<int64_t>& values) {
-  out += '{';
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    appendInt(out, values[i]);
+// A palette colour as DOT spells it: the names XLA's dumps use for white and black, "#rrggbb" otherwise.
+void appendColor(std::string& out, uint32_t rgb) {
+  if (rgb == 0xffffff) {
+    out += "white";
+  } else if (rgb == 0x000000) {
+    out += "black";
+  } else {
+    fmt::format_to(std::back_inserter(out), FMT_COMPILE("#{:06x}"), rgb);
   }
-  out += '}';
 }
 
-void appendTruncated(std::string& out, std::string_view text, size_t maxChars) {
-  out += text.substr(0, maxChars);
-  if (text.size() > maxChars) out += "...";
+std::string_view parentName(const HloInstruction& inst) {
+  return inst.parent() != nullptr ? std::string_view(inst.parent()->name()) : std::string_view();
 }
 
-// Plain (unescaped) shape text. Arrays print as XLA does; tuples past a few elements print the first two
-// and a count, e.g. `(f32[2], s32[] ... 40 elements)`, because a 200-element tuple would make the node
-// wider than the graph.
-void appendShapeText(std::string& out, const Shape& shape) {
-  if (!shape.isTuple()) {
-    shape.appendTo(out, true);
-    return;
-  }
-  if (shape.tupleSize() <= kMaxTupleElementsShown) {
-    size_t start = out.size();
-    shape.appendTo(out, true);
-    if (out.size() - start <= kMaxShortTupleChars) return;
-    out.resize(start);
-    shape.appendTo(out, false);
-    return;
-  }
-  out += '(';
-  for (int i = 0; i < 2; ++i) {
-    if (i > 0) out += ", ";
-    const Shape& element = shape.tupleElement(i);
-    element.isTuple() ? appendShapeText(out, element) : element.appendTo(out, false);
-  }
-  out += " ... ";
-  appendInt(out, shape.tupleSize());
-  out += " elements)";
-}
-
-// Small constants are noise as nodes (every reduce has its init value), so they become a line in each
-// user's label instead, as in XLA's dumps. Roots, unused constants and constants on control edges keep
-// their node: otherwise they would vanish from the picture.
-bool isInlinedConstant(const HloInstruction& inst, const DotOptions& options) {
-  if (inst.opcode() != HloOpcode::kConstant || inst.isRoot() || inst.users().empty()) return false;
-  if (!inst.controlPredecessors().empty() || !inst.controlSuccessors().empty()) return false;
-  const Shape& shape = inst.shape();
-  return shape.isArray() && shape.elementCount() <= options.inlineConstantMaxElements;
-}
-
-// The value text of an inlined constant: the literal itself, or the constant's name where the value is not
-// known (elided `{...}` or a raw form we do not decode).
-void appendInlinedValue(std::string& out, const HloInstruction& constant) {
-  const Literal* literal = constant.literal();
-  if (literal == nullptr || literal->kind() == Literal::Kind::kElided || literal->kind() == Literal::Kind::kRaw) {
-    out += constant.name();
-    return;
-  }
-  appendTruncated(out, literal->toString(kMaxPreviewElements), kMaxPreviewChars);
-}
-
-// Where edges attach to a drawn instruction (`out` < 0: not drawn). For an expanded fusion, edges leave
-// from the fused root's node and enter at the fused parameters' nodes; `cluster` is then its cluster number.
-struct NodeInfo {
-  int32_t out = -1;
-  int32_t cluster = -1;
-  uint32_t paramBegin = 0;
-  uint32_t paramCount = 0;
-};
-
-// Writes one digraph. Nodes (and fusion clusters) are written in text order into m_out; edges go into
-// m_edges and are appended at the end, so that an edge never declares a node inside the wrong cluster.
-class DotWriter {
+// Renders one DotGraph. The clusters and instruction nodes come first, nested as the graph nests them, then the
+// copies; then the edges, each stub declared right before its edge. Declared after every cluster closed, copies and
+// stubs sit at the top level, and an edge never declares a node inside the wrong cluster.
+class DotRenderer {
  public:
-  DotWriter(const HloModule& module, const DotOptions& options)
-      : m_module(module), m_options(options), m_info(static_cast<size_t>(module.instructionCount())) {}
+  explicit DotRenderer(const DotGraph& graph) : m_graph(graph) {}
 
-  std::string write();
+  std::string render();
 
  private:
-  void emitComputation(const HloComputation& computation, const HloInstruction* fusion, int depth);
-  // Writes a node; returns its id. A copy (of a source drawn next to a far user) leaves m_info alone.
-  int emitNode(const HloInstruction& inst, const HloInstruction* fusion, int depth, bool copy = false);
-  void emitFusionCluster(const HloInstruction& fusion, const HloComputation& fused, int depth);
-  void emitEdges(const HloComputation& computation);
-  // Marks the operand slots of `computation` whose edges would span too many ranks (see DotOptions), and
-  // the sources (parameters, constants, ...) all of whose edges are cut: those are drawn next to each user.
-  void planLongEdges(const HloComputation& computation);
-  // A cut edge: a copy of a source operand, or a "from NAME" stub, right above the user.
-  void emitCutEdge(const HloInstruction& operand, const NodeInfo& to, int operandIndex, bool labelled);
-  // operandIndex < 0 marks a control edge.
-  void emitEdge(const NodeInfo& from, const NodeInfo& to, int operandIndex, bool labelled);
-  bool canExpand(const HloInstruction& inst) const;
-
-  void indent(int depth) { m_out.append(static_cast<size_t>(2 * depth + 2), ' '); }
-  void appendNameLine(const HloInstruction& inst);
-  void appendOpcodeLine(const HloInstruction& inst);
-  void appendDetailLines(const HloInstruction& inst, bool skipFusedCalls);
-  void appendInlinedOperandLines(const HloInstruction& inst, const HloInstruction* fusion);
+  void renderScope(int cluster, int depth);
+  void renderCluster(int cluster);
+  void renderNode(int node, int depth);
+  void renderStub(int node);
+  void renderEdge(const DotEdge& edge);
+  void appendLabel(const std::vector<std::string>& lines, bool root);
   void appendTooltip(const HloInstruction& inst);
-  void appendShapeLine(const Shape& shape);
-  const NodeInfo* nodeInfo(const HloInstruction* inst) const {
-    auto it = m_info.find(inst);
-    return it == m_info.end() ? nullptr : &it->second;
-  }
+  void indent(int depth) { m_out.append(static_cast<size_t>(2 * depth + 2), ' '); }
 
-  const HloModule& m_module;
-  const DotOptions& m_options;
+  const DotGraph& m_graph;
   std::string m_out;
-  std::string m_edges;
   std::string m_scratch;
-  std::unordered_map<const HloInstruction*, NodeInfo> m_info;
-  std::vector<int> m_paramIds;
-  std::vector<const HloComputation*> m_expanding;
-  int m_nextNode = 0;
-  int m_nextCluster = 0;
-  int m_nextStub = 0;
-  const HloComputation* m_cutComputation = nullptr;
-  std::vector<char> m_cutSlots;  // per operand slot of m_cutComputation, in instruction order
-  std::unordered_set<const HloInstruction*> m_copiedSources;
+  // Per scope (cluster + 1): its child clusters and its instruction nodes, each in creation order.
+  std::vector<std::vector<int>> m_childClusters;
+  std::vector<std::vector<int>> m_scopeNodes;
 };
 
-std::string DotWriter::write() {
-  const HloComputation* entry = m_module.entry();
-  int64_t count = m_module.instructionCount();
-  // About 350 bytes per node and 60 per edge in practice; one reservation avoids most regrowth.
-  m_out.reserve(static_cast<size_t>(count) * 400 + 1024);
-  m_edges.reserve(static_cast<size_t>(count) * 80);
-
-  m_out += "digraph G {\n";
-  m_out += "  graph [rankdir=TB compound=true labelloc=t fontname=\"Helvetica\" label=<";
-  if (!m_options.title.empty()) {
-    appendHtml(m_out, m_options.title);
-  } else {
-    appendHtml(m_out, m_module.name());
-    if (entry != nullptr) {
-      m_out += ", computation ";
-      appendHtml(m_out, entry->name());
-    } else {
-      m_out += " (no ENTRY computation)";
+std::string DotRenderer::render() {
+  size_t scopes = m_graph.clusters.size() + 1;
+  m_childClusters.resize(scopes);
+  m_scopeNodes.resize(scopes);
+  for (size_t i = 0; i < m_graph.clusters.size(); ++i) {
+    m_childClusters[static_cast<size_t>(m_graph.clusters[i].parent + 1)].push_back(static_cast<int>(i));
+  }
+  for (size_t i = 0; i < m_graph.nodes.size(); ++i) {
+    const DotNode& node = m_graph.nodes[i];
+    if (node.kind == DotNode::Kind::kInstruction || node.kind == DotNode::Kind::kCollapsedFusion) {
+      m_scopeNodes[static_cast<size_t>(node.cluster + 1)].push_back(static_cast<int>(i));
     }
   }
-  m_out += ">];\n";
+  // About 350 bytes per node and 60 per edge in practice; one reservation avoids most regrowth.
+  m_out.reserve(m_graph.nodes.size() * 400 + m_graph.edges.size() * 80 + 1024);
+
+  m_out += "digraph G {\n";
+  m_out += "  graph [rankdir=TB compound=true";
+  if (!m_graph.title.empty()) m_out += " labelloc=t";
+  m_out += " fontname=\"Helvetica\"";
+  if (!m_graph.title.empty()) {
+    m_out += " label=<";
+    appendHtml(m_out, m_graph.title);
+    m_out += '>';
+  }
+  if (m_graph.fastLayout) m_out += " newrank=true nslimit=0.2 nslimit1=0.2 mclimit=0.5";
+  m_out += "];\n";
   m_out += "  node [shape=rect style=\"rounded,filled\" fontname=\"Helvetica\" fontsize=11 margin=\"0.12,0.05\"];\n";
   m_out += "  edge [fontname=\"Helvetica\" labelfontsize=9 labeldistance=2 color=\"#616161\" arrowsize=0.7];\n";
-  if (entry != nullptr) emitComputation(*entry, nullptr, 0);
-  m_out += m_edges;
+  renderScope(-1, 0);
+  for (size_t i = 0; i < m_graph.nodes.size(); ++i) {
+    if (m_graph.nodes[i].kind == DotNode::Kind::kCopy) renderNode(static_cast<int>(i), 0);
+  }
+  for (const DotEdge& edge : m_graph.edges) {
+    if (m_graph.nodes[static_cast<size_t>(edge.from)].isStub()) renderStub(edge.from);
+    renderEdge(edge);
+  }
   m_out += "}\n";
   return std::move(m_out);
 }
 
-bool DotWriter::canExpand(const HloInstruction& inst) const {
-  const HloComputation* fused = inst.fusedComputation();
-  if (fused == nullptr || fused->root() == nullptr) return false;
-  if (static_cast<int>(m_expanding.size()) >= kMaxFusionDepth) return false;
-  for (const HloComputation* open : m_expanding) {
-    if (open == fused) return false;
+// A scope's clusters and nodes in the order they were made: a cluster goes before the nodes made after it opened.
+void DotRenderer::renderScope(int cluster, int depth) {
+  const std::vector<int>& clusters = m_childClusters[static_cast<size_t>(cluster + 1)];
+  const std::vector<int>& nodes = m_scopeNodes[static_cast<size_t>(cluster + 1)];
+  size_t c = 0;
+  for (int node : nodes) {
+    while (c < clusters.size() && m_graph.clusters[static_cast<size_t>(clusters[c])].firstNode <= node) {
+      renderCluster(clusters[c++]);
+    }
+    renderNode(node, depth);
   }
-  return true;
+  while (c < clusters.size()) renderCluster(clusters[c++]);
 }
 
-void DotWriter::emitComputation(const HloComputation& computation, const HloInstruction* fusion, int depth) {
-  m_expanding.push_back(&computation);
-  if (fusion == nullptr) planLongEdges(computation);
-  for (const auto& owned : computation.instructions()) {
-    const HloInstruction& inst = *owned;
-    if (isInlinedConstant(inst, m_options) || m_copiedSources.contains(&inst)) {
-      m_info[&inst] = NodeInfo{};
-      continue;
-    }
-    if (canExpand(inst)) {
-      emitFusionCluster(inst, *inst.fusedComputation(), depth);
-    } else {
-      emitNode(inst, fusion, depth);
-    }
-  }
-  // Every node of this computation now has its id, so its edges can be written.
-  emitEdges(computation);
-  m_expanding.pop_back();
-}
-
-int DotWriter::emitNode(const HloInstruction& inst, const HloInstruction* fusion, int depth, bool copy) {
-  int id = m_nextNode++;
-  if (!copy) m_info[&inst] = NodeInfo{id, -1, 0, 0};
-  bool unknown = inst.opcode() == HloOpcode::kUnknown;
-  NodeColors colors = colorsFor(inst.category());
-
-  indent(depth);
-  m_out += 'n';
-  appendInt(m_out, id);
-  m_out += " [label=<";
-  appendNameLine(inst);
-  appendOpcodeLine(inst);
-  appendDetailLines(inst, false);
-  appendInlinedOperandLines(inst, fusion);
-  appendShapeLine(inst.shape());
-  if (inst.opcode() == HloOpcode::kConstant && inst.literal() != nullptr) {
-    const Literal& literal = *inst.literal();
-    bool decoded = literal.kind() == Literal::Kind::kFloat || literal.kind() == Literal::Kind::kInteger;
-    if (decoded && inst.shape().elementCount() <= kMaxPreviewElements) {
-      m_out += "<br/>";
-      m_scratch.clear();
-      appendTruncated(m_scratch, literal.toString(kMaxPreviewElements), kMaxPreviewChars);
-      appendHtml(m_out, m_scratch);
-    }
-  }
-  fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("> fillcolor=\"{}\" color=\"{}\""), colors.fill, colors.border);
-  if (colors.font != "black") fmt::format_to(std::back_inserter(m_out), FMT_COMPILE(" fontcolor=\"{}\""), colors.font);
-  // An opcode we do not know is drawn plainly but marked, so nobody mistakes it for a modelled op.
-  if (unknown) m_out += " style=\"rounded,filled,dashed\"";
-  if (inst.opcode() == HloOpcode::kConstant) m_out += " fontsize=9";
-  if (inst.isRoot()) m_out += fusion == nullptr ? " penwidth=3" : " penwidth=2";
-  m_out += " tooltip=";
-  appendTooltip(inst);
-  m_out += " fs_name=";
-  appendQuoted(m_out, inst.name());
-  m_out += " fs_opcode=";
-  appendQuoted(m_out, inst.opcodeString());
-  m_out += " fs_category=\"";
-  m_out += categoryName(inst.category());
-  m_out += '"';
-  if (fusion != nullptr) {
-    // Names are unique per computation only; the viewer needs the computation to find a fused node.
-    m_out += " fs_computation=";
-    appendQuoted(m_out, inst.parent() != nullptr ? inst.parent()->name() : std::string());
-  }
-  if (copy) m_out += " fs_copy=\"true\"";
-  m_out += "];\n";
-  return id;
-}
-
-void DotWriter::emitFusionCluster(const HloInstruction& fusion, const HloComputation& fused, int depth) {
-  int cluster = m_nextCluster++;
+void DotRenderer::renderCluster(int cluster) {
+  const DotCluster& box = m_graph.clusters[static_cast<size_t>(cluster)];
+  const HloInstruction& fusion = *box.fusion;
+  int depth = box.depth;
   indent(depth);
   fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("subgraph cluster_{} {{\n"), cluster);
   indent(depth + 1);
   m_out += "label=<";
-  appendNameLine(fusion);
-  appendOpcodeLine(fusion);
-  appendDetailLines(fusion, true);
-  appendShapeLine(fusion.shape());
+  appendLabel(box.lines, box.root);
   m_out += ">;\n";
   indent(depth + 1);
+  m_out += "style=\"rounded,filled\"; fillcolor=\"";
+  appendColor(m_out, depth == 0 ? kClusterFill : kNestedClusterFill);
+  m_out += "\"; color=\"";
+  appendColor(m_out, kClusterBorder);
   fmt::format_to(std::back_inserter(m_out),
-                 FMT_COMPILE("style=\"rounded,filled\"; fillcolor=\"{}\"; color=\"{}\"; penwidth={}; labeljust=l; "
-                             "fontname=\"Helvetica\"; fontsize=11;\n"),
-                 depth == 0 ? kClusterFill : kNestedClusterFill, kClusterBorder, fusion.isRoot() && depth == 0 ? 3 : 1);
+                 FMT_COMPILE("\"; penwidth={}; labeljust=l; fontname=\"Helvetica\"; fontsize=11;\n"),
+                 box.root && depth == 0 ? 3 : 1);
   indent(depth + 1);
   m_out += "tooltip=";
   appendTooltip(fusion);
@@ -381,292 +197,136 @@ void DotWriter::emitFusionCluster(const HloInstruction& fusion, const HloComputa
   m_out += "; fs_opcode=\"fusion\"; fs_category=\"fusion\";";
   if (depth > 0) {
     m_out += " fs_computation=";
-    appendQuoted(m_out, fusion.parent() != nullptr ? fusion.parent()->name() : std::string());
+    appendQuoted(m_out, parentName(fusion));
     m_out += ';';
   }
   m_out += '\n';
 
-  emitComputation(fused, &fusion, depth + 1);
+  renderScope(cluster, depth + 1);
 
   indent(depth);
   m_out += "}\n";
-
-  NodeInfo info;
-  info.cluster = cluster;
-  info.out = m_info[fused.root()].out;
-  std::vector<HloInstruction*> params = fused.parameters();
-  info.paramBegin = static_cast<uint32_t>(m_paramIds.size());
-  info.paramCount = static_cast<uint32_t>(params.size());
-  for (const HloInstruction* param : params) {
-    m_paramIds.push_back(param != nullptr ? m_info[param].out : -1);
-  }
-  m_info[&fusion] = info;
 }
 
-// An edge is cut when the user's longest-path rank is more than maxEdgeSpan below the operand's. That
-// overestimates dot's real span for sources (which dot could pull down but in practice leaves high), and
-// those are exactly the edges that make its crossing minimisation explode.
-void DotWriter::planLongEdges(const HloComputation& computation) {
-  m_cutComputation = &computation;
-  m_cutSlots.clear();
-  m_copiedSources.clear();
-  if (computation.instructionCount() <= m_options.longEdgeMinInstructions || m_options.maxEdgeSpan <= 0) return;
-  auto order = computation.postOrder();
-  if (!order.ok()) return;
-  std::unordered_map<const HloInstruction*, int64_t> rank(order->size());
-  for (const HloInstruction* inst : *order) {
-    int64_t r = 0;
-    for (const HloInstruction* operand : inst->operands()) r = std::max(r, rank[operand] + 1);
-    rank[inst] = r;
+void DotRenderer::renderNode(int index, int depth) {
+  const DotNode& node = m_graph.nodes[static_cast<size_t>(index)];
+  const HloInstruction& inst = *node.instruction;
+  CategoryColors colors = colorsFor(node.category);
+
+  indent(depth);
+  m_out += 'n';
+  appendInt(m_out, node.id);
+  m_out += " [label=<";
+  appendLabel(node.lines, node.root);
+  m_out += "> fillcolor=\"";
+  appendColor(m_out, colors.fill);
+  m_out += "\" color=\"";
+  appendColor(m_out, colors.border);
+  m_out += '"';
+  if (colors.text != 0x000000) {
+    m_out += " fontcolor=\"";
+    appendColor(m_out, colors.text);
+    m_out += '"';
   }
-  std::unordered_map<const HloInstruction*, int64_t> keptUses(order->size());
-  for (const auto& owned : computation.instructions()) {
-    for (const HloInstruction* operand : owned->operands()) {
-      bool cut = rank[owned.get()] - rank[operand] > m_options.maxEdgeSpan;
-      m_cutSlots.push_back(cut);
-      keptUses[operand] += cut ? 0 : 1;
-    }
+  // An opcode we do not know is drawn plainly but marked, so nobody mistakes it for a modelled op.
+  if (inst.opcode() == HloOpcode::kUnknown) m_out += " style=\"rounded,filled,dashed\"";
+  if (inst.opcode() == HloOpcode::kConstant) m_out += " fontsize=9";
+  if (node.root) m_out += node.cluster < 0 ? " penwidth=3" : " penwidth=2";
+  m_out += " tooltip=";
+  appendTooltip(inst);
+  m_out += " fs_name=";
+  appendQuoted(m_out, inst.name());
+  m_out += " fs_opcode=";
+  appendQuoted(m_out, inst.opcodeString());
+  m_out += " fs_category=\"";
+  m_out += categoryName(node.category);
+  m_out += '"';
+  if (node.cluster >= 0) {
+    // Names are unique per computation only; the viewer needs the computation to find a fused node.
+    m_out += " fs_computation=";
+    appendQuoted(m_out, parentName(inst));
   }
-  for (const auto& owned : computation.instructions()) {
-    const HloInstruction* inst = owned.get();
-    bool source = inst->operandCount() == 0 && inst->controlPredecessors().empty() &&
-                  inst->controlSuccessors().empty() && !inst->isRoot() && !inst->users().empty();
-    if (source && keptUses[inst] == 0) m_copiedSources.insert(inst);
-  }
+  if (node.kind == DotNode::Kind::kCopy) m_out += " fs_copy=\"true\"";
+  m_out += "];\n";
 }
 
-void DotWriter::emitEdges(const HloComputation& computation) {
-  bool cutting = &computation == m_cutComputation && !m_cutSlots.empty();
-  size_t slot = 0;
-  for (const auto& owned : computation.instructions()) {
-    const HloInstruction& user = *owned;
-    const NodeInfo* to = nodeInfo(&user);
-    if (to == nullptr) {
-      slot += static_cast<size_t>(user.operandCount());
-      continue;
-    }
-    bool labelled = user.operandCount() > 1;
-    for (int i = 0; i < user.operandCount(); ++i, ++slot) {
-      const HloInstruction& operand = *user.operand(i);
-      if (cutting && m_cutSlots[slot] && !isInlinedConstant(operand, m_options)) {
-        emitCutEdge(operand, *to, i, labelled);
-        continue;
-      }
-      const NodeInfo* from = nodeInfo(&operand);
-      // Inlined constants have no node; operands from another computation (malformed input) are skipped.
-      if (from == nullptr || from->out < 0) continue;
-      emitEdge(*from, *to, i, labelled);
-    }
-    for (const HloInstruction* pred : user.controlPredecessors()) {
-      const NodeInfo* from = nodeInfo(pred);
-      if (from == nullptr || from->out < 0) continue;
-      emitEdge(*from, *to, -1, false);
+void DotRenderer::renderStub(int index) {
+  const DotNode& node = m_graph.nodes[static_cast<size_t>(index)];
+  fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("  s{} [label=<"), node.id);
+  if (node.kind == DotNode::Kind::kStub) {
+    m_out += "from <b>";
+    appendHtml(m_out, node.instruction->name());
+    m_out += "</b>";
+  } else {
+    for (size_t i = 0; i < node.lines.size(); ++i) {
+      if (i > 0) m_out += "<br/>";
+      appendHtml(m_out, node.lines[i]);
     }
   }
+  m_out += "> shape=rect style=\"dashed,rounded\" fontsize=9 color=\"#9e9e9e\"";
+  if (node.kind == DotNode::Kind::kStub) {
+    m_out += " fs_stub_of=";
+    appendQuoted(m_out, node.instruction->name());
+  }
+  m_out += "];\n";
 }
 
-void DotWriter::emitCutEdge(const HloInstruction& operand, const NodeInfo& to, int operandIndex, bool labelled) {
-  int target = to.out;
-  if (to.cluster >= 0) {
-    auto param = static_cast<size_t>(operandIndex);
-    if (param < to.paramCount && m_paramIds[to.paramBegin + param] >= 0) target = m_paramIds[to.paramBegin + param];
-  }
-  if (target < 0) return;
-  auto edges = std::back_inserter(m_edges);
-  if (m_copiedSources.contains(&operand)) {
-    // Edges are written after every cluster closed, so a node declared now sits at the top level.
-    int copy = emitNode(operand, nullptr, 0, /*copy=*/true);
-    fmt::format_to(edges, FMT_COMPILE("  n{} -> n{}"), copy, target);
-    if (labelled) fmt::format_to(edges, FMT_COMPILE(" [headlabel=\"{}\"]"), operandIndex);
-    m_edges += ";\n";
-    return;
-  }
-  int stub = m_nextStub++;
-  fmt::format_to(edges, FMT_COMPILE("  s{} [label=<from <b>"), stub);
-  appendHtml(m_edges, operand.name());
-  m_edges += "</b>> shape=rect style=\"dashed,rounded\" fontsize=9 color=\"#9e9e9e\" fs_stub_of=";
-  appendQuoted(m_edges, operand.name());
-  m_edges += "];\n";
-  fmt::format_to(edges, FMT_COMPILE("  s{} -> n{} [style=dashed"), stub, target);
-  if (labelled) fmt::format_to(edges, FMT_COMPILE(" headlabel=\"{}\""), operandIndex);
-  m_edges += "];\n";
-}
-
-void DotWriter::emitEdge(const NodeInfo& from, const NodeInfo& to, int operandIndex, bool labelled) {
-  bool control = operandIndex < 0;
-  // Data enters an expanded fusion at the fused parameter with the operand's number. Without one (control
-  // edges, or a fused computation missing that parameter) the edge points at the cluster's border.
-  int target = to.out;
-  bool toCluster = false;
-  if (to.cluster >= 0) {
-    auto param = static_cast<size_t>(operandIndex);
-    if (!control && param < to.paramCount && m_paramIds[to.paramBegin + param] >= 0) {
-      target = m_paramIds[to.paramBegin + param];
-    } else {
-      toCluster = true;
-    }
-  }
-  if (target < 0) return;
-  auto edges = std::back_inserter(m_edges);
-  fmt::format_to(edges, FMT_COMPILE("  n{} -> n{}"), from.out, target);
+void DotRenderer::renderEdge(const DotEdge& edge) {
+  const DotNode& from = m_graph.nodes[static_cast<size_t>(edge.from)];
+  const DotNode& to = m_graph.nodes[static_cast<size_t>(edge.to)];
+  auto out = std::back_inserter(m_out);
+  fmt::format_to(out, FMT_COMPILE("  {}{} -> n{}"), from.isStub() ? 's' : 'n', from.id, to.id);
   std::string_view separator = " [";
   auto attribute = [&]() {
-    m_edges += separator;
+    m_out += separator;
     separator = " ";
-    return edges;
+    return out;
   };
-  if (labelled) fmt::format_to(attribute(), FMT_COMPILE("headlabel=\"{}\""), operandIndex);
-  if (control) fmt::format_to(attribute(), FMT_COMPILE("style=dashed color=\"#9e9e9e\""));
-  if (toCluster) fmt::format_to(attribute(), FMT_COMPILE("lhead=cluster_{}"), to.cluster);
-  if (control && from.cluster >= 0) fmt::format_to(attribute(), FMT_COMPILE("ltail=cluster_{}"), from.cluster);
-  m_edges += separator == " " ? "];\n" : ";\n";
+  if (from.isStub()) fmt::format_to(attribute(), FMT_COMPILE("style=dashed"));
+  if (edge.labelled) fmt::format_to(attribute(), FMT_COMPILE("headlabel=\"{}\""), edge.operandIndex);
+  if (edge.control) fmt::format_to(attribute(), FMT_COMPILE("style=dashed color=\"#9e9e9e\""));
+  if (edge.lhead >= 0) fmt::format_to(attribute(), FMT_COMPILE("lhead=cluster_{}"), edge.lhead);
+  if (edge.ltail >= 0) fmt::format_to(attribute(), FMT_COMPILE("ltail=cluster_{}"), edge.ltail);
+  m_out += separator == " " ? "];\n" : ";\n";
 }
 
-void DotWriter::appendNameLine(const HloInstruction& inst) {
-  if (inst.isRoot()) m_out += "<i>ROOT</i> ";
+// The first line is the name, in bold, after an italic ROOT for a computation's root.
+void DotRenderer::appendLabel(const std::vector<std::string>& lines, bool root) {
+  if (lines.empty()) return;
+  if (root) m_out += "<i>ROOT</i> ";
   m_out += "<b>";
-  appendHtml(m_out, inst.name());
-  m_out += "</b><br/>";
-}
-
-void DotWriter::appendOpcodeLine(const HloInstruction& inst) {
-  appendHtml(m_out, inst.opcodeString());
-  const InstructionAttributes& attrs = inst.attributes();
-  m_scratch.clear();
-  switch (inst.opcode()) {
-    case HloOpcode::kParameter:
-      if (inst.parameterNumber() >= 0) appendInt(m_scratch, inst.parameterNumber());
-      break;
-    case HloOpcode::kFusion:
-      if (attrs.fusionKind) m_scratch += fusionKindName(*attrs.fusionKind);
-      break;
-    case HloOpcode::kCompare:
-      if (attrs.direction) m_scratch += comparisonDirectionName(*attrs.direction);
-      break;
-    case HloOpcode::kCustomCall:
-      if (attrs.customCallTarget) appendTruncated(m_scratch, *attrs.customCallTarget, kMaxTargetChars);
-      break;
-    case HloOpcode::kGetTupleElement:
-      if (attrs.tupleIndex) appendInt(m_scratch, *attrs.tupleIndex);
-      break;
-    case HloOpcode::kIota:
-      if (attrs.iotaDimension) {
-        m_scratch += "dim=";
-        appendInt(m_scratch, *attrs.iotaDimension);
-      }
-      break;
-    default:
-      if (attrs.dimensions) {
-        m_scratch += "dims=";
-        appendIntList(m_scratch, *attrs.dimensions);
-      }
-      break;
-  }
-  if (!m_scratch.empty()) {
-    m_out += ' ';
-    appendHtml(m_out, m_scratch);
-  }
-  m_out += "<br/>";
-}
-
-void DotWriter::appendDetailLines(const HloInstruction& inst, bool skipFusedCalls) {
-  const InstructionAttributes& attrs = inst.attributes();
-  auto lhsRhs = [&](std::string_view what, const std::vector<int64_t>& lhs, const std::vector<int64_t>& rhs) {
-    if (lhs.empty() && rhs.empty()) return;
-    fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("{} lhs={{{}}} rhs={{{}}}<br/>"), what, fmt::join(lhs, ","),
-                   fmt::join(rhs, ","));
-  };
-  if (attrs.dot) {
-    lhsRhs("contracting", attrs.dot->lhsContracting, attrs.dot->rhsContracting);
-    lhsRhs("batch", attrs.dot->lhsBatch, attrs.dot->rhsBatch);
-  }
-  if (inst.opcode() == HloOpcode::kConvolution) {
-    if (const std::string* labels = attrs.findRaw("dim_labels")) {
-      m_out += "dim_labels=";
-      appendHtml(m_out, *labels);
-      m_out += "<br/>";
-    }
-  }
-  if (attrs.slice) {
-    m_out += "slice={";
-    for (size_t i = 0; i < attrs.slice->size(); ++i) {
-      const SliceDim& dim = (*attrs.slice)[i];
-      fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("{}[{}:{}"), i > 0 ? ", " : "", dim.start, dim.limit);
-      if (dim.stride != 1) fmt::format_to(std::back_inserter(m_out), FMT_COMPILE(":{}"), dim.stride);
-      m_out += ']';
-    }
-    m_out += "}<br/>";
-  }
-  // Called computations other than an expanded fusion body are named, not drawn.
-  for (const CalledComputationRef& ref : inst.calledComputationRefs()) {
-    if (skipFusedCalls && ref.key == "calls") continue;
-    m_scratch.clear();
-    m_scratch += ref.key;
-    m_scratch += '=';
-    bool braced = ref.braced || ref.computations.size() != 1;
-    if (braced) m_scratch += '{';
-    for (size_t i = 0; i < ref.computations.size() && i < kMaxCalledShown; ++i) {
-      if (i > 0) m_scratch += ", ";
-      m_scratch += ref.computations[i] != nullptr ? std::string_view(ref.computations[i]->name()) : "?";
-    }
-    if (ref.computations.size() > kMaxCalledShown) {
-      m_scratch += ", ... ";
-      appendInt(m_scratch, static_cast<int64_t>(ref.computations.size()));
-      m_scratch += " total";
-    }
-    if (braced) m_scratch += '}';
-    appendHtml(m_out, m_scratch);
+  appendHtml(m_out, lines.front());
+  m_out += "</b>";
+  for (size_t i = 1; i < lines.size(); ++i) {
     m_out += "<br/>";
+    appendHtml(m_out, lines[i]);
   }
 }
 
-void DotWriter::appendInlinedOperandLines(const HloInstruction& inst, const HloInstruction* fusion) {
-  auto line = [&](int index, const HloInstruction& constant) {
-    m_scratch.clear();
-    fmt::format_to(std::back_inserter(m_scratch), FMT_COMPILE("operand {} = "), index);
-    appendInlinedValue(m_scratch, constant);
-    appendHtml(m_out, m_scratch);
-    m_out += "<br/>";
-  };
-  for (int i = 0; i < inst.operandCount(); ++i) {
-    const HloInstruction* operand = inst.operand(i);
-    if (isInlinedConstant(*operand, m_options)) line(i, *operand);
-  }
-  // A fused parameter stands for the fusion's operand of the same number; when that operand is an inlined
-  // constant its value is shown here, where the edge would have arrived.
-  if (fusion != nullptr && inst.opcode() == HloOpcode::kParameter) {
-    int64_t number = inst.parameterNumber();
-    if (number >= 0 && number < fusion->operandCount()) {
-      const HloInstruction* operand = fusion->operand(static_cast<int>(number));
-      if (isInlinedConstant(*operand, m_options)) line(static_cast<int>(number), *operand);
-    }
-  }
-}
-
-void DotWriter::appendShapeLine(const Shape& shape) {
-  m_scratch.clear();
-  appendShapeText(m_scratch, shape);
-  appendHtml(m_out, m_scratch);
-}
-
-void DotWriter::appendTooltip(const HloInstruction& inst) {
+void DotRenderer::appendTooltip(const HloInstruction& inst) {
   m_scratch.clear();
   auto out = std::back_inserter(m_scratch);
   fmt::format_to(out, FMT_COMPILE("{} = {}"), inst.name(), inst.opcodeString());
   if (const OpMetadata* metadata = inst.metadata()) {
     if (!metadata->opType.empty()) fmt::format_to(out, FMT_COMPILE("\nop_type: {}"), metadata->opType);
     if (!metadata->opName.empty()) fmt::format_to(out, FMT_COMPILE("\nop_name: {}"), metadata->opName);
-    if (std::optional<SourceLocation> source = m_module.sourceLocation(*metadata))
-      fmt::format_to(out, FMT_COMPILE("\n{}"), source->toString());
+    if (m_graph.module != nullptr) {
+      if (std::optional<SourceLocation> source = m_graph.module->sourceLocation(*metadata))
+        fmt::format_to(out, FMT_COMPILE("\n{}"), source->toString());
+    }
   }
   appendQuoted(m_out, m_scratch);
 }
 
 }  // namespace
 
+std::string renderDot(const DotGraph& graph) {
+  DotRenderer renderer(graph);
+  return renderer.render();
+}
+
 std::string writeDot(const HloModule& module, const DotOptions& options) {
-  DotWriter writer(module, options);
-  return writer.write();
+  return renderDot(buildDotGraph(module, options));
 }
 
 }  // namespace fusionscope::core
