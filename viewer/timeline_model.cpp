@@ -6,11 +6,10 @@
 #include <tuple>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "profiler/compare/trace_compare.h"
 #include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
+#include "profiler/trace/event_args.h"
 #include "profiler/trace/flow_binding.h"
 #include "profiler/trace/kernel_events.h"
 
@@ -311,28 +310,13 @@ void TimelineModel::build() {
         CounterSample sample;
         sample.tsNs = events[i].tsNs;
         sample.values.assign(lane.series.size(), 0.0);
-        nlohmann::json args = nlohmann::json::parse(events[i].args, nullptr, false);
-        if (args.is_object()) {
-          for (auto& [key, value] : args.items()) {
-            double v = 0;
-            if (value.is_number()) {
-              v = value.get<double>();
-            } else if (value.is_string()) {
-              try {
-                v = std::stod(value.get<std::string>());
-              } catch (...) {
-                continue;  // a non-numeric series value is not drawable; the sample keeps 0 for it
-              }
-            } else {
-              continue;
-            }
-            auto [pos, added] = seriesIndex.emplace(key, lane.series.size());
-            if (added) {
-              lane.series.push_back(key);
-              sample.values.push_back(0.0);
-            }
-            sample.values[pos->second] = v;
+        for (auto& [key, value] : profiler::counterValues(events[i].args)) {
+          auto [pos, added] = seriesIndex.emplace(key, lane.series.size());
+          if (added) {
+            lane.series.push_back(key);
+            sample.values.push_back(0.0);
           }
+          sample.values[pos->second] = value;
         }
         double stacked = 0;
         for (double v : sample.values) stacked += std::max(0.0, v);

@@ -5,8 +5,6 @@
 #include <map>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 namespace fusionscope::profiler {
 namespace {
 
@@ -47,33 +45,6 @@ bool isDerivedLineName(std::string_view name) {
 }
 
 }  // namespace
-
-std::optional<std::string> argString(std::string_view args, std::string_view key) {
-  const std::string quoted = "\"" + std::string(key) + "\"";
-  const size_t at = args.find(quoted);
-  if (at == std::string_view::npos) return std::nullopt;
-  // Args are small flat objects, so the usual `"key":"value"` is read in place (a GPU trace has one per kernel, up
-  // to millions); anything less plain (escapes, nesting, the key twice, the key as a value) goes through the parser.
-  auto skipSpace = [&](size_t p) {
-    while (p < args.size() && (args[p] == ' ' || args[p] == '\t' || args[p] == '\n' || args[p] == '\r')) ++p;
-    return p;
-  };
-  size_t p = skipSpace(at + quoted.size());
-  if (p < args.size() && args[p] == ':') {
-    p = skipSpace(p + 1);
-    const bool plain = args.find(quoted, at + 1) == std::string_view::npos &&
-                       args.find('\\') == std::string_view::npos && args.find('{', 1) == std::string_view::npos;
-    if (plain && p < args.size() && args[p] == '"') {
-      const size_t close = args.find('"', p + 1);
-      if (close != std::string_view::npos) return std::string(args.substr(p + 1, close - p - 1));
-    }
-  }
-  nlohmann::json parsed = nlohmann::json::parse(args, nullptr, false);
-  if (!parsed.is_object()) return std::nullopt;
-  auto found = parsed.find(std::string(key));
-  if (found == parsed.end() || !found->is_string()) return std::nullopt;
-  return found->get<std::string>();
-}
 
 std::string hloOp(const TraceEvent& event) {
   for (std::string_view key : {"hlo_op", "instruction"}) {

@@ -7,13 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/trace/event_args.h"
 #include "profiler/trace/trace_model.h"
 
 namespace fusionscope::profiler {
-
-// The string value of the top-level `key` of an args object (raw JSON text, TraceEvent::args); nullopt when the
-// key is absent or its value is not a string. Only the top level counts: `{"x":{"hlo_op":"a"}}` has no hlo_op.
-std::optional<std::string> argString(std::string_view args, std::string_view key);
 
 // The HLO instruction an event ran: its args' "hlo_op" (XLA's thunk and kernel events, fusionscope-gpurun's
 // kernels), else "instruction"; empty when neither is a non-empty string.
