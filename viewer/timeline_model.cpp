@@ -6,8 +6,6 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "profiler/compare/trace_compare.h"
-#include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/event_args.h"
 #include "profiler/trace/flow_binding.h"
@@ -60,7 +58,7 @@ std::string trackTitle(const std::string& name, const TrackId& id) {
   return name + " (" + idText + ")";
 }
 
-TimelineModel::TimelineModel(profiler::Trace trace) : m_trace(std::move(trace)) {
+TimelineModel::TimelineModel(profiler::Trace trace) : m_trace(std::move(trace)), m_instructions(m_trace) {
   build();
 }
 
@@ -171,14 +169,6 @@ void TimelineModel::build() {
     extend(start, end);
   }
   m_undrawn += m_asyncEvents - pairedAsyncEvents;
-
-  // Kernel -> instruction: the args a GPU runner adds (and XLA's profiler writes) name the HLO op, whatever the
-  // kernel is called.
-  for (uint32_t i = 0; i < events.size(); ++i) {
-    const profiler::TraceEvent& e = events[i];
-    if (e.phase != 'X' || e.args.empty()) continue;
-    if (std::string op = profiler::hloOp(e); !op.empty()) m_instructionArg.emplace(i, std::move(op));
-  }
 
   if (m_startNs > m_endNs) m_startNs = m_endNs = 0;
   m_firstKernelNs = firstKernel != std::numeric_limits<int64_t>::max()
@@ -451,30 +441,15 @@ RangeSummary TimelineModel::summarize(int64_t fromNs, int64_t toNs) const {
 }
 
 std::string_view TimelineModel::instructionOf(uint32_t event) const {
-  auto found = m_instructionArg.find(event);
-  return found != m_instructionArg.end() ? std::string_view(found->second) : m_trace.events[event].name;
+  return m_instructions.instructionOf(m_trace, event);
 }
 
 std::vector<uint32_t> TimelineModel::eventsOfInstruction(std::string_view instruction) const {
-  const std::string wanted = profiler::normalizeKernelName(instruction);
-  std::vector<uint32_t> found;
-  for (uint32_t i = 0; i < m_trace.events.size(); ++i) {
-    if (m_trace.events[i].phase != 'X') continue;
-    const std::string_view name = instructionOf(i);
-    if (name.size() == wanted.size() && profiler::normalizeKernelName(name) == wanted) found.push_back(i);
-  }
-  return found;
+  return m_instructions.eventsOfInstruction(m_trace, instruction);
 }
 
 std::vector<uint32_t> TimelineModel::eventsNamed(std::string_view name) const {
-  const std::string wanted = profiler::normalizeKernelName(name);
-  std::vector<uint32_t> found;
-  for (uint32_t i = 0; i < m_trace.events.size(); ++i) {
-    const profiler::TraceEvent& e = m_trace.events[i];
-    if (e.phase == 'X' && e.name.size() == wanted.size() && profiler::normalizeKernelName(e.name) == wanted)
-      found.push_back(i);
-  }
-  return found;
+  return profiler::eventsNamed(m_trace, name);
 }
 
 }  // namespace fusionscope::viewer

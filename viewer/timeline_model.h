@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/base/status.h"
+#include "profiler/trace/kernel_events.h"
 #include "profiler/trace/trace_model.h"
 
 namespace fusionscope::viewer {
@@ -141,12 +141,12 @@ class TimelineModel {
   std::vector<uint32_t> search(std::string_view text) const;
   // Slices (complete events, every lane) intersecting [fromNs, toNs).
   RangeSummary summarize(int64_t fromNs, int64_t toNs) const;
-  // Complete events whose kernel name (profiler::normalizeKernelName) equals normalize(name).
+  // Complete events whose kernel name (profiler::normalizeKernelName) equals normalize(name): profiler::eventsNamed.
   std::vector<uint32_t> eventsNamed(std::string_view name) const;
-  // The HLO instruction a complete event ran: its args' "hlo_op" (what fusionscope-gpurun writes) or
-  // "instruction" when present, else its name. Kernels are linked to the graph by this.
+  // The HLO instruction a complete event ran (profiler::InstructionIndex: its args' "hlo_op" or "instruction" when
+  // present, else its name). Kernels are linked to the graph by this.
   std::string_view instructionOf(uint32_t event) const;
-  // Complete events that ran `instruction` (instructionOf, compared normalised as above): an event with an
+  // Complete events that ran `instruction` (profiler::InstructionIndex::eventsOfInstruction): an event with an
   // "hlo_op" arg matches by that arg only, so a PTX kernel named differently still links to its fusion.
   std::vector<uint32_t> eventsOfInstruction(std::string_view instruction) const;
 
@@ -154,10 +154,10 @@ class TimelineModel {
   void build();
 
   profiler::Trace m_trace;
+  profiler::InstructionIndex m_instructions;  // built from m_trace, declared after it
   std::vector<TimelineLane> m_lanes;
   std::vector<AsyncSlice> m_async;
   std::vector<uint32_t> m_asyncSteps;
-  std::unordered_map<uint32_t, std::string> m_instructionArg;  // complete event -> its hlo_op/instruction arg
   std::vector<FlowArrow> m_flows;
   std::vector<int64_t> m_flowStarts;  // per flow: min start of its two slices
   int64_t m_maxFlowSpan = 0;          // longest (max end - min start) over flows

@@ -57,6 +57,49 @@ std::string hloModule(const TraceEvent& event) {
   return argString(event.args, "hlo_module").value_or(std::string());
 }
 
+std::string normalizeKernelName(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c == '.' || c == '-') c = '_';
+  }
+  return out;
+}
+
+InstructionIndex::InstructionIndex(const Trace& trace) {
+  // The args a GPU runner adds (and XLA's profiler writes) name the HLO op, whatever the kernel is called.
+  for (uint32_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& e = trace.events[i];
+    if (e.phase != 'X' || e.args.empty()) continue;
+    if (std::string op = hloOp(e); !op.empty()) m_instructionArg.emplace(i, std::move(op));
+  }
+}
+
+std::string_view InstructionIndex::instructionOf(const Trace& trace, size_t event) const {
+  auto found = m_instructionArg.find(static_cast<uint32_t>(event));
+  return found != m_instructionArg.end() ? std::string_view(found->second) : trace.events[event].name;
+}
+
+std::vector<uint32_t> InstructionIndex::eventsOfInstruction(const Trace& trace, std::string_view instruction) const {
+  const std::string wanted = normalizeKernelName(instruction);
+  std::vector<uint32_t> found;
+  for (uint32_t i = 0; i < trace.events.size(); ++i) {
+    if (trace.events[i].phase != 'X') continue;
+    const std::string_view name = instructionOf(trace, i);
+    if (name.size() == wanted.size() && normalizeKernelName(name) == wanted) found.push_back(i);
+  }
+  return found;
+}
+
+std::vector<uint32_t> eventsNamed(const Trace& trace, std::string_view name) {
+  const std::string wanted = normalizeKernelName(name);
+  std::vector<uint32_t> found;
+  for (uint32_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& e = trace.events[i];
+    if (e.phase == 'X' && e.name.size() == wanted.size() && normalizeKernelName(e.name) == wanted) found.push_back(i);
+  }
+  return found;
+}
+
 KernelClassifier::KernelClassifier(const Trace& trace) : m_kinds(trace.events.size(), Kind::kOther) {
   enum class Place : uint8_t { kHost, kDevice, kDerived };
   std::map<std::pair<TrackId, TrackId>, Place> places;  // per (pid, tid), from the process and thread names
