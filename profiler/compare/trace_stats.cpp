@@ -10,10 +10,6 @@
 
 namespace fusionscope::profiler {
 
-std::string trackText(const TrackId& track) {
-  return track.isText ? std::string(track.text) : std::to_string(track.number);
-}
-
 DurationStats durationStats(std::vector<int64_t>& durations) {
   DurationStats stats;
   if (durations.empty()) return stats;
