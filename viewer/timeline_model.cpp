@@ -3,13 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <tuple>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
-#include "profiler/compare/trace_compare.h"
-#include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/flow_binding.h"
 #include "profiler/trace/kernel_events.h"
@@ -20,31 +15,12 @@ namespace {
 using profiler::PhaseKind;
 using profiler::TrackId;
 
-std::string trackIdText(const TrackId& id) {
-  return id.isText ? std::string(id.text) : std::to_string(id.number);
-}
-
 bool containsNoCase(std::string_view haystack, std::string_view needle) {
   if (needle.empty()) return true;
   auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), [](char a, char b) {
     return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
   });
   return it != haystack.end();
-}
-
-// Rows of non-overlapping intervals: an item goes one row below the innermost open one. Items at the same depth
-// never overlap because a row is reused only after its previous item ended.
-template <typename StartFn, typename EndFn>
-std::vector<uint16_t> assignDepths(const std::vector<uint32_t>& sortedItems, StartFn start, EndFn end) {
-  std::vector<uint16_t> depths(sortedItems.size());
-  std::vector<int64_t> open;  // end times of the open items, innermost last
-  for (size_t i = 0; i < sortedItems.size(); ++i) {
-    const int64_t s = start(sortedItems[i]);
-    while (!open.empty() && open.back() <= s) open.pop_back();
-    depths[i] = static_cast<uint16_t>(std::min<size_t>(open.size(), std::numeric_limits<uint16_t>::max() - 1));
-    open.push_back(std::max(end(sortedItems[i]), s));
-  }
-  return depths;
 }
 
 void appendToRow(TimelineLane::Row& row, uint32_t item, int64_t start, int64_t end) {
@@ -55,13 +31,7 @@ void appendToRow(TimelineLane::Row& row, uint32_t item, int64_t start, int64_t e
 
 }  // namespace
 
-std::string trackTitle(const std::string& name, const TrackId& id) {
-  const std::string idText = trackIdText(id);
-  if (name.empty() || name == idText) return idText;
-  return name + " (" + idText + ")";
-}
-
-TimelineModel::TimelineModel(profiler::Trace trace) : m_trace(std::move(trace)) {
+TimelineModel::TimelineModel(profiler::Trace trace) : m_trace(std::move(trace)), m_instructions(m_trace) {
   build();
 }
 
@@ -75,14 +45,6 @@ void TimelineModel::build() {
   m_eventLane.assign(events.size(), -1);
   m_eventDepth.assign(events.size(), 0);
 
-  // Group events into tracks first; lanes are created in display order afterwards.
-  std::map<std::pair<TrackId, TrackId>, std::vector<uint32_t>> threadSlices;
-  std::map<std::pair<TrackId, TrackId>, std::vector<uint32_t>> threadInstants;
-  std::map<std::pair<TrackId, std::string_view>, std::vector<uint32_t>> counters;
-  std::map<TrackId, std::vector<uint32_t>> processAsync;  // async slice indices
-  // Open async spans by (pid, cat, name, id); b/e nest, so each key keeps a stack.
-  std::map<std::tuple<TrackId, std::string_view, std::string_view, std::string_view>, std::vector<uint32_t>> openAsync;
-
   m_startNs = std::numeric_limits<int64_t>::max();
   m_endNs = std::numeric_limits<int64_t>::min();
   int64_t firstKernel = std::numeric_limits<int64_t>::max();
@@ -95,12 +57,10 @@ void TimelineModel::build() {
   };
 
   const profiler::KernelClassifier kernels(m_trace);
-  std::vector<uint32_t> asyncOrder;  // async events, sorted by ts below
   for (uint32_t i = 0; i < events.size(); ++i) {
     const profiler::TraceEvent& e = events[i];
     switch (profiler::phaseKind(e.phase)) {
       case PhaseKind::kComplete:
-        threadSlices[{e.pid, e.tid}].push_back(i);
         ++m_sliceCount;
         extend(e.tsNs, e.endNs());
         firstSlice = std::min(firstSlice, e.tsNs);
@@ -111,75 +71,26 @@ void TimelineModel::build() {
         }
         break;
       case PhaseKind::kInstant:
-        threadInstants[{e.pid, e.tid}].push_back(i);
         ++m_instantCount;
         extend(e.tsNs, e.tsNs);
         break;
       case PhaseKind::kCounter:
-        counters[{e.pid, e.name}].push_back(i);
         ++m_counterSamples;
         extend(e.tsNs, e.tsNs);
         break;
       case PhaseKind::kFlow: ++m_flowEvents; break;
       case PhaseKind::kAsync:
-      case PhaseKind::kLegacyAsync:
-        ++m_asyncEvents;
-        asyncOrder.push_back(i);
-        break;
+      case PhaseKind::kLegacyAsync: ++m_asyncEvents; break;
       default: ++m_undrawn; break;
     }
   }
 
-  // Async spans: pair starts (S, b) with finishes (F, e) in timestamp order. Steps (T/p of an S/F span, n of a
-  // b/e span) belong to the innermost open span with their key and become markers on it once it finishes; steps
-  // of a span that never finishes stay counted as undrawn, like the span itself.
-  std::stable_sort(asyncOrder.begin(), asyncOrder.end(),
-                   [&](uint32_t a, uint32_t b) { return events[a].tsNs < events[b].tsNs; });
-  int64_t pairedAsyncEvents = 0;
-  std::unordered_map<uint32_t, std::vector<uint32_t>> pendingSteps;  // begin event -> its steps so far
-  for (uint32_t i : asyncOrder) {
-    const profiler::TraceEvent& e = events[i];
-    const char p = e.phase;
-    const bool legacy = p == 'S' || p == 'F' || p == 'T' || p == 'p';
-    if (!legacy && p != 'b' && p != 'e' && p != 'n') continue;
-    auto key = std::make_tuple(e.pid, e.cat, legacy ? e.name : std::string_view{}, e.id);
-    if (p == 'S' || p == 'b') {
-      openAsync[key].push_back(i);
-      continue;
-    }
-    auto it = openAsync.find(key);
-    if (it == openAsync.end() || it->second.empty()) continue;
-    if (p == 'T' || p == 'p' || p == 'n') {
-      pendingSteps[it->second.back()].push_back(i);
-      continue;
-    }
-    const uint32_t begin = it->second.back();
-    it->second.pop_back();
-    const int64_t start = events[begin].tsNs;
-    const int64_t end = std::max(start, e.tsNs);
-    AsyncSlice slice{begin, start, end, static_cast<uint32_t>(m_asyncSteps.size()), 0};
-    if (auto steps = pendingSteps.find(begin); steps != pendingSteps.end()) {
-      for (uint32_t step : steps->second) {
-        if (events[step].tsNs < start || events[step].tsNs > end) continue;
-        m_asyncSteps.push_back(step);
-        ++slice.stepCount;
-      }
-      pendingSteps.erase(steps);
-    }
-    m_async.push_back(slice);
-    processAsync[events[begin].pid].push_back(static_cast<uint32_t>(m_async.size() - 1));
-    pairedAsyncEvents += 2 + slice.stepCount;
-    extend(start, end);
-  }
-  m_undrawn += m_asyncEvents - pairedAsyncEvents;
-
-  // Kernel -> instruction: the args a GPU runner adds (and XLA's profiler writes) name the HLO op, whatever the
-  // kernel is called.
-  for (uint32_t i = 0; i < events.size(); ++i) {
-    const profiler::TraceEvent& e = events[i];
-    if (e.phase != 'X' || e.args.empty()) continue;
-    if (std::string op = profiler::hloOp(e); !op.empty()) m_instructionArg.emplace(i, std::move(op));
-  }
+  // What the tracks are, which async events pair and how slices nest is fs_profiler's decision; the model only
+  // arranges it into rows for drawing. Steps of a span that never finishes stay counted as undrawn, like the span.
+  profiler::TraceTracks tracks = profiler::traceTracks(m_trace);
+  m_async = std::move(tracks.async);
+  for (const AsyncSlice& span : m_async.spans) extend(span.startNs, span.endNs);
+  m_undrawn += m_asyncEvents - m_async.pairedEvents;
 
   if (m_startNs > m_endNs) m_startNs = m_endNs = 0;
   m_firstKernelNs = firstKernel != std::numeric_limits<int64_t>::max()
@@ -189,159 +100,52 @@ void TimelineModel::build() {
                           ? lastKernelEnd
                           : (lastSliceEnd != std::numeric_limits<int64_t>::min() ? lastSliceEnd : m_endNs);
 
-  // Display order: processes by (sort index, pid), their threads by (sort index, tid), then async and counters.
-  std::map<TrackId, int> processSeen;
-  auto noteProcess = [&](const TrackId& pid) { processSeen.emplace(pid, 0); };
-  for (const auto& [key, list] : threadSlices) noteProcess(key.first);
-  for (const auto& [key, list] : threadInstants) noteProcess(key.first);
-  for (const auto& [key, list] : counters) noteProcess(key.first);
-  for (const auto& [key, list] : processAsync) noteProcess(key);
-  auto processSort = [&](const TrackId& pid) {
-    auto it = m_trace.processes.find(pid);
-    return it != m_trace.processes.end() && it->second.sortIndex ? *it->second.sortIndex
-                                                                 : std::numeric_limits<int64_t>::max();
-  };
-  std::vector<TrackId> processes;
-  for (const auto& [pid, unused] : processSeen) processes.push_back(pid);
-  std::stable_sort(processes.begin(), processes.end(),
-                   [&](const TrackId& a, const TrackId& b) { return processSort(a) < processSort(b); });
-
-  auto processTitleOf = [&](const TrackId& pid) {
-    auto it = m_trace.processes.find(pid);
-    return trackTitle(it != m_trace.processes.end() ? it->second.name : std::string(), pid);
-  };
-
-  for (const TrackId& pid : processes) {
-    const std::string processTitle = processTitleOf(pid);
-    std::vector<TrackId> tids;
-    for (auto it = threadSlices.lower_bound({pid, TrackId{std::numeric_limits<int64_t>::min(), {}, false}});
-         it != threadSlices.end() && it->first.first == pid; ++it)
-      tids.push_back(it->first.second);
-    for (auto it = threadInstants.lower_bound({pid, TrackId{std::numeric_limits<int64_t>::min(), {}, false}});
-         it != threadInstants.end() && it->first.first == pid; ++it)
-      if (!threadSlices.count(it->first)) tids.push_back(it->first.second);
-    auto threadSort = [&](const TrackId& tid) {
-      auto it = m_trace.threads.find({pid, tid});
-      return it != m_trace.threads.end() && it->second.sortIndex ? *it->second.sortIndex
-                                                                 : std::numeric_limits<int64_t>::max();
-    };
-    std::sort(tids.begin(), tids.end(), [&](const TrackId& a, const TrackId& b) {
-      const int64_t sa = threadSort(a), sb = threadSort(b);
-      return sa != sb ? sa < sb : a < b;
-    });
-
-    for (const TrackId& tid : tids) {
-      TimelineLane lane;
-      lane.kind = LaneKind::kSlices;
-      lane.pid = pid;
-      lane.tid = tid;
-      lane.processTitle = processTitle;
-      auto info = m_trace.threads.find({pid, tid});
-      lane.title = trackTitle(info != m_trace.threads.end() ? info->second.name : std::string(), tid);
-      const int laneIndex = static_cast<int>(m_lanes.size());
-
-      auto slices = threadSlices.find({pid, tid});
-      if (slices != threadSlices.end()) {
-        std::vector<uint32_t>& list = slices->second;
-        std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
-          const auto& ea = events[a];
-          const auto& eb = events[b];
-          if (ea.tsNs != eb.tsNs) return ea.tsNs < eb.tsNs;
-          if (ea.durNs != eb.durNs) return ea.durNs > eb.durNs;  // the enclosing slice first
-          return a < b;
-        });
-        const std::vector<uint16_t> depths = assignDepths(
-            list, [&](uint32_t i) { return events[i].tsNs; }, [&](uint32_t i) { return events[i].endNs(); });
-        for (size_t k = 0; k < list.size(); ++k) {
-          const uint16_t depth = depths[k];
+  for (profiler::TraceTrack& track : tracks.tracks) {
+    TimelineLane lane;
+    lane.pid = track.pid;
+    lane.tid = track.tid;
+    lane.title = std::move(track.title);
+    lane.processTitle = std::move(track.processTitle);
+    const int laneIndex = static_cast<int>(m_lanes.size());
+    switch (track.kind) {
+      case profiler::TrackKind::kThread:
+        lane.kind = LaneKind::kSlices;
+        for (size_t k = 0; k < track.items.size(); ++k) {
+          const uint32_t event = track.items[k];
+          const uint16_t depth = track.depths[k];
           if (lane.rows.size() <= depth) lane.rows.resize(depth + 1);
-          appendToRow(lane.rows[depth], list[k], events[list[k]].tsNs, events[list[k]].endNs());
-          m_eventLane[list[k]] = laneIndex;
-          m_eventDepth[list[k]] = depth;
+          appendToRow(lane.rows[depth], event, events[event].tsNs, events[event].endNs());
+          m_eventLane[event] = laneIndex;
+          m_eventDepth[event] = depth;
         }
-      }
-      if (lane.rows.empty()) lane.rows.resize(1);
-      auto instants = threadInstants.find({pid, tid});
-      if (instants != threadInstants.end()) {
-        std::vector<uint32_t>& list = instants->second;
-        std::stable_sort(list.begin(), list.end(),
-                         [&](uint32_t a, uint32_t b) { return events[a].tsNs < events[b].tsNs; });
-        lane.instants = list;
-        for (uint32_t i : list) {
+        if (lane.rows.empty()) lane.rows.resize(1);
+        lane.instants = std::move(track.instants);
+        for (uint32_t i : lane.instants) {
           lane.instantTs.push_back(events[i].tsNs);
           m_eventLane[i] = laneIndex;
         }
-      }
-      m_lanes.push_back(std::move(lane));
-    }
-
-    auto async = processAsync.find(pid);
-    if (async != processAsync.end()) {
-      TimelineLane lane;
-      lane.kind = LaneKind::kAsync;
-      lane.pid = pid;
-      lane.processTitle = processTitle;
-      lane.title = "async";
-      std::vector<uint32_t>& list = async->second;
-      std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
-        if (m_async[a].startNs != m_async[b].startNs) return m_async[a].startNs < m_async[b].startNs;
-        return m_async[a].endNs > m_async[b].endNs;
-      });
-      const std::vector<uint16_t> depths = assignDepths(
-          list, [&](uint32_t i) { return m_async[i].startNs; }, [&](uint32_t i) { return m_async[i].endNs; });
-      for (size_t k = 0; k < list.size(); ++k) {
-        if (lane.rows.size() <= depths[k]) lane.rows.resize(depths[k] + 1);
-        appendToRow(lane.rows[depths[k]], list[k], m_async[list[k]].startNs, m_async[list[k]].endNs);
-      }
-      m_lanes.push_back(std::move(lane));
-    }
-
-    for (auto it = counters.lower_bound({pid, std::string_view{}}); it != counters.end() && it->first.first == pid;
-         ++it) {
-      TimelineLane lane;
-      lane.kind = LaneKind::kCounter;
-      lane.pid = pid;
-      lane.processTitle = processTitle;
-      lane.title = std::string(it->first.second);
-      std::vector<uint32_t>& list = it->second;
-      std::stable_sort(list.begin(), list.end(),
-                       [&](uint32_t a, uint32_t b) { return events[a].tsNs < events[b].tsNs; });
-      std::map<std::string, size_t> seriesIndex;
-      for (uint32_t i : list) {
-        CounterSample sample;
-        sample.tsNs = events[i].tsNs;
-        sample.values.assign(lane.series.size(), 0.0);
-        nlohmann::json args = nlohmann::json::parse(events[i].args, nullptr, false);
-        if (args.is_object()) {
-          for (auto& [key, value] : args.items()) {
-            double v = 0;
-            if (value.is_number()) {
-              v = value.get<double>();
-            } else if (value.is_string()) {
-              try {
-                v = std::stod(value.get<std::string>());
-              } catch (...) {
-                continue;  // a non-numeric series value is not drawable; the sample keeps 0 for it
-              }
-            } else {
-              continue;
-            }
-            auto [pos, added] = seriesIndex.emplace(key, lane.series.size());
-            if (added) {
-              lane.series.push_back(key);
-              sample.values.push_back(0.0);
-            }
-            sample.values[pos->second] = v;
-          }
+        break;
+      case profiler::TrackKind::kAsync:
+        lane.kind = LaneKind::kAsync;
+        for (size_t k = 0; k < track.items.size(); ++k) {
+          const AsyncSlice& span = m_async.spans[track.items[k]];
+          if (lane.rows.size() <= track.depths[k]) lane.rows.resize(track.depths[k] + 1);
+          appendToRow(lane.rows[track.depths[k]], track.items[k], span.startNs, span.endNs);
         }
-        double stacked = 0;
-        for (double v : sample.values) stacked += std::max(0.0, v);
-        lane.counterMax = std::max(lane.counterMax, stacked);
-        lane.samples.push_back(std::move(sample));
-      }
-      for (CounterSample& s : lane.samples) s.values.resize(lane.series.size(), 0.0);
-      m_lanes.push_back(std::move(lane));
+        break;
+      case profiler::TrackKind::kCounter:
+        lane.kind = LaneKind::kCounter;
+        lane.series = std::move(track.series);
+        lane.samples = std::move(track.samples);
+        // Samples are drawn stacked: the scale is the largest sum of a sample's positive values.
+        for (const CounterSample& sample : lane.samples) {
+          double stacked = 0;
+          for (double v : sample.values) stacked += std::max(0.0, v);
+          lane.counterMax = std::max(lane.counterMax, stacked);
+        }
+        break;
     }
+    m_lanes.push_back(std::move(lane));
   }
 
   // Flows: consecutive steps of a chain whose events bound to slices become arrows.
@@ -423,7 +227,7 @@ std::string_view TimelineModel::itemName(const TimelineLane& lane, uint32_t item
 }
 
 uint32_t TimelineModel::itemEvent(const TimelineLane& lane, uint32_t item) const {
-  return lane.kind == LaneKind::kAsync ? m_async[item].begin : item;
+  return lane.kind == LaneKind::kAsync ? m_async.spans[item].begin : item;
 }
 
 std::vector<uint32_t> TimelineModel::search(std::string_view text) const {
@@ -467,30 +271,15 @@ RangeSummary TimelineModel::summarize(int64_t fromNs, int64_t toNs) const {
 }
 
 std::string_view TimelineModel::instructionOf(uint32_t event) const {
-  auto found = m_instructionArg.find(event);
-  return found != m_instructionArg.end() ? std::string_view(found->second) : m_trace.events[event].name;
+  return m_instructions.instructionOf(m_trace, event);
 }
 
 std::vector<uint32_t> TimelineModel::eventsOfInstruction(std::string_view instruction) const {
-  const std::string wanted = profiler::normalizeKernelName(instruction);
-  std::vector<uint32_t> found;
-  for (uint32_t i = 0; i < m_trace.events.size(); ++i) {
-    if (m_trace.events[i].phase != 'X') continue;
-    const std::string_view name = instructionOf(i);
-    if (name.size() == wanted.size() && profiler::normalizeKernelName(name) == wanted) found.push_back(i);
-  }
-  return found;
+  return m_instructions.eventsOfInstruction(m_trace, instruction);
 }
 
 std::vector<uint32_t> TimelineModel::eventsNamed(std::string_view name) const {
-  const std::string wanted = profiler::normalizeKernelName(name);
-  std::vector<uint32_t> found;
-  for (uint32_t i = 0; i < m_trace.events.size(); ++i) {
-    const profiler::TraceEvent& e = m_trace.events[i];
-    if (e.phase == 'X' && e.name.size() == wanted.size() && profiler::normalizeKernelName(e.name) == wanted)
-      found.push_back(i);
-  }
-  return found;
+  return profiler::eventsNamed(m_trace, name);
 }
 
 }  // namespace fusionscope::viewer

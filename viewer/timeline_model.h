@@ -5,26 +5,25 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/base/status.h"
+#include "profiler/trace/kernel_events.h"
 #include "profiler/trace/trace_model.h"
+#include "profiler/trace/trace_tracks.h"
 
 namespace fusionscope::viewer {
 
-// What kind of data a lane holds. Slice lanes are one per (pid, tid) with nested rows (depth); async lanes one
-// per process for S/F and b/e pairs; counter lanes one per (pid, counter name) with one series per args key.
+// What kind of data a lane holds: one lane per profiler::TraceTrack (profiler/trace/trace_tracks.h decides the
+// tracks, their order, async pairing, nesting depths and counter series). Slice lanes are one per (pid, tid) with
+// nested rows (depth); async lanes one per process for S/F and b/e pairs; counter lanes one per (pid, counter name).
 enum class LaneKind { kSlices, kAsync, kCounter };
 
-struct CounterSample {
-  int64_t tsNs = 0;
-  std::vector<double> values;  // one per TimelineLane::series
-};
+using CounterSample = profiler::CounterSample;  // values: one per TimelineLane::series
 
-// One horizontal lane. Rows hold indices into Trace::events (or, for async lanes, into TimelineModel::asyncSlices)
-// sorted by start; within one row the intervals never overlap, which is what makes the level-of-detail query a
-// sequence of binary searches.
+// One horizontal lane, a profiler::TraceTrack arranged for drawing. Rows hold indices into Trace::events (or, for async
+// lanes, into TimelineModel::asyncSlices) sorted by start; within one row the intervals never overlap, which is what
+// makes the level-of-detail query a sequence of binary searches.
 struct TimelineLane {
   LaneKind kind = LaneKind::kSlices;
   profiler::TrackId pid;
@@ -45,16 +44,9 @@ struct TimelineLane {
   double counterMax = 0;
 };
 
-// An async span built from S/F or b/e events sharing (pid, cat, name, id).
-// Its steps (T/p with S/F, n with b/e, between start and finish) are TimelineModel::asyncSteps()
+// An async span as fs_profiler paired it (profiler::pairAsyncSpans); its steps are TimelineModel::asyncSteps()
 // [firstStep, firstStep + stepCount), by time.
-struct AsyncSlice {
-  uint32_t begin = 0;  // event index of the S/b
-  int64_t startNs = 0;
-  int64_t endNs = 0;
-  uint32_t firstStep = 0;
-  uint32_t stepCount = 0;
-};
+using AsyncSlice = profiler::AsyncSpan;
 
 // One drawable box of a row at a given resolution: a single event, or several events merged because they are
 // closer than a pixel (level-of-detail aggregation).
@@ -95,9 +87,9 @@ class TimelineModel {
 
   const profiler::Trace& trace() const { return m_trace; }
   const std::vector<TimelineLane>& lanes() const { return m_lanes; }
-  const std::vector<AsyncSlice>& asyncSlices() const { return m_async; }
+  const std::vector<AsyncSlice>& asyncSlices() const { return m_async.spans; }
   // Event indices of the async steps drawn as markers on their span (see AsyncSlice).
-  const std::vector<uint32_t>& asyncSteps() const { return m_asyncSteps; }
+  const std::vector<uint32_t>& asyncSteps() const { return m_async.steps; }
   // Flow arrows sorted by the earlier of their two slices' starts.
   const std::vector<FlowArrow>& flows() const { return m_flows; }
   // The flows [first, last) that may touch [fromNs, toNs): O(log n), so a frame can count them before drawing.
@@ -118,7 +110,7 @@ class TimelineModel {
   int64_t flowEventCount() const { return m_flowEvents; }
   int64_t asyncEventCount() const { return m_asyncEvents; }
   int64_t undrawnCount() const { return m_undrawn; }  // object events (N/O/D), unmatched B/E, unpaired async
-  int64_t asyncStepCount() const { return static_cast<int64_t>(m_asyncSteps.size()); }  // drawn as markers
+  int64_t asyncStepCount() const { return static_cast<int64_t>(m_async.steps.size()); }  // drawn as markers
   size_t sliceLaneCount() const;
 
   // Where an event is drawn: lane and row (depth), or lane -1 when it is not a slice.
@@ -141,12 +133,12 @@ class TimelineModel {
   std::vector<uint32_t> search(std::string_view text) const;
   // Slices (complete events, every lane) intersecting [fromNs, toNs).
   RangeSummary summarize(int64_t fromNs, int64_t toNs) const;
-  // Complete events whose kernel name (profiler::normalizeKernelName) equals normalize(name).
+  // Complete events whose kernel name (profiler::normalizeKernelName) equals normalize(name): profiler::eventsNamed.
   std::vector<uint32_t> eventsNamed(std::string_view name) const;
-  // The HLO instruction a complete event ran: its args' "hlo_op" (what fusionscope-gpurun writes) or
-  // "instruction" when present, else its name. Kernels are linked to the graph by this.
+  // The HLO instruction a complete event ran (profiler::InstructionIndex: its args' "hlo_op" or "instruction" when
+  // present, else its name). Kernels are linked to the graph by this.
   std::string_view instructionOf(uint32_t event) const;
-  // Complete events that ran `instruction` (instructionOf, compared normalised as above): an event with an
+  // Complete events that ran `instruction` (profiler::InstructionIndex::eventsOfInstruction): an event with an
   // "hlo_op" arg matches by that arg only, so a PTX kernel named differently still links to its fusion.
   std::vector<uint32_t> eventsOfInstruction(std::string_view instruction) const;
 
@@ -154,10 +146,9 @@ class TimelineModel {
   void build();
 
   profiler::Trace m_trace;
+  profiler::InstructionIndex m_instructions;  // built from m_trace, declared after it
   std::vector<TimelineLane> m_lanes;
-  std::vector<AsyncSlice> m_async;
-  std::vector<uint32_t> m_asyncSteps;
-  std::unordered_map<uint32_t, std::string> m_instructionArg;  // complete event -> its hlo_op/instruction arg
+  profiler::AsyncSpans m_async;
   std::vector<FlowArrow> m_flows;
   std::vector<int64_t> m_flowStarts;  // per flow: min start of its two slices
   int64_t m_maxFlowSpan = 0;          // longest (max end - min start) over flows
@@ -174,9 +165,6 @@ class TimelineModel {
   int64_t m_asyncEvents = 0;
   int64_t m_undrawn = 0;
 };
-
-// A lane title: "NAME (ID)" or "ID" when the trace names nothing.
-std::string trackTitle(const std::string& name, const profiler::TrackId& id);
 
 }  // namespace fusionscope::viewer
 

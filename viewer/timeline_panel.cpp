@@ -25,10 +25,6 @@ QString qs(std::string_view text) {
   return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
 }
 
-QString trackText(const profiler::TrackId& id) {
-  return id.isText ? qs(id.text) : QString::number(id.number);
-}
-
 QString prettyJson(std::string_view raw) {
   nlohmann::json parsed = nlohmann::json::parse(raw, nullptr, false);
   if (parsed.is_discarded()) return qs(raw);
@@ -253,7 +249,7 @@ void TimelinePanel::onEventSelected(int group, qint64 event) {
     row(QStringLiteral("thread"), qs(model.lanes()[lane].title));
     row(QStringLiteral("depth"), QString::number(model.depthOf(static_cast<uint32_t>(event))));
   } else {
-    row(QStringLiteral("pid / tid"), trackText(e.pid) + QStringLiteral(" / ") + trackText(e.tid));
+    row(QStringLiteral("pid / tid"), qs(profiler::trackText(e.pid) + " / " + profiler::trackText(e.tid)));
   }
   row(QStringLiteral("start"),
       formatDuration(static_cast<double>(e.tsNs - g.offsetNs)) + QStringLiteral("  (ts %1 ns)").arg(e.tsNs));

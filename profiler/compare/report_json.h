@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/compare/trace_stats.h"
+#include "profiler/trace/trace_tracks.h"
 
 namespace fusionscope::profiler {
 
 nlohmann::json durationsJson(const DurationStats& durations);
 nlohmann::json statsToJson(const TraceStats& stats);
-std::string trackText(const TrackId& track);
 
 }  // namespace fusionscope::profiler

@@ -98,14 +98,6 @@ std::map<std::string, KernelGroup> kernelGroups(const Trace& trace, bool wantMem
 
 }  // namespace
 
-std::string normalizeKernelName(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) {
-    if (c == '.' || c == '-') c = '_';
-  }
-  return out;
-}
-
 StatusOr<FusionMembership> parseFusionMembership(std::string_view text, const std::string& name) {
   simdjson::padded_string padded(text);
   od::parser parser;

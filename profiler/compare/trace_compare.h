@@ -25,9 +25,6 @@ struct FusionMembership {
 StatusOr<FusionMembership> loadFusionMembership(const std::string& path);
 StatusOr<FusionMembership> parseFusionMembership(std::string_view text, const std::string& name);
 
-// Kernel names are compared after normalising '.', '-' and '_' to '_' ("fusion.3" in HLO is "fusion_3" in PTX).
-std::string normalizeKernelName(std::string_view name);
-
 // One "after" kernel and the "before" kernels whose work it now does.
 struct KernelMapping {
   std::string after;

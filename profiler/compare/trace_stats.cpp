@@ -1,8 +1,7 @@
 #include "profiler/compare/trace_stats.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -10,15 +9,6 @@
 #include "profiler/compare/report_json.h"
 
 namespace fusionscope::profiler {
-namespace {
-
-namespace od = simdjson::ondemand;
-
-}  // namespace
-
-std::string trackText(const TrackId& track) {
-  return track.isText ? std::string(track.text) : std::to_string(track.number);
-}
 
 DurationStats durationStats(std::vector<int64_t>& durations) {
   DurationStats stats;
@@ -36,36 +26,6 @@ DurationStats durationStats(std::vector<int64_t>& durations) {
   stats.p90Ns = rank(0.90);
   stats.p99Ns = rank(0.99);
   return stats;
-}
-
-int64_t argsBytes(std::string_view args) {
-  if (args.empty() || args.find("bytes") == std::string_view::npos) return 0;
-  simdjson::padded_string padded(args);
-  thread_local od::parser parser;
-  od::document doc;
-  od::object object;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_object().get(object) != simdjson::SUCCESS) {
-    return 0;
-  }
-  int64_t bytes = 0;
-  int64_t readWritten = 0;
-  bool haveBytes = false;
-  for (auto field : object) {
-    std::string_view key;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return 0;
-    // "bytes read"/"bytes written" is how `fusionscope-cli run --trace` spells them (Kineto-style, with spaces).
-    bool readOrWritten = key == "bytes_read" || key == "bytes_written" || key == "bytes read" || key == "bytes written";
-    if (key != "bytes" && !readOrWritten) continue;
-    double value = 0;
-    if (field.value().get_double().get(value) != simdjson::SUCCESS || value < 0) continue;
-    if (key == "bytes") {
-      bytes = static_cast<int64_t>(value);
-      haveBytes = true;
-    } else {
-      readWritten += static_cast<int64_t>(value);
-    }
-  }
-  return haveBytes ? bytes : readWritten;
 }
 
 TraceStats computeStats(const Trace& trace) {

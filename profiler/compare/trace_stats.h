@@ -67,9 +67,6 @@ struct TraceStats {
 
 TraceStats computeStats(const Trace& trace);
 
-// Bytes an event's args say it moved (see TraceStats::bytes); 0 when they say nothing.
-int64_t argsBytes(std::string_view args);
-
 // Human-readable report; `top` limits the per-name table.
 std::string statsText(const TraceStats& stats, size_t top = 20);
 // The same as one JSON object (all times in ns).

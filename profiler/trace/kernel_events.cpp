@@ -5,8 +5,6 @@
 #include <map>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 namespace fusionscope::profiler {
 namespace {
 
@@ -48,33 +46,6 @@ bool isDerivedLineName(std::string_view name) {
 
 }  // namespace
 
-std::optional<std::string> argString(std::string_view args, std::string_view key) {
-  const std::string quoted = "\"" + std::string(key) + "\"";
-  const size_t at = args.find(quoted);
-  if (at == std::string_view::npos) return std::nullopt;
-  // Args are small flat objects, so the usual `"key":"value"` is read in place (a GPU trace has one per kernel, up
-  // to millions); anything less plain (escapes, nesting, the key twice, the key as a value) goes through the parser.
-  auto skipSpace = [&](size_t p) {
-    while (p < args.size() && (args[p] == ' ' || args[p] == '\t' || args[p] == '\n' || args[p] == '\r')) ++p;
-    return p;
-  };
-  size_t p = skipSpace(at + quoted.size());
-  if (p < args.size() && args[p] == ':') {
-    p = skipSpace(p + 1);
-    const bool plain = args.find(quoted, at + 1) == std::string_view::npos &&
-                       args.find('\\') == std::string_view::npos && args.find('{', 1) == std::string_view::npos;
-    if (plain && p < args.size() && args[p] == '"') {
-      const size_t close = args.find('"', p + 1);
-      if (close != std::string_view::npos) return std::string(args.substr(p + 1, close - p - 1));
-    }
-  }
-  nlohmann::json parsed = nlohmann::json::parse(args, nullptr, false);
-  if (!parsed.is_object()) return std::nullopt;
-  auto found = parsed.find(std::string(key));
-  if (found == parsed.end() || !found->is_string()) return std::nullopt;
-  return found->get<std::string>();
-}
-
 std::string hloOp(const TraceEvent& event) {
   for (std::string_view key : {"hlo_op", "instruction"}) {
     if (std::optional<std::string> value = argString(event.args, key); value && !value->empty()) return *value;
@@ -84,6 +55,49 @@ std::string hloOp(const TraceEvent& event) {
 
 std::string hloModule(const TraceEvent& event) {
   return argString(event.args, "hlo_module").value_or(std::string());
+}
+
+std::string normalizeKernelName(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c == '.' || c == '-') c = '_';
+  }
+  return out;
+}
+
+InstructionIndex::InstructionIndex(const Trace& trace) {
+  // The args a GPU runner adds (and XLA's profiler writes) name the HLO op, whatever the kernel is called.
+  for (uint32_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& e = trace.events[i];
+    if (e.phase != 'X' || e.args.empty()) continue;
+    if (std::string op = hloOp(e); !op.empty()) m_instructionArg.emplace(i, std::move(op));
+  }
+}
+
+std::string_view InstructionIndex::instructionOf(const Trace& trace, size_t event) const {
+  auto found = m_instructionArg.find(static_cast<uint32_t>(event));
+  return found != m_instructionArg.end() ? std::string_view(found->second) : trace.events[event].name;
+}
+
+std::vector<uint32_t> InstructionIndex::eventsOfInstruction(const Trace& trace, std::string_view instruction) const {
+  const std::string wanted = normalizeKernelName(instruction);
+  std::vector<uint32_t> found;
+  for (uint32_t i = 0; i < trace.events.size(); ++i) {
+    if (trace.events[i].phase != 'X') continue;
+    const std::string_view name = instructionOf(trace, i);
+    if (name.size() == wanted.size() && normalizeKernelName(name) == wanted) found.push_back(i);
+  }
+  return found;
+}
+
+std::vector<uint32_t> eventsNamed(const Trace& trace, std::string_view name) {
+  const std::string wanted = normalizeKernelName(name);
+  std::vector<uint32_t> found;
+  for (uint32_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& e = trace.events[i];
+    if (e.phase == 'X' && e.name.size() == wanted.size() && normalizeKernelName(e.name) == wanted) found.push_back(i);
+  }
+  return found;
 }
 
 KernelClassifier::KernelClassifier(const Trace& trace) : m_kinds(trace.events.size(), Kind::kOther) {

@@ -5,21 +5,42 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "profiler/trace/event_args.h"
 #include "profiler/trace/trace_model.h"
 
 namespace fusionscope::profiler {
-
-// The string value of the top-level `key` of an args object (raw JSON text, TraceEvent::args); nullopt when the
-// key is absent or its value is not a string. Only the top level counts: `{"x":{"hlo_op":"a"}}` has no hlo_op.
-std::optional<std::string> argString(std::string_view args, std::string_view key);
 
 // The HLO instruction an event ran: its args' "hlo_op" (XLA's thunk and kernel events, fusionscope-gpurun's
 // kernels), else "instruction"; empty when neither is a non-empty string.
 std::string hloOp(const TraceEvent& event);
 // The HLO module it ran in: its args' "hlo_module" (XLA); empty when absent.
 std::string hloModule(const TraceEvent& event);
+
+// Kernel names are compared after normalising '.', '-' and '_' to '_' ("fusion.3" in HLO is "fusion_3" in PTX).
+std::string normalizeKernelName(std::string_view name);
+
+// Which HLO instruction each complete event of one trace ran, decided once so that the viewer's kernel <-> graph
+// links and the CLI agree: its hloOp() when its args name one (what fusionscope-gpurun and XLA's profiler write),
+// else its name. Events are positions in trace.events; the index keeps no pointer to the trace, so every query
+// takes the trace it was built from.
+class InstructionIndex {
+ public:
+  explicit InstructionIndex(const Trace& trace);
+
+  std::string_view instructionOf(const Trace& trace, size_t event) const;
+  // Complete events that ran `instruction` (instructionOf, compared after normalizeKernelName): an event with an
+  // "hlo_op" arg matches by that arg only, so a PTX kernel named differently still links to its fusion.
+  std::vector<uint32_t> eventsOfInstruction(const Trace& trace, std::string_view instruction) const;
+
+ private:
+  std::unordered_map<uint32_t, std::string> m_instructionArg;  // complete event -> its hlo_op/instruction arg
+};
+
+// Complete events whose name equals `name` after normalizeKernelName on both sides, in event order.
+std::vector<uint32_t> eventsNamed(const Trace& trace, std::string_view name);
 
 // Which complete events of one trace are kernels, decided once so that `stats`, `compare` and the viewer agree.
 // A kernel is:

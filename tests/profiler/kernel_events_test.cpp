@@ -166,6 +166,26 @@ TEST(KernelEventsTest, ArgStringReadsOnlyTopLevelStrings) {
   EXPECT_EQ(hloModule(event), "m");
 }
 
+// Kernel -> instruction: the hlo_op (or instruction) arg when there is one, else the name; lookups compare names
+// normalised ("fusion.3" is "fusion_3"), and an event with the arg matches by the arg only.
+TEST(KernelEventsTest, InstructionIndexMapsKernelsToInstructions) {
+  const Trace trace = importOrDie(R"([
+{"ph":"X","cat":"kernel","name":"kernel_entry_0","pid":0,"tid":1,"ts":0,"dur":1,"args":{"hlo_op":"fusion.3"}},
+{"ph":"X","cat":"kernel","name":"fusion_3","pid":0,"tid":1,"ts":2,"dur":1},
+{"ph":"X","cat":"kernel","name":"fusion_3","pid":0,"tid":1,"ts":4,"dur":1,"args":{"instruction":"add.1"}},
+{"ph":"X","cat":"kernel","name":"bad_args","pid":0,"tid":1,"ts":6,"dur":1,"args":{"hlo_op":7}},
+{"ph":"i","name":"fusion.3","pid":0,"tid":1,"ts":8,"s":"t"}])");
+  const InstructionIndex index(trace);
+  EXPECT_EQ(index.instructionOf(trace, 0), "fusion.3");
+  EXPECT_EQ(index.instructionOf(trace, 1), "fusion_3");
+  EXPECT_EQ(index.instructionOf(trace, 2), "add.1");
+  EXPECT_EQ(index.instructionOf(trace, 3), "bad_args");
+  EXPECT_EQ(index.eventsOfInstruction(trace, "fusion.3"), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(index.eventsOfInstruction(trace, "add-1"), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(eventsNamed(trace, "fusion.3"), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(normalizeKernelName("a.b-c_d"), "a_b_c_d");
+}
+
 // The real thing: JAX 0.10 on the CPU, the MNIST softmax step run 5 times unfused (--xla_disable_hlo_passes=fusion)
 // and fused, in both forms jax.profiler writes (Perfetto JSON and the xplane-converted trace). Counts taken with a
 // python json script (events whose args have hlo_op; mnist_step has no control flow), not with this code.
