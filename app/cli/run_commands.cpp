@@ -338,13 +338,6 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
     fmt::print(stderr, "--loop: {}\n", loop.message());
     return kExitBadInput;
   }
-  for (const core::PlanParameter& p : plan.parameters) {
-    std::vector<uint8_t> zeros(static_cast<size_t>(p.shape.byteSize()), 0);
-    if (Status s = executable.setParameterBytes(p.index, zeros.data(), static_cast<int64_t>(zeros.size())); !s.ok()) {
-      fmt::print(stderr, "{}\n", s.message());
-      return kExitFailed;
-    }
-  }
   for (const std::string& spec : args.inputs) {
     StatusOr<NamedArray> input = readNamedArray(plan, spec, "--input");
     StatusOr<core::Value> value =
@@ -412,14 +405,6 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
              seconds * 1e6 / std::max(stepsDone, 1), loop->carried().size());
   if (scalarLoss) fmt::print(": loss {:.4f} -> {:.4f}", firstLoss, lastLoss);
   fmt::print("\n");
-  if (!args.saveOutputs.empty()) {
-    OutputDirectoryGuard outputs(args.saveOutputs);
-    if (Status s = saveOutputs(executable, args.saveOutputs); !s.ok()) {
-      fmt::print(stderr, "{}\n", s.message());
-      return kExitFailed;
-    }
-    outputs.keep();
-  }
   return kExitOk;
 }
 
@@ -551,14 +536,15 @@ int runRun(const RunCommands& args) {
         }
       }
     }
-    if (!args.saveOutputs.empty()) {
-      OutputDirectoryGuard outputs(args.saveOutputs);
-      if (Status s = saveOutputs(executable, args.saveOutputs); !s.ok()) {
-        fmt::print(stderr, "{}\n", s.message());
-        return kExitFailed;
-      }
-      outputs.keep();
+  }
+  // After the last iteration or training step: the outputs as they are then.
+  if (!args.saveOutputs.empty()) {
+    OutputDirectoryGuard outputs(args.saveOutputs);
+    if (Status s = saveOutputs(executable, args.saveOutputs); !s.ok()) {
+      fmt::print(stderr, "{}\n", s.message());
+      return kExitFailed;
     }
+    outputs.keep();
   }
   if (!spans.empty()) fmt::print("{}", kernelSummary(spans, args.loop ? std::min(args.steps, 20) : args.iterations));
   if (!args.trace.empty()) {

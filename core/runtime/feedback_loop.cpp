@@ -18,6 +18,9 @@ StatusOr<FeedbackLoop> FeedbackLoop::create(CpuExecutable& executable) {
                     "from one step to the next",
                     executable.plan().module));
   }
+  for (const PlanParameter& p : executable.plan().parameters) {
+    std::memset(executable.mutableBufferData(p.buffer), 0, static_cast<size_t>(p.shape.byteSize()));
+  }
   return FeedbackLoop(executable, std::move(carried));
 }
 

@@ -15,6 +15,7 @@ namespace fusionscope::core {
 // executable by reference; it must outlive the loop.
 class FeedbackLoop {
  public:
+  // Sets every parameter to zero, the loop's starting point (set starting values and the first batch after this).
   // Fails when no output aliases a parameter (nothing would carry over from one step to the next).
   static StatusOr<FeedbackLoop> create(CpuExecutable& executable);
 

@@ -129,18 +129,11 @@ int main(int argc, char** argv) {
                modulePath, train->pixelsPerImage());
     return kExitBadInput;
   }
+  // Softmax regression starts from zero weights, as every parameter of a new FeedbackLoop does.
   StatusOr<core::FeedbackLoop> loop = core::FeedbackLoop::create(executable);
   if (!loop.ok()) {
     fmt::print(stderr, "{}\n", loop.message());
     return kExitBadInput;
-  }
-  // Softmax regression starts from zero weights.
-  for (const core::PlanParameter& p : plan.parameters) {
-    std::vector<uint8_t> zeros(static_cast<size_t>(p.shape.byteSize()), 0);
-    if (Status s = executable.setParameterBytes(p.index, zeros.data(), static_cast<int64_t>(zeros.size())); !s.ok()) {
-      fmt::print(stderr, "{}\n", s.message());
-      return kExitFailed;
-    }
   }
   const std::vector<float> oneHot = train->oneHotLabels();
   auto weights = [&](int64_t parameter) {
