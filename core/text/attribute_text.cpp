@@ -1,105 +1,20 @@
 #include "core/text/attribute_text.h"
 
-#include <cctype>
-#include <charconv>
 #include <functional>
 
 #include <fmt/format.h>
 
+#include "core/text/text_cursor.h"
+
 namespace fusionscope::core {
 namespace {
-
-// A small scanner over one attribute value.
-class ValueScanner {
- public:
-  explicit ValueScanner(std::string_view text) : m_pos(text.data()), m_end(text.data() + text.size()) {}
-
-  const char* pos() const { return m_pos; }
-  bool atEnd() {
-    skip();
-    return m_pos >= m_end;
-  }
-  char peek() {
-    skip();
-    return m_pos < m_end ? *m_pos : '\0';
-  }
-  bool consume(char c) {
-    if (peek() == c) {
-      ++m_pos;
-      return true;
-    }
-    return false;
-  }
-  bool readInt(int64_t& value) {
-    skip();
-    const char* start = m_pos;
-    if (start < m_end && *start == '+') ++start;
-    auto [ptr, ec] = std::from_chars(start, m_end, value);
-    if (ec != std::errc()) return false;
-    m_pos = ptr;
-    return true;
-  }
-  std::string_view readWord() {
-    skip();
-    const char* start = m_pos;
-    while (m_pos < m_end && (std::isalnum(static_cast<unsigned char>(*m_pos)) || *m_pos == '_')) ++m_pos;
-    return {start, static_cast<size_t>(m_pos - start)};
-  }
-  std::string_view readName() {
-    skip();
-    const char* start = m_pos;
-    while (m_pos < m_end &&
-           (std::isalnum(static_cast<unsigned char>(*m_pos)) || *m_pos == '_' || *m_pos == '.' || *m_pos == '-')) {
-      ++m_pos;
-    }
-    return {start, static_cast<size_t>(m_pos - start)};
-  }
-  // Reads a `"..."` string at the position, unescaping; false if not at a well-formed string.
-  bool readQuoted(std::string& out) {
-    skip();
-    if (m_pos >= m_end || *m_pos != '"') return false;
-    const char* p = m_pos + 1;
-    out.clear();
-    // Fast path: no escapes, one copy.
-    const char* q = p;
-    while (q < m_end && *q != '"' && *q != '\\') ++q;
-    if (q < m_end && *q == '"') {
-      out.assign(p, q);
-      m_pos = q + 1;
-      return true;
-    }
-    while (p < m_end && *p != '"') {
-      if (*p == '\\' && p + 1 < m_end) {
-        ++p;
-        switch (*p) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          default: out += *p; break;
-        }
-      } else {
-        out += *p;
-      }
-      ++p;
-    }
-    if (p >= m_end) return false;
-    m_pos = p + 1;
-    return true;
-  }
-  void skip() {
-    while (m_pos < m_end && (*m_pos == ' ' || *m_pos == '\n' || *m_pos == '\t' || *m_pos == '\r')) ++m_pos;
-  }
-
- private:
-  const char* m_pos;
-  const char* m_end;
-};
 
 AttributeError errorAt(const char* at, std::string message) {
   return AttributeError{at, std::move(message)};
 }
 
 // Parses `AxBxC` into out (each element via `element`), used by window sizes and padding.
-AttributeResult parseXList(ValueScanner& s, const std::function<AttributeResult(ValueScanner&, size_t)>& element) {
+AttributeResult parseXList(TextCursor& s, const std::function<AttributeResult(TextCursor&, size_t)>& element) {
   size_t i = 0;
   do {
     if (auto err = element(s, i++)) return err;
@@ -110,14 +25,14 @@ AttributeResult parseXList(ValueScanner& s, const std::function<AttributeResult(
 }  // namespace
 
 AttributeResult parseInt(std::string_view text, int64_t& out) {
-  ValueScanner s(text);
+  TextCursor s(text, {});
   if (!s.readInt(out)) return errorAt(s.pos(), "expected an integer");
   if (!s.atEnd()) return errorAt(s.pos(), "unexpected text after integer");
   return std::nullopt;
 }
 
 AttributeResult parseIntList(std::string_view text, std::vector<int64_t>& out) {
-  ValueScanner s(text);
+  TextCursor s(text, {});
   out.clear();
   if (!s.consume('{')) return errorAt(s.pos(), "expected '{' to start a list of integers");
   if (!s.consume('}')) {
@@ -133,7 +48,7 @@ AttributeResult parseIntList(std::string_view text, std::vector<int64_t>& out) {
 }
 
 AttributeResult parseSlice(std::string_view text, std::vector<SliceDim>& out) {
-  ValueScanner s(text);
+  TextCursor s(text, {});
   out.clear();
   if (!s.consume('{')) return errorAt(s.pos(), "expected '{' to start slice");
   if (!s.consume('}')) {
@@ -154,9 +69,9 @@ AttributeResult parseSlice(std::string_view text, std::vector<SliceDim>& out) {
 }
 
 AttributeResult parsePadding(std::string_view text, std::vector<PaddingDim>& out) {
-  ValueScanner s(text);
+  TextCursor s(text, {});
   out.clear();
-  auto result = parseXList(s, [&](ValueScanner& sc, size_t) -> AttributeResult {
+  auto result = parseXList(s, [&](TextCursor& sc, size_t) -> AttributeResult {
     PaddingDim dim;
     if (!sc.readInt(dim.low)) return errorAt(sc.pos(), "expected padding 'low_high[_interior]'");
     if (!sc.consume('_') || !sc.readInt(dim.high)) return errorAt(sc.pos(), "expected '_high' in padding");
@@ -170,7 +85,7 @@ AttributeResult parsePadding(std::string_view text, std::vector<PaddingDim>& out
 }
 
 AttributeResult parseWindow(std::string_view text, Window& out) {
-  ValueScanner s(text);
+  TextCursor s(text, {});
   out.dims.clear();
   if (!s.consume('{')) return errorAt(s.pos(), "expected '{' to start window");
   while (!s.consume('}')) {
@@ -184,7 +99,7 @@ AttributeResult parseWindow(std::string_view text, Window& out) {
     };
     AttributeResult err;
     if (key == "pad") {
-      err = parseXList(s, [&](ValueScanner& sc, size_t i) -> AttributeResult {
+      err = parseXList(s, [&](TextCursor& sc, size_t i) -> AttributeResult {
         WindowDim& d = dimAt(i);
         if (!sc.readInt(d.padLow) || !sc.consume('_') || !sc.readInt(d.padHigh)) {
           return errorAt(sc.pos(), "expected 'low_high' in window pad");
@@ -203,7 +118,7 @@ AttributeResult parseWindow(std::string_view text, Window& out) {
         field = &WindowDim::windowDilation;
       else if (key != "rhs_reversal")
         return errorAt(keyAt, fmt::format("unknown window field '{}'", key));
-      err = parseXList(s, [&](ValueScanner& sc, size_t i) -> AttributeResult {
+      err = parseXList(s, [&](TextCursor& sc, size_t i) -> AttributeResult {
         int64_t v = 0;
         if (!sc.readInt(v)) return errorAt(sc.pos(), fmt::format("expected an integer in window {}", key));
         if (field)
@@ -220,7 +135,7 @@ AttributeResult parseWindow(std::string_view text, Window& out) {
 }
 
 AttributeResult parseMetadata(std::string_view text, OpMetadata& out) {
-  ValueScanner s(text);
+  TextCursor s(text, {});
   out = OpMetadata();
   if (!s.consume('{')) return errorAt(s.pos(), "expected '{' to start metadata");
   while (!s.consume('}')) {
@@ -261,8 +176,7 @@ AttributeResult parseMetadata(std::string_view text, OpMetadata& out) {
         }
         if (p == start) return errorAt(valueAt, fmt::format("expected a value for metadata field '{}'", key));
         value = std::string_view(start, static_cast<size_t>(p - start));
-        ValueScanner skipTo(std::string_view(p, static_cast<size_t>(end - p)));
-        s = skipTo;
+        s.setPos(p);
       }
       if (!out.extra.empty()) out.extra += ' ';
       out.extra += fmt::format("{}={}", key, value);
@@ -273,14 +187,14 @@ AttributeResult parseMetadata(std::string_view text, OpMetadata& out) {
 }
 
 AttributeResult parseQuoted(std::string_view text, std::string& out) {
-  ValueScanner s(text);
+  TextCursor s(text, {});
   if (!s.readQuoted(out)) return errorAt(s.pos(), "expected a quoted string");
   if (!s.atEnd()) return errorAt(s.pos(), "unexpected text after string");
   return std::nullopt;
 }
 
 AttributeResult parseNameList(std::string_view text, std::vector<std::string_view>& out, bool& braced) {
-  ValueScanner s(text);
+  TextCursor s(text, {});
   out.clear();
   braced = s.consume('{');
   if (!(braced && s.consume('}'))) {

@@ -1,6 +1,7 @@
 #include "core/text/text_cursor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -55,6 +56,44 @@ bool TextCursor::readInt(int64_t& value) {
   auto [ptr, ec] = std::from_chars(start, m_end, value);
   if (ec != std::errc()) return false;
   m_pos = ptr;
+  return true;
+}
+
+std::string_view TextCursor::readWord() {
+  skipSpace();
+  const char* start = m_pos;
+  while (m_pos < m_end && (std::isalnum(static_cast<unsigned char>(*m_pos)) || *m_pos == '_')) ++m_pos;
+  return {start, static_cast<size_t>(m_pos - start)};
+}
+
+bool TextCursor::readQuoted(std::string& out) {
+  skipSpace();
+  if (m_pos >= m_end || *m_pos != '"') return false;
+  const char* p = m_pos + 1;
+  out.clear();
+  // Fast path: no escapes, one copy.
+  const char* q = p;
+  while (q < m_end && *q != '"' && *q != '\\') ++q;
+  if (q < m_end && *q == '"') {
+    out.assign(p, q);
+    m_pos = q + 1;
+    return true;
+  }
+  while (p < m_end && *p != '"') {
+    if (*p == '\\' && p + 1 < m_end) {
+      ++p;
+      switch (*p) {
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        default: out += *p; break;
+      }
+    } else {
+      out += *p;
+    }
+    ++p;
+  }
+  if (p >= m_end) return false;
+  m_pos = p + 1;
   return true;
 }
 

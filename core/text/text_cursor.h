@@ -53,8 +53,13 @@ class TextCursor {
     while (m_pos < m_end && isNameChar(*m_pos)) ++m_pos;
     return {start, static_cast<size_t>(m_pos - start)};
   }
+  // Skips space, then reads a word: [A-Za-z0-9_]+ (attribute keys). Empty if none.
+  std::string_view readWord();
   // Reads an optionally signed decimal integer; false (position unchanged) if there is none or it overflows.
   bool readInt(int64_t& value);
+  // Skips space, then reads a `"..."` string, unescaping \n, \t and \<c>; false (position unchanged) if not at a
+  // well-formed string.
+  bool readQuoted(std::string& out);
 
   // Start of an unterminated `/*` comment, if skipSpace met one.
   const char* unterminatedComment() const { return m_unterminatedComment; }
