@@ -12,6 +12,7 @@
 #include "profiler/compare/trace_compare.h"
 #include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
+#include "tests/profiler/trace_testing.h"
 
 namespace fusionscope::profiler {
 namespace {
@@ -20,11 +21,7 @@ namespace fs = std::filesystem;
 
 const fs::path kXlaData = fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "mnist_step";
 
-Trace importOrDie(std::string_view text) {
-  StatusOr<Trace> trace = importChromeTraceText(text, "inline.json");
-  EXPECT_TRUE(trace.ok()) << trace.status().message();
-  return trace.ok() ? std::move(trace).value() : Trace{};
-}
+using fusionscope::testing::importOrDie;
 
 // Names of the events the classifier calls kernels, in event order.
 std::vector<std::string> kernelNames(const Trace& trace) {

@@ -12,6 +12,7 @@
 
 #include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
+#include "tests/profiler/trace_testing.h"
 
 namespace fusionscope::profiler {
 namespace {
@@ -20,11 +21,7 @@ namespace fs = std::filesystem;
 
 const fs::path kCorpusDir = fs::path(FS_SOURCE_DIR) / ".." / "shared" / "corpus" / "traces";
 
-Trace importOrDie(std::string_view text) {
-  StatusOr<Trace> trace = importChromeTraceText(text, "inline.json");
-  EXPECT_TRUE(trace.ok()) << trace.status().message();
-  return trace.ok() ? std::move(trace).value() : Trace{};
-}
+using fusionscope::testing::importOrDie;
 
 // Unfused run: four kernels on one stream (ts/dur in µs), a memcpy, and a CPU op that is not device work.
 //   add.1 [0,10)  multiply.2 [12,20)  add.1 [25,35)  exponential.3 [35,40)  memcpy [50,54) on another stream

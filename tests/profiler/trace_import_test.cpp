@@ -11,6 +11,7 @@
 
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/json_text.h"
+#include "tests/profiler/trace_testing.h"
 
 namespace fusionscope::profiler {
 namespace {
@@ -91,11 +92,7 @@ const CorpusCase kCorpus[] = {
      0},
 };
 
-Trace importOrDie(std::string_view text) {
-  StatusOr<Trace> trace = importChromeTraceText(text, "inline.json");
-  EXPECT_TRUE(trace.ok()) << trace.status().message();
-  return trace.ok() ? std::move(trace).value() : Trace{};
-}
+using fusionscope::testing::importOrDie;
 
 TEST(TraceImportTest, CorpusPerPhaseCounts) {
   if (!fs::exists(kCorpusDir)) GTEST_SKIP() << "trace corpus not found at " << kCorpusDir;

@@ -8,15 +8,12 @@
 #include "profiler/trace/chrome_json_export.h"
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/flow_binding.h"
+#include "tests/profiler/trace_testing.h"
 
 namespace fusionscope::profiler {
 namespace {
 
-Trace importOrDie(std::string_view text) {
-  StatusOr<Trace> trace = importChromeTraceText(text, "inline.json");
-  EXPECT_TRUE(trace.ok()) << trace.status().message();
-  return trace.ok() ? std::move(trace).value() : Trace{};
-}
+using fusionscope::testing::importOrDie;
 
 TEST(TraceModelTest, CompleteEventsKeepDurationAndDefaultToZero) {
   Trace trace = importOrDie(R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":10,"dur":2.5},

@@ -8,15 +8,12 @@
 #include <gtest/gtest.h>
 
 #include "profiler/trace/chrome_json_import.h"
+#include "tests/profiler/trace_testing.h"
 
 namespace fusionscope::profiler {
 namespace {
 
-Trace importOrDie(std::string_view text) {
-  StatusOr<Trace> trace = importChromeTraceText(text, "inline.json");
-  EXPECT_TRUE(trace.ok()) << trace.status().message();
-  return trace.ok() ? std::move(trace).value() : Trace{};
-}
+using fusionscope::testing::importOrDie;
 
 std::vector<std::string> titles(const TraceTracks& tracks) {
   std::vector<std::string> out;
