@@ -231,22 +231,10 @@ bool bitsToFloat(PrimitiveType type, uint64_t bits, double& value) {
 }
 
 bool isFloatUnaryOp(HloOpcode op) {
+  if (isTranscendental(op)) return true;
   switch (op) {
     case HloOpcode::kAbs:
     case HloOpcode::kNegate:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kTanh:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kErf:
     case HloOpcode::kFloor:
     case HloOpcode::kCeil:
     case HloOpcode::kRoundNearestAfz:

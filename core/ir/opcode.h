@@ -168,4 +168,25 @@ inline bool isElementwise(HloOpcode opcode) {
   return opcodeCategory(opcode) == OpCategory::kElementwise;
 }
 
+// Floating-point functions computed by a libm-class routine (exp, log, tanh, erf, ...): many instructions per
+// element, so fusion prices duplicating them, and they apply only to floating-point types.
+inline bool isTranscendental(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kTanh:
+    case HloOpcode::kTan:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kErf: return true;
+    default: return false;
+  }
+}
+
 }  // namespace fusionscope::core

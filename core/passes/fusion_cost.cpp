@@ -20,24 +20,12 @@ int64_t kernelTraffic(const HloInstruction& instruction) {
 }
 
 bool isExpensive(const HloInstruction& instruction) {
+  if (isTranscendental(instruction.opcode())) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kDivide:
     case HloOpcode::kRemainder:
     case HloOpcode::kPower:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kTanh:
-    case HloOpcode::kTan:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kErf: return true;
+    case HloOpcode::kAtan2: return true;
     default: break;
   }
   if (isElementwise(instruction.opcode())) return false;
