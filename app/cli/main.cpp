@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/cli_output.h"
+#include "app/cli/compare_command.h"
 #include "app/cli/info_command.h"
 #include "app/cli/pipeline_commands.h"
 #include "app/cli/run_commands.h"
@@ -220,6 +221,7 @@ int runCli(int argc, char** argv) {
   std::shared_ptr<cli::TraceCommands> traceCommands = cli::addTraceCommands(app);
   std::shared_ptr<cli::RunCommands> runCommands = cli::addRunCommands(app);
   std::shared_ptr<cli::XlaCommands> xlaCommands = cli::addXlaCommands(app);
+  std::shared_ptr<cli::CompareCommand> compareCommand = cli::addCompareCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -238,6 +240,7 @@ int runCli(int argc, char** argv) {
   if (std::optional<int> code = cli::runTraceCommands(*traceCommands)) return *code;
   if (std::optional<int> code = cli::runRunCommands(*runCommands)) return *code;
   if (std::optional<int> code = cli::runXlaCommands(*xlaCommands)) return *code;
+  if (std::optional<int> code = cli::runCompareCommand(*compareCommand)) return *code;
   if (*dump) {
     cli::noteIgnoredXlaFlags(*ignoredXlaFlags);
     std::error_code error;
