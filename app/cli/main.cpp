@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/cli_output.h"
+#include "app/cli/compare_command.h"
 #include "app/cli/info_command.h"
 #include "app/cli/pipeline_commands.h"
 #include "app/cli/run_commands.h"
@@ -34,18 +35,6 @@ using cli::kExitBadInput;
 using cli::kExitFailed;
 using cli::kExitOk;
 using cli::loadModule;
-
-// Adds the options that choose a pipeline (dump, explain, verify share them).
-void addPipelineOptions(CLI::App* command, cli::PipelineArgs& args) {
-  command->add_option("--pipeline", args.pipeline, "Pass pipeline: gpu, cpu or none (just the input)")
-      ->check(CLI::IsMember({"gpu", "cpu", "none"}))
-      ->capture_default_str();
-  command->add_option("--passes", args.passes, "Run exactly these passes, in this order (comma-separated)")
-      ->delimiter(',');
-  command->add_option("--disable-passes,--xla_disable_hlo_passes", args.disabled, "Skip these passes")->delimiter(',');
-  command->add_flag("--check-passes", args.checkPasses,
-                    "Verify the module after every changing pass and check that unchanged passes changed nothing");
-}
 
 int runDump(core::HloModule& module, const std::string& input, const std::string& output, const cli::PipelineArgs& args,
             const std::string& passRegex, bool png, bool svg, bool stagesSummary, int jobs) {
@@ -181,7 +170,7 @@ int runCli(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingPath);
   dump->add_option("-o,--output,--xla_dump_to", output, "Dump directory (created if missing)")->required();
-  addPipelineOptions(dump, pipelineArgs);
+  cli::addPipelineOptions(dump, pipelineArgs);
   dump->add_option("--dump-pass-re,--xla_dump_hlo_pass_re", passRegex,
                    "Write only stages whose pass name matches (stage 0 always)");
   dump->add_flag("--png,--xla_dump_hlo_as_png", png, "Also render hlo_graph_N.png with Graphviz");
@@ -199,7 +188,7 @@ int runCli(int argc, char** argv) {
   cli::ExplainFilter explainFilter;
   bool explainJson = false;
   explain->add_option("module", input, "HLO text file")->required()->check(CLI::ExistingFile);
-  addPipelineOptions(explain, pipelineArgs);
+  cli::addPipelineOptions(explain, pipelineArgs);
   explain->add_option("--instruction", explainFilter.instruction, "Only decisions about this instruction or fusion");
   auto* fusedOnly = explain->add_flag("--fused", explainFilter.fusedOnly, "Only decisions that fused");
   explain->add_flag("--refused", explainFilter.refusedOnly, "Only decisions that did not fuse")->excludes(fusedOnly);
@@ -222,7 +211,7 @@ int runCli(int argc, char** argv) {
   uint64_t seed = 1;
   int trials = 1;
   verify->add_option("module", input, "HLO text file")->required()->check(CLI::ExistingFile);
-  addPipelineOptions(verify, pipelineArgs);
+  cli::addPipelineOptions(verify, pipelineArgs);
   verify->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   verify->add_option("--trials", trials, "Random input sets to try (seed, seed+1, ...)")
       ->check(CLI::PositiveNumber)
@@ -232,6 +221,7 @@ int runCli(int argc, char** argv) {
   std::shared_ptr<cli::TraceCommands> traceCommands = cli::addTraceCommands(app);
   std::shared_ptr<cli::RunCommands> runCommands = cli::addRunCommands(app);
   std::shared_ptr<cli::XlaCommands> xlaCommands = cli::addXlaCommands(app);
+  std::shared_ptr<cli::CompareCommand> compareCommand = cli::addCompareCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -250,6 +240,7 @@ int runCli(int argc, char** argv) {
   if (std::optional<int> code = cli::runTraceCommands(*traceCommands)) return *code;
   if (std::optional<int> code = cli::runRunCommands(*runCommands)) return *code;
   if (std::optional<int> code = cli::runXlaCommands(*xlaCommands)) return *code;
+  if (std::optional<int> code = cli::runCompareCommand(*compareCommand)) return *code;
   if (*dump) {
     cli::noteIgnoredXlaFlags(*ignoredXlaFlags);
     std::error_code error;

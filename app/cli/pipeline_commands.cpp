@@ -34,6 +34,17 @@ std::string upper(std::string text) {
 
 }  // namespace
 
+void addPipelineOptions(CLI::App* command, PipelineArgs& args) {
+  command->add_option("--pipeline", args.pipeline, "Pass pipeline: gpu, cpu or none (just the input)")
+      ->check(CLI::IsMember({"gpu", "cpu", "none"}))
+      ->capture_default_str();
+  command->add_option("--passes", args.passes, "Run exactly these passes, in this order (comma-separated)")
+      ->delimiter(',');
+  command->add_option("--disable-passes,--xla_disable_hlo_passes", args.disabled, "Skip these passes")->delimiter(',');
+  command->add_flag("--check-passes", args.checkPasses,
+                    "Verify the module after every changing pass and check that unchanged passes changed nothing");
+}
+
 StatusOr<core::PipelineRun> runPipelineFor(core::HloModule& module, const PipelineArgs& args) {
   core::PipelineSpec spec;
   spec.preset = args.pipeline;

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "core/ir/hlo_module.h"
 #include "core/pipeline/pass_registry.h"
 #include "core/pipeline/stage.h"
@@ -17,6 +19,10 @@ struct PipelineArgs {
   bool checkPasses = false;
   bool progress = false;  // a one-line progress display on stderr (terminals only)
 };
+
+// Adds the options that choose a pipeline (dump, explain, verify and compare-fusions share them); the
+// default shown for --pipeline is the one `args` holds.
+void addPipelineOptions(CLI::App* command, PipelineArgs& args);
 
 // Runs the pipeline the arguments describe on `module` (modified in place); `pipeline=none` gives stage 0
 // only. Errors (unknown pass, a pass failing) come back as a Status.

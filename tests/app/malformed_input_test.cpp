@@ -40,6 +40,8 @@ std::vector<Command> commandsFor(Kind kind) {
           {"dump", {"dump", "FILE", "-o", "OUT/dump", "--svg"}},
           {"explain", {"explain", "FILE"}},
           {"verify", {"verify", "FILE"}},
+          {"compare_fusions_a", {"compare-fusions", "FILE", "GOOD", "--pipeline", "cpu", "-o", "OUT/compare.txt"}},
+          {"compare_fusions_b", {"compare-fusions", "GOOD", "FILE", "--json", "-o", "OUT/compare.json"}},
       };
 #ifdef FS_HAVE_CODEGEN
       commands.push_back({"run", {"run", "FILE", "--trace", "OUT/timeline.ctf.json", "--save-outputs", "OUT/outs"}});
@@ -240,9 +242,10 @@ TEST(ResourceLimitsTest, VerifyRefusesAModuleLargerThanMemory) {
   CliResult outcome = runProgram(FS_CLI_PATH, {"verify", path.string()}, dir);
   ASSERT_TRUE(WIFEXITED(outcome.status)) << outcome.err;
   EXPECT_EQ(WEXITSTATUS(outcome.status), 2);
-  EXPECT_NE(outcome.err.find("huge.hlo: cannot evaluate: its values need 16.0 PB (largest: p f32[100000,100000,100000], "
-                             "8.0 PB), more than the"),
-            std::string::npos)
+  EXPECT_NE(
+      outcome.err.find("huge.hlo: cannot evaluate: its values need 16.0 PB (largest: p f32[100000,100000,100000], "
+                       "8.0 PB), more than the"),
+      std::string::npos)
       << outcome.err;
   fs::remove_all(dir);
 }
@@ -286,7 +289,7 @@ class MemoryLimitTest : public ::testing::Test {
 TEST_F(MemoryLimitTest, EvaluatorCountsTheBytesItReallyStores) {
   // 1.5 billion s8 elements are 1.5 GB as data but 12 GB as the evaluator's int64s.
   fs::path path = write("bytes.hlo", hloWithBody("  p = s8[] parameter(0)\n  b = s8[1500000000] broadcast(p), "
-                                                  "dimensions={}\n  ROOT n = s8[1500000000] negate(b)"));
+                                                 "dimensions={}\n  ROOT n = s8[1500000000] negate(b)"));
   for (long limit : {2000000L, 8000000L}) {
     CliResult outcome = runLimited({"verify", path.string()}, m_dir, limit);
     ASSERT_TRUE(WIFEXITED(outcome.status)) << "killed by signal " << WTERMSIG(outcome.status) << "\n" << outcome.err;
@@ -329,8 +332,9 @@ TEST_F(MemoryLimitTest, RunRefusesBuffersLargerThanMemory) {
 #ifndef FS_HAVE_CODEGEN
   GTEST_SKIP() << "built without codegen";
 #endif
-  fs::path path = write("dot.hlo", hloWithBody("  p = f32[30000,30000] parameter(0)\n  ROOT d = f32[30000,30000] dot(p, p), "
-                                               "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  fs::path path =
+      write("dot.hlo", hloWithBody("  p = f32[30000,30000] parameter(0)\n  ROOT d = f32[30000,30000] dot(p, p), "
+                                   "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
   CliResult outcome = runLimited({"run", path.string(), "--no-check"}, m_dir, 2000000L);
   ASSERT_TRUE(WIFEXITED(outcome.status)) << "killed by signal " << WTERMSIG(outcome.status) << "\n" << outcome.err;
   EXPECT_NE(WEXITSTATUS(outcome.status), 0) << outcome.err;

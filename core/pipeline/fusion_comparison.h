@@ -1,0 +1,91 @@
+#pragma once
+
+// How two compilations of one program group their ops into fusions: FusionScope's pipeline output against XLA's
+// `*.cpu_after_optimizations.txt`, or any two modules. Answers "why did XLA fuse this and FusionScope not?" with
+// pair counts, precision and recall, and the groups that differ side by side with our pipeline's reasons.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/passes/fusion_decision.h"
+
+namespace fusionscope::core {
+
+class HloInstruction;
+class HloModule;
+struct PipelineRun;
+
+// An instruction's name without the suffixes fusion adds to the clones it makes: `add.3.clone.1` -> `add.3`,
+// `mul.2.clone.clone` -> `mul.2`. The numbering `.N` of the name itself stays (`add.3` and `add.4` are different
+// instructions).
+std::string normalizedInstructionName(std::string_view name);
+
+// Whether an instruction is an op a comparison counts: everything that computes, except parameters, constants
+// (both compilers copy scalars into every fusion that reads them), tuples, get-tuple-element and bitcasts (pure
+// plumbing, and XLA turns reshapes and transposes into bitcasts after layout assignment), and control flow
+// (while, conditional, call: the ops of their bodies are compared instead).
+bool isComparedOp(const HloInstruction& inst);
+
+// One instruction of a group as the comparison shows it.
+struct ComparedMember {
+  std::string name;         // its name in its own module
+  std::string opcode;       // "multiply"
+  std::string counterpart;  // the matched instruction's name in the other module; "" when unmatched
+};
+
+// What an instruction ends up in: a fusion (its ops, nested fusions opened), or the instruction alone.
+struct ComparedGroup {
+  std::string name;  // the fusion instruction, or the unfused instruction itself
+  bool fusion = false;
+  std::vector<ComparedMember> members;  // compared ops only, in the fusion's post order
+};
+
+// A set of groups of A and of B that hold the same matched instructions and group them differently (the
+// connected component of "shares a matched instruction" between A's groups and B's groups).
+struct GroupDifference {
+  std::vector<ComparedGroup> a;
+  std::vector<ComparedGroup> b;
+  int64_t pairsOnlyA = 0;  // matched pairs fused together in A and not in B
+  int64_t pairsOnlyB = 0;
+  // When A is our pipeline's output: the decisions whose producer and consumer are both among these groups'
+  // instructions or fusions (what `explain` prints for them).
+  std::vector<FusionDecision> decisions;
+};
+
+struct ComparedSide {
+  int64_t ops = 0;            // compared ops, each copy of a duplicated op counted
+  int64_t matched = 0;        // of those, the ones with a counterpart in the other module
+  int64_t matchedByName = 0;  // ... found by normalized name (the rest by metadata)
+  int64_t groups = 0;         // fusions plus unfused ops
+  int64_t fusions = 0;
+  std::vector<ComparedMember> unmatched;  // the ops without a counterpart, in text order (copies once)
+};
+
+// The result of compareFusions. Pairs are unordered pairs of matched instructions; "together" means some group
+// of that side holds both.
+struct FusionComparison {
+  ComparedSide a;
+  ComparedSide b;
+  int64_t pairsBoth = 0;
+  int64_t pairsOnlyA = 0;
+  int64_t pairsOnlyB = 0;
+  std::vector<GroupDifference> differences;  // in A's text order
+
+  // Of the pairs A fuses, the share B fuses too; nullopt when A fuses no matched pair.
+  std::optional<double> precision() const;
+  // Of the pairs B fuses, the share A fuses too; nullopt when B fuses no matched pair.
+  std::optional<double> recall() const;
+};
+
+// Compares the fusion groupings of `a` and `b` (ops in the computations fusion works in: the entry and the bodies
+// of control flow). Instructions are matched, in this order: by normalized name when the two agree on opcode,
+// shape and metadata; by opKey (opcode, shape, metadata with source line), since XLA renames the instructions it
+// fuses; by opcode, shape and the last component of op_name when one op on each side has them (XLA's call
+// inliner rewrites the metadata of what it inlines, ours does not). Ops without metadata match by name only.
+// Copies of one op (a producer duplicated into several fusions), and distinct ops with one opKey, count as one
+// instruction. `run`, when A is the module it produced, supplies the decisions shown with each difference.
+FusionComparison compareFusions(const HloModule& a, const HloModule& b, const PipelineRun* run = nullptr);
+
+}  // namespace fusionscope::core
