@@ -267,8 +267,14 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     output.index = static_cast<int64_t>(i);
     // A tuple instruction names its elements after its operands; a tuple-shaped root that is not one (a
     // multi-output fusion) names them ROOT.INDEX.
-    output.name = !plan.tupleOutput                     ? root->name()
-                  : root->opcode() == HloOpcode::kTuple ? root->operand(static_cast<int>(i))->name()
+    // A single-output fusion is named after the instruction it computes, so that output files keep their
+    // names whether or not the module was fused.
+    auto valueName = [](const HloInstruction* value) {
+      const HloComputation* fused = value->fusedComputation();
+      return fused && fused->root() && !fused->root()->shape().isTuple() ? fused->root()->name() : value->name();
+    };
+    output.name = !plan.tupleOutput                     ? valueName(root)
+                  : root->opcode() == HloOpcode::kTuple ? valueName(root->operand(static_cast<int>(i)))
                                                         : fmt::format("{}.{}", root->name(), i);
     // The root's own shape: a bitcast of a kernel's output shares its buffer under another shape.
     output.shape = plan.tupleOutput ? root->shape().tupleElement(static_cast<int>(i)) : root->shape();
