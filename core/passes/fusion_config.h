@@ -17,17 +17,18 @@ struct FusionConfig {
   int maxOperands = 96;
   // Most instructions inside one fusion (excluding parameters).
   int maxFusedInstructions = 200;
-  // Reductions take their elementwise producers as kInput fusions (GPU); the cpu backend only fuses into
-  // reductions over the most minor dimension (a row reduction a CPU loop can vectorize).
+  // XLA CPU's loop fusion (cpu_fusion_rules.cpp): every fusion is kLoop (a reduce inside is computed per output
+  // element), only plain instructions are fused into a consumer, and only an unbatched matrix-vector dot takes
+  // an epilogue (an add, kOutput). Off: the gpu rules below.
+  bool loopFusionOnly = false;
+  int maxReductionsPerFusion = 5;  // a loop fusion holding more reductions takes no further one
+  int maxConcatenateOperands = 8;  // a concatenation with more operands is not fused
+  // gpu: reductions take their elementwise producers as kInput fusions.
   bool fuseIntoReductions = true;
-  bool fuseIntoMinorReductionsOnly = false;
-  // A reduction takes elementwise consumers as its epilogue (reduce -> convert/divide ...).
+  // gpu: a reduction takes elementwise consumers as its epilogue (reduce -> convert/divide ...).
   bool reductionEpilogues = true;
-  // dot/convolution + elementwise consumer (bias, activation) become one kOutput fusion.
+  // gpu: dot/convolution + elementwise consumer (bias, activation) become one kOutput fusion.
   bool outputFusion = true;
-  // Only matrix-vector dots are output-fused (XLA CPU: its GEMM library call cannot take an epilogue, the
-  // matrix-vector loop it emits itself can); convolutions are then never output-fused.
-  bool outputFusionMatrixVectorOnly = false;
   // Constants with at most this many elements are fused (copied) into their users; larger stay outside.
   int64_t smallConstantMaxElements = 1;
   // Expensive producers (exp, log, divide, ...) are duplicated into several consumers only when their

@@ -202,6 +202,10 @@ FusionVerdict producerRule(const HloInstruction& producer, const FusionConfig& c
     return FusionVerdict::yes();
   }
   if (producer.isFusion()) {
+    if (config.loopFusionOnly && producer.fusionKind() != FusionKind::kCustom) {
+      return FusionVerdict::no(fmt::format(
+          "{} is already a fusion; the cpu backend fuses only plain instructions into a consumer", producer.name()));
+    }
     switch (producer.fusionKind()) {
       case FusionKind::kLoop:
       case FusionKind::kInput: return FusionVerdict::yes();
@@ -255,10 +259,11 @@ FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& c
   if (!consumer.controlPredecessors().empty() || !consumer.controlSuccessors().empty()) {
     return FusionVerdict::no("not a consumer", false);
   }
+  if (consumer.isFusion() && (consumer.fusionKind() == FusionKind::kCustom || isMultiOutputFusion(consumer))) {
+    return FusionVerdict::no("not a consumer", false);
+  }
+  if (config.loopFusionOnly) return cpuConsumerRule(consumer, kind);
   if (consumer.isFusion()) {
-    if (consumer.fusionKind() == FusionKind::kCustom || isMultiOutputFusion(consumer)) {
-      return FusionVerdict::no("not a consumer", false);
-    }
     kind = consumer.fusionKind();
     return FusionVerdict::yes();
   }
@@ -268,15 +273,6 @@ FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& c
       if (!config.fuseIntoReductions) {
         return FusionVerdict::no(
             fmt::format("the {} backend does not fuse producers into reductions", backendName(config.backend)));
-      }
-      if (config.fuseIntoMinorReductionsOnly && !reducesMinorDimension(consumer)) {
-        const std::vector<int64_t> order = minorToMajor(consumer.operand(0)->shape());
-        return FusionVerdict::no(fmt::format(
-            "the {} backend fuses into a reduction only when it reduces the most minor dimension; {} reduces "
-            "dimensions {} and the most minor one is {}",
-            backendName(config.backend), consumer.name(),
-            dimensionListText(consumer.attributes().dimensions.value_or(std::vector<int64_t>{})),
-            order.empty() ? 0 : order.front()));
       }
       return FusionVerdict::yes();
     }
@@ -303,6 +299,7 @@ FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& c
 
 FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
                        FusionKind& kind) {
+  if (config.loopFusionOnly) return cpuPairRule(producer, consumer, config, kind);
   const FusionKind consumerKind = heroKind(consumer);
   const FusionKind producerKind = heroKind(producer);
   kind = consumerKind;
@@ -377,20 +374,6 @@ FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& con
     if (!config.outputFusion) {
       return FusionVerdict::no(
           fmt::format("the {} backend does not fuse epilogues into dots or convolutions", backendName(config.backend)));
-    }
-    if (config.outputFusionMatrixVectorOnly) {
-      if (producer.opcode() != HloOpcode::kDot) {
-        return FusionVerdict::no(
-            fmt::format("the {} backend output-fuses only matrix-vector dots; {} keeps its "
-                        "library call",
-                        backendName(config.backend), producer.name()));
-      }
-      if (!isMatrixVectorDot(producer)) {
-        return FusionVerdict::no(
-            fmt::format("the {} backend output-fuses only matrix-vector dots; {} is a matrix-matrix product whose "
-                        "library call cannot take an epilogue",
-                        backendName(config.backend), producer.name()));
-      }
     }
     if (consumerKind != FusionKind::kLoop) {
       return FusionVerdict::no(
@@ -512,34 +495,6 @@ std::optional<int64_t> fuseIntoAllUsersBytesSaved(const HloInstruction& producer
     total += fusionBytesSaved(producer, *user);
   }
   return total;
-}
-
-bool reducesMinorDimension(const HloInstruction& reduce) {
-  if (reduce.operandCount() == 0) return false;
-  const Shape& input = reduce.operand(0)->shape();
-  if (input.rank() == 0) return true;
-  const int64_t minor = minorToMajor(input).front();
-  const auto& dims = reduce.attributes().dimensions;
-  return dims && std::find(dims->begin(), dims->end(), minor) != dims->end();
-}
-
-bool isMatrixVectorDot(const HloInstruction& dot) {
-  if (dot.opcode() != HloOpcode::kDot || dot.operandCount() != 2) return false;
-  auto freeElements = [](const Shape& shape, const std::vector<int64_t>& batch,
-                         const std::vector<int64_t>& contracting) {
-    int64_t elements = 1;
-    for (int i = 0; i < shape.rank(); ++i) {
-      if (std::find(batch.begin(), batch.end(), i) != batch.end()) continue;
-      if (std::find(contracting.begin(), contracting.end(), i) != contracting.end()) continue;
-      elements *= shape.dimension(i);
-    }
-    return elements;
-  };
-  const Shape& lhs = dot.operand(0)->shape();
-  const Shape& rhs = dot.operand(1)->shape();
-  const DotDimensionNumbers dims = dot.attributes().dot.value_or(DotDimensionNumbers{});
-  return freeElements(lhs, dims.lhsBatch, dims.lhsContracting) == 1 ||
-         freeElements(rhs, dims.rhsBatch, dims.rhsContracting) == 1;
 }
 
 bool isLayoutChangingCopy(const HloInstruction& copy) {

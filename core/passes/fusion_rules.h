@@ -95,12 +95,20 @@ bool isExpensiveProducer(const HloInstruction& producer);
 // from the producer to the consumer's result; 1 without broadcasts).
 int64_t broadcastExpansion(const HloInstruction& producer, const HloInstruction& consumer);
 
-// reduce whose reduced dimensions include the operand's most minor one (minor_to_major[0]; the last
-// dimension without a layout).
-bool reducesMinorDimension(const HloInstruction& reduce);
-// dot where one side has a single non-contracting, non-batch element (a matrix-vector product).
-bool isMatrixVectorDot(const HloInstruction& dot);
 // copy whose result layout differs from its operand's.
 bool isLayoutChangingCopy(const HloInstruction& copy);
+
+// XLA CPU's loop fusion (config.loopFusionOnly; cpu_fusion_rules.cpp). consumerRule and pairRule hand over to
+// these; producerRule refuses fusions as producers (only plain instructions move into a consumer).
+// Elementwise ops and the data movement a loop computes per element: bitcast, broadcast, concatenate,
+// dynamic-slice, dynamic-update-slice, gather, iota, pad, reduce, reshape, reverse, slice, transpose.
+bool isLoopFusible(const HloInstruction& instruction);
+// A loop fusion or a loop-fusible instruction takes producers, always as kLoop.
+FusionVerdict cpuConsumerRule(const HloInstruction& consumer, FusionKind& kind);
+// A loop-fusible producer moves into a loop consumer; an unbatched matrix-vector dot into its one add (kOutput);
+// no concatenation of more than config.maxConcatenateOperands operands or along the minor dimension; at most
+// config.maxReductionsPerFusion reductions per fusion.
+FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
+                          FusionKind& kind);
 
 }  // namespace fusionscope::core

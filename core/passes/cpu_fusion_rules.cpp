@@ -1,0 +1,185 @@
+// The cpu backend's fusion rules, after XLA CPU's CpuInstructionFusion: every fusion is a loop over the output
+// (kLoop), with one exception, a matrix-vector dot taking its add (kOutput). docs/PIPELINES.md has the table of
+// XLA's conditions and these rules.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/ir/hlo_computation.h"
+#include "core/passes/fusion_config.h"
+#include "core/passes/fusion_rules.h"
+#include "core/passes/fusion_utils.h"
+
+namespace fusionscope::core {
+namespace {
+
+std::vector<const HloInstruction*> instructionsOf(const HloInstruction& instruction) {
+  std::vector<const HloInstruction*> result;
+  if (const HloComputation* fused = instruction.fusedComputation()) {
+    for (const auto& inst : fused->instructions()) {
+      if (inst->opcode() != HloOpcode::kParameter) result.push_back(inst.get());
+    }
+  } else {
+    result.push_back(&instruction);
+  }
+  return result;
+}
+
+int64_t minorDimension(const Shape& shape) {
+  if (shape.layout() && !shape.layout()->minorToMajor.empty()) return shape.layout()->minorToMajor.front();
+  return shape.rank() - 1;
+}
+
+// A concatenation a plain copy loop does better than a fused kernel: many operands (the fused loop picks the
+// operand per element through a tree of branches), or along the most minor dimension with enough contiguous
+// bytes per row for memcpy-like moves.
+std::optional<std::string> inefficientConcatenate(const HloInstruction& concat, const FusionConfig& config) {
+  if (concat.opcode() != HloOpcode::kConcatenate) return std::nullopt;
+  if (concat.operandCount() > config.maxConcatenateOperands) {
+    return fmt::format("{} concatenates {} operands; a fused loop would choose among them per element (at most {})",
+                       concat.name(), concat.operandCount(), config.maxConcatenateOperands);
+  }
+  const Shape& shape = concat.shape();
+  const auto& dims = concat.attributes().dimensions;
+  if (shape.rank() <= 1 || !dims || dims->empty()) return std::nullopt;
+  const int64_t dim = dims->front();
+  const int64_t rowBytes = shape.dimension(static_cast<int>(dim)) * (primitiveTypeBitWidth(shape.elementType()) / 8);
+  if (dim == minorDimension(shape) && rowBytes >= 64 && shape.byteSize() >= 2048) {
+    return fmt::format(
+        "{} concatenates along the most minor dimension ({} contiguous bytes per row); it runs "
+        "faster as a copy loop of its own",
+        concat.name(), rowBytes);
+  }
+  return std::nullopt;
+}
+
+// dot without batch dimensions whose result has at most one dimension: the loop XLA CPU emits itself, which
+// can take an add; larger products go to a GEMM library call.
+bool isUnbatchedMatrixVectorDot(const HloInstruction& dot) {
+  if (dot.opcode() != HloOpcode::kDot || dot.shape().rank() > 1) return false;
+  const DotDimensionNumbers dims = dot.attributes().dot.value_or(DotDimensionNumbers{});
+  return dims.lhsBatch.empty() && dims.rhsBatch.empty();
+}
+
+bool usedOnceBy(const HloInstruction& producer, const HloInstruction& consumer) {
+  if (producer.isRoot() || producer.users().size() != 1 || producer.users().front() != &consumer) return false;
+  return std::count(consumer.operands().begin(), consumer.operands().end(), &producer) == 1;
+}
+
+}  // namespace
+
+bool isLoopFusible(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kBitcast:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kGather:
+    case HloOpcode::kIota:
+    case HloOpcode::kPad:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReshape:
+    case HloOpcode::kReverse:
+    case HloOpcode::kSlice:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kCopy:
+    case HloOpcode::kConstant: return true;
+    case HloOpcode::kMap: return false;
+    default: return isElementwise(instruction.opcode());
+  }
+}
+
+FusionVerdict cpuConsumerRule(const HloInstruction& consumer, FusionKind& kind) {
+  kind = FusionKind::kLoop;
+  if (consumer.isFusion()) {
+    if (consumer.fusionKind() != FusionKind::kLoop) {
+      return FusionVerdict::no(fmt::format("the cpu backend grows only loop fusions; {} is a {} fusion",
+                                           consumer.name(), fusionKindName(consumer.fusionKind())),
+                               consumer.fusionKind() != FusionKind::kCustom);
+    }
+    return FusionVerdict::yes();
+  }
+  if (consumer.opcode() == HloOpcode::kBitcast || consumer.opcode() == HloOpcode::kConstant) {
+    return FusionVerdict::no("not a consumer", false);
+  }
+  // The matrix-vector dot + add case is decided per pair (pairRule): the add is the consumer there.
+  if (isLoopFusible(consumer)) return FusionVerdict::yes();
+  switch (consumer.opcode()) {
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kScatter:
+    case HloOpcode::kSelectAndScatter:
+      return FusionVerdict::no(
+          fmt::format("the cpu backend fuses only into loop-fusible instructions; {} is emitted as a kernel of its own",
+                      consumer.name()));
+    default: return FusionVerdict::no("not a consumer", false);
+  }
+}
+
+FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
+                          FusionKind& kind) {
+  kind = FusionKind::kLoop;
+  if (producer.opcode() == HloOpcode::kDot || producer.opcode() == HloOpcode::kConvolution) {
+    if (!isUnbatchedMatrixVectorDot(producer)) {
+      return FusionVerdict::no(
+          fmt::format("the cpu backend output-fuses only an unbatched matrix-vector dot into an add; {} is a "
+                      "library call that cannot take an epilogue",
+                      producer.name()));
+    }
+    if (consumer.isFusion() || consumer.opcode() != HloOpcode::kAdd) {
+      return FusionVerdict::no(fmt::format(
+          "the cpu backend output-fuses a matrix-vector dot only into an add; {} is not a plain add", consumer.name()));
+    }
+    if (!usedOnceBy(producer, consumer)) {
+      return FusionVerdict::no(
+          fmt::format("the cpu backend output-fuses a dot only into its one use; {} has other uses", producer.name()));
+    }
+    kind = FusionKind::kOutput;
+    return FusionVerdict::yes();
+  }
+  if (!isLoopFusible(producer)) {
+    return FusionVerdict::no(
+        fmt::format("{} is not loop-fusible; the cpu backend emits it as a kernel of its own", producer.name()));
+  }
+  // An add that a matrix-vector dot operand could output-fuse into stays free for that dot.
+  if (consumer.opcode() == HloOpcode::kAdd && !consumer.isFusion()) {
+    for (const HloInstruction* operand : consumer.operands()) {
+      if (operand != &producer && isUnbatchedMatrixVectorDot(*operand) && usedOnceBy(*operand, consumer)) {
+        return FusionVerdict::no(fmt::format("{} is kept for the output fusion of the matrix-vector dot {}",
+                                             consumer.name(), operand->name()));
+      }
+    }
+  }
+  for (const HloInstruction* concat : {&producer, &consumer}) {
+    if (auto why = inefficientConcatenate(*concat, config)) return FusionVerdict::no(*why);
+  }
+  if (consumer.isFusion()) {
+    for (const HloInstruction* inst : instructionsOf(consumer)) {
+      if (auto why = inefficientConcatenate(*inst, config)) return FusionVerdict::no(*why);
+    }
+  }
+  for (const HloInstruction* reader :
+       consumer.isFusion() ? instructionsOf(consumer) : std::vector<const HloInstruction*>{&consumer}) {
+    if ((reader->opcode() == HloOpcode::kScatter || reader->opcode() == HloOpcode::kDynamicUpdateSlice) &&
+        reader->operandCount() > 0 &&
+        (reader->operand(0) == &producer ||
+         (reader->operand(0)->opcode() == HloOpcode::kParameter && consumer.isFusion() &&
+          reader->operand(0)->parameterNumber() < consumer.operandCount() &&
+          consumer.operand(static_cast<int>(reader->operand(0)->parameterNumber())) == &producer))) {
+      return FusionVerdict::no(fmt::format(
+          "{} updates its first operand in place, so that operand stays a buffer of its own", reader->name()));
+    }
+  }
+  if (producer.opcode() == HloOpcode::kReduce) {
+    int64_t reductions = 0;
+    for (const HloInstruction* inst : instructionsOf(consumer)) reductions += inst->opcode() == HloOpcode::kReduce;
+    if (reductions > config.maxReductionsPerFusion) {
+      return FusionVerdict::no(fmt::format(
+          "{} already holds {} reductions; the cpu backend allows {} per fusion (each unrolls into a large loop)",
+          consumer.name(), reductions, config.maxReductionsPerFusion));
+    }
+  }
+  return FusionVerdict::yes();
+}
+
+}  // namespace fusionscope::core

@@ -1,0 +1,227 @@
+// The cpu preset's fusion rules (XLA CPU's CpuInstructionFusion), one test per row of docs/PIPELINES.md's table.
+#include <gtest/gtest.h>
+
+#include "core/passes/fusion_rules.h"
+#include "tests/core/passes/fusion_testing.h"
+
+namespace fusionscope::core {
+namespace {
+
+using testing::fusedOpcodes;
+
+#define ASSERT_MODULE(f) ASSERT_NE((f).module, nullptr)
+
+void expectReason(const Fused& f, std::string_view producer, std::string_view consumer, std::string_view text) {
+  const FusionDecision* d = f.decision(producer, consumer);
+  ASSERT_NE(d, nullptr) << f.reasons();
+  EXPECT_NE(d->reason.find(text), std::string::npos) << d->reason;
+}
+
+TEST(CpuFusionRulesTest, ProducersFuseIntoAReductionOverAnyDimensionAsALoopFusion) {
+  // A column reduction: the gpu preset makes it kInput; XLA CPU has no kInput fusion and computes the reduce
+  // inside a loop over its output.
+  constexpr std::string_view kEntry = R"(
+ENTRY main {
+  p0 = f32[256,64]{1,0} parameter(0)
+  e = f32[256,64]{1,0} exponential(p0)
+  c = f32[] constant(0)
+  ROOT r = f32[64]{0} reduce(e, c), dimensions={0}, to_apply=add
+}
+)";
+  Fused gpu = runFusion(withReducer(kEntry));
+  ASSERT_MODULE(gpu);
+  EXPECT_EQ(gpu.root()->fusionKind(), FusionKind::kInput);
+  Fused f = runFusion(withReducer(kEntry), cpu());
+  ASSERT_MODULE(f);
+  ASSERT_TRUE(f.root()->isFusion()) << f.text();
+  EXPECT_EQ(f.root()->fusionKind(), FusionKind::kLoop);
+  EXPECT_EQ(fusedOpcodes(*f.root()), (Opcodes{"constant", "exponential", "reduce"}));
+}
+
+TEST(CpuFusionRulesTest, AReductionFusesIntoItsElementwiseConsumer) {
+  Fused f = runFusion(withReducer(R"(
+ENTRY main {
+  p0 = f32[64,512]{1,0} parameter(0)
+  w = f32[64]{0} parameter(1)
+  c = f32[] constant(0)
+  r = f32[64]{0} reduce(p0, c), dimensions={1}, to_apply=add
+  ROOT out = f32[64]{0} subtract(w, r)
+}
+)"),
+                      cpu());
+  ASSERT_MODULE(f);
+  ASSERT_TRUE(f.root()->isFusion()) << f.text();
+  EXPECT_EQ(f.root()->fusionKind(), FusionKind::kLoop);
+  EXPECT_EQ(fusedOpcodes(*f.root()), (Opcodes{"constant", "reduce", "subtract"}));
+}
+
+TEST(CpuFusionRulesTest, AReductionIsNotRecomputedThroughABroadcast) {
+  Fused f = runFusion(withReducer(R"(
+ENTRY main {
+  p0 = f32[64,512]{1,0} parameter(0)
+  c = f32[] constant(0)
+  r = f32[64]{0} reduce(p0, c), dimensions={1}, to_apply=add
+  b = f32[64,512]{1,0} broadcast(r), dimensions={0}
+  ROOT out = f32[64,512]{1,0} subtract(p0, b)
+}
+)"),
+                      cpu());
+  ASSERT_MODULE(f);
+  EXPECT_EQ(f.get("r")->opcode(), HloOpcode::kReduce) << f.text();
+  expectReason(f, "r", "", "reads each element of r 512 times");
+}
+
+TEST(CpuFusionRulesTest, AFusionIsNotFusedIntoItsUsers) {
+  Fused f = runFusion(R"(
+HloModule m
+fused_n {
+  a = f32[128]{0} parameter(0)
+  ROOT n = f32[128]{0} negate(a)
+}
+ENTRY main {
+  p0 = f32[128]{0} parameter(0)
+  fn = f32[128]{0} fusion(p0), kind=kLoop, calls=fused_n
+  ROOT e = f32[128]{0} exponential(fn)
+}
+)",
+                      cpu());
+  ASSERT_MODULE(f);
+  EXPECT_EQ(f.root()->opcode(), HloOpcode::kExp) << f.text();
+  expectReason(f, "fn", "e", "fn is already a fusion; the cpu backend fuses only plain instructions into a consumer");
+  Fused gpu = runFusion(f.text());
+  ASSERT_MODULE(gpu);
+  EXPECT_TRUE(gpu.root()->isFusion()) << "the gpu preset merges the two: " << gpu.text();
+}
+
+TEST(CpuFusionRulesTest, OnlyAnUnbatchedMatrixVectorDotTakesAnAddAsItsEpilogue) {
+  constexpr std::string_view kMatVec = R"(
+HloModule m
+ENTRY main {
+  m = f32[256,512]{1,0} parameter(0)
+  v = f32[512]{0} parameter(1)
+  b = f32[256]{0} parameter(2)
+  mv = f32[256]{0} dot(m, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = f32[256]{0} OP(mv, b)
+}
+)";
+  auto with = [&](std::string op) {
+    std::string text(kMatVec);
+    text.replace(text.find("OP"), 2, op);
+    return runFusion(text, cpu());
+  };
+  Fused add = with("add");
+  ASSERT_MODULE(add);
+  ASSERT_TRUE(add.root()->isFusion()) << add.text();
+  EXPECT_EQ(add.root()->fusionKind(), FusionKind::kOutput);
+  Fused multiply = with("multiply");
+  ASSERT_MODULE(multiply);
+  EXPECT_EQ(multiply.root()->opcode(), HloOpcode::kMultiply) << multiply.text();
+  expectReason(multiply, "mv", "out", "output-fuses a matrix-vector dot only into an add; out is not a plain add");
+}
+
+TEST(CpuFusionRulesTest, ReduceWindowAndScatterTakeNoProducers) {
+  Fused f = runFusion(withReducer(R"(
+ENTRY main {
+  p0 = f32[64,64]{1,0} parameter(0)
+  e = f32[64,64]{1,0} exponential(p0)
+  c = f32[] constant(0)
+  ROOT rw = f32[32,32]{1,0} reduce-window(e, c), window={size=2x2 stride=2x2}, to_apply=add
+}
+)"),
+                      cpu());
+  ASSERT_MODULE(f);
+  EXPECT_EQ(f.root()->opcode(), HloOpcode::kReduceWindow) << f.text();
+  expectReason(f, "e", "rw", "the cpu backend fuses only into loop-fusible instructions; rw is emitted");
+}
+
+TEST(CpuFusionRulesTest, WideAndMinorDimensionConcatenationsStayOnTheirOwn) {
+  // Along the minor dimension with 64+ contiguous bytes per row and 2 KB in all: a copy loop of its own.
+  Fused minor = runFusion(R"(
+HloModule m
+ENTRY main {
+  a = f32[32,32]{1,0} parameter(0)
+  b = f32[32,32]{1,0} parameter(1)
+  ea = f32[32,32]{1,0} exponential(a)
+  ROOT cat = f32[32,64]{1,0} concatenate(ea, b), dimensions={1}
+}
+)",
+                          cpu());
+  ASSERT_MODULE(minor);
+  EXPECT_EQ(minor.root()->opcode(), HloOpcode::kConcatenate) << minor.text();
+  expectReason(minor, "ea", "cat", "cat concatenates along the most minor dimension (256 contiguous bytes per row)");
+
+  // Along the major dimension it fuses.
+  Fused major = runFusion(R"(
+HloModule m
+ENTRY main {
+  a = f32[32,32]{1,0} parameter(0)
+  b = f32[32,32]{1,0} parameter(1)
+  ea = f32[32,32]{1,0} exponential(a)
+  ROOT cat = f32[64,32]{1,0} concatenate(ea, b), dimensions={0}
+}
+)",
+                          cpu());
+  ASSERT_MODULE(major);
+  EXPECT_TRUE(major.root()->isFusion()) << major.text();
+
+  std::string wide = "HloModule m\nENTRY main {\n";
+  std::string operands;
+  for (int i = 0; i < 9; ++i) {
+    wide += "  p" + std::to_string(i) + " = f32[4]{0} parameter(" + std::to_string(i) + ")\n";
+    wide += "  n" + std::to_string(i) + " = f32[4]{0} negate(p" + std::to_string(i) + ")\n";
+    operands += (i ? ", n" : "n") + std::to_string(i);
+  }
+  wide += "  ROOT cat = f32[36]{0} concatenate(" + operands + "), dimensions={0}\n}\n";
+  Fused nine = runFusion(wide, cpu());
+  ASSERT_MODULE(nine);
+  EXPECT_EQ(nine.root()->opcode(), HloOpcode::kConcatenate) << nine.text();
+  expectReason(nine, "n0", "cat", "cat concatenates 9 operands; a fused loop would choose among them per element");
+}
+
+TEST(CpuFusionRulesTest, ALoopFusionHoldsAtMostSixReductions) {
+  // Seven row sums added up: the fusion of the adds takes reductions until it holds more than five.
+  std::string text = "HloModule m\n" + std::string(kAddReducer) + "ENTRY main {\n  c = f32[] constant(0)\n";
+  for (int i = 0; i < 7; ++i) {
+    const std::string n = std::to_string(i);
+    text += "  p" + n + " = f32[8,64]{1,0} parameter(" + n + ")\n";
+    text += "  r" + n + " = f32[8]{0} reduce(p" + n + ", c), dimensions={1}, to_apply=add\n";
+  }
+  text += "  s1 = f32[8]{0} add(r0, r1)\n";
+  for (int i = 2; i < 7; ++i) {
+    text +=
+        "  s" + std::to_string(i) + " = f32[8]{0} add(s" + std::to_string(i - 1) + ", r" + std::to_string(i) + ")\n";
+  }
+  text += "  ROOT out = f32[8]{0} negate(s6)\n}\n";
+  Fused f = runFusion(text, cpu());
+  ASSERT_MODULE(f);
+  ASSERT_TRUE(f.root()->isFusion()) << f.text();
+  int reduces = 0;
+  for (const std::string& op : fusedOpcodes(*f.root())) reduces += op == "reduce";
+  EXPECT_EQ(reduces, 6) << f.text();
+  const FusionDecision* d = nullptr;
+  for (const FusionDecision& decision : f.context.decisions()) {
+    if (decision.reason.find("reductions; the cpu backend allows 5 per fusion") != std::string::npos) d = &decision;
+  }
+  EXPECT_NE(d, nullptr) << f.reasons();
+}
+
+TEST(CpuFusionRulesTest, LoopFusibleIsXlaCpusList) {
+  auto module = testing::parseOrFail(withReducer(R"(
+ENTRY main {
+  p0 = f32[8,8]{1,0} parameter(0)
+  c = f32[] constant(0)
+  r = f32[8]{0} reduce(p0, c), dimensions={1}, to_apply=add
+  t = f32[8,8]{1,0} transpose(p0), dimensions={1,0}
+  s = f32[8,8]{1,0} sort(p0), dimensions={1}, to_apply=add
+  rw = f32[4,4]{1,0} reduce-window(p0, c), window={size=2x2 stride=2x2}, to_apply=add
+  ROOT out = (f32[8], f32[8,8], f32[4,4]) tuple(r, t, rw)
+}
+)"));
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(isLoopFusible(*testing::entryInstruction(*module, "r")));
+  EXPECT_TRUE(isLoopFusible(*testing::entryInstruction(*module, "t")));
+  EXPECT_FALSE(isLoopFusible(*testing::entryInstruction(*module, "rw")));
+}
+
+}  // namespace
+}  // namespace fusionscope::core
