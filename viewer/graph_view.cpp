@@ -17,6 +17,9 @@ namespace fusionscope::viewer {
 constexpr double kMinZoom = 0.005;
 constexpr double kMaxZoom = 8.0;
 constexpr int kMinimapSize = 150;
+// Below kMinReadableZoom node labels are hard to read; revealing a node zooms in to kReadableZoom.
+constexpr double kMinReadableZoom = 0.6;
+constexpr double kReadableZoom = 0.8;
 
 // A second, non-interactive view of the same scene, scaled to fit, with the main viewport outlined.
 class Minimap : public QGraphicsView {
@@ -96,11 +99,23 @@ void GraphView::zoomBy(double factor) {
 }
 
 void GraphView::centerOnRect(const QRectF& rect) {
-  QRectF visible = mapToScene(viewport()->rect()).boundingRect();
-  // Zoom in far enough that the node's label can be read, never out.
-  if (zoom() < 0.6) zoomBy(0.8 / zoom());
-  if (!visible.contains(rect) || zoom() < 0.6) centerOn(rect.center());
+  if (rect.isEmpty()) return;
+  // Zoom in far enough that labels can be read, never out, unless the rect (a big fusion box) is larger than the
+  // viewport: then zoom out just enough to show all of it.
+  if (zoom() < kMinReadableZoom) zoomBy(kReadableZoom / zoom());
+  const QSizeF viewport = QSizeF(this->viewport()->size()) / zoom();
+  if (rect.width() > viewport.width() * 0.95 || rect.height() > viewport.height() * 0.95) {
+    const double fit = std::min(this->viewport()->width() / rect.width(), this->viewport()->height() / rect.height());
+    zoomBy(0.95 * fit / zoom());
+  }
+  // Centre unless the rect is already well inside the viewport (stepping through matches near each other should
+  // not jump around).
+  const QRectF visible = mapToScene(this->viewport()->rect()).boundingRect();
+  const QRectF inner =
+      visible.adjusted(visible.width() * 0.1, visible.height() * 0.1, -visible.width() * 0.1, -visible.height() * 0.1);
+  if (!inner.contains(rect)) centerOn(rect.center());
   m_minimap->viewport()->update();
+  emit viewportMoved();
 }
 
 void GraphView::setMinimapVisible(bool visible) {

@@ -19,6 +19,8 @@ class GraphView : public QGraphicsView {
   void actualSize();
   void zoomBy(double factor);
   double zoom() const { return transform().m11(); }
+  // Brings `rect` (a node or fusion box, scene coordinates) into view: zooms in until labels are readable (or out
+  // until a box larger than the viewport fits) and centres it unless it is already well inside the viewport.
   void centerOnRect(const QRectF& rect);
   void setMinimapVisible(bool visible);
   bool minimapVisible() const;

@@ -461,6 +461,10 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   } else if (m_selectedNode >= 0) {
     m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
   }
+  if (m_revealSelection) {
+    m_revealSelection = false;
+    revealSelection();
+  }
   emit stageShown(m_current);
 }
 
@@ -575,6 +579,14 @@ void MainWindow::onClusterClicked(int cluster) {
   linkToTimeline(box.fusionName, box.fusion);
 }
 
+void MainWindow::revealSelection() {
+  if (m_selectedNode >= 0) {
+    m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
+  } else if (m_scene->selectedCluster() >= 0) {
+    m_view->centerOnRect(m_scene->clusterRect(m_scene->selectedCluster()));
+  }
+}
+
 void MainWindow::selectNode(int node) {
   onNodeClicked(node);
   if (node >= 0) m_view->centerOnRect(m_scene->nodeRect(node));
@@ -591,6 +603,7 @@ bool MainWindow::selectInstruction(const QString& computation, const QString& na
   int cluster = graph->findCluster(name.toStdString());
   if (cluster >= 0) {
     onClusterClicked(cluster);
+    m_view->centerOnRect(m_scene->clusterRect(cluster));
     return true;
   }
   // Not drawn (inside a collapsed fusion, an inlined constant or outside the neighbourhood): still inspect it.

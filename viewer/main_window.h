@@ -172,6 +172,8 @@ class MainWindow : public QMainWindow {
   void syncStageControls();
   int visibleRowOf(int position) const;
   void stepVisible(int delta);
+  // Centres the graph on the selected node or fusion box, zoomed in until its label reads.
+  void revealSelection();
   void onNodeClicked(int node);
   void onClusterClicked(int cluster);
   void openDialog(bool directory);
@@ -212,6 +214,7 @@ class MainWindow : public QMainWindow {
   std::array<QString, 2> m_comparisonNames;
   QDockWidget* m_timelineDock = nullptr;
   std::string m_linkedFromTimeline;  // the instruction a timeline selection asked for, until it is selected
+  bool m_revealSelection = false;    // the next graph shown centres on the selection (a kernel picked elsewhere)
 
   // Widgets.
   GraphScene* m_scene;

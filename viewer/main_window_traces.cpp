@@ -217,9 +217,10 @@ bool MainWindow::selectKernel(const QString& kernel) {
   if (m_current == last) {
     selectInstruction(QString::fromStdString(entry->name()), QString::fromStdString(match->name()));
   } else {
-    // showGraph re-selects m_selectedName once the last stage is laid out.
+    // showGraph re-selects m_selectedName once the last stage is laid out, and brings it into view.
     m_selectedName = match->name();
     m_selectedComputation = entry->name();
+    m_revealSelection = true;
     setCurrentStage(last);
   }
   return true;

