@@ -26,6 +26,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <utility>
 
 #include "core/ir/hlo_computation.h"
 #include "viewer/document_controller.h"
@@ -321,7 +322,9 @@ void MainWindow::syncStageControls() {
     m_slider->setRange(0, std::max(0, rows - 1));
     if (row >= 0) m_slider->setValue(row);
   }
-  QSignalBlocker block(m_stageTable->selectionModel());
+  // Not a QSignalBlocker on the selection model: the table repaints its highlight from those signals, and
+  // without them the old row stays highlighted. The guard keeps the table's currentRowChanged from coming back.
+  const bool wasSyncing = std::exchange(m_syncingStage, true);
   if (row >= 0) {
     QModelIndex index = m_stageFilter->index(row, 0);
     m_stageTable->selectionModel()->setCurrentIndex(index,
@@ -330,6 +333,7 @@ void MainWindow::syncStageControls() {
   } else {
     m_stageTable->selectionModel()->clearSelection();
   }
+  m_syncingStage = wasSyncing;
 }
 
 void MainWindow::stepVisible(int delta) {

@@ -196,7 +196,8 @@ class MainWindow : public QMainWindow {
 
   // Stages and graph.
   int m_current = -1;
-  GraphOptions m_options;  // collapse/expand state shared by all stages; focus set per selection
+  bool m_syncingStage = false;  // syncStageControls is moving the stage table's selection
+  GraphOptions m_options;       // collapse/expand state shared by all stages; focus set per selection
   bool m_neighbourhood = false;
   bool m_diff = true;
   bool m_ghost = false;

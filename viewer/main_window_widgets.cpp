@@ -269,7 +269,7 @@ void MainWindow::createDocks() {
   });
   connect(m_stageTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {
-            if (current.isValid()) setCurrentStage(current.data(StageListModel::kStageRole).toInt());
+            if (current.isValid() && !m_syncingStage) setCurrentStage(current.data(StageListModel::kStageRole).toInt());
           });
 
   auto* inspectorDock = new QDockWidget(QStringLiteral("Inspector"), this);

@@ -91,5 +91,54 @@ TEST_F(WindowUsabilityTest, KernelSelectionCentresTheGraphOnItsFusion) {
   EXPECT_GE(view->zoom(), 0.3);
 }
 
+// The stage table highlights the current stage whatever changed it: the table tells its view through the selection
+// model's signals, so those must fire (a blocked selection model leaves row 0 painted as selected).
+TEST_F(WindowUsabilityTest, StageListHighlightFollowsKeysPlayAndSlider) {
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  auto* table = window->findChild<QTableView*>(QStringLiteral("stageTable"));
+  auto* slider = window->findChild<QSlider*>(QStringLiteral("stageSlider"));
+  ASSERT_NE(table, nullptr);
+  ASSERT_NE(slider, nullptr);
+  ASSERT_GE(window->stageCount(), 3);
+  QSignalSpy selectionChanged(table->selectionModel(), &QItemSelectionModel::selectionChanged);
+  auto highlighted = [&](int row) {
+    const QModelIndexList rows = table->selectionModel()->selectedRows();
+    return rows.size() == 1 && rows.front().row() == row && table->currentIndex().row() == row;
+  };
+  EXPECT_TRUE(highlighted(0));
+
+  window->nextStage();
+  ASSERT_TRUE(waitIdle(*window));
+  EXPECT_TRUE(highlighted(1));
+  EXPECT_GE(selectionChanged.count(), 1);
+
+  window->activateWindow();
+  window->graphView()->setFocus();
+  QTest::keyClick(window->graphView(), Qt::Key_J);
+  ASSERT_TRUE(waitIdle(*window));
+  EXPECT_EQ(window->currentStage(), 2);
+  EXPECT_TRUE(highlighted(2));
+  EXPECT_GE(selectionChanged.count(), 2);
+
+  slider->setValue(0);
+  ASSERT_TRUE(waitIdle(*window));
+  EXPECT_EQ(window->currentStage(), 0);
+  EXPECT_TRUE(highlighted(0));
+  EXPECT_GE(selectionChanged.count(), 3);
+
+  // Play walks to the last stage; the highlight walks with it.
+  QTest::keyClick(window->graphView(), Qt::Key_Space);
+  const int last = window->stageCount() - 1;
+  ASSERT_TRUE(QTest::qWaitFor([&] { return window->currentStage() == last; }, 20000));
+  ASSERT_TRUE(waitIdle(*window));
+  EXPECT_TRUE(highlighted(last));
+  EXPECT_GE(selectionChanged.count(), 3 + last);
+
+  // Clicking a row still changes the stage.
+  table->selectRow(1);
+  ASSERT_TRUE(waitIdle(*window));
+  EXPECT_EQ(window->currentStage(), 1);
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
