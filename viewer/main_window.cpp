@@ -260,6 +260,7 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   m_current = -1;
   m_inspector->clear();
   m_stageModel->setDocument(document);
+  fitTimelineDock(true);
   m_stageTable->resizeColumnsToContents();
   m_stageTable->horizontalHeader()->setSectionResizeMode(StageListModel::kPass, QHeaderView::Stretch);
   setWindowTitle(QStringLiteral("%1 — FusionScope").arg(QFileInfo(QString::fromStdString(document->path)).fileName()));

@@ -83,6 +83,8 @@ class MainWindow : public QMainWindow {
   void setGhosting(bool enabled);
   void setDarkPalette(bool dark);
   GraphOptions currentGraphOptions() const;
+  // Sizes the timeline dock for what the window shows: most of the height without a graph, at most half with one.
+  void fitTimelineDock(bool graph);
 
   // Selection, search, export.
   bool selectInstruction(const QString& computation, const QString& name);

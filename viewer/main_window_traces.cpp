@@ -77,6 +77,7 @@ void MainWindow::connectTraces() {
               m_timeline->setTrace(first, firstName);
             }
             m_timelineDock->show();
+            fitTimelineDock(document() != nullptr);
             statusBar()->showMessage(
                 QStringLiteral("Trace %1: %2 events").arg(firstName).arg(first->trace().events.size()), 5000);
             emit traceLoaded();

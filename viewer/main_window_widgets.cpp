@@ -35,6 +35,7 @@ namespace fusionscope::viewer {
 namespace {
 
 constexpr int kMaxRecent = 10;
+constexpr int kTimelineDockHeight = 300;
 
 QPalette darkPalette() {
   QPalette palette;
@@ -287,7 +288,7 @@ void MainWindow::createDocks() {
   m_timelineDock->setObjectName(QStringLiteral("timelineDock"));
   m_timelineDock->setWidget(m_timeline);
   addDockWidget(Qt::BottomDockWidgetArea, m_timelineDock);
-  resizeDocks({m_timelineDock}, {300}, Qt::Vertical);
+  resizeDocks({m_timelineDock}, {kTimelineDockHeight}, Qt::Vertical);
   m_timelineDock->hide();  // shown when a trace is opened
   m_viewMenu->addAction(m_timelineDock->toggleViewAction());
   m_timelineDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+3")));
@@ -301,6 +302,22 @@ void MainWindow::createDocks() {
     }
   });
   m_viewMenu->addAction(findEvent);
+}
+
+void MainWindow::fitTimelineDock(bool graph) {
+  if (m_timelineDock->isHidden()) return;
+  // Without a graph the timeline takes most of the window, not a third of it under an empty pane; with one, a
+  // timeline grown that way (and saved so) gives the graph its room back.
+  auto apply = [this](bool withGraph) {
+    if (!withGraph) {
+      resizeDocks({m_timelineDock}, {height() * 3 / 4}, Qt::Vertical);
+    } else if (m_timelineDock->height() > height() / 2) {
+      resizeDocks({m_timelineDock}, {kTimelineDockHeight}, Qt::Vertical);
+    }
+  };
+  apply(graph);
+  // A dock just shown is placed by the next layout pass: size it again after that.
+  QTimer::singleShot(0, this, [this, apply] { apply(document() != nullptr); });
 }
 
 void MainWindow::createStatusBar() {

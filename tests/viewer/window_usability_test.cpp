@@ -45,6 +45,29 @@ namespace {
 
 const std::string kMnist = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
 
+// Two TensorFlow-style lanes whose names differ only at the end (TF's step-stats timeline).
+const char kTfLanes[] = R"({"traceEvents":[
+{"ph":"M","name":"process_name","pid":3,"args":{"name":"/job:localhost/replica:0/task:0/device:GPU:0 Compute"}},
+{"ph":"M","name":"process_name","pid":4,"args":{"name":"/job:localhost/replica:0/task:0/device:GPU:0 Tensors"}},
+{"ph":"X","cat":"kernel","name":"MatMul","pid":3,"tid":0,"ts":0,"dur":5},
+{"ph":"X","cat":"kernel","name":"Relu","pid":3,"tid":0,"ts":6,"dur":2},
+{"ph":"X","cat":"op","name":"tensor","pid":4,"tid":0,"ts":0,"dur":8}]})";
+
+std::shared_ptr<const TimelineModel> traceModel(const std::string& text) {
+  StatusOr<profiler::Trace> trace = profiler::importChromeTraceText(text, "test.json");
+  EXPECT_TRUE(trace.ok()) << (trace.ok() ? "" : trace.message());
+  if (!trace.ok()) return nullptr;
+  return std::make_shared<TimelineModel>(std::move(*trace));
+}
+
+QString writeTrace(const QTemporaryDir& dir, const QString& name, const char* text) {
+  const QString path = dir.filePath(name);
+  QFile file(path);
+  EXPECT_TRUE(file.open(QIODevice::WriteOnly));
+  file.write(text);
+  return path;
+}
+
 using testing::openAndWait;
 using testing::waitIdle;
 using WindowUsabilityTest = testing::MainWindowTest;
@@ -138,6 +161,53 @@ TEST_F(WindowUsabilityTest, StageListHighlightFollowsKeysPlayAndSlider) {
   table->selectRow(1);
   ASSERT_TRUE(waitIdle(*window));
   EXPECT_EQ(window->currentStage(), 1);
+}
+
+// Lane headers fit their names (up to a limit), show the full thread and process name as a tooltip, and keep a
+// width the user dragged them to for the next trace.
+TEST(TimelineHeaderTest, HeadersFitTheirNamesShowThemInFullAndCanBeResized) {
+  auto model = traceModel(kTfLanes);
+  ASSERT_TRUE(model);
+  ASSERT_EQ(model->lanes().size(), 2u);
+  TimelineView view;
+  view.resize(1400, 300);
+  view.setGroups({{model, model->startNs(), QString(), {}}});
+  EXPECT_GT(view.plotLeft(), TimelineView::kHeaderWidth);
+  EXPECT_LE(view.plotLeft(), TimelineView::kMaxHeaderWidth);
+  const int firstLane = TimelineView::kRulerHeight + 5;
+  const int secondLane = TimelineView::kRulerHeight + TimelineView::kRowHeight + 4 + 5;
+  EXPECT_TRUE(view.headerToolTip(QPoint(10, firstLane)).contains("/task:0/device:GPU:0 Compute"))
+      << view.headerToolTip(QPoint(10, firstLane)).toStdString();
+  EXPECT_TRUE(view.headerToolTip(QPoint(10, secondLane)).contains("device:GPU:0 Tensors"));
+  EXPECT_TRUE(view.headerToolTip(QPoint(view.plotLeft() + 20, firstLane)).isEmpty());  // the plot has its own
+  // A narrow widget keeps most of its width for the plot.
+  view.resize(500, 300);
+  EXPECT_LE(view.plotLeft(), 200);
+  view.resize(1400, 300);
+  // Dragging the headers' edge sets the width, and the next trace keeps it.
+  const QPoint edge(view.plotLeft() - 2, firstLane);
+  QTest::mousePress(&view, Qt::LeftButton, Qt::NoModifier, edge);
+  QTest::mouseMove(&view, QPoint(140, firstLane));
+  QTest::mouseRelease(&view, Qt::LeftButton, Qt::NoModifier, QPoint(140, firstLane));
+  EXPECT_EQ(view.plotLeft(), 140);
+  EXPECT_LT(view.selection().group, 0) << "grabbing the edge selects nothing";
+  view.setGroups({{model, model->startNs(), QString(), {}}});
+  EXPECT_EQ(view.plotLeft(), 140);
+}
+
+// A trace opened with no module gives the timeline most of the window, not a third under an empty graph.
+TEST_F(WindowUsabilityTest, TraceWithoutAModuleGetsMostOfTheWindow) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(testing::openTraceAndWait(*window, writeTrace(dir, "tf.json", kTfLanes)));
+  QCoreApplication::processEvents();
+  auto* dock = window->findChild<QDockWidget*>(QStringLiteral("timelineDock"));
+  ASSERT_NE(dock, nullptr);
+  EXPECT_TRUE(dock->isVisible());
+  EXPECT_GT(dock->height(), window->height() / 2) << dock->height() << " of " << window->height();
+  // A module opened then gets the graph its room back.
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  QTest::qWait(50);
+  EXPECT_LE(dock->height(), window->height() / 2) << dock->height() << " of " << window->height();
 }
 
 }  // namespace
