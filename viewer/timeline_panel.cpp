@@ -25,6 +25,8 @@ QString qs(std::string_view text) {
   return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
 }
 
+const QString kDetailsHint = QStringLiteral("<i>Click an event for its details; Shift+drag for a range summary.</i>");
+
 QString prettyJson(std::string_view raw) {
   nlohmann::json parsed = nlohmann::json::parse(raw, nullptr, false);
   if (parsed.is_discarded()) return qs(raw);
@@ -96,7 +98,7 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   split->setStretchFactor(1, 1);
   layout->addWidget(split, 1);
 
-  m_details->setHtml(QStringLiteral("<i>Click an event for its details; Shift+drag for a range summary.</i>"));
+  m_details->setHtml(kDetailsHint);
   connect(m_searchEdit, &QLineEdit::returnPressed, this, [this] {
     if (m_matches.empty() || m_searchEdit->property("searched").toString() != m_searchEdit->text()) {
       search(m_searchEdit->text());
@@ -110,12 +112,21 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   connect(m_view, &TimelineView::rangeSelected, this, &TimelinePanel::onRangeSelected);
 }
 
+void TimelinePanel::resetForNewTrace() {
+  m_matches.clear();
+  m_matchCursor = -1;
+  m_searchEdit->clear();
+  m_searchEdit->setProperty("searched", QString());
+  m_searchStatus->clear();
+  m_details->setHtml(kDetailsHint);
+}
+
 void TimelinePanel::setTrace(std::shared_ptr<const TimelineModel> model, const QString& name) {
   m_comparison.reset();
   m_alignButton->hide();
   m_alignKernelButton->hide();
   m_table->hide();
-  m_matches.clear();
+  resetForNewTrace();
   const auto& m = *model;
   m_title->setText(QStringLiteral("<b>%1</b> — %2 lanes, %3 slices, %4 flows, %5 counter samples, %6 instants")
                        .arg(name.toHtmlEscaped())
@@ -133,7 +144,7 @@ void TimelinePanel::setTrace(std::shared_ptr<const TimelineModel> model, const Q
 void TimelinePanel::setComparison(std::shared_ptr<const TimelineModel> before, const QString& beforeName,
                                   std::shared_ptr<const TimelineModel> after, const QString& afterName,
                                   const profiler::FusionMembership* membership) {
-  m_matches.clear();
+  resetForNewTrace();
   m_comparison = profiler::compareTraces(before->trace(), after->trace(), membership);
   m_title->setText(
       QStringLiteral("<b>before</b> %1 vs <b>after</b> %2 — aligned at the first kernel%3")
@@ -160,7 +171,7 @@ void TimelinePanel::clear() {
   m_comparison.reset();
   m_alignButton->hide();
   m_alignKernelButton->hide();
-  m_matches.clear();
+  resetForNewTrace();
   m_table->hide();
   m_title->clear();
   m_view->setGroups({});

@@ -29,6 +29,7 @@ class TimelinePanel : public QWidget {
  public:
   explicit TimelinePanel(QWidget* parent = nullptr);
 
+  // Setting a trace or a comparison clears the search, the details and the range summary of the previous one.
   void setTrace(std::shared_ptr<const TimelineModel> model, const QString& name);
   // `membership` (optional: the open module's fusions and their members) tells which "before" kernels each
   // fused "after" kernel replaced, as `fusionscope-cli compare --stages` does; without it, kernel args and
@@ -69,6 +70,8 @@ class TimelinePanel : public QWidget {
   void onRangeSelected(double from, double to);
   void fillComparisonTable();
   void showMatch();
+  // A new trace (or pair) starts clean: no search text or matches, no details or range summary of the old one.
+  void resetForNewTrace();
 
   TimelineView* m_view;
   QLineEdit* m_searchEdit;

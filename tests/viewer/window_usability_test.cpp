@@ -210,5 +210,26 @@ TEST_F(WindowUsabilityTest, TraceWithoutAModuleGetsMostOfTheWindow) {
   EXPECT_LE(dock->height(), window->height() / 2) << dock->height() << " of " << window->height();
 }
 
+// Loading a trace drops the previous one's search, details and range summary.
+TEST_F(WindowUsabilityTest, NewTraceStartsWithoutTheOldSearchDetailsAndRange) {
+  QTemporaryDir dir;
+  ASSERT_TRUE(testing::openTraceAndWait(*window, writeTrace(dir, "first.json", kTfLanes)));
+  TimelinePanel* panel = window->timeline();
+  EXPECT_EQ(panel->search(QStringLiteral("MatMul")), 1);
+  panel->view()->selectRange(0, 4000);
+  EXPECT_TRUE(panel->details()->toPlainText().contains("Range")) << panel->details()->toPlainText().toStdString();
+  auto* searchEdit = panel->findChild<QLineEdit*>();
+  ASSERT_NE(searchEdit, nullptr);
+  EXPECT_EQ(searchEdit->text(), "MatMul");
+
+  ASSERT_TRUE(testing::openTraceAndWait(*window, writeTrace(dir, "second.json", kTfLanes)));
+  EXPECT_TRUE(searchEdit->text().isEmpty());
+  EXPECT_EQ(panel->matchCount(), 0);
+  EXPECT_FALSE(panel->view()->hasRange());
+  EXPECT_FALSE(panel->details()->toPlainText().contains("Range"));
+  EXPECT_FALSE(panel->details()->toPlainText().contains("MatMul"));
+  EXPECT_LT(panel->view()->selection().group, 0);
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
