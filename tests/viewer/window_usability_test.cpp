@@ -231,5 +231,41 @@ TEST_F(WindowUsabilityTest, NewTraceStartsWithoutTheOldSearchDetailsAndRange) {
   EXPECT_LT(panel->view()->selection().group, 0);
 }
 
+// Operand links and the highlighted module line take the palette's colours (readable on the dark palette's
+// near-black), and follow a palette switch.
+TEST_F(WindowUsabilityTest, DarkPaletteColoursInspectorLinksAndTheModuleLine) {
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  auto* details = window->inspector()->findChild<QTextBrowser*>(QStringLiteral("inspectorDetails"));
+  auto* module = window->inspector()->findChild<QPlainTextEdit*>(QStringLiteral("inspectorModule"));
+  ASSERT_NE(details, nullptr);
+  ASSERT_NE(module, nullptr);
+  auto linkColours = [&] {
+    std::set<QRgb> colours;
+    for (QTextBlock block = details->document()->begin(); block.isValid(); block = block.next()) {
+      for (auto it = block.begin(); !it.atEnd(); ++it) {
+        const QTextCharFormat format = it.fragment().charFormat();
+        if (format.isAnchor()) colours.insert(format.foreground().color().rgb());
+      }
+    }
+    return colours;
+  };
+  for (bool dark : {true, false}) {
+    window->setDarkPalette(dark);
+    ASSERT_TRUE(window->selectInstruction("mnist_softmax_train_step", "logits"));
+    QCoreApplication::processEvents();
+    const QPalette palette = QApplication::palette();
+    EXPECT_EQ(linkColours(), std::set<QRgb>{palette.color(QPalette::Link).rgb()}) << "dark " << dark;
+    ASSERT_EQ(module->extraSelections().size(), 1);
+    const QTextCharFormat line = module->extraSelections().front().format;
+    EXPECT_EQ(line.background().color(), palette.color(QPalette::Highlight)) << "dark " << dark;
+    EXPECT_EQ(line.foreground().color(), palette.color(QPalette::HighlightedText)) << "dark " << dark;
+  }
+  // Switching with an instruction shown recolours it in place.
+  window->setDarkPalette(true);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(linkColours(), std::set<QRgb>{QApplication::palette().color(QPalette::Link).rgb()});
+  window->setDarkPalette(false);
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
