@@ -451,10 +451,11 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
       m_inspector->showStage(currentEntry());
     }
   }
+  // The new graph's matches, outlined without moving the selection: a relayout is not a new search.
   if (m_searchBar->isVisible() && !m_searchEdit->text().isEmpty()) {
-    int keep = m_matchCursor;
-    search(m_searchEdit->text(), m_searchRegex->isChecked());
-    m_matchCursor = keep;
+    findMatches(m_searchEdit->text(), m_searchRegex->isChecked());
+    auto at = std::find(m_matches.begin(), m_matches.end(), m_selectedNode);
+    m_matchCursor = m_selectedNode >= 0 && at != m_matches.end() ? static_cast<int>(at - m_matches.begin()) : -1;
   }
   if (m_ghost) {
     setGhosting(true);  // lays the previous stage out first when needed
@@ -626,6 +627,20 @@ bool MainWindow::selectInstruction(const QString& computation, const QString& na
 }
 
 int MainWindow::search(const QString& pattern, bool regex) {
+  const int count = findMatches(pattern, regex);
+  if (count > 0) findNext();
+  return count;
+}
+
+void MainWindow::closeSearch() {
+  m_searchBar->hide();
+  m_matches.clear();
+  m_matchCursor = -1;
+  m_scene->setMatches({});
+  m_view->setFocus();
+}
+
+int MainWindow::findMatches(const QString& pattern, bool regex) {
   m_matches.clear();
   m_matchCursor = -1;
   const GraphModel* graph = m_scene->graph();
@@ -651,7 +666,6 @@ int MainWindow::search(const QString& pattern, bool regex) {
   }
   m_scene->setMatches(m_matches);
   m_searchStatus->setText(QStringLiteral(" %1 matches").arg(m_matches.size()));
-  if (!m_matches.empty()) findNext();
   return static_cast<int>(m_matches.size());
 }
 

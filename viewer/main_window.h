@@ -90,6 +90,8 @@ class MainWindow : public QMainWindow {
   bool selectInstruction(const QString& computation, const QString& name);
   void selectNode(int node);
   int search(const QString& pattern, bool regex);  // returns the match count and selects the first
+  // Hides the find bar (Esc in it, or its ✕) and its match outlines; the selection stays.
+  void closeSearch();
   void findNext();
   void findPrevious();
   const std::vector<int>& matches() const { return m_matches; }
@@ -176,6 +178,8 @@ class MainWindow : public QMainWindow {
   void stepVisible(int delta);
   // Centres the graph on the selected node or fusion box, zoomed in until its label reads.
   void revealSelection();
+  // Outlines the matches of `pattern` in the graph shown, selecting nothing; returns their count.
+  int findMatches(const QString& pattern, bool regex);
   void onNodeClicked(int node);
   void onClusterClicked(int cluster);
   void openDialog(bool directory);

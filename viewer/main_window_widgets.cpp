@@ -14,6 +14,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QShortcut>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QStyleFactory>
@@ -105,6 +106,8 @@ void MainWindow::createActions() {
     m_searchBar->show();
     m_searchEdit->setFocus();
     m_searchEdit->selectAll();
+    // Closing hid the outlines; the text is kept for the next search.
+    if (!m_searchEdit->text().isEmpty()) findMatches(m_searchEdit->text(), m_searchRegex->isChecked());
   });
   find->setShortcut(QKeySequence::Find);
   QAction* next = edit->addAction(QStringLiteral("Find &Next"), this, &MainWindow::findNext);
@@ -204,7 +207,9 @@ void MainWindow::createActions() {
   m_searchBar->addAction(QStringLiteral("▲"), this, &MainWindow::findPrevious)->setToolTip("Previous (Shift+F3)");
   m_searchBar->addAction(QStringLiteral("▼"), this, &MainWindow::findNext)->setToolTip("Next (F3)");
   m_searchBar->addWidget(m_searchStatus);
-  m_searchBar->addAction(QStringLiteral("✕"), m_searchBar, &QWidget::hide)->setToolTip("Close search");
+  m_searchBar->addAction(QStringLiteral("✕"), this, &MainWindow::closeSearch)->setToolTip("Close search (Esc)");
+  new QShortcut(QKeySequence(Qt::Key_Escape), m_searchBar, this, &MainWindow::closeSearch,
+                Qt::WidgetWithChildrenShortcut);
   addToolBar(Qt::TopToolBarArea, m_searchBar);
   m_searchBar->hide();
   connect(m_searchEdit, &QLineEdit::textChanged, this,

@@ -267,5 +267,36 @@ TEST_F(WindowUsabilityTest, DarkPaletteColoursInspectorLinksAndTheModuleLine) {
   window->setDarkPalette(false);
 }
 
+// Re-laying the graph out (here: collapsing fusions) keeps the user's selection even with a search open, and Esc
+// in the find bar closes it.
+TEST_F(WindowUsabilityTest, RelayoutKeepsTheSelectionAndEscClosesTheFindBar) {
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  auto* bar = window->findChild<QToolBar*>(QStringLiteral("searchBar"));
+  ASSERT_NE(bar, nullptr);
+  auto* edit = bar->findChild<QLineEdit*>();
+  ASSERT_NE(edit, nullptr);
+  bar->show();
+  edit->setText(QStringLiteral("softmax"));  // searches as typed: selects the first match
+  ASSERT_GT(window->matches().size(), 1u);
+  ASSERT_TRUE(window->selectInstruction("mnist_softmax_train_step", "logits"));
+  window->setCollapseFusions(true);
+  ASSERT_TRUE(waitIdle(*window));
+  EXPECT_EQ(window->selectedName(), "logits");
+  EXPECT_GT(window->matches().size(), 1u) << "the matches are still outlined";
+  window->setCollapseFusions(false);
+  ASSERT_TRUE(waitIdle(*window));
+  EXPECT_EQ(window->selectedName(), "logits");
+  // F3 goes on from the match list, not from a selection the relayout made.
+  window->findNext();
+  EXPECT_TRUE(window->selectedName().contains("softmax")) << window->selectedName().toStdString();
+
+  window->activateWindow();
+  edit->setFocus();
+  QTest::keyClick(edit, Qt::Key_Escape);
+  EXPECT_FALSE(bar->isVisible());
+  EXPECT_TRUE(window->matches().empty());
+  EXPECT_TRUE(window->selectedName().contains("softmax"));
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
