@@ -83,6 +83,11 @@ class MainWindow : public QMainWindow {
   void setGhosting(bool enabled);
   void setDarkPalette(bool dark);
   GraphOptions currentGraphOptions() const;
+  // View → Reset Layout: the docks back in their areas at their first sizes.
+  void resetLayout();
+  // Shrinks and moves the window into its screen's available area (a saved geometry from a bigger screen, a
+  // large QT_SCALE_FACTOR).
+  void fitToScreen();
   // Sizes the timeline dock for what the window shows: most of the height without a graph, at most half with one.
   void fitTimelineDock(bool graph);
 
@@ -220,6 +225,8 @@ class MainWindow : public QMainWindow {
   std::array<std::shared_ptr<const TimelineModel>, 2> m_comparisonTraces;  // before, after; empty when none
   std::array<QString, 2> m_comparisonNames;
   QDockWidget* m_timelineDock = nullptr;
+  QDockWidget* m_stagesDock = nullptr;
+  QDockWidget* m_inspectorDock = nullptr;
   std::string m_linkedFromTimeline;  // the instruction a timeline selection asked for, until it is selected
   bool m_revealSelection = false;    // the next graph shown centres on the selection (a kernel picked elsewhere)
 

@@ -7,12 +7,14 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QShortcut>
 #include <QSpinBox>
@@ -22,6 +24,9 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <array>
+#include <utility>
 
 #include "viewer/document_controller.h"
 #include "viewer/graph_scene.h"
@@ -36,6 +41,9 @@ namespace fusionscope::viewer {
 namespace {
 
 constexpr int kMaxRecent = 10;
+// The docks' first sizes, and what View → Reset Layout returns them to.
+constexpr int kStagesDockWidth = 330;
+constexpr int kInspectorDockWidth = 420;
 constexpr int kTimelineDockHeight = 300;
 
 QPalette darkPalette() {
@@ -282,7 +290,9 @@ void MainWindow::createDocks() {
   inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
   inspectorDock->setWidget(m_inspector);
   addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
-  resizeDocks({stagesDock, inspectorDock}, {330, 420}, Qt::Horizontal);
+  m_stagesDock = stagesDock;
+  m_inspectorDock = inspectorDock;
+  resizeDocks({stagesDock, inspectorDock}, {kStagesDockWidth, kInspectorDockWidth}, Qt::Horizontal);
 
   m_viewMenu->addAction(stagesDock->toggleViewAction());
   stagesDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+1")));
@@ -307,6 +317,30 @@ void MainWindow::createDocks() {
     }
   });
   m_viewMenu->addAction(findEvent);
+  m_viewMenu->addSeparator();
+  m_viewMenu->addAction(QStringLiteral("&Reset Layout"), this, &MainWindow::resetLayout);
+}
+
+void MainWindow::resetLayout() {
+  // Docks back in their areas at their first sizes (a window shrunk and enlarged again keeps tiny docks, and the
+  // state is saved with them); the timeline stays as shown or hidden, the window keeps its size.
+  const std::array<std::pair<QDockWidget*, Qt::DockWidgetArea>, 3> homes = {
+      {{m_stagesDock, Qt::LeftDockWidgetArea},
+       {m_inspectorDock, Qt::RightDockWidgetArea},
+       {m_timelineDock, Qt::BottomDockWidgetArea}}};
+  const bool timelineShown = !m_timelineDock->isHidden();
+  for (const auto& [dock, area] : homes) {
+    if (dock->isFloating()) dock->setFloating(false);
+    if (dockWidgetArea(dock) != area) addDockWidget(area, dock);
+  }
+  m_stagesDock->show();
+  m_inspectorDock->show();
+  m_timelineDock->setVisible(timelineShown);
+  // A dock just put back is placed by the next layout pass: size the docks after it.
+  QTimer::singleShot(0, this, [this] {
+    resizeDocks({m_stagesDock, m_inspectorDock}, {kStagesDockWidth, kInspectorDockWidth}, Qt::Horizontal);
+    resizeDocks({m_timelineDock}, {document() ? kTimelineDockHeight : height() * 3 / 4}, Qt::Vertical);
+  });
 }
 
 void MainWindow::fitTimelineDock(bool graph) {
@@ -323,6 +357,26 @@ void MainWindow::fitTimelineDock(bool graph) {
   apply(graph);
   // A dock just shown is placed by the next layout pass: size it again after that.
   QTimer::singleShot(0, this, [this, apply] { apply(document() != nullptr); });
+}
+
+void MainWindow::fitToScreen() {
+  // With a saved geometry from a bigger screen, or a large scale factor (QT_SCALE_FACTOR=2 halves the screen in
+  // logical pixels), the window must not open larger than the screen's available area.
+  QScreen* shown = screen() != nullptr ? screen() : QGuiApplication::primaryScreen();
+  if (shown == nullptr || isMaximized() || isFullScreen()) return;
+  const QRect available = shown->availableGeometry();
+  // Before the window is first shown its frame is unknown: leave room for a title bar.
+  const QSize frame = isVisible() ? frameGeometry().size() - geometry().size() : QSize(8, 40);
+  const QSize fits = size().boundedTo(available.size() - frame);
+  if (fits != size()) resize(fits);
+  QRect outer = frameGeometry();
+  if (!available.contains(outer)) {
+    outer.moveLeft(
+        std::clamp(outer.left(), available.left(), std::max(available.left(), available.right() - outer.width() + 1)));
+    outer.moveTop(
+        std::clamp(outer.top(), available.top(), std::max(available.top(), available.bottom() - outer.height() + 1)));
+    move(outer.topLeft());
+  }
 }
 
 void MainWindow::createStatusBar() {
@@ -342,6 +396,7 @@ void MainWindow::restoreSettings() {
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  fitToScreen();
   m_searchBar->hide();
   setDarkPalette(settings.value(QStringLiteral("view/dark"), false).toBool());
   m_actMinimap->setChecked(settings.value(QStringLiteral("view/minimap"), true).toBool());

@@ -298,5 +298,49 @@ TEST_F(WindowUsabilityTest, RelayoutKeepsTheSelectionAndEscClosesTheFindBar) {
   EXPECT_TRUE(window->selectedName().contains("softmax"));
 }
 
+// Docks squeezed to nothing come back at their first sizes with View → Reset Layout.
+TEST_F(WindowUsabilityTest, ResetLayoutRestoresTheDockSizes) {
+  auto* stages = window->findChild<QDockWidget*>(QStringLiteral("stagesDock"));
+  auto* inspector = window->findChild<QDockWidget*>(QStringLiteral("inspectorDock"));
+  ASSERT_NE(stages, nullptr);
+  ASSERT_NE(inspector, nullptr);
+  QCoreApplication::processEvents();
+  window->resizeDocks({stages, inspector}, {20, 20}, Qt::Horizontal);
+  inspector->setFloating(true);
+  QCoreApplication::processEvents();
+  ASSERT_LT(stages->width(), 200);  // as narrow as its content allows
+  window->resetLayout();
+  QTest::qWait(100);
+  EXPECT_FALSE(inspector->isFloating());
+  EXPECT_GT(stages->width(), 250);
+  EXPECT_GT(inspector->width(), 300);
+  EXPECT_EQ(window->dockWidgetArea(inspector), Qt::RightDockWidgetArea);
+}
+
+// The window never opens larger than its screen: not by default, not from a geometry saved on a bigger screen.
+TEST(WindowGeometryTest, WindowOpensWithinTheScreen) {
+  QStandardPaths::setTestModeEnabled(true);
+  QSettings().clear();
+  auto fitsScreen = [](const MainWindow& window) {
+    const QRect available = window.screen()->availableGeometry();
+    return window.width() <= available.width() && window.height() <= available.height();
+  };
+  {
+    MainWindow window;
+    EXPECT_TRUE(fitsScreen(window)) << window.width() << "x" << window.height();
+  }
+  {
+    MainWindow window;
+    window.setErrorDialogsEnabled(false);
+    window.show();
+    window.setMinimumSize(0, 0);
+    window.resize(4000, 3000);
+    window.close();  // saves the geometry
+  }
+  MainWindow window;
+  EXPECT_TRUE(fitsScreen(window)) << window.width() << "x" << window.height();
+  QSettings().clear();
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
