@@ -697,14 +697,16 @@ void MainWindow::copyNodeName() {
 // ---- Dialogs, export, drag and drop ----
 
 void MainWindow::openDialog(bool directory) {
-  const QString last = m_documents->lastPath();
-  QString start = last.isEmpty() ? QString() : QFileInfo(last).absolutePath();
+  const QString start = dialogDirectory();
   QString path = directory ? QFileDialog::getExistingDirectory(this, QStringLiteral("Open Dump Directory"), start)
                            : QFileDialog::getOpenFileName(
                                  this, QStringLiteral("Open"), start,
                                  QStringLiteral("HLO modules and graphs (*.hlo *.txt *.dot *.gv stages.json);;"
                                                 "All files (*)"));
-  if (!path.isEmpty()) openPath(path);
+  if (path.isEmpty()) return;
+  // A directory is remembered as the folder it is in, so the next dialog shows it among its siblings.
+  rememberDialogDirectory(directory ? QFileInfo(path).absolutePath() : path);
+  openPath(path);
 }
 
 void MainWindow::showPipelineDialog() {

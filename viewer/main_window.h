@@ -188,6 +188,10 @@ class MainWindow : public QMainWindow {
   void onNodeClicked(int node);
   void onClusterClicked(int cluster);
   void openDialog(bool directory);
+  // Where file dialogs start: the folder of the last one (kept in QSettings), else the open document's, else the
+  // working directory.
+  QString dialogDirectory() const;
+  void rememberDialogDirectory(const QString& chosen);
   void showPipelineDialog();
   void exportDialog(const QString& format);
   void copyNodeName();

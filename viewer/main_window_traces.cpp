@@ -27,13 +27,16 @@ namespace fusionscope::viewer {
 void MainWindow::openTraceDialog(bool comparison) {
   const QString filter = QStringLiteral("Chrome traces (*.json *.json.gz *.gz);;All files (*)");
   if (!comparison) {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Trace"), QString(), filter);
-    if (!path.isEmpty()) openTrace(path);
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Trace"), dialogDirectory(), filter);
+    if (path.isEmpty()) return;
+    rememberDialogDirectory(path);
+    openTrace(path);
     return;
   }
   const QString before =
-      QFileDialog::getOpenFileName(this, QStringLiteral("Trace BEFORE (e.g. fusion off)"), QString(), filter);
+      QFileDialog::getOpenFileName(this, QStringLiteral("Trace BEFORE (e.g. fusion off)"), dialogDirectory(), filter);
   if (before.isEmpty()) return;
+  rememberDialogDirectory(before);
   const QString after = QFileDialog::getOpenFileName(this, QStringLiteral("Trace AFTER (e.g. fusion on)"),
                                                      QFileInfo(before).absolutePath(), filter);
   if (!after.isEmpty()) openTraceComparison(before, after);

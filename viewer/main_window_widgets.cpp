@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QGuiApplication>
@@ -416,6 +417,19 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   settings.setValue(QStringLiteral("pipeline/preset"), QString::fromStdString(pipelineSpec().preset));
   m_documents->cancel();
   QMainWindow::closeEvent(event);
+}
+
+QString MainWindow::dialogDirectory() const {
+  const QString remembered = QSettings().value(QStringLiteral("dialogs/directory")).toString();
+  if (!remembered.isEmpty() && QFileInfo(remembered).isDir()) return remembered;
+  const QString last = m_documents->lastPath();
+  return last.isEmpty() ? QDir::currentPath() : QFileInfo(last).absolutePath();
+}
+
+void MainWindow::rememberDialogDirectory(const QString& chosen) {
+  const QFileInfo info(chosen);
+  QSettings().setValue(QStringLiteral("dialogs/directory"),
+                       info.isDir() ? info.absoluteFilePath() : info.absolutePath());
 }
 
 void MainWindow::addRecent(const QString& path) {
