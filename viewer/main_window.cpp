@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QElapsedTimer>
@@ -18,6 +19,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -724,17 +726,37 @@ void MainWindow::showPipelineDialog() {
   if (document() && document()->kind == Document::Kind::kHloModule) openPath(m_documents->lastPath());
 }
 
-bool MainWindow::exportView(const QString& path, QString* error) {
-  return m_view->exportVisible(path, windowTitle(), error);
+bool MainWindow::exportView(const QString& path, QString* error, double scale) {
+  return m_view->exportScene(path, windowTitle(), scale, error);
 }
 
 void MainWindow::exportDialog(const QString& format) {
-  QString path =
-      QFileDialog::getSaveFileName(this, QStringLiteral("Export View"), QStringLiteral("view.%1").arg(format),
-                                   QStringLiteral("%1 (*.%2)").arg(format.toUpper(), format));
+  const QString suggested = QDir(dialogDirectory()).filePath(QStringLiteral("graph.%1").arg(format));
+  QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export Graph"), suggested,
+                                              QStringLiteral("%1 (*.%2)").arg(format.toUpper(), format));
   if (path.isEmpty()) return;
+  rememberDialogDirectory(path);
+  double scale = 1;
+  if (format == QStringLiteral("png")) {
+    QSettings settings;
+    bool ok = false;
+    scale = QInputDialog::getDouble(this, QStringLiteral("Export PNG"),
+                                    QStringLiteral("Scale (pixels per point of the graph at 1:1):"),
+                                    settings.value(QStringLiteral("export/pngScale"), 2.0).toDouble(), 0.1, 16, 1, &ok);
+    if (!ok) return;
+    settings.setValue(QStringLiteral("export/pngScale"), scale);
+  }
   QString error;
-  if (!exportView(path, &error)) showError(QStringLiteral("Export failed"), error);
+  if (!exportView(path, &error, scale)) {
+    showError(QStringLiteral("Export failed"), error);
+    return;
+  }
+  const double applied = format == QStringLiteral("png") ? m_view->exportScale(scale) : 1.0;
+  statusBar()->showMessage(
+      QStringLiteral("Exported the whole graph to %1%2")
+          .arg(path,
+               applied < scale ? QStringLiteral(" at %1× (the largest that fits)").arg(applied, 0, 'f', 2) : QString()),
+      5000);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

@@ -100,7 +100,8 @@ class MainWindow : public QMainWindow {
   void findNext();
   void findPrevious();
   const std::vector<int>& matches() const { return m_matches; }
-  bool exportView(const QString& path, QString* error = nullptr);  // .png or .svg
+  // The whole graph as .png (at `scale` pixels per point, 2 by default) or .svg.
+  bool exportView(const QString& path, QString* error = nullptr, double scale = 2.0);
   QString selectedName() const;
 
   // Traces (asynchronous; traceLoaded or loadFailed follows). A comparison shows `before` above `after`.

@@ -102,9 +102,9 @@ void MainWindow::createActions() {
   m_actChooseModule->setEnabled(false);
   reload->setShortcut(QKeySequence(QStringLiteral("F5")));
   file->addSeparator();
-  QAction* png = file->addAction(QStringLiteral("Export View as &PNG…"), this, [this] { exportDialog("png"); });
+  QAction* png = file->addAction(QStringLiteral("Export Graph as &PNG…"), this, [this] { exportDialog("png"); });
   png->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
-  QAction* svg = file->addAction(QStringLiteral("Export View as &SVG…"), this, [this] { exportDialog("svg"); });
+  QAction* svg = file->addAction(QStringLiteral("Export Graph as &SVG…"), this, [this] { exportDialog("svg"); });
   svg->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+E")));
   file->addSeparator();
   QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);

@@ -342,5 +342,33 @@ TEST(WindowGeometryTest, WindowOpensWithinTheScreen) {
   QSettings().clear();
 }
 
+// Export draws the whole graph, not the part the viewport shows, at the asked scale (PNG) or in scene units (SVG).
+TEST_F(WindowUsabilityTest, ExportCoversTheWholeGraphAtTheChosenScale) {
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  GraphView* view = window->graphView();
+  view->actualSize();
+  view->zoomBy(4);  // the viewport shows a few nodes
+  const QRectF scene = window->graphScene()->sceneRect();
+  ASSERT_FALSE(visibleRect(*view).contains(scene));
+  QTemporaryDir dir;
+  QString error;
+  for (double scale : {1.0, 2.0}) {
+    const QString png = dir.filePath(QStringLiteral("graph_%1.png").arg(scale));
+    ASSERT_TRUE(window->exportView(png, &error, scale)) << error.toStdString();
+    const QImage image(png);
+    EXPECT_NEAR(image.width(), scene.width() * scale, 1.5) << scale;
+    EXPECT_NEAR(image.height(), scene.height() * scale, 1.5) << scale;
+  }
+  const QString svg = dir.filePath(QStringLiteral("graph.svg"));
+  ASSERT_TRUE(window->exportView(svg, &error)) << error.toStdString();
+  QFile file(svg);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  const QByteArray text = file.readAll();
+  // Every instruction's label is in it, not only the visible ones.
+  for (const char* name : {"logits", "softmax_exp", "train_step_result"}) EXPECT_TRUE(text.contains(name)) << name;
+  // A huge scale is lowered to an image that can be allocated.
+  EXPECT_LT(view->exportScale(1000), 1000);
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
