@@ -83,11 +83,16 @@ MainWindow::MainWindow(QWidget* parent)
   m_stageLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
   createActions();
   auto* playButton = new QPushButton(central);
+  playButton->setObjectName(QStringLiteral("playButton"));
   playButton->setFlat(true);
+  // Words, not media glyphs: "⏸" is missing from many fonts (it showed as a box), and the style's media icons are
+  // dark pixmaps that vanish on the dark palette.
+  auto showPlaying = [playButton](bool on) {
+    playButton->setText(on ? QStringLiteral("Pause") : QStringLiteral("Play"));
+  };
   connect(playButton, &QPushButton::clicked, m_actPlay, &QAction::trigger);
-  connect(m_actPlay, &QAction::toggled, playButton,
-          [playButton](bool on) { playButton->setText(on ? QStringLiteral("⏸ Pause") : QStringLiteral("▶ Play")); });
-  playButton->setText(QStringLiteral("▶ Play"));
+  connect(m_actPlay, &QAction::toggled, playButton, showPlaying);
+  showPlaying(false);
   stageRow->addWidget(playButton);
   stageRow->addWidget(m_slider, 1);
   stageRow->addWidget(m_stageLabel, 2);

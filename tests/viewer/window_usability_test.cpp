@@ -370,5 +370,17 @@ TEST_F(WindowUsabilityTest, ExportCoversTheWholeGraphAtTheChosenScale) {
   EXPECT_LT(view->exportScale(1000), 1000);
 }
 
+// The Play button says Play or Pause in words, not with a glyph fonts may lack.
+TEST_F(WindowUsabilityTest, PlayButtonSaysPlayOrPause) {
+  auto* play = window->findChild<QPushButton*>(QStringLiteral("playButton"));
+  ASSERT_NE(play, nullptr);
+  EXPECT_EQ(play->text(), "Play");
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  play->click();
+  EXPECT_EQ(play->text(), "Pause");
+  play->click();
+  EXPECT_EQ(play->text(), "Play");
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
