@@ -85,6 +85,10 @@ class MainWindow : public QMainWindow {
   GraphOptions currentGraphOptions() const;
   // View → Reset Layout: the docks back in their areas at their first sizes.
   void resetLayout();
+  // Help: the About box (version) and the keyboard and mouse help (F1), built from the menus' shortcuts.
+  void showAbout();
+  void showKeyboardHelp();
+  QString keyboardHelpHtml() const;
   // Shrinks and moves the window into its screen's available area (a saved geometry from a bigger screen, a
   // large QT_SCALE_FACTOR).
   void fitToScreen();

@@ -1,10 +1,13 @@
 // MainWindow, part 3: building the widgets — menus and their shortcuts, the search and graph toolbars, the docks,
-// the status bar — and the settings they keep between sessions. Part 1 (main_window.cpp) wires them to the
+// the status bar, the help — and the settings they keep between sessions (layout, palette, recent files, the
+// dialogs' folder). Part 1 (main_window.cpp) wires them to the
 // controllers and the graph.
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -12,7 +15,9 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScreen>
@@ -22,6 +27,7 @@
 #include <QStatusBar>
 #include <QStyleFactory>
 #include <QTableView>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -201,6 +207,11 @@ void MainWindow::createActions() {
     syncStageControls();
   });
 
+  QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+  QAction* keys = help->addAction(QStringLiteral("&Keyboard and Mouse…"), this, &MainWindow::showKeyboardHelp);
+  keys->setShortcut(QKeySequence::HelpContents);
+  help->addAction(QStringLiteral("&About FusionScope…"), this, &MainWindow::showAbout);
+
   // Search bar (Ctrl+F), hidden until asked for.
   m_searchBar = new QToolBar(QStringLiteral("Search"), this);
   m_searchBar->setObjectName(QStringLiteral("searchBar"));
@@ -378,6 +389,69 @@ void MainWindow::fitToScreen() {
         std::clamp(outer.top(), available.top(), std::max(available.top(), available.bottom() - outer.height() + 1)));
     move(outer.topLeft());
   }
+}
+
+void MainWindow::showAbout() {
+  const QString version = QCoreApplication::applicationVersion();
+  QMessageBox::about(
+      this, QStringLiteral("About FusionScope"),
+      QStringLiteral("<h3>FusionScope %1</h3><p>Watch a tensor compiler fuse an HLO graph, stage by stage, and see "
+                     "what the fusion did to the kernels in a trace.</p><p>Built with Qt %2 (running on Qt %3).</p>"
+                     "<p>Keyboard and mouse: Help → Keyboard and Mouse (F1).</p>")
+          .arg(version.isEmpty() ? QStringLiteral("(development build)") : version.toHtmlEscaped(),
+               QStringLiteral(QT_VERSION_STR), QString::fromLatin1(qVersion())));
+}
+
+QString MainWindow::keyboardHelpHtml() const {
+  // Built from the menus, so it lists exactly the shortcuts this window has; the timeline's own keys and the
+  // mouse are not menu actions and are listed after them.
+  QString html = QStringLiteral("<h3>Keyboard</h3><table cellspacing=4>");
+  for (QAction* menuAction : menuBar()->actions()) {
+    QMenu* menu = menuAction->menu();
+    if (menu == nullptr) continue;
+    QString rows;
+    for (QAction* action : menu->actions()) {
+      if (action->isSeparator() || action->menu() != nullptr || action->shortcuts().isEmpty()) continue;
+      QStringList keys;
+      for (const QKeySequence& key : action->shortcuts()) keys << key.toString(QKeySequence::NativeText);
+      rows += QStringLiteral("<tr><td>%1</td><td><b>%2</b></td></tr>")
+                  .arg(action->text().remove(QLatin1Char('&')).remove(QStringLiteral("…")).toHtmlEscaped(),
+                       keys.join(QStringLiteral(", ")).toHtmlEscaped());
+    }
+    if (!rows.isEmpty())
+      html +=
+          QStringLiteral("<tr><td colspan=2><i>%1</i></td></tr>").arg(menu->title().remove(QLatin1Char('&'))) + rows;
+  }
+  html += QStringLiteral(
+      "<tr><td>Find bar: next / previous match / close</td><td><b>Enter / Shift+Enter / Esc</b></td></tr>"
+      "<tr><td>Recent file 1–9</td><td><b>Alt+1…9</b></td></tr></table>"
+      "<h3>Graph</h3><p>Wheel zooms around the cursor, drag pans, click selects (the inspector shows it), "
+      "double-click a fusion expands or collapses it, click or drag in the minimap moves the view.</p>"
+      "<h3>Timeline (when it has the focus)</h3><table cellspacing=4>"
+      "<tr><td>Zoom in / out</td><td><b>W / S</b>, wheel</td></tr>"
+      "<tr><td>Pan</td><td><b>A / D</b>, drag</td></tr>"
+      "<tr><td>Select a time range</td><td><b>Shift+drag</b>, or drag in the ruler</td></tr>"
+      "<tr><td>Fit the range, else the selection, else everything</td><td><b>F</b></td></tr>"
+      "<tr><td>Clear the selection</td><td><b>Esc</b></td></tr>"
+      "<tr><td>Scroll lanes</td><td><b>Shift+wheel</b></td></tr>"
+      "<tr><td>Lane names' width</td><td>drag the headers' edge; double-click it to fit</td></tr></table>"
+      "<p>More in docs/VIEWER.md.</p>");
+  return html;
+}
+
+void MainWindow::showKeyboardHelp() {
+  auto* dialog = new QDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setWindowTitle(QStringLiteral("FusionScope — Keyboard and Mouse"));
+  auto* layout = new QVBoxLayout(dialog);
+  auto* text = new QTextBrowser(dialog);
+  text->setHtml(keyboardHelpHtml());
+  layout->addWidget(text);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+  connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::close);
+  layout->addWidget(buttons);
+  dialog->resize(560, 640);
+  dialog->show();
 }
 
 void MainWindow::createStatusBar() {

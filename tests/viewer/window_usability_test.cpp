@@ -382,5 +382,19 @@ TEST_F(WindowUsabilityTest, PlayButtonSaysPlayOrPause) {
   EXPECT_EQ(play->text(), "Play");
 }
 
+// Help: F1 is bound to the keyboard help, which lists the window's shortcuts as the menus define them.
+TEST_F(WindowUsabilityTest, HelpMenuBindsF1ToTheKeyboardHelp) {
+  bool f1 = false;
+  for (QAction* menu : window->menuBar()->actions()) {
+    if (menu->menu() == nullptr) continue;
+    for (QAction* action : menu->menu()->actions()) f1 |= action->shortcuts().contains(QKeySequence(Qt::Key_F1));
+  }
+  EXPECT_TRUE(f1);
+  const QString help = window->keyboardHelpHtml();
+  EXPECT_TRUE(help.contains(QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText))) << help.toStdString();
+  EXPECT_TRUE(help.contains("Next Stage")) << help.toStdString();
+  EXPECT_TRUE(help.contains("Timeline")) << help.toStdString();
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
