@@ -58,6 +58,9 @@ class TimelinePanel : public QWidget {
   // Comparison alignment: the selected event becomes time 0 of its trace, and the other trace is aligned at its
   // first event of the same name (or stays where it is when it has none). Returns false without a selection.
   bool alignAtSelection();
+  // A comparison table row of a fused kernel: selects its first launch in the "after" trace (and so its fusion in
+  // the graph). Returns false for the metric rows.
+  bool selectComparisonRow(int row);
   void alignAtFirstKernel();
 
  signals:

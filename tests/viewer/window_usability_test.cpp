@@ -396,5 +396,40 @@ TEST_F(WindowUsabilityTest, HelpMenuBindsF1ToTheKeyboardHelp) {
   EXPECT_TRUE(help.contains("Timeline")) << help.toStdString();
 }
 
+// Comparison table: rows are as tall as their text, and clicking a fused kernel's row selects its launch.
+TEST(ComparisonTableTest, RowsFitTheirTextAndAKernelRowSelectsItsLaunch) {
+  auto before = traceModel(R"([
+{"ph":"X","cat":"kernel","name":"add","pid":0,"tid":1,"ts":0,"dur":2},
+{"ph":"X","cat":"kernel","name":"mul","pid":0,"tid":1,"ts":3,"dur":2},
+{"ph":"X","cat":"kernel","name":"exp","pid":0,"tid":1,"ts":6,"dur":2}])");
+  auto after = traceModel(R"([
+{"ph":"X","cat":"kernel","name":"dot","pid":0,"tid":1,"ts":90,"dur":3},
+{"ph":"X","cat":"kernel","name":"fusion.1","pid":0,"tid":1,"ts":100,"dur":3}])");
+  ASSERT_TRUE(before && after);
+  profiler::FusionMembership membership;
+  membership.members["fusion.1"] = {"add", "mul", "exp"};
+  TimelinePanel panel;
+  panel.resize(1200, 500);
+  panel.show();
+  panel.setComparison(before, QStringLiteral("off.json"), after, QStringLiteral("on.json"), &membership);
+  QTableWidget* table = panel.comparisonTable();
+  QSignalSpy kernel(&panel, &TimelinePanel::kernelSelected);
+  int mappingRow = -1;
+  for (int row = 0; row < table->rowCount(); ++row) {
+    if (table->item(row, 0) != nullptr && table->item(row, 0)->text().startsWith("fusion.1")) mappingRow = row;
+    if (table->item(row, 0) != nullptr) {
+      EXPECT_GE(table->rowHeight(row), table->fontMetrics().height()) << "row " << row << " is cut";
+    }
+  }
+  ASSERT_GE(mappingRow, 0);
+  EXPECT_FALSE(panel.selectComparisonRow(0)) << "a metric row selects nothing";
+  const QRect cell = table->visualItemRect(table->item(mappingRow, 0));
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, cell.center());
+  EXPECT_EQ(panel.view()->selection().group, 1);
+  EXPECT_EQ(panel.view()->selection().event, 1);
+  ASSERT_EQ(kernel.count(), 1);
+  EXPECT_EQ(kernel.front().front().toString(), "fusion.1");
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
