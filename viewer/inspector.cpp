@@ -139,14 +139,17 @@ void Inspector::showStage(const StageEntry* stage) {
   m_highlightName.clear();
   m_title->setText(QStringLiteral("Stage %1").arg(stage->index));
   QString text = QStringLiteral("<p><b>%1</b></p>").arg(html(stage->label));
-  text += QStringLiteral("<p>%1 instructions, %2 fusions</p>").arg(stage->instructionCount).arg(stage->fusionCount);
+  text += QStringLiteral("<p>%1 instructions outside fusions (%2 with the fusions' bodies), %3 fusions</p>")
+              .arg(stage->unfusedInstructionCount)
+              .arg(stage->instructionCount)
+              .arg(stage->fusionCount);
   if (stage->index > 0 && stage->changed) {
-    text += QStringLiteral("<p>%1 added, %2 removed, %3 fused into fusions (%4%5 instructions)</p>")
+    text += QStringLiteral("<p>%1 added, %2 removed, %3 fused into fusions (%4%5 instructions outside fusions)</p>")
                 .arg(stage->changes.added.size())
                 .arg(stage->changes.removed.size())
                 .arg(stage->changes.fused.size())
-                .arg(stage->changes.instructionDelta >= 0 ? "+" : "")
-                .arg(stage->changes.instructionDelta);
+                .arg(stage->unfusedDelta >= 0 ? "+" : "")
+                .arg(stage->unfusedDelta);
   }
   if (!stage->decisions.empty()) {
     int fused = 0;

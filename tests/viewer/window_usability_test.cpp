@@ -396,6 +396,25 @@ TEST_F(WindowUsabilityTest, HelpMenuBindsF1ToTheKeyboardHelp) {
   EXPECT_TRUE(help.contains("Timeline")) << help.toStdString();
 }
 
+// The stage list counts instructions outside fusion bodies, so the fusion pass reads as a reduction.
+TEST_F(WindowUsabilityTest, StageListCountsFusionAsAReduction) {
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  const auto document = window->document();
+  auto fusion = std::find_if(document->stages.begin(), document->stages.end(),
+                             [](const StageEntry& stage) { return stage.pass == "fusion"; });
+  ASSERT_NE(fusion, document->stages.end());
+  const StageEntry& before = *(fusion - 1);
+  EXPECT_LT(fusion->unfusedInstructionCount, before.unfusedInstructionCount);
+  EXPECT_LT(fusion->unfusedDelta, 0);
+  EXPECT_GT(fusion->changes.instructionDelta, 0) << "the module-wide count grows by the fusions' bodies";
+  EXPECT_GE(fusion->unfusedInstructionCount, fusion->module->entry()->instructionCount());  // + reducers
+  const int row = static_cast<int>(fusion - document->stages.begin());
+  StageListModel* model = window->stageModel();
+  EXPECT_EQ(model->index(row, StageListModel::kInstructions).data().toLongLong(), fusion->unfusedInstructionCount);
+  EXPECT_TRUE(model->index(row, StageListModel::kChanged).data().toString().contains(QStringLiteral("-")))
+      << model->index(row, StageListModel::kChanged).data().toString().toStdString();
+}
+
 // Comparison table: rows are as tall as their text, and clicking a fused kernel's row selects its launch.
 TEST(ComparisonTableTest, RowsFitTheirTextAndAKernelRowSelectsItsLaunch) {
   auto before = traceModel(R"([
