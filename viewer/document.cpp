@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -38,6 +39,34 @@ bool structurallyChanged(const StageEntry& entry) {
   const core::StageChanges& changes = entry.changes;
   return entry.index > 0 && (!changes.added.empty() || !changes.removed.empty() || !changes.fused.empty() ||
                              changes.instructionDelta != 0);
+}
+
+// Instructions outside fusion computations: the operations that run on their own, as the graph draws them. The
+// module's count includes every fusion's body, so a fusion pass reads as growth (+N+1 for N instructions fused).
+int64_t unfusedInstructionCount(const core::HloModule& module) {
+  std::set<const core::HloComputation*> fused;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions())
+      if (inst->fusedComputation() != nullptr) fused.insert(inst->fusedComputation());
+  }
+  int64_t count = 0;
+  for (const auto& computation : module.computations())
+    if (fused.count(computation.get()) == 0) count += computation->instructionCount();
+  return count;
+}
+
+// Fills the stages' unfused counts and deltas (from the modules; a stage without one keeps the module-wide
+// numbers it was given) and freezes the document.
+std::shared_ptr<const Document> finished(std::shared_ptr<Document> document) {
+  for (size_t i = 0; i < document->stages.size(); ++i) {
+    StageEntry& stage = document->stages[i];
+    stage.unfusedInstructionCount = stage.module ? unfusedInstructionCount(*stage.module) : stage.instructionCount;
+    const StageEntry* previous = i > 0 ? &document->stages[i - 1] : nullptr;
+    stage.unfusedDelta = previous != nullptr && previous->module && stage.module
+                             ? stage.unfusedInstructionCount - previous->unfusedInstructionCount
+                             : stage.changes.instructionDelta;
+  }
+  return document;
 }
 
 StageEntry entryFromStage(const core::Stage& stage) {
@@ -183,7 +212,7 @@ StatusOr<std::shared_ptr<const Document>> loadStagesJson(const fs::path& directo
     document->stages.push_back(std::move(entry));
   }
   if (document->stages.empty()) return Status::error(indexPath.string() + ": error: no stage was dumped");
-  return std::shared_ptr<const Document>(std::move(document));
+  return finished(std::move(document));
 }
 
 // hlo_graph_N.dot in N order; without any, every *.dot in name order (XLA's own dump file names).
@@ -230,7 +259,7 @@ StatusOr<std::shared_ptr<const Document>> loadDotDirectory(const fs::path& direc
     entry.dotSource = files[i].string();
     document->stages.push_back(std::move(entry));
   }
-  return std::shared_ptr<const Document>(std::move(document));
+  return finished(std::move(document));
 }
 
 // A directory written by XLA's --xla_dump_to: the module with the most per-pass dumps, stage by stage.
@@ -265,7 +294,7 @@ StatusOr<std::shared_ptr<const Document>> loadXlaDirectory(const fs::path& direc
     }
     document->stages.push_back(std::move(entry));
   }
-  return std::shared_ptr<const Document>(std::move(document));
+  return finished(std::move(document));
 }
 
 }  // namespace
@@ -302,7 +331,7 @@ StatusOr<std::shared_ptr<const Document>> loadHloModule(const std::string& path,
   document->path = path;
   document->pipeline = run->pipeline;
   for (const core::Stage& stage : run->stages) document->stages.push_back(entryFromStage(stage));
-  return std::shared_ptr<const Document>(std::move(document));
+  return finished(std::move(document));
 }
 
 StatusOr<std::shared_ptr<const Document>> loadDumpDirectory(const std::string& path, const LoadCallbacks& callbacks) {
@@ -328,7 +357,7 @@ StatusOr<std::shared_ptr<const Document>> loadDotFile(const std::string& path) {
   entry.dotText = std::move(*dot);
   entry.dotSource = path;
   document->stages.push_back(std::move(entry));
-  return std::shared_ptr<const Document>(std::move(document));
+  return finished(std::move(document));
 }
 
 StatusOr<std::shared_ptr<const Document>> loadPath(const std::string& path, const core::PipelineSpec& spec,

@@ -21,6 +21,10 @@ struct StageEntry {
   std::string label;  // "after fusion, before dce"
   int64_t instructionCount = 0;
   int64_t fusionCount = 0;
+  // Instructions outside fusion computations (instructionCount counts fusions' bodies too), and its change from
+  // the stage before: what the stage list shows, so that fusing reads as a reduction.
+  int64_t unfusedInstructionCount = 0;
+  int64_t unfusedDelta = 0;
   // Nodes were added, removed or fused compared with the stage before (stage 0: false). A stage that only
   // rewrote attributes is not "changed" in this sense; "hide unchanged" hides it.
   bool changed = false;

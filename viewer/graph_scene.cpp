@@ -327,6 +327,12 @@ QRectF GraphScene::nodeRect(int node) const {
   return QRectF(n.x, n.y, n.width, n.height);
 }
 
+QRectF GraphScene::clusterRect(int cluster) const {
+  if (!m_graph || cluster < 0 || static_cast<size_t>(cluster) >= m_graph->clusters.size()) return {};
+  const GraphCluster& c = m_graph->clusters[static_cast<size_t>(cluster)];
+  return QRectF(c.x, c.y, c.width, c.height);
+}
+
 std::pair<int, int> GraphScene::hit(const QPointF& pos) const {
   int cluster = -1;
   double clusterZ = -1;

@@ -64,6 +64,7 @@ class GraphScene : public QGraphicsScene {
   bool isFusedCluster(int cluster) const { return m_fusedClusters.count(cluster) > 0; }
 
   QRectF nodeRect(int node) const;
+  QRectF clusterRect(int cluster) const;  // a fusion's box; empty when there is none
 
  signals:
   void nodeClicked(int node);

@@ -17,6 +17,11 @@ namespace fusionscope::viewer {
 constexpr double kMinZoom = 0.005;
 constexpr double kMaxZoom = 8.0;
 constexpr int kMinimapSize = 150;
+constexpr double kMaxExportSide = 32000;
+constexpr double kMaxExportPixels = 64e6;
+// Below kMinReadableZoom node labels are hard to read; revealing a node zooms in to kReadableZoom.
+constexpr double kMinReadableZoom = 0.6;
+constexpr double kReadableZoom = 0.8;
 
 // A second, non-interactive view of the same scene, scaled to fit, with the main viewport outlined.
 class Minimap : public QGraphicsView {
@@ -96,11 +101,23 @@ void GraphView::zoomBy(double factor) {
 }
 
 void GraphView::centerOnRect(const QRectF& rect) {
-  QRectF visible = mapToScene(viewport()->rect()).boundingRect();
-  // Zoom in far enough that the node's label can be read, never out.
-  if (zoom() < 0.6) zoomBy(0.8 / zoom());
-  if (!visible.contains(rect) || zoom() < 0.6) centerOn(rect.center());
+  if (rect.isEmpty()) return;
+  // Zoom in far enough that labels can be read, never out, unless the rect (a big fusion box) is larger than the
+  // viewport: then zoom out just enough to show all of it.
+  if (zoom() < kMinReadableZoom) zoomBy(kReadableZoom / zoom());
+  const QSizeF viewport = QSizeF(this->viewport()->size()) / zoom();
+  if (rect.width() > viewport.width() * 0.95 || rect.height() > viewport.height() * 0.95) {
+    const double fit = std::min(this->viewport()->width() / rect.width(), this->viewport()->height() / rect.height());
+    zoomBy(0.95 * fit / zoom());
+  }
+  // Centre unless the rect is already well inside the viewport (stepping through matches near each other should
+  // not jump around).
+  const QRectF visible = mapToScene(this->viewport()->rect()).boundingRect();
+  const QRectF inner =
+      visible.adjusted(visible.width() * 0.1, visible.height() * 0.1, -visible.width() * 0.1, -visible.height() * 0.1);
+  if (!inner.contains(rect)) centerOn(rect.center());
   m_minimap->viewport()->update();
+  emit viewportMoved();
 }
 
 void GraphView::setMinimapVisible(bool visible) {
@@ -139,17 +156,27 @@ void GraphView::placeMinimap() {
   m_minimap->move(width() - kMinimapSize - margin - scrollBar, height() - kMinimapSize - margin - scrollBarH);
 }
 
-bool GraphView::exportVisible(const QString& path, const QString& title, QString* error) {
+double GraphView::exportScale(double requested) const {
+  const QRectF source = scene()->sceneRect();
+  double scale = std::clamp(requested, 0.1, 16.0);
+  // A PNG of a big graph at the asked scale could need gigabytes: keep each side within kMaxExportSide pixels
+  // and the whole within kMaxExportPixels (256 MB of ARGB), as a smaller scale.
+  scale = std::min(scale, kMaxExportSide / std::max(1.0, std::max(source.width(), source.height())));
+  scale = std::min(scale, std::sqrt(kMaxExportPixels / std::max(1.0, source.width() * source.height())));
+  return scale;
+}
+
+bool GraphView::exportScene(const QString& path, const QString& title, double scale, QString* error) {
   auto* scene = static_cast<GraphScene*>(this->scene());
   auto fail = [&](const QString& message) {
     if (error != nullptr) *error = message;
     return false;
   };
   if (scene->graph() == nullptr) return fail(QStringLiteral("nothing to export"));
-  QRectF source = mapToScene(viewport()->rect()).boundingRect().intersected(scene->sceneRect());
-  if (source.isEmpty()) source = scene->sceneRect();
-  QSize size = viewport()->size();
+  // The whole graph, whatever the viewport shows, as `dot -Tpng` / `dot -Tsvg` would draw it.
+  const QRectF source = scene->sceneRect();
   if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
+    const QSize size = source.size().toSize().expandedTo(QSize(1, 1));
     QSvgGenerator generator;
     generator.setFileName(path);
     generator.setSize(size);
@@ -157,13 +184,15 @@ bool GraphView::exportVisible(const QString& path, const QString& title, QString
     generator.setTitle(title);
     QPainter painter;
     if (!painter.begin(&generator)) return fail(QStringLiteral("cannot write %1").arg(path));
+    painter.fillRect(QRect(QPoint(0, 0), size), scene->theme().background);
     scene->render(&painter, QRectF(QPointF(0, 0), size), source);
     painter.end();
     return QFileInfo(path).size() > 0 ? true : fail(QStringLiteral("cannot write %1").arg(path));
   }
-  qreal ratio = devicePixelRatioF();
-  QImage image(size * ratio, QImage::Format_ARGB32_Premultiplied);
-  image.setDevicePixelRatio(ratio);
+  const double applied = exportScale(scale);
+  const QSize size = (source.size() * applied).toSize().expandedTo(QSize(1, 1));
+  QImage image(size, QImage::Format_ARGB32_Premultiplied);
+  if (image.isNull()) return fail(QStringLiteral("cannot allocate a %1×%2 image").arg(size.width()).arg(size.height()));
   image.fill(scene->theme().background);
   QPainter painter(&image);
   painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);

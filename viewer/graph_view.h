@@ -19,11 +19,17 @@ class GraphView : public QGraphicsView {
   void actualSize();
   void zoomBy(double factor);
   double zoom() const { return transform().m11(); }
+  // Brings `rect` (a node or fusion box, scene coordinates) into view: zooms in until labels are readable (or out
+  // until a box larger than the viewport fits) and centres it unless it is already well inside the viewport.
   void centerOnRect(const QRectF& rect);
   void setMinimapVisible(bool visible);
   bool minimapVisible() const;
-  // Writes what the viewport shows of the scene as .png or .svg (by `path`'s suffix), titled `title` in SVG.
-  bool exportVisible(const QString& path, const QString& title, QString* error = nullptr);
+  // Writes the whole graph (not only what the viewport shows) as .png or .svg (by `path`'s suffix), titled `title`
+  // in SVG. A PNG is drawn at `scale` pixels per scene unit (1: the view at 1:1), lowered by exportScale when the
+  // image would be too large; an SVG is in scene units.
+  bool exportScene(const QString& path, const QString& title, double scale, QString* error = nullptr);
+  // The scale a PNG export at `requested` uses for the current graph.
+  double exportScale(double requested) const;
 
  signals:
   void viewportMoved();

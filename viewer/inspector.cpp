@@ -1,5 +1,6 @@
 #include "viewer/inspector.h"
 
+#include <QEvent>
 #include <QFontDatabase>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -42,7 +43,7 @@ QString link(const core::HloInstruction& inst) {
   query.addQueryItem(QStringLiteral("c"), QString::fromStdString(inst.parent() ? inst.parent()->name() : ""));
   query.addQueryItem(QStringLiteral("n"), QString::fromStdString(inst.name()));
   url.setQuery(query);
-  return QStringLiteral("<a href=\"%1\">%2</a> <span style=\"color:gray\">%3</span>")
+  return QStringLiteral("<a href=\"%1\">%2</a> <span class=\"dim\">%3</span>")
       .arg(url.toString(QUrl::FullyEncoded).toHtmlEscaped(), html(inst.name()), html(std::string(inst.opcodeString())));
 }
 
@@ -54,8 +55,8 @@ QString linkList(const std::vector<core::HloInstruction*>& list) {
 }
 
 QString decisionRow(const core::FusionDecision& decision) {
-  QString mark = decision.fused ? QStringLiteral("<b style=\"color:#2e7d32\">fused</b>")
-                                : QStringLiteral("<b style=\"color:#c62828\">not fused</b>");
+  QString mark = decision.fused ? QStringLiteral("<b class=\"fused\">fused</b>")
+                                : QStringLiteral("<b class=\"notfused\">not fused</b>");
   return QStringLiteral("<li>%1 [%2] %3 → %4: %5</li>")
       .arg(mark, html(decision.pass), html(decision.producer), html(decision.consumer), html(decision.reason));
 }
@@ -83,6 +84,7 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 2);
   layout->addWidget(splitter);
+  applyPalette();
   connect(m_details, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
     if (url.scheme() != QStringLiteral("inst")) return;
     QUrlQuery query(url);
@@ -94,12 +96,13 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
 
 void Inspector::clear() {
   m_title->setText(QStringLiteral("Nothing selected"));
-  m_details->setHtml(QStringLiteral("<p style=\"color:gray\">Click a node to inspect it.</p>"));
+  setDetails(QStringLiteral("<p class=\"dim\">Click a node to inspect it.</p>"));
   m_module->clear();
   m_shownModule = nullptr;
   m_keepAlive.reset();
   m_moduleTexts.clear();
   m_highlightedLine.clear();
+  m_highlightName.clear();
 }
 
 void Inspector::setModuleText(const StageEntry* stage) {
@@ -108,6 +111,7 @@ void Inspector::setModuleText(const StageEntry* stage) {
   m_shownModule = module;
   m_keepAlive = stage != nullptr ? stage->module : nullptr;
   m_highlightedLine.clear();
+  m_highlightName.clear();
   if (module == nullptr) {
     m_module->setPlainText(stage != nullptr && !stage->dotText.empty()
                                ? QStringLiteral("(no module text for this stage: it was read from %1)")
@@ -132,31 +136,35 @@ void Inspector::showStage(const StageEntry* stage) {
   }
   setModuleText(stage);
   m_module->setExtraSelections({});
+  m_highlightName.clear();
   m_title->setText(QStringLiteral("Stage %1").arg(stage->index));
   QString text = QStringLiteral("<p><b>%1</b></p>").arg(html(stage->label));
-  text += QStringLiteral("<p>%1 instructions, %2 fusions</p>").arg(stage->instructionCount).arg(stage->fusionCount);
+  text += QStringLiteral("<p>%1 instructions outside fusions (%2 with the fusions' bodies), %3 fusions</p>")
+              .arg(stage->unfusedInstructionCount)
+              .arg(stage->instructionCount)
+              .arg(stage->fusionCount);
   if (stage->index > 0 && stage->changed) {
-    text += QStringLiteral("<p>%1 added, %2 removed, %3 fused into fusions (%4%5 instructions)</p>")
+    text += QStringLiteral("<p>%1 added, %2 removed, %3 fused into fusions (%4%5 instructions outside fusions)</p>")
                 .arg(stage->changes.added.size())
                 .arg(stage->changes.removed.size())
                 .arg(stage->changes.fused.size())
-                .arg(stage->changes.instructionDelta >= 0 ? "+" : "")
-                .arg(stage->changes.instructionDelta);
+                .arg(stage->unfusedDelta >= 0 ? "+" : "")
+                .arg(stage->unfusedDelta);
   }
   if (!stage->decisions.empty()) {
     int fused = 0;
     for (const auto& decision : stage->decisions) fused += decision.fused ? 1 : 0;
     text += QStringLiteral("<p>%1 fusion decisions (%2 fused)</p>").arg(stage->decisions.size()).arg(fused);
   }
-  m_details->setHtml(text);
+  setDetails(text);
 }
 
 void Inspector::showDotNode(const std::vector<std::string>& lines) {
   m_title->setText(lines.empty() ? QStringLiteral("node") : QString::fromStdString(lines.front()));
   QString text;
   for (const std::string& line : lines) text += html(line) + QStringLiteral("<br/>");
-  text += QStringLiteral("<p style=\"color:gray\">This stage has only a DOT graph: no HLO details.</p>");
-  m_details->setHtml(text);
+  text += QStringLiteral("<p class=\"dim\">This stage has only a DOT graph: no HLO details.</p>");
+  setDetails(text);
   m_highlightedLine.clear();
 }
 
@@ -183,7 +191,8 @@ void Inspector::showInstruction(const StageEntry& stage, const core::HloInstruct
       text += QStringLiteral("source: %1<br/>").arg(html(source->toString()));
       // The callers, innermost first (XLA's stack-frame index), when the module has one.
       std::optional<int64_t> frame = core::stackFrameId(*metadata);
-      std::vector<core::SourceLocation> stack = frame ? module->stackFrames().stack(*frame) : std::vector<core::SourceLocation>();
+      std::vector<core::SourceLocation> stack =
+          frame ? module->stackFrames().stack(*frame) : std::vector<core::SourceLocation>();
       for (size_t i = 1; i < stack.size(); ++i)
         text += QStringLiteral("&nbsp;&nbsp;called from %1<br/>").arg(html(stack[i].toString()));
     }
@@ -211,10 +220,10 @@ void Inspector::showInstruction(const StageEntry& stage, const core::HloInstruct
     text += QStringLiteral("<p><b>Decisions of pass %1</b></p><ul>%2</ul>").arg(html(stage.pass), reasons);
   } else if (inst.isFusion()) {
     text += QStringLiteral(
-        "<p style=\"color:gray\">No decision about it was recorded by the pass that produced this "
+        "<p class=\"dim\">No decision about it was recorded by the pass that produced this "
         "stage.</p>");
   }
-  m_details->setHtml(text);
+  setDetails(text);
   highlight(computation, inst.name());
 }
 
@@ -227,13 +236,15 @@ void Inspector::highlight(const std::string& computation, const std::string& nam
   QString needle = QLatin1Char('%') + QString::fromStdString(name) + QStringLiteral(" = ");
   QTextCursor found = document->find(needle, start.isNull() ? QTextCursor(document) : start);
   m_highlightedLine.clear();
+  m_highlightComputation = computation;
+  m_highlightName = name;
   if (found.isNull()) {
     m_module->setExtraSelections({});
     return;
   }
   QTextEdit::ExtraSelection selection;
-  selection.format.setBackground(QColor(QRgb(0xffe082)));
-  selection.format.setForeground(QColor(QRgb(0x000000)));
+  selection.format.setBackground(palette().color(QPalette::Highlight));
+  selection.format.setForeground(palette().color(QPalette::HighlightedText));
   selection.format.setProperty(QTextFormat::FullWidthSelection, true);
   selection.cursor = QTextCursor(found.block());
   selection.cursor.clearSelection();
@@ -253,7 +264,32 @@ QString Inspector::highlightedModuleLine() const {
 }
 
 void Inspector::appendSection(const QString& html) {
+  m_detailsHtml += html;
   m_details->append(html);
+}
+
+void Inspector::setDetails(const QString& html) {
+  m_detailsHtml = html;
+  m_details->setHtml(html);
+}
+
+void Inspector::applyPalette() {
+  // Links, decisions and the highlighted module line take the palette's colours, so they read in a dark palette
+  // too. Qt resolves <a> colours when the HTML is parsed: set the sheet and parse the shown HTML again.
+  const QPalette palette = this->palette();  // the children get the new palette after this widget
+  const bool dark = palette.color(QPalette::Base).lightness() < 128;
+  m_details->document()->setDefaultStyleSheet(
+      QStringLiteral("a { color: %1; } .fused { color: %2; } .notfused { color: %3; } .dim { color: %4; }")
+          .arg(palette.color(QPalette::Link).name(), dark ? QStringLiteral("#81c784") : QStringLiteral("#2e7d32"),
+               dark ? QStringLiteral("#ef9a9a") : QStringLiteral("#c62828"),
+               palette.color(QPalette::Disabled, QPalette::Text).name()));
+  m_details->setHtml(m_detailsHtml);
+  if (!m_highlightName.empty()) highlight(m_highlightComputation, m_highlightName);
+}
+
+void Inspector::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) applyPalette();
 }
 
 }  // namespace fusionscope::viewer

@@ -38,7 +38,12 @@ class Inspector : public QWidget {
   // A clicked operand/user/member link: the instruction `name` in `computation`.
   void instructionActivated(const QString& computation, const QString& name);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  void setDetails(const QString& html);
+  void applyPalette();
   void setModuleText(const StageEntry* stage);
   void highlight(const std::string& computation, const std::string& name);
 
@@ -49,6 +54,9 @@ class Inspector : public QWidget {
   std::unordered_map<const core::HloModule*, QString> m_moduleTexts;  // printed once per stage
   std::shared_ptr<const core::HloModule> m_keepAlive;
   QString m_highlightedLine;
+  QString m_detailsHtml;               // what the details show, parsed again when the palette changes
+  std::string m_highlightComputation;  // the highlighted module line's instruction, to recolour it
+  std::string m_highlightName;
 };
 
 }  // namespace fusionscope::viewer

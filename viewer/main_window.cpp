@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QElapsedTimer>
@@ -18,6 +19,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -26,6 +28,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <utility>
 
 #include "core/ir/hlo_computation.h"
 #include "viewer/document_controller.h"
@@ -80,11 +83,16 @@ MainWindow::MainWindow(QWidget* parent)
   m_stageLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
   createActions();
   auto* playButton = new QPushButton(central);
+  playButton->setObjectName(QStringLiteral("playButton"));
   playButton->setFlat(true);
+  // Words, not media glyphs: "⏸" is missing from many fonts (it showed as a box), and the style's media icons are
+  // dark pixmaps that vanish on the dark palette.
+  auto showPlaying = [playButton](bool on) {
+    playButton->setText(on ? QStringLiteral("Pause") : QStringLiteral("Play"));
+  };
   connect(playButton, &QPushButton::clicked, m_actPlay, &QAction::trigger);
-  connect(m_actPlay, &QAction::toggled, playButton,
-          [playButton](bool on) { playButton->setText(on ? QStringLiteral("⏸ Pause") : QStringLiteral("▶ Play")); });
-  playButton->setText(QStringLiteral("▶ Play"));
+  connect(m_actPlay, &QAction::toggled, playButton, showPlaying);
+  showPlaying(false);
   stageRow->addWidget(playButton);
   stageRow->addWidget(m_slider, 1);
   stageRow->addWidget(m_stageLabel, 2);
@@ -259,6 +267,7 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   m_current = -1;
   m_inspector->clear();
   m_stageModel->setDocument(document);
+  fitTimelineDock(true);
   m_stageTable->resizeColumnsToContents();
   m_stageTable->horizontalHeader()->setSectionResizeMode(StageListModel::kPass, QHeaderView::Stretch);
   setWindowTitle(QStringLiteral("%1 — FusionScope").arg(QFileInfo(QString::fromStdString(document->path)).fileName()));
@@ -321,7 +330,9 @@ void MainWindow::syncStageControls() {
     m_slider->setRange(0, std::max(0, rows - 1));
     if (row >= 0) m_slider->setValue(row);
   }
-  QSignalBlocker block(m_stageTable->selectionModel());
+  // Not a QSignalBlocker on the selection model: the table repaints its highlight from those signals, and
+  // without them the old row stays highlighted. The guard keeps the table's currentRowChanged from coming back.
+  const bool wasSyncing = std::exchange(m_syncingStage, true);
   if (row >= 0) {
     QModelIndex index = m_stageFilter->index(row, 0);
     m_stageTable->selectionModel()->setCurrentIndex(index,
@@ -330,6 +341,7 @@ void MainWindow::syncStageControls() {
   } else {
     m_stageTable->selectionModel()->clearSelection();
   }
+  m_syncingStage = wasSyncing;
 }
 
 void MainWindow::stepVisible(int delta) {
@@ -446,10 +458,11 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
       m_inspector->showStage(currentEntry());
     }
   }
+  // The new graph's matches, outlined without moving the selection: a relayout is not a new search.
   if (m_searchBar->isVisible() && !m_searchEdit->text().isEmpty()) {
-    int keep = m_matchCursor;
-    search(m_searchEdit->text(), m_searchRegex->isChecked());
-    m_matchCursor = keep;
+    findMatches(m_searchEdit->text(), m_searchRegex->isChecked());
+    auto at = std::find(m_matches.begin(), m_matches.end(), m_selectedNode);
+    m_matchCursor = m_selectedNode >= 0 && at != m_matches.end() ? static_cast<int>(at - m_matches.begin()) : -1;
   }
   if (m_ghost) {
     setGhosting(true);  // lays the previous stage out first when needed
@@ -460,6 +473,10 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     m_view->fitAll();
   } else if (m_selectedNode >= 0) {
     m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
+  }
+  if (m_revealSelection) {
+    m_revealSelection = false;
+    revealSelection();
   }
   emit stageShown(m_current);
 }
@@ -575,6 +592,14 @@ void MainWindow::onClusterClicked(int cluster) {
   linkToTimeline(box.fusionName, box.fusion);
 }
 
+void MainWindow::revealSelection() {
+  if (m_selectedNode >= 0) {
+    m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
+  } else if (m_scene->selectedCluster() >= 0) {
+    m_view->centerOnRect(m_scene->clusterRect(m_scene->selectedCluster()));
+  }
+}
+
 void MainWindow::selectNode(int node) {
   onNodeClicked(node);
   if (node >= 0) m_view->centerOnRect(m_scene->nodeRect(node));
@@ -591,6 +616,7 @@ bool MainWindow::selectInstruction(const QString& computation, const QString& na
   int cluster = graph->findCluster(name.toStdString());
   if (cluster >= 0) {
     onClusterClicked(cluster);
+    m_view->centerOnRect(m_scene->clusterRect(cluster));
     return true;
   }
   // Not drawn (inside a collapsed fusion, an inlined constant or outside the neighbourhood): still inspect it.
@@ -608,6 +634,20 @@ bool MainWindow::selectInstruction(const QString& computation, const QString& na
 }
 
 int MainWindow::search(const QString& pattern, bool regex) {
+  const int count = findMatches(pattern, regex);
+  if (count > 0) findNext();
+  return count;
+}
+
+void MainWindow::closeSearch() {
+  m_searchBar->hide();
+  m_matches.clear();
+  m_matchCursor = -1;
+  m_scene->setMatches({});
+  m_view->setFocus();
+}
+
+int MainWindow::findMatches(const QString& pattern, bool regex) {
   m_matches.clear();
   m_matchCursor = -1;
   const GraphModel* graph = m_scene->graph();
@@ -633,7 +673,6 @@ int MainWindow::search(const QString& pattern, bool regex) {
   }
   m_scene->setMatches(m_matches);
   m_searchStatus->setText(QStringLiteral(" %1 matches").arg(m_matches.size()));
-  if (!m_matches.empty()) findNext();
   return static_cast<int>(m_matches.size());
 }
 
@@ -665,14 +704,16 @@ void MainWindow::copyNodeName() {
 // ---- Dialogs, export, drag and drop ----
 
 void MainWindow::openDialog(bool directory) {
-  const QString last = m_documents->lastPath();
-  QString start = last.isEmpty() ? QString() : QFileInfo(last).absolutePath();
+  const QString start = dialogDirectory();
   QString path = directory ? QFileDialog::getExistingDirectory(this, QStringLiteral("Open Dump Directory"), start)
                            : QFileDialog::getOpenFileName(
                                  this, QStringLiteral("Open"), start,
                                  QStringLiteral("HLO modules and graphs (*.hlo *.txt *.dot *.gv stages.json);;"
                                                 "All files (*)"));
-  if (!path.isEmpty()) openPath(path);
+  if (path.isEmpty()) return;
+  // A directory is remembered as the folder it is in, so the next dialog shows it among its siblings.
+  rememberDialogDirectory(directory ? QFileInfo(path).absolutePath() : path);
+  openPath(path);
 }
 
 void MainWindow::showPipelineDialog() {
@@ -690,17 +731,37 @@ void MainWindow::showPipelineDialog() {
   if (document() && document()->kind == Document::Kind::kHloModule) openPath(m_documents->lastPath());
 }
 
-bool MainWindow::exportView(const QString& path, QString* error) {
-  return m_view->exportVisible(path, windowTitle(), error);
+bool MainWindow::exportView(const QString& path, QString* error, double scale) {
+  return m_view->exportScene(path, windowTitle(), scale, error);
 }
 
 void MainWindow::exportDialog(const QString& format) {
-  QString path =
-      QFileDialog::getSaveFileName(this, QStringLiteral("Export View"), QStringLiteral("view.%1").arg(format),
-                                   QStringLiteral("%1 (*.%2)").arg(format.toUpper(), format));
+  const QString suggested = QDir(dialogDirectory()).filePath(QStringLiteral("graph.%1").arg(format));
+  QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export Graph"), suggested,
+                                              QStringLiteral("%1 (*.%2)").arg(format.toUpper(), format));
   if (path.isEmpty()) return;
+  rememberDialogDirectory(path);
+  double scale = 1;
+  if (format == QStringLiteral("png")) {
+    QSettings settings;
+    bool ok = false;
+    scale = QInputDialog::getDouble(this, QStringLiteral("Export PNG"),
+                                    QStringLiteral("Scale (pixels per point of the graph at 1:1):"),
+                                    settings.value(QStringLiteral("export/pngScale"), 2.0).toDouble(), 0.1, 16, 1, &ok);
+    if (!ok) return;
+    settings.setValue(QStringLiteral("export/pngScale"), scale);
+  }
   QString error;
-  if (!exportView(path, &error)) showError(QStringLiteral("Export failed"), error);
+  if (!exportView(path, &error, scale)) {
+    showError(QStringLiteral("Export failed"), error);
+    return;
+  }
+  const double applied = format == QStringLiteral("png") ? m_view->exportScale(scale) : 1.0;
+  statusBar()->showMessage(
+      QStringLiteral("Exported the whole graph to %1%2")
+          .arg(path,
+               applied < scale ? QStringLiteral(" at %1× (the largest that fits)").arg(applied, 0, 'f', 2) : QString()),
+      5000);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

@@ -83,15 +83,29 @@ class MainWindow : public QMainWindow {
   void setGhosting(bool enabled);
   void setDarkPalette(bool dark);
   GraphOptions currentGraphOptions() const;
+  // View → Reset Layout: the docks back in their areas at their first sizes.
+  void resetLayout();
+  // Help: the About box (version) and the keyboard and mouse help (F1), built from the menus' shortcuts.
+  void showAbout();
+  void showKeyboardHelp();
+  QString keyboardHelpHtml() const;
+  // Shrinks and moves the window into its screen's available area (a saved geometry from a bigger screen, a
+  // large QT_SCALE_FACTOR).
+  void fitToScreen();
+  // Sizes the timeline dock for what the window shows: most of the height without a graph, at most half with one.
+  void fitTimelineDock(bool graph);
 
   // Selection, search, export.
   bool selectInstruction(const QString& computation, const QString& name);
   void selectNode(int node);
   int search(const QString& pattern, bool regex);  // returns the match count and selects the first
+  // Hides the find bar (Esc in it, or its ✕) and its match outlines; the selection stays.
+  void closeSearch();
   void findNext();
   void findPrevious();
   const std::vector<int>& matches() const { return m_matches; }
-  bool exportView(const QString& path, QString* error = nullptr);  // .png or .svg
+  // The whole graph as .png (at `scale` pixels per point, 2 by default) or .svg.
+  bool exportView(const QString& path, QString* error = nullptr, double scale = 2.0);
   QString selectedName() const;
 
   // Traces (asynchronous; traceLoaded or loadFailed follows). A comparison shows `before` above `after`.
@@ -172,9 +186,17 @@ class MainWindow : public QMainWindow {
   void syncStageControls();
   int visibleRowOf(int position) const;
   void stepVisible(int delta);
+  // Centres the graph on the selected node or fusion box, zoomed in until its label reads.
+  void revealSelection();
+  // Outlines the matches of `pattern` in the graph shown, selecting nothing; returns their count.
+  int findMatches(const QString& pattern, bool regex);
   void onNodeClicked(int node);
   void onClusterClicked(int cluster);
   void openDialog(bool directory);
+  // Where file dialogs start: the folder of the last one (kept in QSettings), else the open document's, else the
+  // working directory.
+  QString dialogDirectory() const;
+  void rememberDialogDirectory(const QString& chosen);
   void showPipelineDialog();
   void exportDialog(const QString& format);
   void copyNodeName();
@@ -194,7 +216,8 @@ class MainWindow : public QMainWindow {
 
   // Stages and graph.
   int m_current = -1;
-  GraphOptions m_options;  // collapse/expand state shared by all stages; focus set per selection
+  bool m_syncingStage = false;  // syncStageControls is moving the stage table's selection
+  GraphOptions m_options;       // collapse/expand state shared by all stages; focus set per selection
   bool m_neighbourhood = false;
   bool m_diff = true;
   bool m_ghost = false;
@@ -211,7 +234,10 @@ class MainWindow : public QMainWindow {
   std::array<std::shared_ptr<const TimelineModel>, 2> m_comparisonTraces;  // before, after; empty when none
   std::array<QString, 2> m_comparisonNames;
   QDockWidget* m_timelineDock = nullptr;
+  QDockWidget* m_stagesDock = nullptr;
+  QDockWidget* m_inspectorDock = nullptr;
   std::string m_linkedFromTimeline;  // the instruction a timeline selection asked for, until it is selected
+  bool m_revealSelection = false;    // the next graph shown centres on the selection (a kernel picked elsewhere)
 
   // Widgets.
   GraphScene* m_scene;

@@ -27,13 +27,16 @@ namespace fusionscope::viewer {
 void MainWindow::openTraceDialog(bool comparison) {
   const QString filter = QStringLiteral("Chrome traces (*.json *.json.gz *.gz);;All files (*)");
   if (!comparison) {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Trace"), QString(), filter);
-    if (!path.isEmpty()) openTrace(path);
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open Trace"), dialogDirectory(), filter);
+    if (path.isEmpty()) return;
+    rememberDialogDirectory(path);
+    openTrace(path);
     return;
   }
   const QString before =
-      QFileDialog::getOpenFileName(this, QStringLiteral("Trace BEFORE (e.g. fusion off)"), QString(), filter);
+      QFileDialog::getOpenFileName(this, QStringLiteral("Trace BEFORE (e.g. fusion off)"), dialogDirectory(), filter);
   if (before.isEmpty()) return;
+  rememberDialogDirectory(before);
   const QString after = QFileDialog::getOpenFileName(this, QStringLiteral("Trace AFTER (e.g. fusion on)"),
                                                      QFileInfo(before).absolutePath(), filter);
   if (!after.isEmpty()) openTraceComparison(before, after);
@@ -77,6 +80,7 @@ void MainWindow::connectTraces() {
               m_timeline->setTrace(first, firstName);
             }
             m_timelineDock->show();
+            fitTimelineDock(document() != nullptr);
             statusBar()->showMessage(
                 QStringLiteral("Trace %1: %2 events").arg(firstName).arg(first->trace().events.size()), 5000);
             emit traceLoaded();
@@ -217,9 +221,10 @@ bool MainWindow::selectKernel(const QString& kernel) {
   if (m_current == last) {
     selectInstruction(QString::fromStdString(entry->name()), QString::fromStdString(match->name()));
   } else {
-    // showGraph re-selects m_selectedName once the last stage is laid out.
+    // showGraph re-selects m_selectedName once the last stage is laid out, and brings it into view.
     m_selectedName = match->name();
     m_selectedComputation = entry->name();
+    m_revealSelection = true;
     setCurrentStage(last);
   }
   return true;

@@ -1,26 +1,39 @@
 // MainWindow, part 3: building the widgets — menus and their shortcuts, the search and graph toolbars, the docks,
-// the status bar — and the settings they keep between sessions. Part 1 (main_window.cpp) wires them to the
+// the status bar, the help — and the settings they keep between sessions (layout, palette, recent files, the
+// dialogs' folder). Part 1 (main_window.cpp) wires them to the
 // controllers and the graph.
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
+#include <QShortcut>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QStyleFactory>
 #include <QTableView>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <array>
+#include <utility>
 
 #include "viewer/document_controller.h"
 #include "viewer/graph_scene.h"
@@ -35,6 +48,10 @@ namespace fusionscope::viewer {
 namespace {
 
 constexpr int kMaxRecent = 10;
+// The docks' first sizes, and what View → Reset Layout returns them to.
+constexpr int kStagesDockWidth = 330;
+constexpr int kInspectorDockWidth = 420;
+constexpr int kTimelineDockHeight = 300;
 
 QPalette darkPalette() {
   QPalette palette;
@@ -91,9 +108,9 @@ void MainWindow::createActions() {
   m_actChooseModule->setEnabled(false);
   reload->setShortcut(QKeySequence(QStringLiteral("F5")));
   file->addSeparator();
-  QAction* png = file->addAction(QStringLiteral("Export View as &PNG…"), this, [this] { exportDialog("png"); });
+  QAction* png = file->addAction(QStringLiteral("Export Graph as &PNG…"), this, [this] { exportDialog("png"); });
   png->setShortcut(QKeySequence(QStringLiteral("Ctrl+E")));
-  QAction* svg = file->addAction(QStringLiteral("Export View as &SVG…"), this, [this] { exportDialog("svg"); });
+  QAction* svg = file->addAction(QStringLiteral("Export Graph as &SVG…"), this, [this] { exportDialog("svg"); });
   svg->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+E")));
   file->addSeparator();
   QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
@@ -104,6 +121,8 @@ void MainWindow::createActions() {
     m_searchBar->show();
     m_searchEdit->setFocus();
     m_searchEdit->selectAll();
+    // Closing hid the outlines; the text is kept for the next search.
+    if (!m_searchEdit->text().isEmpty()) findMatches(m_searchEdit->text(), m_searchRegex->isChecked());
   });
   find->setShortcut(QKeySequence::Find);
   QAction* next = edit->addAction(QStringLiteral("Find &Next"), this, &MainWindow::findNext);
@@ -188,6 +207,11 @@ void MainWindow::createActions() {
     syncStageControls();
   });
 
+  QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+  QAction* keys = help->addAction(QStringLiteral("&Keyboard and Mouse…"), this, &MainWindow::showKeyboardHelp);
+  keys->setShortcut(QKeySequence::HelpContents);
+  help->addAction(QStringLiteral("&About FusionScope…"), this, &MainWindow::showAbout);
+
   // Search bar (Ctrl+F), hidden until asked for.
   m_searchBar = new QToolBar(QStringLiteral("Search"), this);
   m_searchBar->setObjectName(QStringLiteral("searchBar"));
@@ -203,7 +227,9 @@ void MainWindow::createActions() {
   m_searchBar->addAction(QStringLiteral("▲"), this, &MainWindow::findPrevious)->setToolTip("Previous (Shift+F3)");
   m_searchBar->addAction(QStringLiteral("▼"), this, &MainWindow::findNext)->setToolTip("Next (F3)");
   m_searchBar->addWidget(m_searchStatus);
-  m_searchBar->addAction(QStringLiteral("✕"), m_searchBar, &QWidget::hide)->setToolTip("Close search");
+  m_searchBar->addAction(QStringLiteral("✕"), this, &MainWindow::closeSearch)->setToolTip("Close search (Esc)");
+  new QShortcut(QKeySequence(Qt::Key_Escape), m_searchBar, this, &MainWindow::closeSearch,
+                Qt::WidgetWithChildrenShortcut);
   addToolBar(Qt::TopToolBarArea, m_searchBar);
   m_searchBar->hide();
   connect(m_searchEdit, &QLineEdit::textChanged, this,
@@ -269,14 +295,16 @@ void MainWindow::createDocks() {
   });
   connect(m_stageTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {
-            if (current.isValid()) setCurrentStage(current.data(StageListModel::kStageRole).toInt());
+            if (current.isValid() && !m_syncingStage) setCurrentStage(current.data(StageListModel::kStageRole).toInt());
           });
 
   auto* inspectorDock = new QDockWidget(QStringLiteral("Inspector"), this);
   inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
   inspectorDock->setWidget(m_inspector);
   addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
-  resizeDocks({stagesDock, inspectorDock}, {330, 420}, Qt::Horizontal);
+  m_stagesDock = stagesDock;
+  m_inspectorDock = inspectorDock;
+  resizeDocks({stagesDock, inspectorDock}, {kStagesDockWidth, kInspectorDockWidth}, Qt::Horizontal);
 
   m_viewMenu->addAction(stagesDock->toggleViewAction());
   stagesDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+1")));
@@ -287,7 +315,7 @@ void MainWindow::createDocks() {
   m_timelineDock->setObjectName(QStringLiteral("timelineDock"));
   m_timelineDock->setWidget(m_timeline);
   addDockWidget(Qt::BottomDockWidgetArea, m_timelineDock);
-  resizeDocks({m_timelineDock}, {300}, Qt::Vertical);
+  resizeDocks({m_timelineDock}, {kTimelineDockHeight}, Qt::Vertical);
   m_timelineDock->hide();  // shown when a trace is opened
   m_viewMenu->addAction(m_timelineDock->toggleViewAction());
   m_timelineDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+3")));
@@ -301,6 +329,129 @@ void MainWindow::createDocks() {
     }
   });
   m_viewMenu->addAction(findEvent);
+  m_viewMenu->addSeparator();
+  m_viewMenu->addAction(QStringLiteral("&Reset Layout"), this, &MainWindow::resetLayout);
+}
+
+void MainWindow::resetLayout() {
+  // Docks back in their areas at their first sizes (a window shrunk and enlarged again keeps tiny docks, and the
+  // state is saved with them); the timeline stays as shown or hidden, the window keeps its size.
+  const std::array<std::pair<QDockWidget*, Qt::DockWidgetArea>, 3> homes = {
+      {{m_stagesDock, Qt::LeftDockWidgetArea},
+       {m_inspectorDock, Qt::RightDockWidgetArea},
+       {m_timelineDock, Qt::BottomDockWidgetArea}}};
+  const bool timelineShown = !m_timelineDock->isHidden();
+  for (const auto& [dock, area] : homes) {
+    if (dock->isFloating()) dock->setFloating(false);
+    if (dockWidgetArea(dock) != area) addDockWidget(area, dock);
+  }
+  m_stagesDock->show();
+  m_inspectorDock->show();
+  m_timelineDock->setVisible(timelineShown);
+  // A dock just put back is placed by the next layout pass: size the docks after it.
+  QTimer::singleShot(0, this, [this] {
+    resizeDocks({m_stagesDock, m_inspectorDock}, {kStagesDockWidth, kInspectorDockWidth}, Qt::Horizontal);
+    resizeDocks({m_timelineDock}, {document() ? kTimelineDockHeight : height() * 3 / 4}, Qt::Vertical);
+  });
+}
+
+void MainWindow::fitTimelineDock(bool graph) {
+  if (m_timelineDock->isHidden()) return;
+  // Without a graph the timeline takes most of the window, not a third of it under an empty pane; with one, a
+  // timeline grown that way (and saved so) gives the graph its room back.
+  auto apply = [this](bool withGraph) {
+    if (!withGraph) {
+      resizeDocks({m_timelineDock}, {height() * 3 / 4}, Qt::Vertical);
+    } else if (m_timelineDock->height() > height() / 2) {
+      resizeDocks({m_timelineDock}, {kTimelineDockHeight}, Qt::Vertical);
+    }
+  };
+  apply(graph);
+  // A dock just shown is placed by the next layout pass: size it again after that.
+  QTimer::singleShot(0, this, [this, apply] { apply(document() != nullptr); });
+}
+
+void MainWindow::fitToScreen() {
+  // With a saved geometry from a bigger screen, or a large scale factor (QT_SCALE_FACTOR=2 halves the screen in
+  // logical pixels), the window must not open larger than the screen's available area.
+  QScreen* shown = screen() != nullptr ? screen() : QGuiApplication::primaryScreen();
+  if (shown == nullptr || isMaximized() || isFullScreen()) return;
+  const QRect available = shown->availableGeometry();
+  // Before the window is first shown its frame is unknown: leave room for a title bar.
+  const QSize frame = isVisible() ? frameGeometry().size() - geometry().size() : QSize(8, 40);
+  const QSize fits = size().boundedTo(available.size() - frame);
+  if (fits != size()) resize(fits);
+  QRect outer = frameGeometry();
+  if (!available.contains(outer)) {
+    outer.moveLeft(
+        std::clamp(outer.left(), available.left(), std::max(available.left(), available.right() - outer.width() + 1)));
+    outer.moveTop(
+        std::clamp(outer.top(), available.top(), std::max(available.top(), available.bottom() - outer.height() + 1)));
+    move(outer.topLeft());
+  }
+}
+
+void MainWindow::showAbout() {
+  const QString version = QCoreApplication::applicationVersion();
+  QMessageBox::about(
+      this, QStringLiteral("About FusionScope"),
+      QStringLiteral("<h3>FusionScope %1</h3><p>Watch a tensor compiler fuse an HLO graph, stage by stage, and see "
+                     "what the fusion did to the kernels in a trace.</p><p>Built with Qt %2 (running on Qt %3).</p>"
+                     "<p>Keyboard and mouse: Help → Keyboard and Mouse (F1).</p>")
+          .arg(version.isEmpty() ? QStringLiteral("(development build)") : version.toHtmlEscaped(),
+               QStringLiteral(QT_VERSION_STR), QString::fromLatin1(qVersion())));
+}
+
+QString MainWindow::keyboardHelpHtml() const {
+  // Built from the menus, so it lists exactly the shortcuts this window has; the timeline's own keys and the
+  // mouse are not menu actions and are listed after them.
+  QString html = QStringLiteral("<h3>Keyboard</h3><table cellspacing=4>");
+  for (QAction* menuAction : menuBar()->actions()) {
+    QMenu* menu = menuAction->menu();
+    if (menu == nullptr) continue;
+    QString rows;
+    for (QAction* action : menu->actions()) {
+      if (action->isSeparator() || action->menu() != nullptr || action->shortcuts().isEmpty()) continue;
+      QStringList keys;
+      for (const QKeySequence& key : action->shortcuts()) keys << key.toString(QKeySequence::NativeText);
+      rows += QStringLiteral("<tr><td>%1</td><td><b>%2</b></td></tr>")
+                  .arg(action->text().remove(QLatin1Char('&')).remove(QStringLiteral("…")).toHtmlEscaped(),
+                       keys.join(QStringLiteral(", ")).toHtmlEscaped());
+    }
+    if (!rows.isEmpty())
+      html +=
+          QStringLiteral("<tr><td colspan=2><i>%1</i></td></tr>").arg(menu->title().remove(QLatin1Char('&'))) + rows;
+  }
+  html += QStringLiteral(
+      "<tr><td>Find bar: next / previous match / close</td><td><b>Enter / Shift+Enter / Esc</b></td></tr>"
+      "<tr><td>Recent file 1–9</td><td><b>Alt+1…9</b></td></tr></table>"
+      "<h3>Graph</h3><p>Wheel zooms around the cursor, drag pans, click selects (the inspector shows it), "
+      "double-click a fusion expands or collapses it, click or drag in the minimap moves the view.</p>"
+      "<h3>Timeline (when it has the focus)</h3><table cellspacing=4>"
+      "<tr><td>Zoom in / out</td><td><b>W / S</b>, wheel</td></tr>"
+      "<tr><td>Pan</td><td><b>A / D</b>, drag</td></tr>"
+      "<tr><td>Select a time range</td><td><b>Shift+drag</b>, or drag in the ruler</td></tr>"
+      "<tr><td>Fit the range, else the selection, else everything</td><td><b>F</b></td></tr>"
+      "<tr><td>Clear the selection</td><td><b>Esc</b></td></tr>"
+      "<tr><td>Scroll lanes</td><td><b>Shift+wheel</b></td></tr>"
+      "<tr><td>Lane names' width</td><td>drag the headers' edge; double-click it to fit</td></tr></table>"
+      "<p>More in docs/VIEWER.md.</p>");
+  return html;
+}
+
+void MainWindow::showKeyboardHelp() {
+  auto* dialog = new QDialog(this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->setWindowTitle(QStringLiteral("FusionScope — Keyboard and Mouse"));
+  auto* layout = new QVBoxLayout(dialog);
+  auto* text = new QTextBrowser(dialog);
+  text->setHtml(keyboardHelpHtml());
+  layout->addWidget(text);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+  connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::close);
+  layout->addWidget(buttons);
+  dialog->resize(560, 640);
+  dialog->show();
 }
 
 void MainWindow::createStatusBar() {
@@ -320,6 +471,7 @@ void MainWindow::restoreSettings() {
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  fitToScreen();
   m_searchBar->hide();
   setDarkPalette(settings.value(QStringLiteral("view/dark"), false).toBool());
   m_actMinimap->setChecked(settings.value(QStringLiteral("view/minimap"), true).toBool());
@@ -339,6 +491,19 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   settings.setValue(QStringLiteral("pipeline/preset"), QString::fromStdString(pipelineSpec().preset));
   m_documents->cancel();
   QMainWindow::closeEvent(event);
+}
+
+QString MainWindow::dialogDirectory() const {
+  const QString remembered = QSettings().value(QStringLiteral("dialogs/directory")).toString();
+  if (!remembered.isEmpty() && QFileInfo(remembered).isDir()) return remembered;
+  const QString last = m_documents->lastPath();
+  return last.isEmpty() ? QDir::currentPath() : QFileInfo(last).absolutePath();
+}
+
+void MainWindow::rememberDialogDirectory(const QString& chosen) {
+  const QFileInfo info(chosen);
+  QSettings().setValue(QStringLiteral("dialogs/directory"),
+                       info.isDir() ? info.absoluteFilePath() : info.absolutePath());
 }
 
 void MainWindow::addRecent(const QString& path) {

@@ -34,12 +34,12 @@ QVariant StageListModel::data(const QModelIndex& index, int role) const {
     switch (index.column()) {
       case kIndex: return stage.index;
       case kPass: return stage.pass.empty() ? QString::fromStdString(stage.label) : QString::fromStdString(stage.pass);
-      case kInstructions: return QVariant::fromValue<qlonglong>(stage.instructionCount);
+      case kInstructions: return QVariant::fromValue<qlonglong>(stage.unfusedInstructionCount);
       case kFusions: return QVariant::fromValue<qlonglong>(stage.fusionCount);
       case kChanged: {
         if (stage.index == 0) return QString();
         if (!stage.changed) return QStringLiteral("·");
-        qlonglong delta = stage.changes.instructionDelta;
+        qlonglong delta = stage.unfusedDelta;
         return delta == 0 ? QStringLiteral("●") : QStringLiteral("● %1%2").arg(delta > 0 ? "+" : "").arg(delta);
       }
       default: return {};
@@ -64,7 +64,12 @@ QVariant StageListModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant StageListModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole && (section == kInstructions || section == kChanged))
+    return QStringLiteral(
+        "Instructions outside fusion bodies (the operations that run on their own): a fusion pass "
+        "lowers it");
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case kIndex: return QStringLiteral("#");
     case kPass: return QStringLiteral("Pass");

@@ -25,6 +25,9 @@ QString qs(std::string_view text) {
   return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
 }
 
+constexpr int kKernelRole = Qt::UserRole + 1;  // a mapping row's fused kernel
+const QString kDetailsHint = QStringLiteral("<i>Click an event for its details; Shift+drag for a range summary.</i>");
+
 QString prettyJson(std::string_view raw) {
   nlohmann::json parsed = nlohmann::json::parse(raw, nullptr, false);
   if (parsed.is_discarded()) return qs(raw);
@@ -85,9 +88,15 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   // Mapping rows ("fusion.2 ← a, b, c") can be long: the metric column is elided, the numbers stay visible.
   m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
   m_table->setColumnWidth(0, 190);
+  // Rows are as tall as their text: a mapping's replaced kernels wrap instead of being cut.
   m_table->setTextElideMode(Qt::ElideRight);
-  m_table->setWordWrap(false);
+  m_table->setWordWrap(true);
+  m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->verticalHeader()->hide();
+  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_table->setToolTip(QStringLiteral("Click a fused kernel's row to select its first launch (and its fusion)"));
+  connect(m_table, &QTableWidget::cellClicked, this, [this](int row) { selectComparisonRow(row); });
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_table->hide();
   side->addWidget(m_table);
@@ -96,7 +105,7 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   split->setStretchFactor(1, 1);
   layout->addWidget(split, 1);
 
-  m_details->setHtml(QStringLiteral("<i>Click an event for its details; Shift+drag for a range summary.</i>"));
+  m_details->setHtml(kDetailsHint);
   connect(m_searchEdit, &QLineEdit::returnPressed, this, [this] {
     if (m_matches.empty() || m_searchEdit->property("searched").toString() != m_searchEdit->text()) {
       search(m_searchEdit->text());
@@ -110,12 +119,21 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   connect(m_view, &TimelineView::rangeSelected, this, &TimelinePanel::onRangeSelected);
 }
 
+void TimelinePanel::resetForNewTrace() {
+  m_matches.clear();
+  m_matchCursor = -1;
+  m_searchEdit->clear();
+  m_searchEdit->setProperty("searched", QString());
+  m_searchStatus->clear();
+  m_details->setHtml(kDetailsHint);
+}
+
 void TimelinePanel::setTrace(std::shared_ptr<const TimelineModel> model, const QString& name) {
   m_comparison.reset();
   m_alignButton->hide();
   m_alignKernelButton->hide();
   m_table->hide();
-  m_matches.clear();
+  resetForNewTrace();
   const auto& m = *model;
   m_title->setText(QStringLiteral("<b>%1</b> — %2 lanes, %3 slices, %4 flows, %5 counter samples, %6 instants")
                        .arg(name.toHtmlEscaped())
@@ -133,7 +151,7 @@ void TimelinePanel::setTrace(std::shared_ptr<const TimelineModel> model, const Q
 void TimelinePanel::setComparison(std::shared_ptr<const TimelineModel> before, const QString& beforeName,
                                   std::shared_ptr<const TimelineModel> after, const QString& afterName,
                                   const profiler::FusionMembership* membership) {
-  m_matches.clear();
+  resetForNewTrace();
   m_comparison = profiler::compareTraces(before->trace(), after->trace(), membership);
   m_title->setText(
       QStringLiteral("<b>before</b> %1 vs <b>after</b> %2 — aligned at the first kernel%3")
@@ -160,7 +178,7 @@ void TimelinePanel::clear() {
   m_comparison.reset();
   m_alignButton->hide();
   m_alignKernelButton->hide();
-  m_matches.clear();
+  resetForNewTrace();
   m_table->hide();
   m_title->clear();
   m_view->setGroups({});
@@ -221,11 +239,23 @@ void TimelinePanel::fillComparisonTable() {
     QStringList before;
     for (const std::string& b : m.before) before << QString::fromStdString(b);
     cell(row, 0, QString::fromStdString(m.after) + QStringLiteral(" ← ") + before.join(QStringLiteral(", ")), 0, false);
+    m_table->item(row, 0)->setData(kKernelRole, QString::fromStdString(m.after));
     cell(row, 1, formatDuration(static_cast<double>(m.beforeNs)), m.beforeNs, true);
     cell(row, 2, formatDuration(static_cast<double>(m.afterNs)), m.afterNs, true);
     cell(row, 3, m.speedup() > 0 ? QStringLiteral("%1×").arg(m.speedup(), 0, 'f', 2) : QStringLiteral("–"), 0, false);
     ++row;
   }
+}
+
+bool TimelinePanel::selectComparisonRow(int row) {
+  const QTableWidgetItem* item = m_table->item(row, 0);
+  const QString kernel = item != nullptr ? item->data(kKernelRole).toString() : QString();
+  if (kernel.isEmpty() || m_view->groups().size() != 2) return false;
+  // The fused kernel's first launch in the "after" trace; selecting it links it to the graph as a click would.
+  const std::vector<uint32_t> launches = m_view->groups()[1].model->eventsNamed(kernel.toStdString());
+  if (launches.empty()) return false;
+  m_view->selectEvent(1, launches.front(), true);
+  return true;
 }
 
 void TimelinePanel::onEventSelected(int group, qint64 event) {

@@ -29,6 +29,7 @@ class TimelinePanel : public QWidget {
  public:
   explicit TimelinePanel(QWidget* parent = nullptr);
 
+  // Setting a trace or a comparison clears the search, the details and the range summary of the previous one.
   void setTrace(std::shared_ptr<const TimelineModel> model, const QString& name);
   // `membership` (optional: the open module's fusions and their members) tells which "before" kernels each
   // fused "after" kernel replaced, as `fusionscope-cli compare --stages` does; without it, kernel args and
@@ -57,6 +58,9 @@ class TimelinePanel : public QWidget {
   // Comparison alignment: the selected event becomes time 0 of its trace, and the other trace is aligned at its
   // first event of the same name (or stays where it is when it has none). Returns false without a selection.
   bool alignAtSelection();
+  // A comparison table row of a fused kernel: selects its first launch in the "after" trace (and so its fusion in
+  // the graph). Returns false for the metric rows.
+  bool selectComparisonRow(int row);
   void alignAtFirstKernel();
 
  signals:
@@ -69,6 +73,8 @@ class TimelinePanel : public QWidget {
   void onRangeSelected(double from, double to);
   void fillComparisonTable();
   void showMatch();
+  // A new trace (or pair) starts clean: no search text or matches, no details or range summary of the old one.
+  void resetForNewTrace();
 
   TimelineView* m_view;
   QLineEdit* m_searchEdit;

@@ -61,6 +61,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent), m_vbar(new QScrol
   setFocusPolicy(Qt::StrongFocus);
   setMinimumHeight(120);
   setAttribute(Qt::WA_OpaquePaintEvent);
+  setMouseTracking(true);  // the resize cursor over the lane headers' edge
   connect(m_vbar, &QScrollBar::valueChanged, this, [this] { update(); });
 }
 
@@ -68,9 +69,54 @@ void TimelineView::setGroups(std::vector<Group> groups) {
   m_groups = std::move(groups);
   m_selected = Hit{};
   m_rangeFrom = m_rangeTo = 0;
+  if (!m_headerWidthChosen) m_headerWidth = fittedHeaderWidth();
   updateTotalExtent();
   relayout();
   fitAll();
+}
+
+QString TimelineView::laneHeaderText(int group, int lane) const {
+  const TimelineLane& l = m_groups[group].model->lanes()[lane];
+  return qs(l.title) + QStringLiteral("  ·  ") + qs(l.processTitle);
+}
+
+int TimelineView::fittedHeaderWidth() const {
+  const QFontMetrics fm(font());
+  int widest = 0;
+  for (int g = 0; g < static_cast<int>(m_groups.size()); ++g) {
+    const int lanes = static_cast<int>(m_groups[g].model->lanes().size());
+    for (int l = 0; l < lanes && l < 2000; ++l) widest = std::max(widest, fm.horizontalAdvance(laneHeaderText(g, l)));
+  }
+  return std::clamp(widest + 16, kHeaderWidth, kMaxHeaderWidth);
+}
+
+int TimelineView::plotLeft() const {
+  // Never more than 40% of the widget, so a narrow dock keeps room for the plot.
+  return std::clamp(m_headerWidth, kMinHeaderWidth, std::max(kMinHeaderWidth, width() * 2 / 5));
+}
+
+bool TimelineView::onHeaderEdge(int x) const {
+  // Only on the headers' side: the plot's first pixels belong to events starting at the left edge.
+  return x < plotLeft() && x >= plotLeft() - kHeaderGrip;
+}
+
+void TimelineView::setHeaderWidth(int width) {
+  m_headerWidth = std::clamp(width, kMinHeaderWidth, kMaxHeaderWidth);
+  m_headerWidthChosen = true;
+  update();
+  emit viewChanged();
+}
+
+QString TimelineView::headerToolTip(const QPoint& pos) const {
+  if (pos.x() >= plotLeft() || pos.y() < kRulerHeight) return {};
+  const int contentY = pos.y() - kRulerHeight + m_vbar->value();
+  for (const LaneGeometry& geo : m_geometry) {
+    if (contentY < geo.top || contentY >= geo.top + geo.height) continue;
+    if (geo.lane < 0) return m_groups[geo.group].label;
+    const TimelineLane& lane = m_groups[geo.group].model->lanes()[geo.lane];
+    return qs(lane.title) + QLatin1Char('\n') + qs(lane.processTitle);
+  }
+  return {};
 }
 
 void TimelineView::setHighlighted(int group, std::vector<uint32_t> events) {
@@ -131,7 +177,7 @@ int TimelineView::contentHeight() const {
 }
 
 int TimelineView::plotWidth() const {
-  return std::max(1, width() - kHeaderWidth - m_vbar->sizeHint().width());
+  return std::max(1, width() - plotLeft() - m_vbar->sizeHint().width());
 }
 
 double TimelineView::nsPerPixel() const {
@@ -139,11 +185,11 @@ double TimelineView::nsPerPixel() const {
 }
 
 double TimelineView::xOf(double viewNs) const {
-  return kHeaderWidth + (viewNs - m_viewStart) / nsPerPixel();
+  return plotLeft() + (viewNs - m_viewStart) / nsPerPixel();
 }
 
 double TimelineView::viewNsAt(double x) const {
-  return m_viewStart + (x - kHeaderWidth) * nsPerPixel();
+  return m_viewStart + (x - plotLeft()) * nsPerPixel();
 }
 
 void TimelineView::clampView() {
@@ -236,7 +282,7 @@ void TimelineView::selectRange(double fromViewNs, double toViewNs) {
 }
 
 TimelineView::Hit TimelineView::hitAt(const QPoint& pos) const {
-  if (pos.x() < kHeaderWidth || pos.y() < kRulerHeight) return {};
+  if (pos.x() < plotLeft() || pos.y() < kRulerHeight) return {};
   const int contentY = pos.y() - kRulerHeight + m_vbar->value();
   const double slack = 3 * nsPerPixel();
   for (const LaneGeometry& geo : m_geometry) {
@@ -334,8 +380,8 @@ void TimelineView::paintRuler(QPainter& p) {
     p.drawLine(x, kRulerHeight, x, height());
     p.setPen(fg);
   }
-  p.fillRect(QRect(0, 0, kHeaderWidth, kRulerHeight), bg);
-  p.drawText(QRect(6, 0, kHeaderWidth - 8, kRulerHeight), Qt::AlignLeft | Qt::AlignVCenter,
+  p.fillRect(QRect(0, 0, plotLeft(), kRulerHeight), bg);
+  p.drawText(QRect(6, 0, plotLeft() - 8, kRulerHeight), Qt::AlignLeft | Qt::AlignVCenter,
              QStringLiteral("%1 / px").arg(formatDuration(nsPerPixel())));
   if (m_hiddenFlows > 0) {
     p.drawText(QRect(width() - 330, 0, 300, kRulerHeight), Qt::AlignRight | Qt::AlignVCenter,
@@ -349,7 +395,7 @@ void TimelineView::paintRuler(QPainter& p) {
 
 void TimelineView::paintLanes(QPainter& p) {
   const int scroll = m_vbar->value();
-  const int plotRight = kHeaderWidth + plotWidth();
+  const int plotRight = plotLeft() + plotWidth();
   const QColor text = m_dark ? QColor(0xe0, 0xe0, 0xe0) : QColor(0x20, 0x20, 0x20);
   const QColor headerBg = m_dark ? QColor(0x28, 0x2a, 0x30) : QColor(0xf0, 0xf0, 0xf0);
   const QColor merged = m_dark ? QColor(0x70, 0x78, 0x88) : QColor(0x9a, 0xa4, 0xb4);
@@ -391,7 +437,7 @@ void TimelineView::paintLanes(QPainter& p) {
     const double npp = nsPerPixel();
     auto x = [&](int64_t ns) { return xOf(static_cast<double>(ns - g.offsetNs)); };
 
-    p.setClipRect(QRect(kHeaderWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
+    p.setClipRect(QRect(plotLeft(), kRulerHeight, plotWidth(), height() - kRulerHeight));
     if (lane.kind == LaneKind::kCounter) {
       // Area chart; per pixel column the maximum of the samples falling into it (level of detail).
       const auto& s = lane.samples;
@@ -404,7 +450,7 @@ void TimelineView::paintLanes(QPainter& p) {
         QColor c = colourFor(lane.series[k]);
         c.setAlpha(160);
         QPainterPath path;
-        path.moveTo(std::max<double>(kHeaderWidth, x(it != s.end() ? it->tsNs : from)), base);
+        path.moveTo(std::max<double>(plotLeft(), x(it != s.end() ? it->tsNs : from)), base);
         for (auto cur = it; cur != s.end() && cur->tsNs <= to;) {
           const double px = std::floor(x(cur->tsNs));
           double v = cur->values[k];
@@ -412,7 +458,7 @@ void TimelineView::paintLanes(QPainter& p) {
           while (next != s.end() && std::floor(x(next->tsNs)) <= px) v = std::max(v, (next++)->values[k]);
           const double nextX = next != s.end() ? std::min<double>(x(next->tsNs), plotRight) : plotRight;
           const double y = base - std::max(0.0, v) * scale;
-          path.lineTo(std::max<double>(px, kHeaderWidth), y);
+          path.lineTo(std::max<double>(px, plotLeft()), y);
           path.lineTo(std::max(nextX, px + 1), y);
           cur = next;
           ++m_lastRuns;
@@ -435,7 +481,7 @@ void TimelineView::paintLanes(QPainter& p) {
           pendingX1 = -1e18;
         };
         for (const SliceRun& run : m_runs) {
-          const double x0 = std::max<double>(x(run.startNs), kHeaderWidth - 2);
+          const double x0 = std::max<double>(x(run.startNs), plotLeft() - 2);
           const double x1 = std::min<double>(std::max(x(run.endNs), x0 + 1), plotRight + 2);
           if (run.count > 1) {
             if (x0 - pendingX1 < 1.0) {
@@ -521,14 +567,13 @@ void TimelineView::paintLanes(QPainter& p) {
 
     // Lane header (drawn last so boxes never cover it).
     p.setClipRect(QRect(0, kRulerHeight, width(), height() - kRulerHeight));
-    p.fillRect(QRect(0, top, kHeaderWidth, geo.height), headerBg);
+    p.fillRect(QRect(0, top, plotLeft(), geo.height), headerBg);
     p.setPen(m_dark ? QColor(255, 255, 255, 40) : QColor(0, 0, 0, 30));
     p.drawLine(0, top + geo.height - 1, width(), top + geo.height - 1);
     p.setPen(text);
-    const QString title = qs(lane.title);
-    const QString process = qs(lane.processTitle);
-    p.drawText(QRect(6, top, kHeaderWidth - 10, std::min(geo.height, kRowHeight + 2)), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(title + QStringLiteral("  ·  ") + process, Qt::ElideRight, kHeaderWidth - 12));
+    // Elided in the middle: TF's lanes differ only at the end ("…/gpu:0 Compute", "…/stream:12 Tensors").
+    p.drawText(QRect(6, top, plotLeft() - 10, std::min(geo.height, kRowHeight + 2)), Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(laneHeaderText(geo.group, geo.lane), Qt::ElideMiddle, plotLeft() - 12));
   }
   p.setClipping(false);
 }
@@ -549,7 +594,7 @@ QPainterPath TimelineView::flowCurve(int group, uint32_t from, uint32_t to) cons
 
 void TimelineView::paintFlows(QPainter& p) {
   m_lastFlows = 0;
-  p.setClipRect(QRect(kHeaderWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
+  p.setClipRect(QRect(plotLeft(), kRulerHeight, plotWidth(), height() - kRulerHeight));
   QPainterPath curves;
   std::vector<QLineF> heads;
   auto addArrow = [&](int gi, const FlowArrow& f) {
@@ -602,8 +647,8 @@ void TimelineView::resizeEvent(QResizeEvent*) {
 
 void TimelineView::keyPressEvent(QKeyEvent* event) {
   const QPoint cursor = mapFromGlobal(QCursor::pos());
-  const double anchor = rect().contains(cursor) && cursor.x() >= kHeaderWidth
-                            ? std::clamp((cursor.x() - kHeaderWidth) / static_cast<double>(plotWidth()), 0.0, 1.0)
+  const double anchor = rect().contains(cursor) && cursor.x() >= plotLeft()
+                            ? std::clamp((cursor.x() - plotLeft()) / static_cast<double>(plotWidth()), 0.0, 1.0)
                             : 0.5;
   switch (event->key()) {
     case Qt::Key_W: zoomBy(1.5, anchor); break;
@@ -625,8 +670,7 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
   if (event->modifiers() & (Qt::ShiftModifier | Qt::AltModifier)) {
     m_vbar->setValue(m_vbar->value() - static_cast<int>(steps * kRowHeight * 3));
   } else {
-    const double anchor =
-        std::clamp((event->position().x() - kHeaderWidth) / static_cast<double>(plotWidth()), 0.0, 1.0);
+    const double anchor = std::clamp((event->position().x() - plotLeft()) / static_cast<double>(plotWidth()), 0.0, 1.0);
     zoomBy(std::pow(1.25, steps), anchor);
   }
   event->accept();
@@ -639,12 +683,38 @@ void TimelineView::mousePressEvent(QMouseEvent* event) {
   m_pressViewStart = m_viewStart;
   m_pressScroll = m_vbar->value();
   m_moved = false;
+  if (onHeaderEdge(m_pressPos.x())) {
+    m_drag = Drag::kHeader;
+    return;
+  }
   m_drag = (event->modifiers() & Qt::ShiftModifier) || m_pressPos.y() < kRulerHeight ? Drag::kRange : Drag::kPan;
 }
 
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* event) {
+  // Double-click on the headers' edge: fit the headers to the lane names again.
+  if (onHeaderEdge(event->position().toPoint().x())) {
+    m_headerWidthChosen = false;
+    m_headerWidth = fittedHeaderWidth();
+    update();
+    return;
+  }
+  QWidget::mouseDoubleClickEvent(event);
+}
+
 void TimelineView::mouseMoveEvent(QMouseEvent* event) {
-  if (m_drag == Drag::kNone) return;
   const QPoint pos = event->position().toPoint();
+  if (m_drag == Drag::kNone) {
+    if (onHeaderEdge(pos.x())) {
+      setCursor(Qt::SplitHCursor);
+    } else {
+      unsetCursor();
+    }
+    return;
+  }
+  if (m_drag == Drag::kHeader) {
+    setHeaderWidth(pos.x());
+    return;
+  }
   if ((pos - m_pressPos).manhattanLength() > 3) m_moved = true;
   if (!m_moved) return;
   if (m_drag == Drag::kPan) {
@@ -661,7 +731,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
 void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
   const Drag drag = m_drag;
   m_drag = Drag::kNone;
-  if (event->button() != Qt::LeftButton) return;
+  if (event->button() != Qt::LeftButton || drag == Drag::kHeader) return;
   if (!m_moved) {
     const Hit hit = hitAt(event->position().toPoint());
     selectEvent(hit.group, hit.event, false);
@@ -691,6 +761,10 @@ bool TimelineView::event(QEvent* event) {
   }
   if (event->type() == QEvent::ToolTip) {
     auto* help = static_cast<QHelpEvent*>(event);
+    if (const QString header = headerToolTip(help->pos()); !header.isEmpty()) {
+      QToolTip::showText(help->globalPos(), header, this);
+      return true;
+    }
     const Hit hit = hitAt(help->pos());
     if (hit.group < 0) {
       QToolTip::hideText();

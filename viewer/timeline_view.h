@@ -49,7 +49,12 @@ class TimelineView : public QWidget {
   void fitSelection();  // the selected range, else the selected event, else everything
   double nsPerPixel() const;
   int plotWidth() const;
-  int plotLeft() const { return kHeaderWidth; }
+  // The lane headers' width: fitted to the lane names (kHeaderWidth…kMaxHeaderWidth) when a trace is set, until the
+  // user drags the headers' edge (double-click on it fits again); never more than 40% of the widget.
+  int plotLeft() const;
+  void setHeaderWidth(int width);
+  // The full lane (thread and process) or group title under `pos` in the headers; empty elsewhere.
+  QString headerToolTip(const QPoint& pos) const;
 
   void selectEvent(int group, int64_t event, bool reveal);
   Hit selection() const { return m_selected; }
@@ -75,6 +80,9 @@ class TimelineView : public QWidget {
   void setDark(bool dark);
 
   static constexpr int kHeaderWidth = 190;
+  static constexpr int kMinHeaderWidth = 60;
+  static constexpr int kMaxHeaderWidth = 480;
+  static constexpr int kHeaderGrip = 5;  // pixels left of the headers' edge that grab it
   static constexpr int kRulerHeight = 26;
   static constexpr int kRowHeight = 18;
   static constexpr int kCounterHeight = 40;
@@ -95,6 +103,7 @@ class TimelineView : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
   bool event(QEvent* event) override;
 
  private:
@@ -106,6 +115,9 @@ class TimelineView : public QWidget {
   };
   // m_totalStart/m_totalEnd: the span of every group on the shared axis (after its offset), at least 1 us.
   void updateTotalExtent();
+  QString laneHeaderText(int group, int lane) const;
+  int fittedHeaderWidth() const;
+  bool onHeaderEdge(int x) const;  // x grabs the headers' edge
   void relayout();
   int contentHeight() const;
   double xOf(double viewNs) const;
@@ -127,13 +139,15 @@ class TimelineView : public QWidget {
   double m_rangeFrom = 0;
   double m_rangeTo = 0;
   // Dragging.
-  enum class Drag { kNone, kPan, kRange };
+  enum class Drag { kNone, kPan, kRange, kHeader };
   Drag m_drag = Drag::kNone;
   QPoint m_pressPos;
   double m_pressViewStart = 0;
   int m_pressScroll = 0;
   bool m_moved = false;
   bool m_dark = false;
+  int m_headerWidth = kHeaderWidth;
+  bool m_headerWidthChosen = false;  // dragged by the user: kept for the next trace
   int m_lastRuns = 0;
   int m_lastFlows = 0;
   int m_lastSteps = 0;
