@@ -12,10 +12,12 @@
 #include <fmt/format.h>
 
 #include "core/codegen/element_types.h"
+#include "core/ir/hlo_clone.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
+#include "core/passes/call_inliner.h"
 
 namespace fusionscope::core {
 namespace {
@@ -425,6 +427,27 @@ std::string planToString(const ExecutionPlan& plan) {
                        output.aliasesParameter ? fmt::format(" aliases parameter {}", *output.aliasesParameter) : "");
   }
   return out;
+}
+
+StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& module) {
+  auto isLibraryFusion = [](const HloInstruction* inst) {
+    return inst->isFusion() && inst->fusionKind() == FusionKind::kCustom && inst->fusedComputation();
+  };
+  const HloComputation* entry = module.entry();
+  if (!entry || std::none_of(entry->instructions().begin(), entry->instructions().end(),
+                             [&](const auto& inst) { return isLibraryFusion(inst.get()); })) {
+    return std::unique_ptr<HloModule>();
+  }
+  std::unique_ptr<HloModule> copy = cloneModule(module);
+  HloComputation* copyEntry = copy->entry();
+  std::vector<HloInstruction*> fusions;
+  for (const auto& inst : copyEntry->instructions()) {
+    if (isLibraryFusion(inst.get())) fusions.push_back(inst.get());
+  }
+  for (HloInstruction* fusion : fusions) {
+    FS_RETURN_IF_ERROR(inlineBody(fusion, *fusion->fusedComputation(), *copy));
+  }
+  return copy;
 }
 
 }  // namespace fusionscope::core

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +36,7 @@ struct PlanKernel {
   // module use instructionName.
   const HloInstruction* instruction = nullptr;
   std::string instructionName;  // its HLO name ("fusion.3"); the kernel name for a synthetic copy
-  std::string kind;  // "kLoop", "kInput", "kOutput", "kCustom" for fusions, else the opcode ("dot", "copy")
+  std::string kind;             // "kLoop", "kInput", "kOutput", "kCustom" for fusions, else the opcode ("dot", "copy")
   std::vector<int> inputs;
   std::vector<int> outputs;
   std::vector<Shape> outputShapes;
@@ -71,7 +72,7 @@ struct ExecutionPlan {
   std::vector<PlanKernel> kernels;
   std::vector<PlanParameter> parameters;
   std::vector<PlanOutput> outputs;
-  int64_t peakBytes = 0;  // sum of all buffer sizes (every buffer is live for the whole run)
+  int64_t peakBytes = 0;                   // sum of all buffer sizes (every buffer is live for the whole run)
   int64_t temporaryBytesWithoutReuse = 0;  // what temporaries would take with one buffer per value
 };
 
@@ -86,5 +87,10 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const H
 
 // A readable listing of the plan (one line per buffer and kernel), for the CLI and test failures.
 std::string planToString(const ExecutionPlan& plan);
+
+// Library fusions (kind=kCustom: XLA CPU's YNNPACK fusions, our `library-fusion` pass) run as the instructions
+// they hold, since no library is linked: a copy of `module` with every such fusion of the entry inlined, or null
+// when it has none. Plan and compile the copy.
+StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& module);
 
 }  // namespace fusionscope::core

@@ -445,8 +445,8 @@ std::optional<Literal> foldDataMovement(const HloInstruction& inst) {
 // that loses its last user that way.
 class ComputationSimplifier {
  public:
-  ComputationSimplifier(HloComputation& computation, SideEffectAnalysis& sideEffects)
-      : m_computation(computation), m_sideEffects(sideEffects) {}
+  ComputationSimplifier(HloComputation& computation, SideEffectAnalysis& sideEffects, bool reciprocals)
+      : m_computation(computation), m_sideEffects(sideEffects), m_reciprocals(reciprocals) {}
 
   StatusOr<bool> run() {
     StatusOr<std::vector<HloInstruction*>> order = m_computation.postOrder();
@@ -479,11 +479,51 @@ class ComputationSimplifier {
       return;
     }
     if (rewriteInPlace(inst)) return;
+    if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;
     std::optional<Literal> folded = fold(*inst);
     if (!folded) return;
     HloInstruction* constant = m_computation.addInstruction(foldedName(*inst), HloOpcode::kConstant, inst->shape());
     constant->setLiteral(std::move(*folded));
     replace(inst, constant);
+  }
+
+  // a / broadcast(b) => a * broadcast(1 / b) for floating-point a when b has fewer elements: one division per
+  // element of b instead of per element of a, as XLA CPU's simplifier does (a softmax's division by the row sums
+  // becomes a multiplication by their reciprocals; a division by a constant, by the folded reciprocal). Only
+  // for the cpu backend, where XLA's dumps show it.
+  bool rewriteDivideByBroadcast(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kDivide || inst->operandCount() != 2 || !inst->shape().isArray() ||
+        !isFloatingPoint(inst->shape().elementType())) {
+      return false;
+    }
+    HloInstruction* broadcast = inst->operand(1);
+    if (broadcast->opcode() != HloOpcode::kBroadcast || broadcast->operandCount() != 1 ||
+        !broadcast->attributes().dimensions) {
+      return false;
+    }
+    HloInstruction* divisor = broadcast->operand(0);
+    if (!divisor->shape().isArray() || divisor->shape().elementType() != inst->shape().elementType() ||
+        divisor->shape().elementCount() >= inst->shape().elementCount()) {
+      return false;
+    }
+    const PrimitiveType type = inst->shape().elementType();
+    HloInstruction* one = m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(type));
+    one->setLiteral(Literal::floats(Shape::scalar(type), {1.0}));
+    HloInstruction* ones = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, divisor->shape(), {one});
+    ones->mutableAttributes().dimensions = std::vector<int64_t>{};
+    HloInstruction* reciprocal =
+        m_computation.addInstruction("divide", HloOpcode::kDivide, divisor->shape(), {ones, divisor});
+    HloInstruction* spread =
+        m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, broadcast->shape(), {reciprocal});
+    spread->mutableAttributes().dimensions = broadcast->attributes().dimensions;
+    HloInstruction* product =
+        m_computation.addInstruction("multiply", HloOpcode::kMultiply, inst->shape(), {inst->operand(0), spread});
+    for (HloInstruction* created : {ones, reciprocal, spread, product}) {
+      created->mutableAttributes().metadata = inst->attributes().metadata;
+    }
+    replace(inst, product);
+    for (HloInstruction* created : {ones, reciprocal, spread, product}) push(created);
+    return true;
   }
 
   // `constant.N` for a folded `op.N`: XLA numbers instructions module-wide, so the name is usually free, and
@@ -527,6 +567,16 @@ class ComputationSimplifier {
       case HloOpcode::kDivide:
         if (!arithmetic || inst.operandCount() != 2) return nullptr;
         return isSplatOf(*inst.operand(1), 1) ? same(inst.operand(0)) : nullptr;
+      case HloOpcode::kMaximum:
+      case HloOpcode::kMinimum: {
+        // max(x, -inf) and min(x, +inf) are x, NaN included (both propagate NaN).
+        if (!arithmetic || !isFloatingPoint(type) || inst.operandCount() != 2) return nullptr;
+        const double neutral =
+            (inst.opcode() == HloOpcode::kMaximum ? -1 : 1) * std::numeric_limits<double>::infinity();
+        if (isSplatOf(*inst.operand(1), neutral)) return same(inst.operand(0));
+        if (isSplatOf(*inst.operand(0), neutral)) return same(inst.operand(1));
+        return nullptr;
+      }
       case HloOpcode::kReshape:
       case HloOpcode::kConvert:
       case HloOpcode::kCopy:
@@ -635,6 +685,7 @@ class ComputationSimplifier {
 
   HloComputation& m_computation;
   SideEffectAnalysis& m_sideEffects;
+  bool m_reciprocals = false;
   std::deque<HloInstruction*> m_queue;
   std::unordered_set<HloInstruction*> m_queued;
   std::vector<HloInstruction*> m_unusedCandidates;
@@ -643,12 +694,13 @@ class ComputationSimplifier {
 
 }  // namespace
 
-StatusOr<bool> AlgebraicSimplifier::run(HloModule& module, PassContext& /*context*/) {
+StatusOr<bool> AlgebraicSimplifier::run(HloModule& module, PassContext& context) {
+  const bool reciprocals = context.fusionConfig().backend == Backend::kCpu;
   SideEffectAnalysis sideEffects;
   bool changed = false;
   for (const auto& computation : module.computations()) {
     if (computation->isFusionComputation()) continue;
-    StatusOr<bool> result = ComputationSimplifier(*computation, sideEffects).run();
+    StatusOr<bool> result = ComputationSimplifier(*computation, sideEffects, reciprocals).run();
     if (!result.ok()) return result.status();
     changed = changed || *result;
   }

@@ -106,6 +106,15 @@ class Inliner {
   bool m_addedComputations = false;
 };
 
+}  // namespace
+
+Status inlineBody(HloInstruction* caller, const HloComputation& body, HloModule& module) {
+  Inliner inliner(module);
+  return inliner.inlineCall(caller, body);
+}
+
+namespace {
+
 // Removes the inlined callees nothing references any more, then whatever only they referenced. Computations
 // that were unreferenced before the pass (and not inlined) are not this pass's business and stay.
 void removeDeadCallees(HloModule& module, const std::vector<HloComputation*>& callees) {

@@ -23,4 +23,8 @@ class CallInliner : public HloPass {
   StatusOr<bool> run(HloModule& module, PassContext& context) override;
 };
 
+// Replaces `caller` (a call, or a fusion run as the instructions it holds) by a copy of `body`: parameter i
+// becomes the caller's operand i, the copied root takes the caller's place. `body` itself is left in the module.
+Status inlineBody(HloInstruction* caller, const HloComputation& body, HloModule& module);
+
 }  // namespace fusionscope::core

@@ -90,6 +90,19 @@ bool isLoopFusible(const HloInstruction& instruction) {
   }
 }
 
+bool effectivelyAtMostUnary(const HloInstruction& producer) {
+  int tensors = 0;
+  for (const HloInstruction* operand : producer.operands()) {
+    switch (operand->opcode()) {
+      case HloOpcode::kConstant:
+      case HloOpcode::kIota:
+      case HloOpcode::kBroadcast: continue;
+      default: tensors += operand->shape().isArray() && operand->shape().elementCount() > 1;
+    }
+  }
+  return tensors <= 1;
+}
+
 FusionVerdict cpuConsumerRule(const HloInstruction& consumer, FusionKind& kind) {
   kind = FusionKind::kLoop;
   if (consumer.isFusion()) {

@@ -79,7 +79,10 @@ class ComputationFusion {
         candidate.planBytesSaved = fuseIntoAllUsersBytesSaved(*producer, m_config);
         if (candidate.planBytesSaved && *candidate.planBytesSaved < 0) candidate.planBytesSaved.reset();
       }
-      if (candidate.bytesSaved < 0 && !candidate.planBytesSaved) {
+      // XLA CPU duplicates a cheap, effectively unary producer whatever the bytes (duplicationRule has refused
+      // the expensive ones).
+      const bool cpuDuplicates = m_config.loopFusionOnly && candidate.duplicate && effectivelyAtMostUnary(*producer);
+      if (candidate.bytesSaved < 0 && !candidate.planBytesSaved && !cpuDuplicates) {
         verdict = FusionVerdict::no(
             fmt::format("{} has {} users; duplicating it would add {} of reads, since each copy reads its inputs again",
                         producer->name(), producer->users().size() + (producer->isRoot() ? 1 : 0),

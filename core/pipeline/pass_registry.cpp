@@ -13,6 +13,7 @@
 #include "core/passes/dce.h"
 #include "core/passes/fusion_merger.h"
 #include "core/passes/instruction_fusion.h"
+#include "core/passes/library_fusion.h"
 #include "core/passes/multi_output_fusion.h"
 #include "core/passes/tuple_simplifier.h"
 #include "core/pipeline/stage.h"
@@ -40,6 +41,9 @@ const std::vector<Registration>& registrations() {
       {{"tuple-simplify", "get-tuple-element of tuple, tuple of get-tuple-elements"}, factory<TupleSimplifier>()},
       {{"fusion", "producer-consumer fusion into kLoop, kInput and kOutput fusions (cost model in bytes)"},
        factory<InstructionFusion>()},
+      {{"library-fusion",
+        "dots, convolutions and large reductions with their neighbours into library (kCustom) fusions"},
+       factory<LibraryFusion>()},
       {{"fusion-merger", "merge loop fusions into their consumer fusions when that cuts memory traffic"},
        factory<FusionMerger>()},
       {{"multi-output-fusion", "sibling and producer-consumer multi-output fusion (tuple roots)"},
@@ -108,6 +112,8 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
     pipeline = std::make_unique<PassPipeline>(spec.preset);
     pipeline->addPass(simplification());
     auto fusion = std::make_unique<PassPipeline>("fusion");
+    // XLA's CPU order: the library rewriter takes its subgraphs before the loop fusion.
+    if (spec.preset == "cpu") fusion->addPass(std::move(createPass("library-fusion")).value());
     fusion->addPass(std::move(createPass("fusion")).value());
     if (spec.preset == "gpu") {
       // XLA's GPU order: producer-consumer fusion, then merge loop fusions, then multi-output fusion.

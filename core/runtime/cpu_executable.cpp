@@ -55,8 +55,11 @@ int CpuExecutable::threadCount() const {
   return m_pool ? m_pool->threadCount() : 1;
 }
 
-StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule& module,
+StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule& input,
                                                                 const CpuCompileOptions& options) {
+  StatusOr<std::unique_ptr<HloModule>> unwrapped = inlineLibraryFusions(input);
+  if (!unwrapped.ok()) return unwrapped.status();
+  const HloModule& module = *unwrapped ? **unwrapped : input;
   StatusOr<ExecutionPlan> plan = planExecution(module);
   if (!plan.ok()) return plan.status();
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());

@@ -21,10 +21,10 @@ fs::path xlaModules() {
   return fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "modules";
 }
 std::string before() {
-  return (xlaModules() / "conv_pool.before.txt").string();
+  return (xlaModules() / "tf_mnist.before.txt").string();
 }
 std::string after() {
-  return (xlaModules() / "conv_pool.after.txt").string();
+  return (xlaModules() / "tf_mnist.after.txt").string();
 }
 
 class CompareFusionsCliTest : public ::testing::Test {
@@ -59,10 +59,9 @@ TEST_F(CompareFusionsCliTest, JsonHasTheFiguresAndTheDifferencesWithOurReasons) 
   ASSERT_GT(both + onlyA, 0);
   EXPECT_DOUBLE_EQ(json["precision"].get<double>(), static_cast<double>(both) / (both + onlyA));
   EXPECT_DOUBLE_EQ(json["recall"].get<double>(), static_cast<double>(both) / (both + onlyB));
-  // On this program XLA puts the pooling into library fusions our cpu preset does not form: each difference
-  // shows both sides and our decisions about them.
-  ASSERT_GT(onlyA, 0);
-  ASSERT_GT(onlyB, 0);
+  // On this program our cpu preset fuses pairs XLA keeps apart: each difference shows both sides and our
+  // decisions about them.
+  ASSERT_GT(onlyA + onlyB, 0);
   ASSERT_FALSE(json["differences"].empty());
   int differingPairs = 0;
   bool anyDecision = false;

@@ -172,3 +172,42 @@ ENTRY e {
 
 }  // namespace
 }  // namespace fusionscope::core
+
+namespace fusionscope::core {
+namespace {
+
+// Library fusions (kCustom) run as the instructions they hold: the planned copy has one kernel per op.
+TEST(ExecutionPlanTest, LibraryFusionsRunAsTheirInstructions) {
+  auto module = parse(R"(HloModule lib
+fused {
+  a = f32[64,64] parameter(0)
+  b = f32[64,64] parameter(1)
+  d = f32[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT e = f32[64,64] exponential(d)
+}
+ENTRY main {
+  x = f32[64,64] parameter(0)
+  y = f32[64,64] parameter(1)
+  ROOT f = f32[64,64] fusion(x, y), kind=kCustom, calls=fused
+}
+)");
+  ASSERT_NE(module, nullptr);
+  StatusOr<std::unique_ptr<HloModule>> inlined = inlineLibraryFusions(*module);
+  ASSERT_TRUE(inlined.ok()) << inlined.message();
+  ASSERT_NE(*inlined, nullptr);
+  StatusOr<ExecutionPlan> plan = planExecution(**inlined);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  ASSERT_EQ(plan->kernels.size(), 2u) << planToString(*plan);
+  EXPECT_EQ(plan->kernels[0].kind, "dot");
+  EXPECT_EQ(plan->kernels[1].kind, "exponential");
+  EXPECT_EQ(plan->outputs.at(0).name, "e");
+
+  auto plain = parse("HloModule p\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n");
+  ASSERT_NE(plain, nullptr);
+  StatusOr<std::unique_ptr<HloModule>> none = inlineLibraryFusions(*plain);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, nullptr);
+}
+
+}  // namespace
+}  // namespace fusionscope::core

@@ -449,3 +449,68 @@ TEST(AlgebraicSimplifierCorpusPresence, CorpusOrSkip) {
 
 }  // namespace
 }  // namespace fusionscope::core
+
+namespace fusionscope::core {
+namespace {
+
+bool simplifyFor(HloModule& module, Backend backend) {
+  PassContext context(fusionConfigFor(backend));
+  AlgebraicSimplifier pass;
+  return testing::runPass(pass, module, context);
+}
+
+constexpr std::string_view kRowDivide = R"(
+HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  p = f32[4,8]{1,0} parameter(0)
+  e = f32[4,8]{1,0} exponential(p)
+  zero = f32[] constant(0)
+  r = f32[4]{0} reduce(e, zero), dimensions={1}, to_apply=add
+  b = f32[4,8]{1,0} broadcast(r), dimensions={0}
+  ROOT d = f32[4,8]{1,0} divide(e, b)
+}
+)";
+
+TEST(AlgebraicSimplifierTest, CpuDividesByABroadcastThroughItsReciprocal) {
+  auto module = parseOrFail(kRowDivide);
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(simplifyFor(*module, Backend::kCpu));
+  const HloInstruction* root = module->entry()->root();
+  ASSERT_EQ(root->opcode(), HloOpcode::kMultiply) << printModule(*module);
+  const HloInstruction* spread = root->operand(1);
+  ASSERT_EQ(spread->opcode(), HloOpcode::kBroadcast);
+  const HloInstruction* reciprocal = spread->operand(0);
+  ASSERT_EQ(reciprocal->opcode(), HloOpcode::kDivide);
+  EXPECT_EQ(reciprocal->shape().dimensions(), (std::vector<int64_t>{4}));
+  EXPECT_EQ(reciprocal->operand(1)->name(), "r");
+
+  auto gpu = parseOrFail(kRowDivide);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_FALSE(simplifyFor(*gpu, Backend::kGpu)) << "the gpu preset keeps the division";
+}
+
+TEST(AlgebraicSimplifierTest, MaximumWithMinusInfinityIsItsOperand) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[16]{0} parameter(0)
+  ninf = f32[] constant(-inf)
+  b = f32[16]{0} broadcast(ninf), dimensions={}
+  m = f32[16]{0} maximum(b, p)
+  inf = f32[] constant(inf)
+  binf = f32[16]{0} broadcast(inf), dimensions={}
+  ROOT n = f32[16]{0} minimum(m, binf)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(simplifyFor(*module, Backend::kGpu));
+  EXPECT_EQ(module->entry()->root()->name(), "p") << printModule(*module);
+}
+
+}  // namespace
+}  // namespace fusionscope::core
