@@ -13,5 +13,6 @@ check() {  # DIR PATTERN-OF-FORBIDDEN-INCLUDES
 check core/base 'core/(ir|text|passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
 check core/ir 'core/(text|passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
 check core/text 'core/(passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
-check core/passes 'core/(pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
+check core/passes 'core/(pipeline|dot|dump|codegen|runtime|graphviz|io)|core/eval/(evaluator|value|eval_)|profiler|viewer|app'
+check core/eval 'core/(passes|pipeline|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
 exit $status

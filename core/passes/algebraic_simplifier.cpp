@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/eval/scalar_ops.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -112,104 +113,38 @@ bool equalTo(const Element& a, const Element& b, Domain domain) {
   return isFloatDomain(domain) ? a.f == b.f : a.i == b.i;
 }
 
-template <typename F>
-std::optional<double> floatBinary(HloOpcode opcode, F x, F y) {
-  F r;
-  switch (opcode) {
-    case HloOpcode::kAdd: r = x + y; break;
-    case HloOpcode::kSubtract: r = x - y; break;
-    case HloOpcode::kMultiply: r = x * y; break;
-    case HloOpcode::kDivide:
-      if (y == 0) return std::nullopt;
-      r = x / y;
-      break;
-    case HloOpcode::kRemainder:
-      if (y == 0) return std::nullopt;
-      r = std::fmod(x, y);
-      break;
-    case HloOpcode::kMaximum: r = std::max(x, y); break;
-    case HloOpcode::kMinimum: r = std::min(x, y); break;
-    default: return std::nullopt;
-  }
-  return static_cast<double>(r);
-}
-
-std::optional<int64_t> integerBinary(HloOpcode opcode, int64_t a, int64_t b, PrimitiveType type, Domain domain) {
-  auto ua = static_cast<uint64_t>(a);
-  auto ub = static_cast<uint64_t>(b);
-  bool arithmetic = domain != Domain::kPred;
-  switch (opcode) {
-    case HloOpcode::kAnd: return wrapTo(ua & ub, type);
-    case HloOpcode::kOr: return wrapTo(ua | ub, type);
-    case HloOpcode::kXor: return wrapTo(ua ^ ub, type);
-    case HloOpcode::kMaximum: return lessThan({a, 0}, {b, 0}, domain) ? b : a;
-    case HloOpcode::kMinimum: return lessThan({a, 0}, {b, 0}, domain) ? a : b;
-    default: break;
-  }
-  if (!arithmetic) return std::nullopt;
-  switch (opcode) {
-    case HloOpcode::kAdd: return wrapTo(ua + ub, type);
-    case HloOpcode::kSubtract: return wrapTo(ua - ub, type);
-    case HloOpcode::kMultiply: return wrapTo(ua * ub, type);
-    case HloOpcode::kDivide:
-    case HloOpcode::kRemainder: {
-      if (b == 0) return std::nullopt;
-      bool divide = opcode == HloOpcode::kDivide;
-      if (domain == Domain::kUnsigned) return wrapTo(divide ? ua / ub : ua % ub, type);
-      // The one signed quotient that overflows (MIN / -1) is left alone.
-      int width = primitiveTypeBitWidth(type);
-      int64_t minimum = width >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (width - 1));
-      if (a == minimum && b == -1) return std::nullopt;
-      return wrapTo(static_cast<uint64_t>(divide ? a / b : a % b), type);
-    }
-    default: return std::nullopt;
-  }
-}
-
+// Folding computes as the reference evaluator does (core/eval/scalar_ops), so a folded constant holds what running
+// the instruction would give (INT_MIN / -1 included).
 std::optional<Element> binary(HloOpcode opcode, const Element& a, const Element& b, PrimitiveType type, Domain domain) {
   Element r;
-  if (domain == Domain::kF32) {
-    std::optional<double> v = floatBinary<float>(opcode, static_cast<float>(a.f), static_cast<float>(b.f));
-    if (!v) return std::nullopt;
-    r.f = *v;
-  } else if (domain == Domain::kF64) {
-    std::optional<double> v = floatBinary<double>(opcode, a.f, b.f);
-    if (!v) return std::nullopt;
-    r.f = *v;
+  if (isFloatDomain(domain)) {
+    if (!eval::isFloatBinaryOp(opcode)) return std::nullopt;
+    r.f = roundTo(eval::floatBinary(opcode, a.f, b.f), domain);
   } else {
-    std::optional<int64_t> v = integerBinary(opcode, a.i, b.i, type, domain);
-    if (!v) return std::nullopt;
-    r.i = *v;
+    if (domain == Domain::kPred ? !eval::isPredAllowedOp(opcode) : !eval::isIntegerBinaryOp(opcode)) {
+      return std::nullopt;
+    }
+    // Integer division by zero is left in the module, where the verifier's evaluation and the viewer show it.
+    if ((opcode == HloOpcode::kDivide || opcode == HloOpcode::kRemainder) && b.i == 0) return std::nullopt;
+    r.i = wrapTo(static_cast<uint64_t>(eval::integerBinary(opcode, type, a.i, b.i)), type);
   }
   return r;
 }
 
 std::optional<Element> unary(HloOpcode opcode, const Element& a, PrimitiveType type, Domain domain) {
+  // Only the exact ones: transcendental functions are left to the run time's math library.
+  if (opcode != HloOpcode::kNegate && opcode != HloOpcode::kAbs && opcode != HloOpcode::kNot) return std::nullopt;
   Element r;
-  auto ua = static_cast<uint64_t>(a.i);
-  switch (opcode) {
-    case HloOpcode::kNegate:
-      if (domain == Domain::kPred) return std::nullopt;
-      if (isFloatDomain(domain)) {
-        r.f = -a.f;
-      } else {
-        r.i = wrapTo(0 - ua, type);
-      }
-      return r;
-    case HloOpcode::kAbs:
-      if (domain == Domain::kPred) return std::nullopt;
-      if (isFloatDomain(domain)) {
-        r.f = std::fabs(a.f);
-      } else {
-        r.i = domain == Domain::kSigned && a.i < 0 ? wrapTo(0 - ua, type) : a.i;
-      }
-      return r;
-    case HloOpcode::kNot:
-      if (isFloatDomain(domain)) return std::nullopt;
-      r.i = domain == Domain::kPred ? (a.i == 0 ? 1 : 0) : wrapTo(~ua, type);
-      return r;
-    default: return std::nullopt;
+  if (isFloatDomain(domain)) {
+    if (opcode == HloOpcode::kNot) return std::nullopt;
+    r.f = eval::floatUnary(opcode, a.f);
+  } else if (domain == Domain::kPred) {
+    if (opcode != HloOpcode::kNot) return std::nullopt;
+    r.i = a.i == 0 ? 1 : 0;
+  } else {
+    r.i = wrapTo(static_cast<uint64_t>(eval::integerUnary(opcode, type, a.i)), type);
   }
+  return r;
 }
 
 std::optional<Element> convert(const Element& a, Domain from, PrimitiveType to, Domain toDomain) {
@@ -247,6 +182,7 @@ std::optional<Element> convert(const Element& a, Domain from, PrimitiveType to, 
 }
 
 std::optional<bool> compare(ComparisonDirection direction, const Element& a, const Element& b, Domain domain) {
+  if (isFloatDomain(domain)) return eval::compareFloats(direction, /*totalOrder=*/false, a.f, b.f);
   switch (direction) {
     case ComparisonDirection::kEq: return equalTo(a, b, domain);
     case ComparisonDirection::kNe: return !equalTo(a, b, domain);
