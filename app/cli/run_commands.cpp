@@ -49,6 +49,7 @@ struct RunCommands {
   int threads = 0;
   uint64_t seed = 1;
   bool noCheck = false;
+  bool json = false;
   std::string dumpIr;
   // compile
   std::string compileInput;
@@ -408,6 +409,71 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
   return kExitOk;
 }
 
+// Median of `values` (the mean of the middle two for an even count); 0 for none.
+double median(std::vector<int64_t> values) {
+  if (values.empty()) return 0;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  if (values.size() % 2 == 1) return static_cast<double>(values[mid]);
+  const int64_t upper = values[mid];
+  const int64_t lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (static_cast<double>(lower) + static_cast<double>(upper)) / 2;
+}
+
+// What `run --json` reports about the check against the evaluator: "ok", "failed" or "skipped" with a reason.
+struct CheckOutcome {
+  std::string check = "skipped";
+  std::string reason;
+  double maxError = NAN;
+};
+
+// The one JSON object of `run --json` (docs/CODEGEN.md lists the fields). `iterationEnds[i]` is the size of
+// `spans` after iteration i, so iteration i's kernels are spans[iterationEnds[i-1], iterationEnds[i]).
+nlohmann::ordered_json runReport(const RunCommands& args, const core::ExecutionPlan& plan,
+                                 const std::vector<core::ExecutionSpan>& spans,
+                                 const std::vector<size_t>& iterationEnds, const std::vector<int64_t>& wallNs,
+                                 const CheckOutcome& outcome, int threads) {
+  std::vector<int64_t> kernelNs;
+  std::map<std::string, std::vector<int64_t>> perKernel;
+  size_t begin = 0;
+  for (size_t end : iterationEnds) {
+    int64_t sum = 0;
+    std::map<std::string, int64_t> thisIteration;
+    for (size_t i = begin; i < end; ++i) {
+      sum += spans[i].endNs - spans[i].startNs;
+      thisIteration[spans[i].name] += spans[i].endNs - spans[i].startNs;
+    }
+    for (const auto& [name, ns] : thisIteration) perKernel[name].push_back(ns);
+    kernelNs.push_back(sum);
+    begin = end;
+  }
+  nlohmann::ordered_json j;
+  j["module"] = plan.module;
+  j["pipeline"] = args.pipeline;
+  j["fusion"] = args.fusion;
+  j["iterations"] = wallNs.size();
+  j["threads"] = threads;
+  j["seed"] = args.seed;
+  j["wall_ns_per_iteration"] = median(wallNs);
+  j["kernel_ns_per_iteration"] = median(kernelNs);
+  j["kernels"] = plan.kernels.size();
+  j["kernel_list"] = nlohmann::ordered_json::array();
+  for (const core::PlanKernel& kernel : plan.kernels) {
+    nlohmann::ordered_json k;
+    k["name"] = kernel.name;
+    k["kind"] = kernel.kind;
+    k["instruction"] = kernel.instructionName;
+    // Spans carry the HLO name of what the kernel ran (CpuExecutable::run).
+    auto it = perKernel.find(kernel.instructionName.empty() ? kernel.name : kernel.instructionName);
+    k["median_ns"] = it == perKernel.end() ? 0.0 : median(it->second);
+    j["kernel_list"].push_back(std::move(k));
+  }
+  j["check"] = outcome.check;
+  if (!outcome.reason.empty()) j["check_reason"] = outcome.reason;
+  j["max_error"] = std::isnan(outcome.maxError) ? nlohmann::ordered_json() : nlohmann::ordered_json(outcome.maxError);
+  return j;
+}
+
 // A file we will write at the end must have a directory to go to: say so before the work, not after it.
 Status checkOutputDirectory(const std::string& file, const char* option) {
   const std::filesystem::path parent = std::filesystem::absolute(file).parent_path();
@@ -422,6 +488,12 @@ int runRun(const RunCommands& args) {
   // From the start: a Ctrl-C while parsing or compiling still gets one iteration run and its trace written (a
   // second one ends the program at once).
   installInterruptHandlers();
+  if (args.json && args.loop) {
+    fmt::print(stderr, "--json does not cover --loop (it reports timed, checked iterations, not training steps)\n");
+    return kExitBadInput;
+  }
+  // With --json stdout holds the one JSON object and nothing else: the human-readable lines go to stderr.
+  FILE* human = args.json ? stderr : stdout;
   if (!args.feeds.empty() && !args.loop) {
     fmt::print(stderr, "--feed needs --loop (a dataset is fed batch by batch to a training step)\n");
     return kExitBadInput;
@@ -475,13 +547,20 @@ int runRun(const RunCommands& args) {
     if (span.kind == "jit") jitNs += span.endNs - span.startNs;
   }
   const core::ExecutionPlan& plan = executable.plan();
-  fmt::print(
-      "{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); LLVM O3 {:.1f} ms, "
-      "JIT {:.1f} ms, {} threads\n",
-      plan.module, plan.kernels.size(), plan.buffers.size(), plan.peakBytes / 1e6,
-      plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount());
+  fmt::print(human,
+             "{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); LLVM O3 {:.1f} ms, "
+             "JIT {:.1f} ms, {} threads\n",
+             plan.module, plan.kernels.size(), plan.buffers.size(), plan.peakBytes / 1e6,
+             plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount());
 
   std::vector<core::ExecutionSpan> spans;
+  std::vector<size_t> iterationEnds;
+  std::vector<int64_t> wallNs;
+  CheckOutcome outcome;
+  if (args.noCheck) outcome.reason = "--no-check";
+  auto printReport = [&] {
+    fmt::print("{}\n", runReport(args, plan, spans, iterationEnds, wallNs, outcome, executable.threadCount()).dump(2));
+  };
   if (args.loop) {
     int code = runLoop(args, executable, spans);
     if (code != kExitOk) return code;
@@ -502,7 +581,10 @@ int runRun(const RunCommands& args) {
         reportInterrupt("iterations", iteration, args.iterations);
         break;
       }
+      const int64_t runStart = nowNs();
       StatusOr<core::Value> result = executable.run(arguments, &spans);
+      wallNs.push_back(nowNs() - runStart);
+      iterationEnds.push_back(spans.size());
       if (!result.ok()) {
         fmt::print(stderr, "{}\n", result.message());
         return kExitFailed;
@@ -511,7 +593,8 @@ int runRun(const RunCommands& args) {
         Status fits = core::checkEvaluationMemory(*module, memoryLimitBytes() / 2);
         StatusOr<core::EvalResult> expected = fits.ok() ? core::evaluateModule(*module, arguments) : fits;
         if (!expected.ok()) {
-          fmt::print("reference: not checked ({})\n", expected.message());
+          fmt::print(human, "reference: not checked ({})\n", expected.message());
+          if (!args.noCheck) outcome.reason = expected.message();
           if (!args.saveReference.empty()) {
             fmt::print(stderr, "--save-reference: the evaluator failed: {}\n", expected.message());
             return kExitFailed;
@@ -522,15 +605,20 @@ int runRun(const RunCommands& args) {
             fmt::print(stderr, "--save-reference: {}\n", s.message());
             return kExitFailed;
           }
-          fmt::print("reference: {}/reference.json\n", args.saveReference);
+          fmt::print(human, "reference: {}/reference.json\n", args.saveReference);
         }
         if (expected.ok() && !args.noCheck) {
           const std::string difference = core::compareWithReference(*module, expected->result, *result);
-          fmt::print("check against the evaluator: max error {:.3g}: {}\n", maxError(expected->result, *result),
+          outcome.maxError = maxError(expected->result, *result);
+          outcome.check = difference.empty() ? "ok" : "failed";
+          if (!difference.empty()) outcome.reason = difference;
+          fmt::print(human, "check against the evaluator: max error {:.3g}: {}\n", outcome.maxError,
                      difference.empty() ? "ok" : "MISMATCH, " + difference);
           if (!difference.empty()) {
             fmt::print(stderr, "{}: the compiled module's results differ from the evaluator's: {}\n", args.input,
                        difference);
+            // --json still reports the failed check (and the one iteration run) on stdout.
+            if (args.json) printReport();
             return kExitFailed;
           }
         }
@@ -546,14 +634,16 @@ int runRun(const RunCommands& args) {
     }
     outputs.keep();
   }
-  if (!spans.empty()) fmt::print("{}", kernelSummary(spans, args.loop ? std::min(args.steps, 20) : args.iterations));
+  if (!spans.empty())
+    fmt::print(human, "{}", kernelSummary(spans, args.loop ? std::min(args.steps, 20) : args.iterations));
   if (!args.trace.empty()) {
     if (Status s = writeTrace(args.trace, plan.module, compileSpans, spans, executable.threadCount()); !s.ok()) {
       fmt::print(stderr, "{}\n", s.message());
       return kExitFailed;
     }
-    fmt::print("trace: {} ({} kernel launches)\n", args.trace, spans.size());
+    fmt::print(human, "trace: {} ({} kernel launches)\n", args.trace, spans.size());
   }
+  if (args.json) printReport();
   return interrupted() ? 128 + g_interruptSignal : kExitOk;
 }
 
@@ -623,6 +713,8 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
       ->capture_default_str();
   c.run->add_option("--seed", c.seed, "Seed of the random inputs")->capture_default_str();
   c.run->add_flag("--no-check", c.noCheck, "Do not compare with the evaluator");
+  c.run->add_flag("--json", c.json,
+                  "Print one JSON object on stdout (timings, kernels, check; docs/CODEGEN.md); other text to stderr");
   c.run->add_option("--dump-llvm-ir", c.dumpIr, "Write each kernel's optimised LLVM IR to DIR/KERNEL.ll");
 
   c.compile = app.add_subcommand("compile", "Lower the module to a GPU bundle (PTX + launch plan, docs/BUNDLE.md)");

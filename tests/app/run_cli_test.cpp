@@ -304,4 +304,71 @@ TEST(RunCliInterruptTest, SigintWhileCompilingStillRunsOnceAndWritesTheTrace) {
   fs::remove_all(dir);
 }
 
+// `run --json`: stdout is one JSON object and nothing else; the human-readable lines go to stderr.
+nlohmann::json parseRunJson(const CliResult& result) {
+  nlohmann::json json = nlohmann::json::parse(result.out);  // throws (fails the test) on anything but one object
+  EXPECT_TRUE(json.is_object()) << result.out;
+  return json;
+}
+
+TEST_F(RunCliTest, JsonReportsTimingsKernelsAndTheCheck) {
+  CliResult fused = run({"run", kMnist, "--fusion=on", "--iterations", "3", "--json"});
+  ASSERT_EQ(fused.exitCode, 0) << fused.out << fused.err;
+  const nlohmann::json on = parseRunJson(fused);
+  EXPECT_EQ(on.at("module"), "mnist_softmax_train_step") << on.dump(2);
+  EXPECT_EQ(on.at("pipeline"), "cpu");
+  EXPECT_EQ(on.at("fusion"), "on");
+  EXPECT_EQ(on.at("iterations"), 3);
+  EXPECT_GT(on.at("wall_ns_per_iteration").get<double>(), 0);
+  EXPECT_GT(on.at("kernel_ns_per_iteration").get<double>(), 0);
+  // Kernel time is part of the end-to-end time of an iteration.
+  EXPECT_LE(on.at("kernel_ns_per_iteration").get<double>(), on.at("wall_ns_per_iteration").get<double>() * 1.01);
+  EXPECT_EQ(on.at("check"), "ok");
+  EXPECT_FALSE(on.contains("check_reason"));
+  EXPECT_GE(on.at("max_error").get<double>(), 0);
+  const int fusedKernels = on.at("kernels").get<int>();
+  ASSERT_GT(fusedKernels, 0);
+  ASSERT_EQ(on.at("kernel_list").size(), static_cast<size_t>(fusedKernels));
+  for (const auto& kernel : on.at("kernel_list")) {
+    EXPECT_FALSE(kernel.at("name").get<std::string>().empty()) << kernel.dump();
+    EXPECT_FALSE(kernel.at("kind").get<std::string>().empty()) << kernel.dump();
+    EXPECT_FALSE(kernel.at("instruction").get<std::string>().empty()) << kernel.dump();
+    EXPECT_GT(kernel.at("median_ns").get<double>(), 0) << kernel.dump();
+  }
+  EXPECT_NE(fused.err.find("check against the evaluator"), std::string::npos) << "human text moves to stderr";
+
+  CliResult unfused = run({"run", kMnist, "--fusion=off", "--iterations", "2", "--json"});
+  ASSERT_EQ(unfused.exitCode, 0) << unfused.out << unfused.err;
+  const nlohmann::json off = parseRunJson(unfused);
+  EXPECT_EQ(off.at("fusion"), "off");
+  EXPECT_EQ(off.at("iterations"), 2);
+  EXPECT_EQ(off.at("check"), "ok");
+  EXPECT_GT(off.at("kernels").get<int>(), fusedKernels) << "fusion off runs more kernels";
+}
+
+TEST_F(RunCliTest, JsonCheckSkippedWithNoCheck) {
+  CliResult result = run({"run", kMnist, "--no-check", "--json"});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  const nlohmann::json json = parseRunJson(result);
+  EXPECT_EQ(json.at("check"), "skipped") << json.dump(2);
+  EXPECT_EQ(json.at("check_reason"), "--no-check");
+  EXPECT_TRUE(json.at("max_error").is_null());
+  EXPECT_EQ(json.at("iterations"), 1);
+}
+
+TEST_F(RunCliTest, JsonErrorsStayOnStderr) {
+  CliResult loop = run({"run", kMnist, "--loop", "--json"});
+  EXPECT_EQ(loop.exitCode, 2);
+  EXPECT_TRUE(loop.out.empty()) << loop.out;
+  EXPECT_NE(loop.err.find("--json does not cover --loop"), std::string::npos) << loop.err;
+
+  const fs::path module = m_dir / "bad.hlo";
+  std::ofstream(module) << "HloModule bad\nENTRY e {\n  x = f32[4,4] parameter(0)\n  ROOT c = f32[4,4] cholesky(x), "
+                           "lower=true\n}\n";
+  CliResult failed = run({"run", module.string(), "--pipeline=none", "--json"});
+  EXPECT_EQ(failed.exitCode, 1) << failed.out << failed.err;
+  EXPECT_TRUE(failed.out.empty()) << failed.out;
+  EXPECT_NE(failed.err.find("cannot lower cholesky"), std::string::npos) << failed.err;
+}
+
 }  // namespace
