@@ -13,18 +13,6 @@
 namespace fusionscope::core {
 namespace {
 
-std::vector<const HloInstruction*> instructionsOf(const HloInstruction& instruction) {
-  std::vector<const HloInstruction*> result;
-  if (const HloComputation* fused = instruction.fusedComputation()) {
-    for (const auto& inst : fused->instructions()) {
-      if (inst->opcode() != HloOpcode::kParameter) result.push_back(inst.get());
-    }
-  } else {
-    result.push_back(&instruction);
-  }
-  return result;
-}
-
 int64_t minorDimension(const Shape& shape) {
   if (shape.layout() && !shape.layout()->minorToMajor.empty()) return shape.layout()->minorToMajor.front();
   return shape.rank() - 1;
@@ -163,16 +151,11 @@ FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& 
       }
     }
   }
-  for (const HloInstruction* concat : {&producer, &consumer}) {
-    if (auto why = inefficientConcatenate(*concat, config)) return FusionVerdict::no(*why);
+  if (auto why = inefficientConcatenate(producer, config)) return FusionVerdict::no(*why);
+  for (const HloInstruction* inst : kernelContents(consumer)) {
+    if (auto why = inefficientConcatenate(*inst, config)) return FusionVerdict::no(*why);
   }
-  if (consumer.isFusion()) {
-    for (const HloInstruction* inst : instructionsOf(consumer)) {
-      if (auto why = inefficientConcatenate(*inst, config)) return FusionVerdict::no(*why);
-    }
-  }
-  for (const HloInstruction* reader :
-       consumer.isFusion() ? instructionsOf(consumer) : std::vector<const HloInstruction*>{&consumer}) {
+  for (const HloInstruction* reader : kernelContents(consumer)) {
     if ((reader->opcode() == HloOpcode::kScatter || reader->opcode() == HloOpcode::kDynamicUpdateSlice) &&
         reader->operandCount() > 0 &&
         (reader->operand(0) == &producer ||
@@ -185,7 +168,7 @@ FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& 
   }
   if (producer.opcode() == HloOpcode::kReduce) {
     int64_t reductions = 0;
-    for (const HloInstruction* inst : instructionsOf(consumer)) reductions += inst->opcode() == HloOpcode::kReduce;
+    for (const HloInstruction* inst : kernelContents(consumer)) reductions += inst->opcode() == HloOpcode::kReduce;
     if (reductions > config.maxReductionsPerFusion) {
       return FusionVerdict::no(fmt::format(
           "{} already holds {} reductions; the cpu backend allows {} per fusion (each unrolls into a large loop)",

@@ -39,19 +39,6 @@ std::vector<int64_t> minorToMajor(const Shape& shape) {
   return order;
 }
 
-// The instructions a consumer consists of: itself, or everything inside a fusion but its parameters.
-std::vector<const HloInstruction*> contents(const HloInstruction& consumer) {
-  std::vector<const HloInstruction*> result;
-  if (const HloComputation* fused = consumer.fusedComputation()) {
-    for (const auto& inst : fused->instructions()) {
-      if (inst->opcode() != HloOpcode::kParameter) result.push_back(inst.get());
-    }
-  } else {
-    result.push_back(&consumer);
-  }
-  return result;
-}
-
 // (reader, operand index) for every place the consumer reads `producer`: the consumer itself, or the users
 // of the fusion parameters that stand for it.
 std::vector<std::pair<const HloInstruction*, int>> readersOf(const HloInstruction& producer,
@@ -113,7 +100,7 @@ FusedInputs fusedInputs(const HloInstruction& producer, const HloInstruction& co
 }
 
 bool containsOpcode(const HloInstruction& instruction, HloOpcode opcode) {
-  for (const HloInstruction* inst : contents(instruction)) {
+  for (const HloInstruction* inst : kernelContents(instruction)) {
     if (inst->opcode() == opcode) return true;
   }
   return false;
@@ -158,7 +145,7 @@ FusionVerdict epilogueRule(const HloInstruction& producer, const HloInstruction&
                                          what == "a reduction's" ? "reduction" : "product", producer.name(),
                                          usersPhrase(producer)));
   }
-  for (const HloInstruction* inst : contents(consumer)) {
+  for (const HloInstruction* inst : kernelContents(consumer)) {
     if (!isEpilogueOp(*inst)) {
       return FusionVerdict::no(
           fmt::format("{} is not elementwise; {} epilogue may only contain elementwise ops", inst->name(), what));
@@ -168,6 +155,18 @@ FusionVerdict epilogueRule(const HloInstruction& producer, const HloInstruction&
 }
 
 }  // namespace
+
+std::vector<const HloInstruction*> kernelContents(const HloInstruction& consumer) {
+  std::vector<const HloInstruction*> result;
+  if (const HloComputation* fused = consumer.fusedComputation()) {
+    for (const auto& inst : fused->instructions()) {
+      if (inst->opcode() != HloOpcode::kParameter) result.push_back(inst.get());
+    }
+  } else {
+    result.push_back(&consumer);
+  }
+  return result;
+}
 
 FusionKind heroKind(const HloInstruction& instruction) {
   if (instruction.isFusion()) return instruction.fusionKind();
@@ -320,7 +319,7 @@ FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& con
       }
     }
     if (consumerKind == FusionKind::kInput && containsOpcode(consumer, HloOpcode::kReduce)) {
-      for (const HloInstruction* inst : contents(producer)) {
+      for (const HloInstruction* inst : kernelContents(producer)) {
         if (inst->opcode() == HloOpcode::kTranspose) {
           constexpr std::string_view kWhy =
               "a transpose feeding a reduction makes the reduction read memory out "
@@ -394,7 +393,7 @@ bool fusionDuplicates(const HloInstruction& producer, const HloInstruction& cons
 
 bool isExpensiveProducer(const HloInstruction& producer) {
   if (!producer.isFusion()) return isExpensive(producer);
-  for (const HloInstruction* inst : contents(producer)) {
+  for (const HloInstruction* inst : kernelContents(producer)) {
     if (isExpensive(*inst)) return true;
   }
   return false;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/ir/attributes.h"
 #include "core/ir/hlo_instruction.h"
@@ -38,6 +39,10 @@ struct FusionVerdict {
 // The kind of fusion `instruction` leads when it is the hero: kInput for reduce/reduce-window/scatter,
 // kOutput for dot/convolution, a fusion's own kind, else kLoop.
 FusionKind heroKind(const HloInstruction& instruction);
+
+// The instructions a kernel consists of: the instruction itself, or everything inside a fusion but its
+// parameters.
+std::vector<const HloInstruction*> kernelContents(const HloInstruction& instruction);
 
 // Whether `producer` may move into another kernel at all, whatever the consumer: parameters, tuples,
 // side effects, control flow, custom calls, collectives, sort, rng and large constants may not.
