@@ -155,13 +155,8 @@ FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& 
   for (const HloInstruction* inst : kernelContents(consumer)) {
     if (auto why = inefficientConcatenate(*inst, config)) return FusionVerdict::no(*why);
   }
-  for (const HloInstruction* reader : kernelContents(consumer)) {
-    if ((reader->opcode() == HloOpcode::kScatter || reader->opcode() == HloOpcode::kDynamicUpdateSlice) &&
-        reader->operandCount() > 0 &&
-        (reader->operand(0) == &producer ||
-         (reader->operand(0)->opcode() == HloOpcode::kParameter && consumer.isFusion() &&
-          reader->operand(0)->parameterNumber() < consumer.operandCount() &&
-          consumer.operand(static_cast<int>(reader->operand(0)->parameterNumber())) == &producer))) {
+  for (const auto& [reader, index] : readersOf(producer, consumer)) {
+    if (index == 0 && (reader->opcode() == HloOpcode::kScatter || reader->opcode() == HloOpcode::kDynamicUpdateSlice)) {
       return FusionVerdict::no(fmt::format(
           "{} updates its first operand in place, so that operand stays a buffer of its own", reader->name()));
     }

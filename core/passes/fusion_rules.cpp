@@ -39,31 +39,6 @@ std::vector<int64_t> minorToMajor(const Shape& shape) {
   return order;
 }
 
-// (reader, operand index) for every place the consumer reads `producer`: the consumer itself, or the users
-// of the fusion parameters that stand for it.
-std::vector<std::pair<const HloInstruction*, int>> readersOf(const HloInstruction& producer,
-                                                             const HloInstruction& consumer) {
-  std::vector<std::pair<const HloInstruction*, int>> readers;
-  const HloComputation* fused = consumer.fusedComputation();
-  if (!fused) {
-    for (int i = 0; i < consumer.operandCount(); ++i) {
-      if (consumer.operand(i) == &producer) readers.emplace_back(&consumer, i);
-    }
-    return readers;
-  }
-  std::vector<HloInstruction*> params = fused->parameters();
-  for (int i = 0; i < consumer.operandCount() && static_cast<size_t>(i) < params.size(); ++i) {
-    if (consumer.operand(i) != &producer || !params[static_cast<size_t>(i)]) continue;
-    const HloInstruction* param = params[static_cast<size_t>(i)];
-    for (const HloInstruction* user : param->users()) {
-      for (int j = 0; j < user->operandCount(); ++j) {
-        if (user->operand(j) == param) readers.emplace_back(user, j);
-      }
-    }
-  }
-  return readers;
-}
-
 // Bytes a fused kernel reads for input `input`. A broadcast or iota input is charged what it expands from,
 // since it is cheap and will be fused into the kernel that reads it (so a producer is not judged by the
 // size of a broadcast that disappears anyway).
@@ -166,6 +141,29 @@ std::vector<const HloInstruction*> kernelContents(const HloInstruction& consumer
     result.push_back(&consumer);
   }
   return result;
+}
+
+std::vector<std::pair<const HloInstruction*, int>> readersOf(const HloInstruction& producer,
+                                                             const HloInstruction& consumer) {
+  std::vector<std::pair<const HloInstruction*, int>> readers;
+  const HloComputation* fused = consumer.fusedComputation();
+  if (!fused) {
+    for (int i = 0; i < consumer.operandCount(); ++i) {
+      if (consumer.operand(i) == &producer) readers.emplace_back(&consumer, i);
+    }
+    return readers;
+  }
+  std::vector<HloInstruction*> params = fused->parameters();
+  for (int i = 0; i < consumer.operandCount() && static_cast<size_t>(i) < params.size(); ++i) {
+    if (consumer.operand(i) != &producer || !params[static_cast<size_t>(i)]) continue;
+    const HloInstruction* param = params[static_cast<size_t>(i)];
+    for (const HloInstruction* user : param->users()) {
+      for (int j = 0; j < user->operandCount(); ++j) {
+        if (user->operand(j) == param) readers.emplace_back(user, j);
+      }
+    }
+  }
+  return readers;
 }
 
 FusionKind heroKind(const HloInstruction& instruction) {

@@ -44,6 +44,11 @@ FusionKind heroKind(const HloInstruction& instruction);
 // parameters.
 std::vector<const HloInstruction*> kernelContents(const HloInstruction& instruction);
 
+// (reader, operand index) for every place `consumer` reads `producer`: the consumer itself, or the users of the
+// fusion parameters that stand for it.
+std::vector<std::pair<const HloInstruction*, int>> readersOf(const HloInstruction& producer,
+                                                             const HloInstruction& consumer);
+
 // Whether `producer` may move into another kernel at all, whatever the consumer: parameters, tuples,
 // side effects, control flow, custom calls, collectives, sort, rng and large constants may not.
 FusionVerdict producerRule(const HloInstruction& producer, const FusionConfig& config);

@@ -308,15 +308,11 @@ class ComputationLibraryFusion {
   }
 
   void refuse(const HloInstruction& candidate, const HloInstruction& start) {
-    std::string why =
+    const std::string why =
         preferred(candidate)
-            ? fmt::format("the library has no kernel for {} on these types",
-                          candidate.opcode() == HloOpcode::kUnknown ? candidate.name()
-                                                                    : std::string(opcodeName(candidate.opcode())))
-            : fmt::format(
-                  "{} has fewer than {} elements; the library takes elementwise ops only on "
-                  "larger tensors",
-                  candidate.name(), kPreferredElements);
+            ? fmt::format("the library has no kernel for {} on these types", candidate.opcodeString())
+            : fmt::format("{} has fewer than {} elements; the library takes elementwise ops only on larger tensors",
+                          candidate.name(), kPreferredElements);
     m_context.record(refusedDecision(
         kPassName, m_computation, candidate.name(), start.name(), 0,
         fmt::format("not fusing {} into the library fusion of {}: {}", candidate.name(), start.name(), why)));

@@ -205,6 +205,25 @@ TEST(CpuFusionRulesTest, ALoopFusionHoldsAtMostSixReductions) {
   EXPECT_NE(d, nullptr) << f.reasons();
 }
 
+TEST(CpuFusionRulesTest, TheInPlaceOperandOfADynamicUpdateSliceStaysOutside) {
+  Fused f = runFusion(R"(
+HloModule m
+ENTRY main {
+  p = f32[64]{0} parameter(0)
+  u = f32[8]{0} parameter(1)
+  i = s32[] parameter(2)
+  n = f32[64]{0} negate(p)
+  e = f32[8]{0} exponential(u)
+  ROOT d = f32[64]{0} dynamic-update-slice(n, e, i)
+}
+)",
+                      cpu());
+  ASSERT_MODULE(f);
+  ASSERT_TRUE(f.root()->isFusion()) << f.text();
+  EXPECT_EQ(fusedOpcodes(*f.root()), (Opcodes{"dynamic-update-slice", "exponential"}));
+  expectReason(f, "n", "", "updates its first operand in place, so that operand stays a buffer of its own");
+}
+
 TEST(CpuFusionRulesTest, LoopFusibleIsXlaCpusList) {
   auto module = testing::parseOrFail(withReducer(R"(
 ENTRY main {
