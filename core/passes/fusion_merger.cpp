@@ -13,6 +13,7 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/passes/fusion_cost.h"
+#include "core/passes/fusion_rules.h"
 #include "core/passes/fusion_utils.h"
 
 namespace fusionscope::core {
@@ -161,6 +162,11 @@ class Merger {
       FusionKind kind = user->fusionKind();
       if (kind != FusionKind::kLoop && kind != FusionKind::kInput) {
         return fmt::format("not merging {} into {}: it is a {} fusion", name, user->name(), fusionKindName(kind));
+      }
+      // The producer-consumer rules of `fusion` hold here too: a merge may not build what fusion refuses
+      // (a transpose into a reduction, an in-place operand, a dot's operand).
+      if (FusionVerdict verdict = pairRule(producer, *user, m_config, kind); !verdict) {
+        return fmt::format("not merging {} into {}: {}", name, user->name(), verdict.reason);
       }
     }
 

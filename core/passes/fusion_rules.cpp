@@ -294,6 +294,24 @@ FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& c
   return FusionVerdict::no("not a consumer", false);
 }
 
+FusionVerdict reductionOrderRule(const HloInstruction& kernel) {
+  for (const HloInstruction* inst : kernelContents(kernel)) {
+    if (inst->opcode() == HloOpcode::kTranspose) {
+      constexpr std::string_view kWhy = "a transpose feeding a reduction makes the reduction read memory out of order";
+      if (inst == &kernel) return FusionVerdict::no(std::string(kWhy));
+      return FusionVerdict::no(fmt::format("{} contains {}; {}", kernel.name(), inst->name(), kWhy));
+    }
+    if (inst->opcode() == HloOpcode::kCopy && isLayoutChangingCopy(*inst)) {
+      return FusionVerdict::no(
+          fmt::format("{} changes the layout ({} -> {}); a reduction reading through it would read memory out "
+                      "of order",
+                      inst->name(), dimensionListText(minorToMajor(inst->operand(0)->shape())),
+                      dimensionListText(minorToMajor(inst->shape()))));
+    }
+  }
+  return FusionVerdict::yes();
+}
+
 FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
                        FusionKind& kind) {
   if (config.loopFusionOnly) return cpuPairRule(producer, consumer, config, kind);
@@ -317,22 +335,7 @@ FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& con
       }
     }
     if (consumerKind == FusionKind::kInput && containsOpcode(consumer, HloOpcode::kReduce)) {
-      for (const HloInstruction* inst : kernelContents(producer)) {
-        if (inst->opcode() == HloOpcode::kTranspose) {
-          constexpr std::string_view kWhy =
-              "a transpose feeding a reduction makes the reduction read memory out "
-              "of order";
-          if (inst == &producer) return FusionVerdict::no(std::string(kWhy));
-          return FusionVerdict::no(fmt::format("{} contains {}; {}", producer.name(), inst->name(), kWhy));
-        }
-        if (inst->opcode() == HloOpcode::kCopy && isLayoutChangingCopy(*inst)) {
-          return FusionVerdict::no(
-              fmt::format("{} changes the layout ({} -> {}); a reduction reading through it would read memory out "
-                          "of order",
-                          inst->name(), dimensionListText(minorToMajor(inst->operand(0)->shape())),
-                          dimensionListText(minorToMajor(inst->shape()))));
-        }
-      }
+      return reductionOrderRule(producer);
     }
     return FusionVerdict::yes();
   }

@@ -65,6 +65,10 @@ FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& c
 FusionVerdict pairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
                        FusionKind& kind);
 
+// A kernel that would share its loop with a reduction (fused into it, merged into it, or a sibling of it in a
+// multi-output fusion) must not transpose or change a layout: the reduction would read memory out of order.
+FusionVerdict reductionOrderRule(const HloInstruction& kernel);
+
 // A producer with other users is duplicated (it stays for them). Never for an expensive one (exp, divide,
 // reductions, ...) unless it has at most config.duplicateExpensiveMaxElements elements.
 FusionVerdict duplicationRule(const HloInstruction& producer, const HloInstruction& consumer,

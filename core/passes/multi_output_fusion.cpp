@@ -15,6 +15,7 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/passes/fusion_cost.h"
+#include "core/passes/fusion_rules.h"
 #include "core/passes/fusion_utils.h"
 #include "core/passes/merge_tracking.h"
 
@@ -345,6 +346,13 @@ class Round {
       refuseOnce(*a, *b, fmt::format("{}: {}", prefix(), *why), shared.bytes);
       return false;
     }
+    // A loop sharing a reduction's loop follows the reduction's read order, as a producer fused into it would.
+    if (sa->reduction != sb->reduction) {
+      if (FusionVerdict verdict = reductionOrderRule(sa->reduction ? *b : *a); !verdict) {
+        refuseOnce(*a, *b, fmt::format("{}: {}", prefix(), verdict.reason), shared.bytes);
+        return false;
+      }
+    }
 
     const std::string nameA = a->name();
     const std::string nameB = b->name();
@@ -399,6 +407,12 @@ class Round {
     }
     if (std::optional<std::string> why = exceedsLimits(*consumer, *producer, producer)) {
       refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix(), *why), bytes);
+      return false;
+    }
+    // The producer-consumer rules of `fusion` hold here too: this pass may not build what fusion refuses.
+    FusionKind kind = FusionKind::kInput;
+    if (FusionVerdict verdict = pairRule(*producer, *consumer, m_config, kind); !verdict) {
+      refuseOnce(*producer, *consumer, fmt::format("{}: {}", prefix(), verdict.reason), bytes);
       return false;
     }
 

@@ -221,6 +221,39 @@ ENTRY main {
 }
 
 // A producer that slices a big input: each user would read the whole input instead of 64 bytes.
+// `fusion` refuses a transpose into a reduction (pairRule); the merger asks the same rule and refuses it too.
+TEST(FusionMergerTest, TransposeIsNotMergedIntoAReduction) {
+  auto module = parseOrFail(R"(
+HloModule transpose_into_reduce
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+fused_transpose {
+  a.0 = f32[64,64]{1,0} parameter(0)
+  t.0 = f32[64,64]{1,0} transpose(a.0), dimensions={1,0}
+  ROOT n.0 = f32[64,64]{1,0} negate(t.0)
+}
+fused_reduce {
+  b.0 = f32[64,64]{1,0} parameter(0)
+  b.1 = f32[] parameter(1)
+  ROOT r = f32[64]{0} reduce(b.0, b.1), dimensions={1}, to_apply=add
+}
+ENTRY main {
+  p0 = f32[64,64]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  fusion.1 = f32[64,64]{1,0} fusion(p0), kind=kLoop, calls=fused_transpose
+  ROOT fusion.2 = f32[64]{0} fusion(fusion.1, zero), kind=kInput, calls=fused_reduce
+}
+)");
+  PassContext context = expectUnchanged(*module);
+  EXPECT_TRUE(hasReason(context,
+                        "not merging fusion.1 into fusion.2: fusion.1 contains t.0; a transpose feeding a "
+                        "reduction makes the reduction read memory out of order"))
+      << reasons(context);
+}
+
 TEST(FusionMergerTest, MergeThatWouldIncreaseTrafficIsRefused) {
   auto module = parseOrFail(R"(
 HloModule traffic

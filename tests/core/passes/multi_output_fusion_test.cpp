@@ -358,6 +358,82 @@ ENTRY main {
   EXPECT_TRUE(hasReason(context, "fused fusion.1 into fusion.2 as an extra output")) << reasons(context);
 }
 
+// `fusion` refuses a transpose into a reduction (pairRule); this pass may not build it either, whether the
+// transposing loop is the reduction's producer or its sibling.
+TEST(MultiOutputFusionTest, TransposingProducerStaysOutsideTheReduction) {
+  auto module = parseOrFail(R"(
+HloModule transposed_producer
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+fused_transpose {
+  a.0 = f32[64,64]{1,0} parameter(0)
+  t.0 = f32[64,64]{1,0} transpose(a.0), dimensions={1,0}
+  ROOT e = f32[64,64]{1,0} exponential(t.0)
+}
+fused_reduce {
+  b.0 = f32[64,64]{1,0} parameter(0)
+  b.1 = f32[] parameter(1)
+  ROOT r = f32[64]{0} reduce(b.0, b.1), dimensions={1}, to_apply=add
+}
+ENTRY main {
+  p0 = f32[64,64]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  fusion.1 = f32[64,64]{1,0} fusion(p0), kind=kLoop, calls=fused_transpose
+  fusion.2 = f32[64]{0} fusion(fusion.1, zero), kind=kInput, calls=fused_reduce
+  ROOT t = (f32[64]{0}, f32[64,64]{1,0}) tuple(fusion.2, fusion.1)
+}
+)");
+  const std::string before = printModule(*module);
+  MultiOutputFusion pass;
+  PassContext context;
+  EXPECT_FALSE(runPass(pass, *module, context)) << reasons(context) << printModule(*module);
+  EXPECT_EQ(printModule(*module), before);
+  EXPECT_TRUE(hasReason(context,
+                        "not fusing fusion.1 into fusion.2: fusion.1 contains t.0; a transpose feeding a "
+                        "reduction makes the reduction read memory out of order"))
+      << reasons(context);
+}
+
+TEST(MultiOutputFusionTest, TransposingSiblingDoesNotJoinAReduction) {
+  auto module = parseOrFail(R"(
+HloModule transposed_sibling
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+fused_transpose {
+  a.0 = f32[64,64]{1,0} parameter(0)
+  t.0 = f32[64,64]{1,0} transpose(a.0), dimensions={1,0}
+  ROOT e = f32[64,64]{1,0} exponential(t.0)
+}
+fused_reduce {
+  b.0 = f32[64,64]{1,0} parameter(0)
+  b.1 = f32[] parameter(1)
+  ROOT r = f32[64]{0} reduce(b.0, b.1), dimensions={1}, to_apply=add
+}
+ENTRY main {
+  p0 = f32[64,64]{1,0} parameter(0)
+  zero = f32[] constant(0)
+  fusion.1 = f32[64,64]{1,0} fusion(p0), kind=kLoop, calls=fused_transpose
+  fusion.2 = f32[64]{0} fusion(p0, zero), kind=kInput, calls=fused_reduce
+  ROOT t = (f32[64,64]{1,0}, f32[64]{0}) tuple(fusion.1, fusion.2)
+}
+)");
+  const std::string before = printModule(*module);
+  MultiOutputFusion pass;
+  PassContext context;
+  EXPECT_FALSE(runPass(pass, *module, context)) << reasons(context) << printModule(*module);
+  EXPECT_EQ(printModule(*module), before);
+  EXPECT_TRUE(hasReason(context,
+                        "not merging fusion.1 and fusion.2: fusion.1 contains t.0; a transpose feeding a "
+                        "reduction"))
+      << reasons(context);
+}
+
 TEST(MultiOutputFusionTest, ProducerReachingTheReductionAnotherWayStaysOutside) {
   auto module = parseOrFail(R"(
 HloModule cycle
@@ -424,9 +500,10 @@ ENTRY main {
 // However big the computation (here past the 4,096 instructions where candidates were once taken window by
 // window), candidates go largest first: the pair at the end that saves more merges before the one at the start.
 TEST(MultiOutputFusionTest, BigComputationsMergeLargestFirst) {
-  std::string text = "HloModule windows\nENTRY main {\n  p_small = f32[64]{0} parameter(0)\n"
-                     "  q = f32[2]{0} parameter(1)\n  p_big = f32[4096]{0} parameter(2)\n"
-                     "  n.a = f32[64]{0} negate(p_small)\n  n.b = f32[64]{0} abs(p_small)\n  x.0 = f32[2]{0} negate(q)\n";
+  std::string text =
+      "HloModule windows\nENTRY main {\n  p_small = f32[64]{0} parameter(0)\n"
+      "  q = f32[2]{0} parameter(1)\n  p_big = f32[4096]{0} parameter(2)\n"
+      "  n.a = f32[64]{0} negate(p_small)\n  n.b = f32[64]{0} abs(p_small)\n  x.0 = f32[2]{0} negate(q)\n";
   constexpr int kChain = 4200;
   for (int i = 1; i <= kChain; ++i) text += fmt::format("  x.{} = f32[2]{{0}} negate(x.{})\n", i, i - 1);
   text += "  m.a = f32[4096]{0} negate(p_big)\n  m.b = f32[4096]{0} abs(p_big)\n";
