@@ -383,6 +383,27 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
       const std::vector<int64_t> fromPhysical = physicalStrides(operand->shape());
       if (opcode == HloOpcode::kReshape || (toPhysical == rowMajorStrides(shape.dimensions()) &&
                                             fromPhysical == rowMajorStrides(operand->shape().dimensions()))) {
+        // Only dimensions of size 1 added or dropped ([rows] -> [rows,1]): the operand's index is the same
+        // index values without them, so values computed once per row (kernel_emitter's row reductions) are
+        // found again by their index instead of through a linear index.
+        std::vector<llvm::Value*> kept;
+        std::vector<int64_t> keptSizes;
+        for (size_t d = 0; d < index.dims.size(); ++d) {
+          if (shape.dimension(static_cast<int>(d)) == 1) continue;
+          kept.push_back(index.dims[d]);
+          keptSizes.push_back(shape.dimension(static_cast<int>(d)));
+        }
+        std::vector<int64_t> operandSizes;
+        for (int64_t d : operand->shape().dimensions()) {
+          if (d != 1) operandSizes.push_back(d);
+        }
+        if (keptSizes == operandSizes) {
+          Index operandIndex;
+          operandIndex.linear = index.linear;
+          size_t next = 0;
+          for (int64_t d : operand->shape().dimensions()) operandIndex.dims.push_back(d == 1 ? i64(0) : kept[next++]);
+          return generate(operand, operandIndex);
+        }
         return generate(operand, delinearize(linearOf(index, shape), operand->shape().dimensions()));
       }
       // A bitcast between layouts: result index -> physical offset -> operand index (the evaluator's rule).

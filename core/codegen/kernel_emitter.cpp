@@ -73,6 +73,29 @@ std::vector<const HloInstruction*> kernelRoots(const PlanKernel& kernel) {
   return roots;
 }
 
+// The reductions `roots` read that reduce exactly the innermost dimension of an operand of dimensions `dims` to
+// the outer dimensions (one result per row of the loop over `dims`), operands before users.
+std::vector<const HloInstruction*> rowReductionsOf(const std::vector<const HloInstruction*>& roots,
+                                                   const std::vector<int64_t>& dims) {
+  std::vector<const HloInstruction*> found;
+  std::unordered_map<const HloInstruction*, bool> seen;
+  const std::vector<int64_t> outer(dims.begin(), dims.end() - 1);
+  std::function<void(const HloInstruction*)> visit = [&](const HloInstruction* node) {
+    if (node == nullptr || !seen.emplace(node, true).second) return;
+    if (node->opcode() == HloOpcode::kFusion) return;  // reducers and nested bodies are not this loop's values
+    for (const HloInstruction* operand : node->operands()) visit(operand);
+    if (node->opcode() != HloOpcode::kReduce || node->operandCount() != 2 || !node->shape().isArray()) return;
+    const std::vector<int64_t> reduced = node->attributes().dimensions.value_or(std::vector<int64_t>{});
+    const Shape& operandShape = node->operand(0)->shape();
+    if (operandShape.dimensions() == dims && node->shape().dimensions() == outer && reduced.size() == 1 &&
+        reduced[0] == operandShape.rank() - 1) {
+      found.push_back(node);
+    }
+  };
+  for (const HloInstruction* root : roots) visit(root);
+  return found;
+}
+
 }  // namespace
 
 StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, KernelTarget target, llvm::Module& module) {
@@ -227,6 +250,12 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
           // index is the last dimension itself, so broadcasts, slices and transposes along the outer dimensions
           // are loop-invariant there and the inner loop vectorises (a flat loop would divide per element).
           const std::vector<int64_t> outerDims(dims.begin(), dims.end() - 1);
+          std::vector<const HloInstruction*> groupRoots;
+          // An unfused kernel's operands are its inputs, not values it computes.
+          if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kFusion) {
+            for (size_t j : members) groupRoots.push_back(roots[j]);
+          }
+          const std::vector<const HloInstruction*> rowReductions = rowReductionsOf(groupRoots, dims);
           llvm::Value* innerSize = emitter.i64(inner);
           llvm::Value* rowLo = b.CreateUDiv(lo, innerSize);
           llvm::Value* rowHi = b.CreateUDiv(b.CreateAdd(hi, emitter.i64(inner - 1)), innerSize);
@@ -239,6 +268,11 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
                 llvm::Value* rowEnd = b.CreateSub(hi, rowStart);
                 llvm::Value* jHi = b.CreateSelect(b.CreateICmpSLT(rowEnd, innerSize), rowEnd, innerSize);
                 const Index outer = emitter.delinearize(row, outerDims);
+                // Reductions of a row of this shape (a softmax's max and sum, a layer norm's mean) are computed
+                // once per row here, before the loop over its elements: the element loop reads them at the
+                // row's own index values, so it finds them in the emitter's cache instead of reducing the
+                // row again for every element.
+                for (const HloInstruction* reduce : rowReductions) emitter.generate(reduce, outer);
                 emitter.loop(
                     jLo, jHi,
                     [&](llvm::Value* j) {
