@@ -87,7 +87,7 @@ Case& getCase(const std::string& name, bool fusion) {
   }
   core::PipelineSpec spec;
   spec.preset = "cpu";
-  if (!fusion) spec.disabled = {"fusion", "fusion-merger", "multi-output-fusion"};
+  if (!fusion) spec.disabled = {"softmax-fusion", "fusion", "fusion-merger", "multi-output-fusion"};
   StatusOr<std::unique_ptr<core::PassPipeline>> pipeline = core::buildPipeline(spec);
   core::PassContext context(core::fusionConfigFor(core::backendFor(spec)));
   StatusOr<core::PipelineRun> run = core::runPipeline(**pipeline, **module, context);

@@ -18,6 +18,7 @@
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
 #include "core/passes/call_inliner.h"
+#include "core/passes/softmax_fusion.h"
 
 namespace fusionscope::core {
 namespace {
@@ -431,7 +432,8 @@ std::string planToString(const ExecutionPlan& plan) {
 
 StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& module) {
   auto isLibraryFusion = [](const HloInstruction* inst) {
-    return inst->isFusion() && inst->fusionKind() == FusionKind::kCustom && inst->fusedComputation();
+    return inst->isFusion() && inst->fusionKind() == FusionKind::kCustom && inst->fusedComputation() &&
+           !isNormalizationFusion(*inst);
   };
   const HloComputation* entry = module.entry();
   if (!entry || std::none_of(entry->instructions().begin(), entry->instructions().end(),

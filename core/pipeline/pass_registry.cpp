@@ -15,6 +15,7 @@
 #include "core/passes/instruction_fusion.h"
 #include "core/passes/library_fusion.h"
 #include "core/passes/multi_output_fusion.h"
+#include "core/passes/softmax_fusion.h"
 #include "core/passes/tuple_simplifier.h"
 #include "core/pipeline/stage.h"
 
@@ -44,6 +45,9 @@ const std::vector<Registration>& registrations() {
       {{"library-fusion",
         "dots, convolutions and large reductions with their neighbours into library (kCustom) fusions"},
        factory<LibraryFusion>()},
+      {{"softmax-fusion",
+        "whole-row normalizations (softmax, layer norm: reduce, broadcast back, combine) into one kCustom fusion each"},
+       factory<SoftmaxFusion>()},
       {{"fusion-merger", "merge loop fusions into their consumer fusions when that cuts memory traffic"},
        factory<FusionMerger>()},
       {{"multi-output-fusion", "sibling and producer-consumer multi-output fusion (tuple roots)"},
@@ -114,6 +118,8 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
     auto fusion = std::make_unique<PassPipeline>("fusion");
     // XLA's CPU order: the library rewriter takes its subgraphs before the loop fusion.
     if (spec.preset == "cpu") fusion->addPass(std::move(createPass("library-fusion")).value());
+    // XLA's GPU order: the softmax rewriter forms its row fusions before priority fusion.
+    if (spec.preset == "gpu") fusion->addPass(std::move(createPass("softmax-fusion")).value());
     fusion->addPass(std::move(createPass("fusion")).value());
     if (spec.preset == "gpu") {
       // XLA's GPU order: producer-consumer fusion, then merge loop fusions, then multi-output fusion.
@@ -135,7 +141,7 @@ StatusOr<std::unique_ptr<HloModule>> optimizedCopy(const HloModule& module, cons
   if (preset == "none") return copy;
   PipelineSpec spec;
   spec.preset = preset;
-  if (!fusion) spec.disabled = {"fusion", "fusion-merger", "multi-output-fusion"};
+  if (!fusion) spec.disabled = {"softmax-fusion", "fusion", "fusion-merger", "multi-output-fusion"};
   StatusOr<std::unique_ptr<PassPipeline>> pipeline = buildPipeline(spec);
   if (!pipeline.ok()) return pipeline.status();
   PassContext context(fusionConfigFor(backendFor(spec)));

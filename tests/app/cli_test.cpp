@@ -178,11 +178,13 @@ TEST_F(CliTest, VerifierFailureIsBadInputUnlessSkipped) {
 TEST_F(CliTest, NoVerifyDrawsABrokenModuleButRunsNoPassesOnIt) {
   // A parameter numbering gap: passes would read the missing parameter. dump draws stage 0 only; explain and
   // verify, which need the passes, refuse.
-  fs::path input = writeInput("gap.hlo", "HloModule gap\nf {\n  a = f32[2] parameter(1)\n  ROOT n = f32[2] negate(a)\n}\n"
-                                         "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = f32[2] call(p), to_apply=f\n}\n");
+  fs::path input = writeInput("gap.hlo",
+                              "HloModule gap\nf {\n  a = f32[2] parameter(1)\n  ROOT n = f32[2] negate(a)\n}\n"
+                              "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = f32[2] call(p), to_apply=f\n}\n");
   CliResult dumped = run({"dump", input.string(), "-o", (work() / "dump").string(), "--no-verify"});
   EXPECT_EQ(dumped.exitCode, 0) << dumped.err;
-  EXPECT_NE(dumped.err.find("gap.hlo:3:3: error: computation f, %a: parameter number 1 leaves a gap"), std::string::npos)
+  EXPECT_NE(dumped.err.find("gap.hlo:3:3: error: computation f, %a: parameter number 1 leaves a gap"),
+            std::string::npos)
       << dumped.err;
   EXPECT_NE(dumped.err.find("no passes run"), std::string::npos) << dumped.err;
   EXPECT_TRUE(fs::exists(work() / "dump" / "hlo_graph_0.dot"));
@@ -251,9 +253,11 @@ TEST_F(CliTest, StdoutWriteErrorIsReportedAndFails) {
   // A full disk behind stdout: the command says so on stderr and exits 1, whatever wrote the text.
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
   fs::path input = writeInput("small.hlo", kSmallModule);
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"print", input.string()}, {"info", input.string()}, {"explain", input.string()},
-        {"dump", input.string(), "-o", (work() / "dump").string(), "--stages"}, {"--list-passes"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"print", input.string()},
+                                               {"info", input.string()},
+                                               {"explain", input.string()},
+                                               {"dump", input.string(), "-o", (work() / "dump").string(), "--stages"},
+                                               {"--list-passes"}}) {
     std::string command = shellQuoted(FS_CLI_PATH);
     for (const std::string& arg : args) command += " " + shellQuoted(arg);
     const fs::path err = work() / "stderr.txt";
@@ -413,30 +417,36 @@ TEST_F(CliTest, DumpMnistThroughGpuPipelineWritesEveryStage) {
   const std::string d = dir.string();
   EXPECT_EQ(r.out, "computation mnist_softmax_train_step [GPU: pipeline start, before inline]: " + d +
                        "/hlo_graph_0.dot\n"
-                       "computation mnist_softmax_train_step [GPU: after fusion, before fusion-merger]: " +
+                       "computation mnist_softmax_train_step [GPU: after softmax-fusion, before fusion]: " +
                        d +
                        "/hlo_graph_1.dot\n"
+                       "computation mnist_softmax_train_step [GPU: after fusion, before fusion-merger]: " +
+                       d +
+                       "/hlo_graph_2.dot\n"
                        "computation mnist_softmax_train_step [GPU: after multi-output-fusion, before cse]: " +
-                       d + "/hlo_graph_2.dot\n");
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"hlo_graph_0.dot", "hlo_graph_1.dot", "hlo_graph_2.dot",
-                                                    "module_0.txt", "module_1.txt", "module_2.txt", "stages.json"}));
+                       d + "/hlo_graph_3.dot\n");
+  EXPECT_EQ(listing(dir),
+            (std::vector<std::string>{"hlo_graph_0.dot", "hlo_graph_1.dot", "hlo_graph_2.dot", "hlo_graph_3.dot",
+                                      "module_0.txt", "module_1.txt", "module_2.txt", "module_3.txt", "stages.json"}));
   auto json = nlohmann::json::parse(readAll(dir / "stages.json"));
   EXPECT_EQ(json["schema"], "fusionscope.stages/1");
   EXPECT_EQ(json["pipeline"], "gpu");
   EXPECT_EQ(json["backend"], "gpu");
-  ASSERT_EQ(json["stages"].size(), 3u);
-  EXPECT_EQ(json["stages"][1]["pass"], "fusion");
-  EXPECT_EQ(json["stages"][1]["files"]["dot"], "hlo_graph_1.dot");
-  EXPECT_GT(json["stages"][1]["fusions"].get<int>(), 0);
-  EXPECT_FALSE(json["stages"][1]["decisions"].empty());
-  EXPECT_FALSE(json["stages"][1]["changes"]["fused"].empty());
-  EXPECT_EQ(json["stages"][2]["pass"], "multi-output-fusion");
+  ASSERT_EQ(json["stages"].size(), 4u);
+  EXPECT_EQ(json["stages"][1]["pass"], "softmax-fusion");  // the softmax's max diamond
+  EXPECT_EQ(json["stages"][1]["fusions"].get<int>(), 1);
+  EXPECT_EQ(json["stages"][2]["pass"], "fusion");
+  EXPECT_EQ(json["stages"][2]["files"]["dot"], "hlo_graph_2.dot");
+  EXPECT_GT(json["stages"][2]["fusions"].get<int>(), 1);
+  EXPECT_FALSE(json["stages"][2]["decisions"].empty());
+  EXPECT_FALSE(json["stages"][2]["changes"]["fused"].empty());
+  EXPECT_EQ(json["stages"][3]["pass"], "multi-output-fusion");
   // Every module_N.txt parses back and is the stage's module: print of it is a fixed point.
-  CliResult printed = run({"print", (dir / "module_2.txt").string()});
+  CliResult printed = run({"print", (dir / "module_3.txt").string()});
   ASSERT_EQ(printed.exitCode, 0) << printed.err;
-  EXPECT_EQ(printed.out, readAll(dir / "module_2.txt"));
+  EXPECT_EQ(printed.out, readAll(dir / "module_3.txt"));
   // The fused stage draws fusion clusters.
-  EXPECT_NE(readAll(dir / "hlo_graph_2.dot").find("subgraph cluster_"), std::string::npos);
+  EXPECT_NE(readAll(dir / "hlo_graph_3.dot").find("subgraph cluster_"), std::string::npos);
 }
 
 TEST_F(CliTest, DumpStagesTablePrintsCountsPerStage) {
@@ -456,11 +466,12 @@ TEST_F(CliTest, DumpPassRegexSelectsStagesAndStageZeroIsAlwaysWritten) {
   fs::path dir = work() / "d";
   CliResult r = run({"dump", kMnistSample, "-o", dir.string(), "--dump-pass-re=^multi"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"hlo_graph_0.dot", "hlo_graph_2.dot", "module_0.txt",
-                                                    "module_2.txt", "stages.json"}));
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"hlo_graph_0.dot", "hlo_graph_3.dot", "module_0.txt",
+                                                    "module_3.txt", "stages.json"}));
   auto json = nlohmann::json::parse(readAll(dir / "stages.json"));
   EXPECT_FALSE(json["stages"][1]["dumped"]);
-  EXPECT_TRUE(json["stages"][2]["dumped"]);
+  EXPECT_FALSE(json["stages"][2]["dumped"]);
+  EXPECT_TRUE(json["stages"][3]["dumped"]);
 }
 
 TEST_F(CliTest, XlaFlagNamesAreAccepted) {
@@ -469,8 +480,8 @@ TEST_F(CliTest, XlaFlagNamesAreAccepted) {
   CliResult r = run({"dump", kMnistSample, "--xla_dump_to=" + dir.string(), "--xla_dump_hlo_pass_re=.*",
                      "--xla_disable_hlo_passes=multi-output-fusion", "--xla_dump_hlo_as_dot", "--xla_dump_hlo_as_png"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_TRUE(fs::exists(dir / "hlo_graph_1.png"));
-  EXPECT_FALSE(fs::exists(dir / "hlo_graph_2.dot"));  // multi-output fusion was the third stage
+  EXPECT_TRUE(fs::exists(dir / "hlo_graph_2.png"));
+  EXPECT_FALSE(fs::exists(dir / "hlo_graph_3.dot"));  // multi-output fusion was the fourth stage
   EXPECT_EQ(r.out.find("multi-output-fusion"), std::string::npos) << r.out;
 }
 
@@ -537,9 +548,9 @@ TEST_F(CliTest, VerifyConfirmsEveryStageComputesTheSame) {
   if (!fs::exists(kMnistSample)) GTEST_SKIP() << "sample module not found: " << kMnistSample;
   CliResult r = run({"verify", kMnistSample, "--pipeline=gpu", "--trials=2"});
   ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("stage 1 [GPU: after fusion, before fusion-merger]: same results as stage 0"), std::string::npos)
+  EXPECT_NE(r.out.find("stage 2 [GPU: after fusion, before fusion-merger]: same results as stage 0"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("all 3 stage(s) agree with stage 0 on 2 random input set(s) (seed 1)"), std::string::npos)
+  EXPECT_NE(r.out.find("all 4 stage(s) agree with stage 0 on 2 random input set(s) (seed 1)"), std::string::npos)
       << r.out;
 }
 

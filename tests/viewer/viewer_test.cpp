@@ -23,12 +23,12 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/text/hlo_parser.h"
+#include "tests/viewer/window_fixture.h"
 #include "viewer/document.h"
 #include "viewer/graph_model.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
-#include "tests/viewer/window_fixture.h"
 #include "viewer/main_window.h"
 #include "viewer/stage_list_model.h"
 
@@ -215,10 +215,10 @@ TEST_F(ViewerTest, ClickingANodeFillsTheInspector) {
 
 TEST_F(ViewerTest, FusionInspectorShowsMembersAndDecisions) {
   ASSERT_TRUE(openAndWait(*window, kMnist));
-  ASSERT_TRUE(showStage(*window, 1));
+  ASSERT_TRUE(showStage(*window, 2));  // stage 1 is softmax-fusion's, stage 2 the fusion pass's
   const StageEntry* stage = window->currentEntry();
   ASSERT_FALSE(stage->fusions.empty());
-  const core::FusionSummary& fusion = stage->fusions.front();
+  const core::FusionSummary& fusion = stage->fusions.back();
   ASSERT_TRUE(
       window->selectInstruction(QString::fromStdString(fusion.computation), QString::fromStdString(fusion.name)));
   QString details = window->inspector()->detailsText();
@@ -383,7 +383,7 @@ TEST_F(ViewerTest, ItemModelsPassTheModelTester) {
   });
   model.setDocument(*document);
   EXPECT_EQ(model.rowCount(), static_cast<int>((*document)->stages.size()));
-  EXPECT_EQ(model.index(1, StageListModel::kPass).data().toString(), "fusion");
+  EXPECT_EQ(model.index(1, StageListModel::kPass).data().toString(), "softmax-fusion");
   filter.setHideUnchanged(true);
   filter.setFilterText("fusion");
   filter.setFilterText("");
