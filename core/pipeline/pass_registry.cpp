@@ -16,6 +16,7 @@
 #include "core/passes/library_fusion.h"
 #include "core/passes/multi_output_fusion.h"
 #include "core/passes/softmax_fusion.h"
+#include "core/passes/tree_reduction.h"
 #include "core/passes/tuple_simplifier.h"
 #include "core/pipeline/stage.h"
 
@@ -45,6 +46,9 @@ const std::vector<Registration>& registrations() {
       {{"library-fusion",
         "dots, convolutions and large reductions with their neighbours into library (kCustom) fusions"},
        factory<LibraryFusion>()},
+      {{"tree-reduction",
+        "reductions over more than 32 elements reduce windows of 32 first (reduce-window, then reduce)"},
+       factory<TreeReduction>()},
       {{"softmax-fusion",
         "whole-row normalizations (softmax, layer norm: reduce, broadcast back, combine) into one kCustom fusion each"},
        factory<SoftmaxFusion>()},
@@ -117,7 +121,11 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
     pipeline->addPass(simplification());
     auto fusion = std::make_unique<PassPipeline>("fusion");
     // XLA's CPU order: the library rewriter takes its subgraphs before the loop fusion.
-    if (spec.preset == "cpu") fusion->addPass(std::move(createPass("library-fusion")).value());
+    if (spec.preset == "cpu") {
+      fusion->addPass(std::move(createPass("library-fusion")).value());
+      // XLA CPU rewrites the reductions its library did not take into trees before loop fusion.
+      fusion->addPass(std::move(createPass("tree-reduction")).value());
+    }
     // XLA's GPU order: the softmax rewriter forms its row fusions before priority fusion.
     if (spec.preset == "gpu") fusion->addPass(std::move(createPass("softmax-fusion")).value());
     fusion->addPass(std::move(createPass("fusion")).value());

@@ -514,3 +514,129 @@ ENTRY main {
 
 }  // namespace
 }  // namespace fusionscope::core
+
+namespace fusionscope::core {
+namespace {
+
+constexpr std::string_view kTwoAdders = R"(
+HloModule m
+add_a {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+add_b {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT t = f32[] add(q, p)
+}
+max_c {
+  u = f32[] parameter(0)
+  v = f32[] parameter(1)
+  ROOT w = f32[] maximum(u, v)
+}
+)";
+
+// A mean of per-row sums (TF's loss): the sum over rows of the sums over columns is one sum over both.
+TEST(AlgebraicSimplifierTest, ReduceOfReduceWithTheSameOpBecomesOneReduce) {
+  auto module = testing::parseOrFail(std::string(kTwoAdders) + R"(
+ENTRY main {
+  p0 = f32[100,10,3]{2,1,0} parameter(0)
+  z1 = f32[] constant(0)
+  rows = f32[100,3]{1,0} reduce(p0, z1), dimensions={1}, to_apply=add_a
+  z2 = f32[] constant(0)
+  ROOT all = f32[3]{0} reduce(rows, z2), dimensions={0}, to_apply=add_b
+}
+)");
+  ASSERT_TRUE(simplify(*module)) << printModule(*module);
+  const HloInstruction* root = module->entry()->root();
+  ASSERT_EQ(root->opcode(), HloOpcode::kReduce) << printModule(*module);
+  EXPECT_EQ(root->operand(0)->name(), "p0");
+  EXPECT_EQ(*root->attributes().dimensions, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(testing::entryInstruction(*module, "rows"), nullptr) << printModule(*module);
+}
+
+TEST(AlgebraicSimplifierTest, ReduceOfReduceStaysWhenOpsInitsOrUsersDiffer) {
+  for (const std::string& entry : {// different ops
+                                   std::string(R"(
+ENTRY main {
+  p0 = f32[8,16]{1,0} parameter(0)
+  z = f32[] constant(0)
+  rows = f32[8]{0} reduce(p0, z), dimensions={1}, to_apply=add_a
+  ROOT all = f32[] reduce(rows, z), dimensions={0}, to_apply=max_c
+}
+)"),
+                                   // different init values
+                                   std::string(R"(
+ENTRY main {
+  p0 = f32[8,16]{1,0} parameter(0)
+  z = f32[] constant(0)
+  one = f32[] constant(1)
+  rows = f32[8]{0} reduce(p0, z), dimensions={1}, to_apply=add_a
+  ROOT all = f32[] reduce(rows, one), dimensions={0}, to_apply=add_a
+}
+)"),
+                                   // the inner reduce is also an output
+                                   std::string(R"(
+ENTRY main {
+  p0 = f32[8,16]{1,0} parameter(0)
+  z = f32[] constant(0)
+  rows = f32[8]{0} reduce(p0, z), dimensions={1}, to_apply=add_a
+  all = f32[] reduce(rows, z), dimensions={0}, to_apply=add_a
+  ROOT t = (f32[8]{0}, f32[]) tuple(rows, all)
+}
+)")}) {
+    auto module = testing::parseOrFail(std::string(kTwoAdders) + entry);
+    ASSERT_NE(module, nullptr);
+    const std::string before = printModule(*module);
+    EXPECT_FALSE(simplify(*module)) << printModule(*module);
+    EXPECT_EQ(printModule(*module), before);
+  }
+}
+
+}  // namespace
+}  // namespace fusionscope::core
+
+namespace fusionscope::core {
+namespace {
+
+// JAX's gradient of a [1,n] broadcast: a reduce over the dimension of size 1 is only a reshape.
+TEST(AlgebraicSimplifierTest, ReduceOverSizeOneDimensionsIsAReshape) {
+  auto module = testing::parseOrFail(R"(
+HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  p0 = f32[128]{0} parameter(0)
+  r = f32[1,128]{1,0} reshape(p0)
+  z = f32[] constant(0)
+  ROOT s = f32[128]{0} reduce(r, z), dimensions={0}, to_apply=add
+}
+)");
+  ASSERT_TRUE(simplify(*module)) << printModule(*module);
+  // reduce -> reshape, reshape(reshape(p0)) -> p0.
+  EXPECT_EQ(module->entry()->root()->name(), "p0") << printModule(*module);
+}
+
+TEST(AlgebraicSimplifierTest, ReduceOverSizeOneDimensionsFromANonIdentityStays) {
+  auto module = testing::parseOrFail(R"(
+HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  p0 = f32[1,128]{1,0} parameter(0)
+  five = f32[] constant(5)
+  ROOT s = f32[128]{0} reduce(p0, five), dimensions={0}, to_apply=add
+}
+)");
+  EXPECT_FALSE(simplify(*module)) << printModule(*module);
+}
+
+}  // namespace
+}  // namespace fusionscope::core
