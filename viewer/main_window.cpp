@@ -31,7 +31,11 @@
 #include <utility>
 
 #include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_verifier.h"
+#include "core/pipeline/fusion_comparison.h"
+#include "core/text/hlo_parser.h"
 #include "viewer/document_controller.h"
+#include "viewer/fusion_comparison_dialog.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
@@ -714,6 +718,35 @@ void MainWindow::openDialog(bool directory) {
   // A directory is remembered as the folder it is in, so the next dialog shows it among its siblings.
   rememberDialogDirectory(directory ? QFileInfo(path).absolutePath() : path);
   openPath(path);
+}
+
+bool MainWindow::compareFusionsWith(const QString& path) {
+  const StageEntry* entry = currentEntry();
+  const QString title = QStringLiteral("Cannot compare fusions");
+  if (entry == nullptr || !entry->module) {
+    showError(title, QStringLiteral("The stage shown has no module to compare (a graph read from a .dot file)."));
+    return false;
+  }
+  StatusOr<std::unique_ptr<core::HloModule>> other = core::parseHloModuleFile(path.toStdString());
+  if (other.ok()) {
+    if (Status verified = core::verifyModule(**other); !verified.ok()) other = verified;
+  }
+  if (!other.ok()) {
+    showError(title, QString::fromStdString(other.message()));
+    return false;
+  }
+  const core::PipelineRun run = pipelineRunOf(document()->stages, m_current);
+  core::FusionComparison comparison = core::compareFusions(*entry->module, **other, &run);
+  const QString aLabel = QStringLiteral("stage %1 (%2) of %3")
+                             .arg(entry->index)
+                             .arg(QString::fromStdString(entry->label))
+                             .arg(QFileInfo(QString::fromStdString(document()->path)).fileName());
+  delete m_fusionComparison;
+  m_fusionComparison = new FusionComparisonDialog(std::move(comparison), aLabel, QFileInfo(path).fileName(), this);
+  connect(m_fusionComparison, &FusionComparisonDialog::instructionActivated, this,
+          [this](const QString& name) { selectInstruction(QString(), name); });
+  m_fusionComparison->show();
+  return true;
 }
 
 void MainWindow::showPipelineDialog() {

@@ -28,6 +28,7 @@ class QToolBar;
 namespace fusionscope::viewer {
 
 class DocumentController;
+class FusionComparisonDialog;
 class GraphScene;
 class GraphView;
 class Inspector;
@@ -128,6 +129,12 @@ class MainWindow : public QMainWindow {
   // keeps its state. Returns false (with lastError()) when it cannot start.
   bool runGpuFusionComparison();
   bool isRunning() const;
+  // Stage → Compare Fusions with a Module…: compares how the current stage's module and the module in `path`
+  // (XLA's after_optimizations of the same program, typically) group their ops into fusions and shows the result
+  // in a dialog (fusionComparisonDialog()); double-clicking one of our groups there selects it. Returns false,
+  // with the error shown, when the stage has no module or the file does not parse or verify.
+  bool compareFusionsWith(const QString& path);
+  FusionComparisonDialog* fusionComparisonDialog() const { return m_fusionComparison; }
   // fusionscope-cli / fusionscope-gpurun as the Run actions find them ($FUSIONSCOPE_CLI / $FUSIONSCOPE_GPURUN,
   // next to this program or the CLI, the build tree, PATH); empty when not found.
   QString cliPath() const;
@@ -213,6 +220,7 @@ class MainWindow : public QMainWindow {
   RunController* m_runs;
   bool m_errorDialogs = true;
   QString m_lastError;
+  FusionComparisonDialog* m_fusionComparison = nullptr;  // the last comparison shown (a child of the window)
 
   // Stages and graph.
   int m_current = -1;

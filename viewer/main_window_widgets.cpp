@@ -10,6 +10,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QHeaderView>
@@ -199,6 +200,15 @@ void MainWindow::createActions() {
     if (on && m_current >= stageCount() - 1) setCurrentStage(0);
     on ? m_playTimer->start() : m_playTimer->stop();
   });
+  QAction* compareFusions = stage->addAction(QStringLiteral("&Compare Fusions with a Module…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Module to Compare With (e.g. XLA's *after_optimizations.txt)"), dialogDirectory(),
+        QStringLiteral("HLO modules (*.hlo *.txt);;All files (*)"));
+    if (path.isEmpty()) return;
+    rememberDialogDirectory(path);
+    compareFusionsWith(path);
+  });
+  compareFusions->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+X")));
   m_actHideUnchanged = stage->addAction(QStringLiteral("&Hide Unchanged Stages"));
   m_actHideUnchanged->setCheckable(true);
   m_actHideUnchanged->setShortcut(QKeySequence(QStringLiteral("H")));

@@ -26,27 +26,6 @@ namespace {
 
 constexpr size_t kColumnWidth = 58;
 
-// "fusion.3: add.1 multiply.2 exp.4*" (A) or "add_fusion: add.7=add.1 multiply.9=multiply.2" (B): each member
-// with its counterpart's name when that differs, `*` when it has none.
-std::string groupText(const core::ComparedGroup& group, bool showCounterpart) {
-  std::string text = group.fusion ? group.name + ":" : group.name;
-  if (!group.fusion) {
-    const core::ComparedMember& member = group.members.front();
-    if (member.counterpart.empty()) return text + "*";
-    if (showCounterpart && member.counterpart != member.name) text += "=" + member.counterpart;
-    return text;
-  }
-  for (const core::ComparedMember& member : group.members) {
-    text += " " + member.name;
-    if (member.counterpart.empty()) {
-      text += "*";
-    } else if (showCounterpart && member.counterpart != member.name) {
-      text += "=" + member.counterpart;
-    }
-  }
-  return text;
-}
-
 // Breaks `text` at spaces into lines of at most `width` (a longer word gets a line of its own); continuation
 // lines are indented by two.
 std::vector<std::string> wrap(const std::string& text, size_t width) {
@@ -72,7 +51,8 @@ std::vector<std::string> wrap(const std::string& text, size_t width) {
 std::vector<std::string> columnLines(const std::vector<core::ComparedGroup>& groups, bool showCounterpart) {
   std::vector<std::string> lines;
   for (const core::ComparedGroup& group : groups) {
-    for (std::string& line : wrap(groupText(group, showCounterpart), kColumnWidth)) lines.push_back(std::move(line));
+    for (std::string& line : wrap(core::comparedGroupText(group, showCounterpart), kColumnWidth))
+      lines.push_back(std::move(line));
   }
   return lines;
 }

@@ -265,6 +265,26 @@ std::optional<double> FusionComparison::recall() const {
   return static_cast<double>(pairsBoth) / static_cast<double>(pairsBoth + pairsOnlyB);
 }
 
+std::string comparedGroupText(const ComparedGroup& group, bool showCounterpart) {
+  std::string text = group.fusion ? group.name + ":" : group.name;
+  if (!group.fusion) {
+    if (group.members.empty()) return text;
+    const ComparedMember& member = group.members.front();
+    if (member.counterpart.empty()) return text + "*";
+    if (showCounterpart && member.counterpart != member.name) text += "=" + member.counterpart;
+    return text;
+  }
+  for (const ComparedMember& member : group.members) {
+    text += " " + member.name;
+    if (member.counterpart.empty()) {
+      text += "*";
+    } else if (showCounterpart && member.counterpart != member.name) {
+      text += "=" + member.counterpart;
+    }
+  }
+  return text;
+}
+
 FusionComparison compareFusions(const HloModule& a, const HloModule& b, const PipelineRun* run) {
   Side sideA = collectSide(a);
   Side sideB = collectSide(b);

@@ -79,6 +79,11 @@ struct FusionComparison {
   std::optional<double> recall() const;
 };
 
+// A group as one line: "fusion.3: add.1 multiply.2 exp.4*" or, showing counterparts (B's side),
+// "add_fusion: add.7=add.1 multiply.9=multiply.2": each member with its counterpart's name when that differs, `*`
+// when it has none; an unfused op alone is just its name.
+std::string comparedGroupText(const ComparedGroup& group, bool showCounterpart);
+
 // Compares the fusion groupings of `a` and `b` (ops in the computations fusion works in: the entry and the bodies
 // of control flow). Instructions are matched, in this order: by normalized name when the two agree on opcode,
 // shape and metadata; by opKey (opcode, shape, metadata with source line), since XLA renames the instructions it

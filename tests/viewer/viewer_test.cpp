@@ -14,6 +14,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTreeWidget>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -25,6 +26,7 @@
 #include "core/text/hlo_parser.h"
 #include "tests/viewer/window_fixture.h"
 #include "viewer/document.h"
+#include "viewer/fusion_comparison_dialog.h"
 #include "viewer/graph_model.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
@@ -733,6 +735,56 @@ TEST_F(ViewerTest, XlaDumpDirectoryModuleCanBeChosen) {
   testing::waitIdle(*window);
   EXPECT_EQ(window->document()->xlaModule, "jit_g");
   EXPECT_EQ(window->stageCount(), 2);
+}
+
+}  // namespace
+}  // namespace fusionscope::viewer
+
+namespace fusionscope::viewer {
+namespace {
+
+// Stage → Compare Fusions with a Module: our cpu preset's final stage of the JAX MNIST step against XLA CPU's own
+// result; every pair agrees, so the dialog says so. Against the unfused module (stage 0 of XLA's pipeline)
+// every fused pair of ours differs, and double-clicking one of our groups selects it.
+TEST_F(ViewerTest, CompareFusionsWithXlasModuleShowsTheFiguresAndSelectsOurGroups) {
+  const std::string dir = FS_SOURCE_DIR "/tests/data/xla/mnist_step/fused/";
+  const std::string before = dir + "module_0018.jit_step.before_optimizations.txt";
+  const std::string after = dir + "module_0018.jit_step.cpu_after_optimizations.txt";
+  core::PipelineSpec spec;
+  spec.preset = "cpu";
+  window->setPipelineSpec(spec);
+  ASSERT_TRUE(openAndWait(*window, before));
+  ASSERT_TRUE(showStage(*window, window->stageCount() - 1));
+  ASSERT_TRUE(window->compareFusionsWith(QString::fromStdString(after))) << window->lastError().toStdString();
+  FusionComparisonDialog* dialog = window->fusionComparisonDialog();
+  ASSERT_NE(dialog, nullptr);
+  EXPECT_TRUE(dialog->summaryText().contains("precision 1.000")) << dialog->summaryText().toStdString();
+  EXPECT_EQ(dialog->comparison().pairsOnlyA, 0);
+
+  ASSERT_TRUE(window->compareFusionsWith(QString::fromStdString(before))) << window->lastError().toStdString();
+  dialog = window->fusionComparisonDialog();
+  ASSERT_GT(dialog->comparison().pairsOnlyA, 0);
+  QTreeWidgetItem* difference = dialog->tree()->topLevelItem(0);
+  ASSERT_NE(difference, nullptr);
+  ASSERT_GT(difference->childCount(), 0);
+  QTreeWidgetItem* ours = difference->child(0);
+  const QString group = ours->text(0).section(':', 0, 0);
+  ASSERT_FALSE(group.isEmpty());
+  emit dialog->tree()->itemDoubleClicked(ours, 0);
+  EXPECT_EQ(window->selectedName(), group);
+}
+
+TEST_F(ViewerTest, CompareFusionsWithABadFileKeepsTheWindowAndNamesTheLine) {
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  QTemporaryDir temp;
+  const QString bad = temp.filePath("bad.hlo");
+  QFile file(bad);
+  ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+  file.write("HloModule m\n\nENTRY main {\n  ROOT y = f32[8]{0} negate(%nope)\n}\n");
+  file.close();
+  EXPECT_FALSE(window->compareFusionsWith(bad));
+  EXPECT_TRUE(window->lastError().contains("bad.hlo:4:")) << window->lastError().toStdString();
+  EXPECT_EQ(window->fusionComparisonDialog(), nullptr);
 }
 
 }  // namespace
