@@ -292,6 +292,11 @@ class ElementEmitter {
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args);
 
   llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
+  // c0 * x^(n-1) + ... + c(n-1), by Horner's rule with fused multiply-adds.
+  llvm::Value* horner(const std::vector<float>& coefficients, llvm::Value* x);
+  // f32 tanh and erf as rational approximations in the IR (vectorisable; see element_emitter.cpp).
+  llvm::Value* rationalTanh(llvm::Value* x);
+  llvm::Value* rationalErf(llvm::Value* x);
 
   llvm::Value* integerUnary(const HloInstruction* instruction, PrimitiveType type, llvm::Value* x);
 

@@ -1,0 +1,114 @@
+// f32 tanh and erf, which the CPU backend computes as rational approximations in the generated code (vectorised),
+// against the double-precision functions over every order of magnitude of f32, with the edge values.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "core/eval/value.h"
+#include "core/runtime/cpu_executable.h"
+#include "core/text/hlo_parser.h"
+
+namespace fusionscope::core {
+namespace {
+
+// Inputs: 0, +-denormals, +-1e-30 .. +-1e3 (16 per decade), a dense sweep of [-10, 10], the approximations'
+// clamps and their neighbours, +-inf and NaN.
+std::vector<float> inputs() {
+  std::vector<float> xs = {0.0f,
+                           -0.0f,
+                           std::numeric_limits<float>::denorm_min(),
+                           -1e-40f,
+                           1e-40f,
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(),
+                           0.0004f,
+                           0.00039999f,
+                           7.905311f,
+                           7.9053116f,
+                           4.0f,
+                           3.9999998f,
+                           4.0000005f,
+                           std::numeric_limits<float>::max(),
+                           -std::numeric_limits<float>::max()};
+  for (int decade = -30; decade < 3; ++decade) {
+    for (int k = 0; k < 16; ++k) {
+      const float x = static_cast<float>(std::pow(10.0, decade + k / 16.0));
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
+  }
+  for (int i = -20000; i <= 20000; ++i) xs.push_back(static_cast<float>(i) / 2000.0f);
+  return xs;
+}
+
+// Units in the last place of `expected` (as an f32) between the result and the double reference.
+double ulps(float actual, double expected) {
+  const float rounded = static_cast<float>(expected);
+  const float spacing = std::nextafter(std::fabs(rounded), std::numeric_limits<float>::infinity()) - std::fabs(rounded);
+  return std::fabs(static_cast<double>(actual) - expected) / static_cast<double>(spacing);
+}
+
+std::vector<float> runUnary(const std::string& opcode, const std::vector<float>& xs) {
+  const std::string text =
+      fmt::format("HloModule m\nENTRY main {{\n  p = f32[{0}]{{0}} parameter(0)\n  ROOT y = f32[{0}]{{0}} {1}(p)\n}}\n",
+                  xs.size(), opcode);
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.message();
+  if (!module.ok()) return {};
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(**module, CpuCompileOptions{});
+  EXPECT_TRUE(executable.ok()) << executable.message();
+  if (!executable.ok()) return {};
+  std::vector<double> values(xs.begin(), xs.end());
+  StatusOr<Value> result =
+      (*executable)->run({Value::floats(Shape(PrimitiveType::kF32, {static_cast<int64_t>(xs.size())}), values)});
+  EXPECT_TRUE(result.ok()) << result.message();
+  if (!result.ok()) return {};
+  std::vector<float> out;
+  for (double v : result->floatData()) out.push_back(static_cast<float>(v));
+  return out;
+}
+
+void expectClose(const std::string& opcode, double (*reference)(double), double maxUlps) {
+  const std::vector<float> xs = inputs();
+  const std::vector<float> ys = runUnary(opcode, xs);
+  ASSERT_EQ(ys.size(), xs.size());
+  double worst = 0;
+  float worstAt = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double expected = reference(static_cast<double>(xs[i]));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(ys[i])) << opcode << "(" << xs[i] << ") = " << ys[i];
+      continue;
+    }
+    if (std::isinf(xs[i]) || expected == 0.0) {  // +-1 at the infinities, signed zero at zero
+      EXPECT_EQ(ys[i], static_cast<float>(expected)) << opcode << "(" << xs[i] << ")";
+      EXPECT_EQ(std::signbit(ys[i]), std::signbit(expected)) << opcode << "(" << xs[i] << ")";
+      continue;
+    }
+    const double error = ulps(ys[i], expected);
+    if (error > worst) {
+      worst = error;
+      worstAt = xs[i];
+    }
+  }
+  EXPECT_LE(worst, maxUlps) << opcode << ": worst at x = " << worstAt;
+  ::testing::Test::RecordProperty(opcode + "_max_ulp", fmt::format("{:.1f}", worst));
+}
+
+TEST(VectorMathTest, TanhIsWithinSixUlpsEverywhere) {
+  expectClose(
+      "tanh", [](double x) { return std::tanh(x); }, 6.0);
+}
+
+TEST(VectorMathTest, ErfIsWithinEightUlpsEverywhere) {
+  expectClose(
+      "erf", [](double x) { return std::erf(x); }, 8.0);
+}
+
+}  // namespace
+}  // namespace fusionscope::core
