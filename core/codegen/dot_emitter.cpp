@@ -143,6 +143,86 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
         },
         "w");
   };
+  // The rhs contracted on its innermost dimension (attention's q.k^T: rhs [.., n, k]): a tile of an rhs "row" would
+  // be w loads k apart. Both operands' rows are contiguous along k instead, so each output is one inner product:
+  // vector FMAs over k (kInnerLanes at a time into one partial vector, chunked as the other path), a horizontal
+  // sum, the scalar tail.
+  const auto lhsLeaf = m_leaves.find(lhs);
+  const bool innerProducts = !rhsContiguous && rhsLeaf != m_leaves.end() && lhsLeaf != m_leaves.end() &&
+                             d.rhsContracting[0] == rhs->shape().rank() - 1 &&
+                             d.lhsContracting[0] == lhs->shape().rank() - 1 && rhs->shape().elementType() == accType &&
+                             lhs->shape().elementType() == accType &&
+                             physicalStrides(rhs->shape()) == rowMajorStrides(rhs->shape().dimensions()) &&
+                             physicalStrides(lhs->shape()) == rowMajorStrides(lhs->shape().dimensions());
+  if (innerProducts) {
+    const int64_t lanes = 64 / elementByteSize(accType);  // one AVX-512 register
+    llvm::Type* laneVector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(lanes));
+    llvm::AllocaInst* partial = entryAlloca(laneVector);
+    llvm::AllocaInst* total = entryAlloca(acc);
+    llvm::Type* storage = storageType(accType);
+    llvm::Value* zero = llvm::ConstantFP::get(acc, 0.0);
+    loop(
+        begin, end,
+        [&](llvm::Value* i) {
+          const RowCoordinates c = coordinates(i);
+          const Index lhsFirst =
+              operandIndex(lhs->shape().rank(), d.lhsBatch, d.lhsContracting[0], c.batchIndex, i64(0), c.row);
+          llvm::Value* lhsRow =
+              m_b.CreateInBoundsGEP(storage, lhsLeaf->second, linearize(lhsFirst.dims, lhs->shape().dimensions()));
+          auto tile = [&](llvm::Value* j0, int64_t w) {
+            loop(
+                i64(0), i64(w),
+                [&](llvm::Value* jj) {
+                  const Index rhsFirst = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0],
+                                                      c.batchIndex, i64(0), m_b.CreateAdd(j0, jj));
+                  llvm::Value* rhsRow = m_b.CreateInBoundsGEP(storage, rhsLeaf->second,
+                                                              linearize(rhsFirst.dims, rhs->shape().dimensions()));
+                  m_b.CreateStore(zero, total);
+                  auto vectorChunk = [&](llvm::Value* lo, llvm::Value* hi) {  // [lo, hi) in whole vectors
+                    m_b.CreateStore(llvm::ConstantFP::get(laneVector, 0.0), partial);
+                    loop(
+                        lo, hi,
+                        [&](llvm::Value* v) {
+                          llvm::Value* offset = m_b.CreateMul(v, i64(lanes));
+                          llvm::Value* a = m_b.CreateAlignedLoad(
+                              laneVector, m_b.CreateInBoundsGEP(storage, lhsRow, offset), llvm::Align(4));
+                          llvm::Value* b = m_b.CreateAlignedLoad(
+                              laneVector, m_b.CreateInBoundsGEP(storage, rhsRow, offset), llvm::Align(4));
+                          m_b.CreateStore(
+                              intrinsic(llvm::Intrinsic::fmuladd, {a, b, m_b.CreateLoad(laneVector, partial)}),
+                              partial);
+                        },
+                        "kv");
+                    // The chunk's lanes summed pairwise (a tree: reassociation only within this vector).
+                    llvm::CallInst* sum = m_b.CreateFAddReduce(zero, m_b.CreateLoad(laneVector, partial));
+                    sum->setHasAllowReassoc(true);
+                    m_b.CreateStore(m_b.CreateFAdd(m_b.CreateLoad(acc, total), sum), total);
+                  };
+                  const int64_t vectors = k / lanes;
+                  const int64_t perChunk = std::max<int64_t>(1, kDotChunk / lanes);
+                  for (int64_t lo = 0; lo < vectors; lo += perChunk) {
+                    vectorChunk(i64(lo), i64(std::min(vectors, lo + perChunk)));
+                  }
+                  loop(
+                      i64(vectors * lanes), i64(k),
+                      [&](llvm::Value* kk) {
+                        llvm::Value* a = m_b.CreateLoad(acc, m_b.CreateInBoundsGEP(storage, lhsRow, kk));
+                        llvm::Value* b = m_b.CreateLoad(acc, m_b.CreateInBoundsGEP(storage, rhsRow, kk));
+                        m_b.CreateStore(intrinsic(llvm::Intrinsic::fmuladd, {a, b, m_b.CreateLoad(acc, total)}), total);
+                      },
+                      "ktail");
+                  m_b.CreateStore(m_b.CreateLoad(acc, total), m_b.CreateInBoundsGEP(acc, sums, jj));
+                },
+                "j");
+            writeRow(c, j0, w);
+          };
+          loop(
+              i64(0), i64(fullTiles), [&](llvm::Value* t) { tile(m_b.CreateMul(t, i64(width)), width); }, "tile");
+          if (tailWidth != 0) tile(i64(fullTiles * width), tailWidth);
+        },
+        "row");
+    return;
+  }
   // Rows first .. first + rows - 1, columns [j0, j0 + w): each rhs tile load is shared by the rows when they
   // share a batch (always without batch dimensions; with them, each row loads its own batch's rhs tile).
   auto block = [&](llvm::Value* first, int64_t rows, llvm::Value* j0, int64_t w) {
