@@ -452,6 +452,10 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
     case HloOpcode::kPad: return pad(instruction, index);
     case HloOpcode::kReduce: return reduce(instruction, index);
     case HloOpcode::kDot: return dot(instruction, index);
+    case HloOpcode::kReduceWindow: return reduceWindow(instruction, index);
+    case HloOpcode::kConvolution: return convolution(instruction, index);
+    case HloOpcode::kSelectAndScatter: return selectAndScatter(instruction, index);
+    case HloOpcode::kGather: return gather(instruction, index);
     default: break;
   }
   if (isElementwise(opcode) && (instruction->operandCount() == 1 || instruction->operandCount() == 2)) {

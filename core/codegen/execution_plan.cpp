@@ -205,7 +205,8 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     // A kernel.
     std::vector<Shape> outputShapes;
     if (shape.isTuple()) {
-      if (opcode != HloOpcode::kFusion) {
+      // A sort of several operands writes one output per operand (emitKernels' sort kernel).
+      if (opcode != HloOpcode::kFusion && opcode != HloOpcode::kSort) {
         return Status::error(
             fmt::format("{}: cannot lower '{}' producing a tuple", instruction->name(), instruction->opcodeString()));
       }

@@ -137,6 +137,33 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
           emitter.setLeaf(kernel.instruction->operand(static_cast<int>(i)), args[i]);
       }
     }
+    // Sort and scatter are whole-kernel loops (serial_emitter.cpp), not a value per output element.
+    if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kSort) {
+      const HloInstruction* sort = kernel.instruction;
+      const int64_t slices = ElementEmitter::sortSlices(sort);
+      std::vector<llvm::Value*> outs(args.begin() + static_cast<std::ptrdiff_t>(inputCount), args.end());
+      if (target == KernelTarget::kCpu) {
+        emitter.loop(
+            begin, end, [&](llvm::Value* slice) { emitter.sortKernel(sort, outs, slice); }, "slice");
+      } else {
+        emitter.ifThen(b.CreateICmpSLT(begin, emitter.i64(slices)), [&]() { emitter.sortKernel(sort, outs, begin); });
+      }
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      const int64_t length = slices == 0 ? 0 : sort->operand(0)->shape().elementCount() / slices;
+      emitted.push_back({kernel.name, slices, length * length});
+      continue;
+    }
+    if (roots.size() == 1 && roots[0] != nullptr && roots[0]->opcode() == HloOpcode::kScatter) {
+      // One range item (one thread) applies every update: updates may collide and must apply in order.
+      emitter.ifThen(b.CreateICmpEQ(begin, emitter.i64(0)),
+                     [&]() { emitter.scatterKernel(roots[0], args[inputCount]); });
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      emitted.push_back(
+          {kernel.name, 1, roots[0]->shape().elementCount() + roots[0]->operand(2)->shape().elementCount()});
+      continue;
+    }
     if (roots.size() != kernel.outputs.size()) {
       return Status::error(
           fmt::format("{}: {} fusion outputs but {} output buffers", kernel.name, roots.size(), kernel.outputs.size()));
