@@ -242,6 +242,24 @@ class ElementEmitter {
   void rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
               llvm::Value* end);
 
+  // A convolution the CPU computes per output pixel (rowConvolution): floating point, the output feature the
+  // innermost result dimension and the kernel's output feature its innermost dimension (JAX's b01f_01io->b01f,
+  // TF's NHWC / HWIO), no feature or batch groups.
+  static bool isRowConvolution(const HloInstruction* convolution);
+  // Output pixels (the range of a row convolution): result elements / output features.
+  static int64_t rowConvolutionRows(const HloInstruction* convolution) {
+    const int64_t features = convolution->shape().dimensions().back();
+    return features == 0 ? 0 : convolution->shape().elementCount() / features;
+  }
+  // Output pixels [begin, end) of `convolution`, written through `root` (the convolution or an elementwise
+  // epilogue of it, as rowDot's): per pixel and tile of up to kVectorN output features, one vector accumulator;
+  // per kernel position inside the input and per input feature, the input element broadcast times the kernel's
+  // contiguous row of output features (one vector load when the kernel is an f32 argument buffer) in one vector
+  // llvm.fmuladd. The terms are summed in the elemental order (kernel positions row-major, input features
+  // innermost), so the sums are the elemental emitter's.
+  void rowConvolution(const HloInstruction* convolution, const HloInstruction* root, llvm::Value* out,
+                      llvm::Value* begin, llvm::Value* end);
+
   // Whether reduce() computes `reduce`'s operand row into a scratch row first (CPU, one innermost reduced dimension
   // of 8..16384 elements): then the row can also be written out as a side output (see SideOutput).
   static bool usesScratchRow(const HloInstruction* reduce, KernelTarget target);

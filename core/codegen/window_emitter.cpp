@@ -369,3 +369,147 @@ llvm::Value* ElementEmitter::gather(const HloInstruction* instruction, const Ind
 }
 
 }  // namespace fusionscope::core
+
+namespace fusionscope::core {
+
+bool ElementEmitter::isRowConvolution(const HloInstruction* convolution) {
+  if (convolution->opcode() != HloOpcode::kConvolution || !convolution->shape().isArray()) return false;
+  StatusOr<ConvolutionDims> labels = convolutionDims(*convolution);
+  if (!labels.ok()) return false;
+  const int rank = convolution->shape().rank();
+  const PrimitiveType type = convolution->shape().elementType();
+  return isFloatingPoint(type) && convolution->operand(0)->shape().elementType() == type &&
+         convolution->operand(1)->shape().elementType() == type && labels->outFeature == rank - 1 &&
+         labels->rhsOutput == rank - 1 && labels->featureGroups == 1 && labels->batchGroups == 1;
+}
+
+void ElementEmitter::rowConvolution(const HloInstruction* convolution, const HloInstruction* root, llvm::Value* out,
+                                    llvm::Value* begin, llvm::Value* end) {
+  StatusOr<ConvolutionDims> labels = convolutionDims(*convolution);
+  if (!labels.ok()) {
+    fail(convolution, labels.message());
+    return;
+  }
+  const HloInstruction* lhs = convolution->operand(0);
+  const HloInstruction* rhs = convolution->operand(1);
+  const PrimitiveType type = convolution->shape().elementType();
+  const PrimitiveType accType = dotAccumulationType(type);
+  llvm::Type* acc = computeType(accType);
+  const std::vector<int64_t>& outDims = convolution->shape().dimensions();
+  const int rank = static_cast<int>(outDims.size());
+  const size_t spatialCount = static_cast<size_t>(rank) - 2;
+  const int64_t features = outDims.back();
+  const int64_t kernelIn = rhs->shape().dimension(static_cast<int>(labels->rhsInput));
+  if (features == 0) return;
+  const std::vector<int64_t> pixelDims(outDims.begin(), outDims.end() - 1);
+  const int64_t width = std::min(features, kVectorN);
+  const int64_t fullTiles = features / width;
+  const int64_t tailWidth = features % width;
+  std::map<int64_t, llvm::AllocaInst*> accumulators;
+  llvm::AllocaInst* sums = nullptr;
+  {
+    llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+    for (int64_t w : {width, tailWidth}) {
+      if (w == 0 || accumulators.count(w) != 0) continue;
+      accumulators[w] = entry.CreateAlloca(llvm::FixedVectorType::get(acc, static_cast<unsigned>(w)));
+      accumulators[w]->setAlignment(llvm::Align(64));
+    }
+    sums = entry.CreateAlloca(llvm::ArrayType::get(acc, static_cast<uint64_t>(width)));
+    sums->setAlignment(llvm::Align(64));
+  }
+  const auto rhsLeaf = m_leaves.find(rhs);
+  const bool rhsContiguous = rhsLeaf != m_leaves.end() && rhs->shape().elementType() == accType;
+  loop(
+      begin, end,
+      [&](llvm::Value* pixel) {
+        const Index at = delinearize(pixel, pixelDims);
+        Index lhsIndex;
+        Index rhsIndex;
+        lhsIndex.dims.assign(static_cast<size_t>(rank), nullptr);
+        rhsIndex.dims.assign(static_cast<size_t>(rank), nullptr);
+        lhsIndex.dims[static_cast<size_t>(labels->lhsBatch)] = at.dims[static_cast<size_t>(labels->outBatch)];
+        auto tile = [&](llvm::Value* j0, int64_t w) {
+          llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+          llvm::AllocaInst* accumulator = accumulators[w];
+          m_b.CreateStore(llvm::ConstantFP::get(vector, 0.0), accumulator);
+          std::vector<llvm::Value*> inside(spatialCount, nullptr);
+          std::function<void(size_t)> nest = [&](size_t s) {
+            if (s == spatialCount) {
+              llvm::Value* all = m_b.getTrue();
+              for (llvm::Value* v : inside) all = m_b.CreateAnd(all, v);
+              ifThen(all, [&]() {
+                loop(
+                    i64(0), i64(kernelIn),
+                    [&](llvm::Value* c) {
+                      lhsIndex.dims[static_cast<size_t>(labels->lhsFeature)] = c;
+                      rhsIndex.dims[static_cast<size_t>(labels->rhsInput)] = c;
+                      rhsIndex.dims[static_cast<size_t>(labels->rhsOutput)] = j0;
+                      llvm::Value* a = convert(lhs->shape().elementType(), accType, generate(lhs, lhsIndex));
+                      llvm::Value* row = nullptr;
+                      if (rhsContiguous) {
+                        llvm::Value* pointer = m_b.CreateInBoundsGEP(
+                            acc, rhsLeaf->second, linearize(rhsIndex.dims, rhs->shape().dimensions()));
+                        row = m_b.CreateAlignedLoad(vector, pointer, llvm::Align(elementByteSize(accType)));
+                      } else {
+                        row = llvm::PoisonValue::get(vector);
+                        for (int64_t j = 0; j < w; ++j) {
+                          Index element = rhsIndex;
+                          element.dims[static_cast<size_t>(labels->rhsOutput)] = m_b.CreateAdd(j0, i64(j));
+                          row = m_b.CreateInsertElement(
+                              row, convert(rhs->shape().elementType(), accType, generate(rhs, element)), i64(j));
+                        }
+                      }
+                      llvm::Value* broadcast = m_b.CreateVectorSplat(static_cast<unsigned>(w), a);
+                      m_b.CreateStore(
+                          intrinsic(llvm::Intrinsic::fmuladd, {broadcast, row, m_b.CreateLoad(vector, accumulator)}),
+                          accumulator);
+                    },
+                    "c");
+              });
+              return;
+            }
+            const WindowDim& wd = labels->window.dims[s];
+            const auto lhsDim = static_cast<size_t>(labels->lhsSpatial[s]);
+            auto visit = [&](llvm::Value* k) {
+              auto [pos, in] = windowCoordinate(at.dims[static_cast<size_t>(labels->outSpatial[s])], k, wd,
+                                                lhs->shape().dimension(static_cast<int>(lhsDim)));
+              lhsIndex.dims[lhsDim] = pos;
+              inside[s] = in;
+              rhsIndex.dims[static_cast<size_t>(labels->rhsSpatial[s])] =
+                  wd.reversal ? m_b.CreateSub(i64(wd.size - 1), k) : k;
+              nest(s + 1);
+            };
+            if (wd.size == 1) {
+              visit(i64(0));
+            } else {
+              loop(i64(0), i64(wd.size), visit, "kw");
+            }
+          };
+          nest(0);
+          m_b.CreateStore(m_b.CreateLoad(vector, accumulator), sums);
+          // The tile's sums out through the epilogue, as rowDot writes a row.
+          loop(
+              i64(0), i64(w),
+              [&](llvm::Value* jj) {
+                llvm::Value* value = convert(accType, type, m_b.CreateLoad(acc, m_b.CreateInBoundsGEP(acc, sums, jj)));
+                llvm::Value* j = m_b.CreateAdd(j0, jj);
+                llvm::Value* linear = m_b.CreateAdd(m_b.CreateMul(pixel, i64(features)), j);
+                if (root != convolution) {
+                  std::vector<llvm::Value*> dims = at.dims;
+                  dims.push_back(j);
+                  m_bound[convolution] = value;
+                  value = generate(root, Index{dims, linear});
+                  m_bound.erase(convolution);
+                }
+                store(out, root->shape().elementType(), linear, value);
+              },
+              "w");
+        };
+        loop(
+            i64(0), i64(fullTiles), [&](llvm::Value* t) { tile(m_b.CreateMul(t, i64(width)), width); }, "tile");
+        if (tailWidth != 0) tile(i64(fullTiles * width), tailWidth);
+      },
+      "pixel");
+}
+
+}  // namespace fusionscope::core

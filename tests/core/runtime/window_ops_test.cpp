@@ -98,6 +98,8 @@ ENTRY e {
 })");
 }
 
+// NHWC / HWIO convolutions take the CPU's per-pixel vector path (rowConvolution), with a bias + ReLU epilogue
+// when fused and 40 output features (a full tile of 32 and a tail of 8); the others the elemental loop nest.
 TEST(WindowOpsTest, ConvolutionLayoutsStridesAndDilations) {
   expectAllAgree(R"(HloModule conv
 ENTRY e {
@@ -112,7 +114,16 @@ ENTRY e {
   nchw = f32[2,4,6,6] convolution(xc, kc), window={size=3x3}, dim_labels=bf01_oi01->bf01
   atrous = f32[2,5,5,4] convolution(x, k), window={size=3x3 rhs_dilate=2x2}, dim_labels=b01f_01io->b01f
   transposed = f32[2,7,7,3] convolution(g, kt), window={size=3x3 pad=1_1x1_1 lhs_dilate=2x2 rhs_reversal=1x1}, dim_labels=b01f_01oi->b01f
-  ROOT t = (f32[2,9,9,4], f32[2,4,4,4], f32[2,4,6,6], f32[2,5,5,4], f32[2,7,7,3]) tuple(nhwc, strided, nchw, atrous, transposed)
+  bias = f32[4] parameter(6)
+  bb = f32[2,9,9,4] broadcast(bias), dimensions={3}
+  biased = f32[2,9,9,4] add(nhwc, bb)
+  zero = f32[] constant(0)
+  zb = f32[2,9,9,4] broadcast(zero), dimensions={}
+  relu = f32[2,9,9,4] maximum(biased, zb)
+  xh = f16[2,6,6,3] parameter(7)
+  kh = f16[3,3,3,40] parameter(8)
+  half = f16[2,6,6,40] convolution(xh, kh), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[2,9,9,4], f32[2,4,4,4], f32[2,4,6,6], f32[2,5,5,4], f32[2,7,7,3], f32[2,9,9,4], f16[2,6,6,40]) tuple(nhwc, strided, nchw, atrous, transposed, relu, half)
 })");
 }
 
