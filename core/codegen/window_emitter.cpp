@@ -145,6 +145,21 @@ llvm::Value* ElementEmitter::convolution(const HloInstruction* instruction, cons
     if (isFloat) return convert(from, floatAcc, v);
     return isSignedInteger(from) ? m_b.CreateSExtOrTrunc(v, accType) : m_b.CreateZExtOrTrunc(v, accType);
   };
+  // CPU, f32/f64 argument buffers with the input feature innermost in both (XLA's b01f_01oi, TF's NCHW
+  // gradients): the input features go `lanes` at a time into a vector of partial sums, added up in lane order
+  // after the scalar sum of the remainder. The order differs from the evaluator's sequential sum only as the
+  // dot's blocked summation does (covered by compareWithReference's normwise check), and it vectorises a loop
+  // that otherwise cannot (a sequential float sum must not be reassociated).
+  const auto lhsLeaf = m_leaves.find(lhs);
+  const auto rhsLeaf = m_leaves.find(rhs);
+  const int64_t lanes = m_target == KernelTarget::kCpu && isFloat && type == floatAcc && lhsLeaf != m_leaves.end() &&
+                                rhsLeaf != m_leaves.end() && labels->lhsFeature == rank - 1 &&
+                                labels->rhsInput == rank - 1 && kernelIn >= 64 / elementByteSize(type)
+                            ? 64 / elementByteSize(type)
+                            : 0;
+  llvm::Type* laneVector = lanes == 0 ? nullptr : llvm::FixedVectorType::get(accType, static_cast<unsigned>(lanes));
+  llvm::AllocaInst* partial = lanes == 0 ? nullptr : entryAlloca(laneVector);
+  if (partial != nullptr) m_b.CreateStore(llvm::ConstantFP::get(laneVector, 0.0), partial);
   Index lhsIndex;
   Index rhsIndex;
   lhsIndex.dims.assign(static_cast<size_t>(rank), nullptr);
@@ -159,8 +174,34 @@ llvm::Value* ElementEmitter::convolution(const HloInstruction* instruction, cons
       llvm::Value* all = m_b.getTrue();
       for (llvm::Value* v : inside) all = m_b.CreateAnd(all, v);
       ifThen(all, [&]() {
+        llvm::Value* scalarFrom = i64(0);
+        if (lanes != 0) {
+          // Whole vectors of `lanes` input features: contiguous in both buffers.
+          loop(
+              i64(0), i64(kernelIn / lanes),
+              [&](llvm::Value* block) {
+                llvm::Value* c = m_b.CreateMul(block, i64(lanes));
+                lhsIndex.dims[static_cast<size_t>(labels->lhsFeature)] =
+                    labels->featureGroups == 1 ? c : m_b.CreateAdd(firstFeature, c);
+                rhsIndex.dims[static_cast<size_t>(labels->rhsInput)] = c;
+                llvm::Value* a =
+                    m_b.CreateAlignedLoad(laneVector,
+                                          m_b.CreateInBoundsGEP(accType, lhsLeaf->second,
+                                                                linearize(lhsIndex.dims, lhs->shape().dimensions())),
+                                          llvm::Align(elementByteSize(floatAcc)));
+                llvm::Value* b =
+                    m_b.CreateAlignedLoad(laneVector,
+                                          m_b.CreateInBoundsGEP(accType, rhsLeaf->second,
+                                                                linearize(rhsIndex.dims, rhs->shape().dimensions())),
+                                          llvm::Align(elementByteSize(floatAcc)));
+                m_b.CreateStore(intrinsic(llvm::Intrinsic::fmuladd, {a, b, m_b.CreateLoad(laneVector, partial)}),
+                                partial);
+              },
+              "cv");
+          scalarFrom = i64(kernelIn / lanes * lanes);
+        }
         loop(
-            i64(0), i64(kernelIn),
+            scalarFrom, i64(kernelIn),
             [&](llvm::Value* c) {
               lhsIndex.dims[static_cast<size_t>(labels->lhsFeature)] =
                   labels->featureGroups == 1 ? c : m_b.CreateAdd(firstFeature, c);
@@ -194,6 +235,10 @@ llvm::Value* ElementEmitter::convolution(const HloInstruction* instruction, cons
   };
   nest(0);
   llvm::Value* sum = m_b.CreateLoad(accType, accumulator);
+  if (partial != nullptr) {
+    llvm::Value* vector = m_b.CreateLoad(laneVector, partial);
+    for (int64_t l = 0; l < lanes; ++l) sum = m_b.CreateFAdd(sum, m_b.CreateExtractElement(vector, i64(l)));
+  }
   if (isFloat) return convert(floatAcc, type, sum);
   return m_b.CreateTrunc(sum, computeType(type));
 }

@@ -99,7 +99,8 @@ ENTRY e {
 }
 
 // NHWC / HWIO convolutions take the CPU's per-pixel vector path (rowConvolution), with a bias + ReLU epilogue
-// when fused and 40 output features (a full tile of 32 and a tail of 8); the others the elemental loop nest.
+// when fused and 40 output features (a full tile of 32 and a tail of 8); an 01oi kernel with 20 input features
+// sums 16 of them as a vector and 4 scalar; the others take the elemental loop nest.
 TEST(WindowOpsTest, ConvolutionLayoutsStridesAndDilations) {
   expectAllAgree(R"(HloModule conv
 ENTRY e {
@@ -123,7 +124,10 @@ ENTRY e {
   xh = f16[2,6,6,3] parameter(7)
   kh = f16[3,3,3,40] parameter(8)
   half = f16[2,6,6,40] convolution(xh, kh), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
-  ROOT t = (f32[2,9,9,4], f32[2,4,4,4], f32[2,4,6,6], f32[2,5,5,4], f32[2,7,7,3], f32[2,9,9,4], f16[2,6,6,40]) tuple(nhwc, strided, nchw, atrous, transposed, relu, half)
+  xo = f32[2,6,6,20] parameter(9)
+  ko = f32[3,3,5,20] parameter(10)
+  oi = f32[2,6,6,5] convolution(xo, ko), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01oi->b01f
+  ROOT t = (f32[2,9,9,4], f32[2,4,4,4], f32[2,4,6,6], f32[2,5,5,4], f32[2,7,7,3], f32[2,9,9,4], f16[2,6,6,40], f32[2,6,6,5]) tuple(nhwc, strided, nchw, atrous, transposed, relu, half, oi)
 })");
 }
 
