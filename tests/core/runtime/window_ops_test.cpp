@@ -259,5 +259,25 @@ ENTRY e {
 })");
 }
 
+TEST(WindowOpsTest, SameWidthBitcastConvertKeepsTheBits) {
+  expectAllAgree(R"(HloModule bc
+ENTRY e {
+  x = f32[4,6] parameter(0)
+  h = f16[4,6] parameter(1)
+  b = bf16[4,6] parameter(2)
+  u = u32[4,6] parameter(3)
+  bits = s32[4,6] bitcast-convert(x)
+  one = s32[] constant(1)
+  ones = s32[4,6] broadcast(one), dimensions={}
+  next = s32[4,6] add(bits, ones)
+  back = f32[4,6] bitcast-convert(next)
+  hb = u16[4,6] bitcast-convert(h)
+  bb = s16[4,6] bitcast-convert(b)
+  bh = f16[4,6] bitcast-convert(bb)
+  uf = f32[4,6] bitcast-convert(u)
+  ROOT t = (f32[4,6], u16[4,6], f16[4,6], f32[4,6]) tuple(back, hb, bh, uf)
+})");
+}
+
 }  // namespace
 }  // namespace fusionscope::core
