@@ -315,6 +315,12 @@ class ElementEmitter {
   // sort along one dimension: range item `slice` sorts one slice of every operand into `outs` (one per operand),
   // stably, as the evaluator's merge sort orders equal keys.
   void sortKernel(const HloInstruction* sort, const std::vector<llvm::Value*>& outs, llvm::Value* slice);
+  // One slice sorted as the evaluator does (its bottom-up merge sort, on an index permutation in two stack
+  // arrays of `length`), for slices up to kMaxMergeSortLength; longer ones use an in-place insertion sort.
+  void mergeSortSlice(const HloInstruction* sort, const std::vector<llvm::Value*>& outs,
+                      const std::vector<int64_t>& dims, int64_t length,
+                      const std::function<llvm::Value*(llvm::Value*)>& linearAt);
+  static constexpr int64_t kMaxMergeSortLength = 4096;
   // Slices a sort kernel has (its range).
   static int64_t sortSlices(const HloInstruction* sort);
   // if (cond) body(); with the value cache scoped to the body (its values do not dominate what follows).

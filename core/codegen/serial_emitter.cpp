@@ -166,6 +166,10 @@ void ElementEmitter::sortKernel(const HloInstruction* sort, const std::vector<ll
     at[dim] = i;
     return linearize(at, dims);
   };
+  if (length >= 2 && length <= kMaxMergeSortLength) {
+    mergeSortSlice(sort, outs, dims, length, linearAt);
+    return;
+  }
   // Copy the slice of every operand into its output, then sort the outputs in place.
   loop(
       i64(0), i64(length),
@@ -179,9 +183,10 @@ void ElementEmitter::sortKernel(const HloInstruction* sort, const std::vector<ll
       },
       "copy");
   if (length < 2) return;
-  // Insertion sort: element i moves down while the comparator says it is less than its predecessor. It only
-  // swaps strictly smaller elements past larger ones, so equal keys keep their order (stable, as the evaluator's
-  // merge sort), and it stays in bounds whatever the comparator answers.
+  // Longer slices (their index scratch would not fit on the stack): insertion sort. Element i moves down while the
+  // comparator says it is less than its predecessor. It only swaps strictly smaller elements past larger ones, so equal
+  // keys keep their order (stable, as the evaluator's merge sort), and it stays in bounds whatever the comparator
+  // answers.
   loop(
       i64(1), i64(length),
       [&](llvm::Value* i) {
@@ -223,6 +228,90 @@ void ElementEmitter::sortKernel(const HloInstruction* sort, const std::vector<ll
         m_b.SetInsertPoint(exit);
       },
       "insert");
+}
+
+void ElementEmitter::mergeSortSlice(const HloInstruction* sort, const std::vector<llvm::Value*>& outs,
+                                    const std::vector<int64_t>& dims, int64_t length,
+                                    const std::function<llvm::Value*(llvm::Value*)>& linearAt) {
+  const int n = sort->operandCount();
+  const HloComputation* comparator = sort->toApply();
+  llvm::Type* i64Type = m_b.getInt64Ty();
+  llvm::AllocaInst* order = nullptr;
+  llvm::AllocaInst* merged = nullptr;
+  {
+    llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+    order = entry.CreateAlloca(llvm::ArrayType::get(i64Type, static_cast<uint64_t>(length)));
+    merged = entry.CreateAlloca(llvm::ArrayType::get(i64Type, static_cast<uint64_t>(length)));
+  }
+  auto slot = [&](llvm::AllocaInst* array, llvm::Value* i) { return m_b.CreateInBoundsGEP(i64Type, array, i); };
+  auto operandAtPosition = [&](int k, llvm::Value* position) {
+    return generate(sort->operand(k), delinearize(linearAt(position), dims));
+  };
+  loop(
+      i64(0), i64(length), [&](llvm::Value* i) { m_b.CreateStore(i, slot(order, i)); }, "order");
+  // The evaluator's bottom-up merge sort step for step (core/eval/reduction.cpp mergeSort): runs of `width`
+  // merged pairwise, taking from the right run only when the comparator says its head is less than the left
+  // run's, so equal keys keep their order and the result is the evaluator's whatever the comparator answers.
+  llvm::AllocaInst* left = entryAlloca(i64Type);
+  llvm::AllocaInst* right = entryAlloca(i64Type);
+  for (int64_t width = 1; width < length; width *= 2) {
+    const int64_t pairs = (length + 2 * width - 1) / (2 * width);
+    loop(
+        i64(0), i64(pairs),
+        [&](llvm::Value* pair) {
+          llvm::Value* lo = m_b.CreateMul(pair, i64(2 * width));
+          llvm::Value* mid = m_b.CreateAdd(lo, i64(width));
+          mid = m_b.CreateSelect(m_b.CreateICmpSLT(mid, i64(length)), mid, i64(length));
+          llvm::Value* hi = m_b.CreateAdd(lo, i64(2 * width));
+          hi = m_b.CreateSelect(m_b.CreateICmpSLT(hi, i64(length)), hi, i64(length));
+          m_b.CreateStore(lo, left);
+          m_b.CreateStore(mid, right);
+          loop(
+              lo, hi,
+              [&](llvm::Value* k) {
+                llvm::Value* i = m_b.CreateLoad(i64Type, left);
+                llvm::Value* j = m_b.CreateLoad(i64Type, right);
+                llvm::Value* leftDone = m_b.CreateICmpSGE(i, mid);
+                llvm::Value* rightDone = m_b.CreateICmpSGE(j, hi);
+                llvm::Value* both = m_b.CreateNot(m_b.CreateOr(leftDone, rightDone));
+                llvm::Value* less = branch(
+                    both, m_b.getInt1Ty(),
+                    [&]() {
+                      llvm::Value* a = m_b.CreateLoad(i64Type, slot(order, j));
+                      llvm::Value* b = m_b.CreateLoad(i64Type, slot(order, i));
+                      std::vector<llvm::Value*> args;
+                      for (int op = 0; op < n; ++op) {
+                        args.push_back(operandAtPosition(op, a));
+                        args.push_back(operandAtPosition(op, b));
+                      }
+                      return applyComputation(comparator, args, sort);
+                    },
+                    [&]() { return m_b.getFalse(); });
+                llvm::Value* takeRight = m_b.CreateOr(leftDone, less);
+                llvm::Value* taken = m_b.CreateSelect(takeRight, j, i);
+                m_b.CreateStore(m_b.CreateLoad(i64Type, slot(order, taken)), slot(merged, k));
+                m_b.CreateStore(m_b.CreateSelect(takeRight, m_b.CreateAdd(j, i64(1)), j), right);
+                m_b.CreateStore(m_b.CreateSelect(takeRight, i, m_b.CreateAdd(i, i64(1))), left);
+              },
+              "merge");
+        },
+        "pair");
+    loop(
+        i64(0), i64(length),
+        [&](llvm::Value* i) { m_b.CreateStore(m_b.CreateLoad(i64Type, slot(merged, i)), slot(order, i)); }, "back");
+  }
+  // Every operand's slice in that order.
+  loop(
+      i64(0), i64(length),
+      [&](llvm::Value* i) {
+        llvm::Value* from = m_b.CreateLoad(i64Type, slot(order, i));
+        llvm::Value* linear = linearAt(i);
+        for (int k = 0; k < n; ++k) {
+          store(outs[static_cast<size_t>(k)], sort->operand(k)->shape().elementType(), linear,
+                operandAtPosition(k, from));
+        }
+      },
+      "gather");
 }
 
 }  // namespace fusionscope::core

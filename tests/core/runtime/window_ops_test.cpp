@@ -259,6 +259,47 @@ ENTRY e {
 })");
 }
 
+// Slices up to 4096 merge-sort as the evaluator does step for step, so even a comparator that is not a strict
+// weak order (a < b - 1 on small integers: 0 ~ 1 and 1 ~ 2 but 0 < 2) gives its result, which another sorting
+// algorithm would not; a longer slice takes the insertion sort, stable.
+TEST(WindowOpsTest, SortMatchesTheEvaluatorForAnyComparatorAndLongSlices) {
+  expectAllAgree(R"(HloModule sortlong
+apart {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  one = f32[] constant(1)
+  b1 = f32[] subtract(b, one)
+  ROOT l = pred[] compare(a, b1), direction=LT
+}
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT l = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  x = f32[3,40] parameter(0)
+  v = s32[3,40] parameter(1)
+  y = f32[2,5000] parameter(2)
+  w = s32[2,5000] parameter(3)
+  four = f32[] constant(4)
+  fours = f32[3,40] broadcast(four), dimensions={}
+  scaled = f32[3,40] multiply(x, fours)
+  keys = f32[3,40] floor(scaled)
+  short = (f32[3,40], s32[3,40]) sort(keys, v), dimensions={1}, to_apply=apart
+  sk = f32[3,40] get-tuple-element(short), index=0
+  sv = s32[3,40] get-tuple-element(short), index=1
+  fy = f32[2,5000] floor(y)
+  long = (f32[2,5000], s32[2,5000]) sort(fy, w), dimensions={1}, is_stable=true, to_apply=gt
+  lk = f32[2,5000] get-tuple-element(long), index=0
+  lv = s32[2,5000] get-tuple-element(long), index=1
+  ROOT t = (f32[3,40], s32[3,40], f32[2,5000], s32[2,5000]) tuple(sk, sv, lk, lv)
+})");
+}
+
 TEST(WindowOpsTest, SameWidthBitcastConvertKeepsTheBits) {
   expectAllAgree(R"(HloModule bc
 ENTRY e {
