@@ -7,6 +7,9 @@
 //   reduction_emitter.cpp  reductions in the evaluator's order, or in lanes where the reducer allows
 //   dot_emitter.cpp        dots: the CPU's register-blocked row dot and the generic loop nest
 //   gpu_reduction_emitter.cpp  NVPTX only: a warp per reduction result
+//   window_emitter.cpp     reduce-window, convolution (and the CPU's per-pixel rowConvolution),
+//                          select-and-scatter, gather
+//   serial_emitter.cpp     scatter and sort: whole-kernel loops rather than a value per output element
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -303,11 +306,6 @@ class ElementEmitter {
   // shfl.sync.bfly over the full warp; wider or narrower scalars travel as 32-bit pieces.
   llvm::Value* shuffleXor(llvm::Value* value, int offset);
 
-  // window_emitter.cpp: windowed and indexed ops, each computed per output element.
-  llvm::Value* reduceWindow(const HloInstruction* instruction, const Index& index);
-  llvm::Value* convolution(const HloInstruction* instruction, const Index& index);
-  llvm::Value* selectAndScatter(const HloInstruction* instruction, const Index& index);
-  llvm::Value* gather(const HloInstruction* instruction, const Index& index);
   // serial_emitter.cpp: ops that are not a function of the output index, as whole-kernel loops.
   // scatter: `out` = the operand, then the updates applied in the evaluator's order (update elements
   // row-major) with the combiner inlined; one range item (a thread) does it all, since updates may collide.
@@ -315,22 +313,28 @@ class ElementEmitter {
   // sort along one dimension: range item `slice` sorts one slice of every operand into `outs` (one per operand),
   // stably, as the evaluator's merge sort orders equal keys.
   void sortKernel(const HloInstruction* sort, const std::vector<llvm::Value*>& outs, llvm::Value* slice);
-  // One slice sorted as the evaluator does (its bottom-up merge sort, on an index permutation in two stack
-  // arrays of `length`), for slices up to kMaxMergeSortLength; longer ones use an in-place insertion sort.
-  void mergeSortSlice(const HloInstruction* sort, const std::vector<llvm::Value*>& outs,
-                      const std::vector<int64_t>& dims, int64_t length,
-                      const std::function<llvm::Value*(llvm::Value*)>& linearAt);
   static constexpr int64_t kMaxMergeSortLength = 4096;
   // Slices a sort kernel has (its range).
   static int64_t sortSlices(const HloInstruction* sort);
   // if (cond) body(); with the value cache scoped to the body (its values do not dominate what follows).
   void ifThen(llvm::Value* cond, const std::function<void()>& body);
+
+ private:
+  // window_emitter.cpp: windowed and indexed ops, each computed per output element.
+  llvm::Value* reduceWindow(const HloInstruction* instruction, const Index& index);
+  llvm::Value* convolution(const HloInstruction* instruction, const Index& index);
+  llvm::Value* selectAndScatter(const HloInstruction* instruction, const Index& index);
+  llvm::Value* gather(const HloInstruction* instruction, const Index& index);
   // The operand coordinate a window position reads in one dimension: (out * stride + k * dilation - padLow) /
   // baseDilation, and whether it is a real element (not padding nor a base-dilation hole).
   std::pair<llvm::Value*, llvm::Value*> windowCoordinate(llvm::Value* out, llvm::Value* k, const WindowDim& w,
                                                          int64_t size);
+  // One slice sorted as the evaluator does (its bottom-up merge sort, on an index permutation in two stack
+  // arrays of `length`), for slices up to kMaxMergeSortLength; longer ones use an in-place insertion sort.
+  void mergeSortSlice(const HloInstruction* sort, const std::vector<llvm::Value*>& outs,
+                      const std::vector<int64_t>& dims, int64_t length,
+                      const std::function<llvm::Value*(llvm::Value*)>& linearAt);
 
- private:
   Index sameIndex(const Index& index, const HloInstruction* operand);
   llvm::Value* operandAt(const HloInstruction* instruction, int i, const Index& index);
 
