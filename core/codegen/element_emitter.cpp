@@ -522,9 +522,31 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
       if (dims.size() != 1) return fail(instruction, "concatenate without one dimension");
       return concatenate(instruction, index, dims[0], 0, 0);
     }
+    case HloOpcode::kBitcastConvert: {
+      // Same-width reinterpretation only (a width change reshapes the dimensions: not lowered). Through the
+      // storage representation, so f16/bf16 keep their exact bits.
+      const PrimitiveType from = instruction->operand(0)->shape().elementType();
+      if (from == PrimitiveType::kPred || type == PrimitiveType::kPred ||
+          elementByteSize(from) != elementByteSize(type) ||
+          instruction->operand(0)->shape().dimensions() != shape.dimensions()) {
+        return fail(instruction, "only same-width bitcast-convert between non-pred types");
+      }
+      llvm::Value* bits = toStorage(from, operandAt(instruction, 0, index));
+      if (bits->getType() != storageType(type)) bits = m_b.CreateBitCast(bits, storageType(type));
+      switch (type) {
+        case PrimitiveType::kF16: return m_b.CreateFPExt(bits, m_b.getFloatTy());
+        case PrimitiveType::kBF16:
+          return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateZExt(bits, m_b.getInt32Ty()), 16), m_b.getFloatTy());
+        default: return bits;
+      }
+    }
     case HloOpcode::kPad: return pad(instruction, index);
     case HloOpcode::kReduce: return reduce(instruction, index);
     case HloOpcode::kDot: return dot(instruction, index);
+    case HloOpcode::kReduceWindow: return reduceWindow(instruction, index);
+    case HloOpcode::kConvolution: return convolution(instruction, index);
+    case HloOpcode::kSelectAndScatter: return selectAndScatter(instruction, index);
+    case HloOpcode::kGather: return gather(instruction, index);
     default: break;
   }
   if (isElementwise(opcode) && (instruction->operandCount() == 1 || instruction->operandCount() == 2)) {

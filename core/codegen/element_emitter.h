@@ -7,7 +7,11 @@
 //   reduction_emitter.cpp  reductions in the evaluator's order, or in lanes where the reducer allows
 //   dot_emitter.cpp        dots: the CPU's register-blocked row dot and the generic loop nest
 //   gpu_reduction_emitter.cpp  NVPTX only: a warp per reduction result
+//   window_emitter.cpp     reduce-window, convolution (and the CPU's per-pixel rowConvolution),
+//                          select-and-scatter, gather
+//   serial_emitter.cpp     scatter and sort: whole-kernel loops rather than a value per output element
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -241,6 +245,24 @@ class ElementEmitter {
   void rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
               llvm::Value* end);
 
+  // A convolution the CPU computes per output pixel (rowConvolution): floating point, the output feature the
+  // innermost result dimension and the kernel's output feature its innermost dimension (JAX's b01f_01io->b01f,
+  // TF's NHWC / HWIO), no feature or batch groups.
+  static bool isRowConvolution(const HloInstruction* convolution);
+  // Output pixels (the range of a row convolution): result elements / output features.
+  static int64_t rowConvolutionRows(const HloInstruction* convolution) {
+    const int64_t features = convolution->shape().dimensions().back();
+    return features == 0 ? 0 : convolution->shape().elementCount() / features;
+  }
+  // Output pixels [begin, end) of `convolution`, written through `root` (the convolution or an elementwise
+  // epilogue of it, as rowDot's): per pixel and tile of up to kVectorN output features, one vector accumulator;
+  // per kernel position inside the input and per input feature, the input element broadcast times the kernel's
+  // contiguous row of output features (one vector load when the kernel is an f32 argument buffer) in one vector
+  // llvm.fmuladd. The terms are summed in the elemental order (kernel positions row-major, input features
+  // innermost), so the sums are the elemental emitter's.
+  void rowConvolution(const HloInstruction* convolution, const HloInstruction* root, llvm::Value* out,
+                      llvm::Value* begin, llvm::Value* end);
+
   // Whether reduce() computes `reduce`'s operand row into a scratch row first (CPU, one innermost reduced dimension
   // of 8..16384 elements): then the row can also be written out as a side output (see SideOutput).
   static bool usesScratchRow(const HloInstruction* reduce, KernelTarget target);
@@ -284,7 +306,35 @@ class ElementEmitter {
   // shfl.sync.bfly over the full warp; wider or narrower scalars travel as 32-bit pieces.
   llvm::Value* shuffleXor(llvm::Value* value, int offset);
 
+  // serial_emitter.cpp: ops that are not a function of the output index, as whole-kernel loops.
+  // scatter: `out` = the operand, then the updates applied in the evaluator's order (update elements
+  // row-major) with the combiner inlined; one range item (a thread) does it all, since updates may collide.
+  void scatterKernel(const HloInstruction* scatter, llvm::Value* out);
+  // sort along one dimension: range item `slice` sorts one slice of every operand into `outs` (one per operand),
+  // stably, as the evaluator's merge sort orders equal keys.
+  void sortKernel(const HloInstruction* sort, const std::vector<llvm::Value*>& outs, llvm::Value* slice);
+  static constexpr int64_t kMaxMergeSortLength = 4096;
+  // Slices a sort kernel has (its range).
+  static int64_t sortSlices(const HloInstruction* sort);
+  // if (cond) body(); with the value cache scoped to the body (its values do not dominate what follows).
+  void ifThen(llvm::Value* cond, const std::function<void()>& body);
+
  private:
+  // window_emitter.cpp: windowed and indexed ops, each computed per output element.
+  llvm::Value* reduceWindow(const HloInstruction* instruction, const Index& index);
+  llvm::Value* convolution(const HloInstruction* instruction, const Index& index);
+  llvm::Value* selectAndScatter(const HloInstruction* instruction, const Index& index);
+  llvm::Value* gather(const HloInstruction* instruction, const Index& index);
+  // The operand coordinate a window position reads in one dimension: (out * stride + k * dilation - padLow) /
+  // baseDilation, and whether it is a real element (not padding nor a base-dilation hole).
+  std::pair<llvm::Value*, llvm::Value*> windowCoordinate(llvm::Value* out, llvm::Value* k, const WindowDim& w,
+                                                         int64_t size);
+  // One slice sorted as the evaluator does (its bottom-up merge sort, on an index permutation in two stack
+  // arrays of `length`), for slices up to kMaxMergeSortLength; longer ones use an in-place insertion sort.
+  void mergeSortSlice(const HloInstruction* sort, const std::vector<llvm::Value*>& outs,
+                      const std::vector<int64_t>& dims, int64_t length,
+                      const std::function<llvm::Value*(llvm::Value*)>& linearAt);
+
   Index sameIndex(const Index& index, const HloInstruction* operand);
   llvm::Value* operandAt(const HloInstruction* instruction, int i, const Index& index);
 

@@ -144,6 +144,15 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
   for (const HloInstruction* instruction : *order) {
     const HloOpcode opcode = instruction->opcode();
     const Shape& shape = instruction->shape();
+    // Work that is not ours to run: refused while planning, before any kernel is compiled, naming what it is.
+    if (opcode == HloOpcode::kCustomCall) {
+      return Status::error(fmt::format("{}: cannot run custom-call target \"{}\" (no CPU or GPU implementation here)",
+                                       instruction->name(), instruction->attributes().customCallTarget.value_or("")));
+    }
+    if (opcodeCategory(opcode) == OpCategory::kCollective) {
+      return Status::error(fmt::format("{}: cannot run collective {} (a single-device runtime)", instruction->name(),
+                                       instruction->opcodeString()));
+    }
     if (opcode == HloOpcode::kParameter) {
       FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
       int v = newValue(shape);
@@ -206,7 +215,8 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     // A kernel.
     std::vector<Shape> outputShapes;
     if (shape.isTuple()) {
-      if (opcode != HloOpcode::kFusion) {
+      // A sort of several operands writes one output per operand (emitKernels' sort kernel).
+      if (opcode != HloOpcode::kFusion && opcode != HloOpcode::kSort) {
         return Status::error(
             fmt::format("{}: cannot lower '{}' producing a tuple", instruction->name(), instruction->opcodeString()));
       }

@@ -30,19 +30,20 @@ int64_t kernelRange(const PlanKernel& kernel) {
 
 namespace {
 
-// The row dot a CPU kernel computing `root` can be built around: `root` itself when it is a row dot, or the one
-// row dot inside `fused` whose every dependent up to `root` is elementwise over the dot's shape (a kOutput
-// fusion's epilogue). nullptr when there is none.
-const HloInstruction* rowDotFor(const HloInstruction* root, const HloComputation* fused) {
-  if (ElementEmitter::isRowDot(root)) return root;
+// The row dot (or row convolution: `opcode`, `isRow`) a CPU kernel computing `root` can be built around: `root`
+// itself when it is one, or the one such instruction inside `fused` whose every dependent up to `root` is
+// elementwise over its shape (a kOutput fusion's epilogue). nullptr when there is none.
+const HloInstruction* rowOpFor(const HloInstruction* root, const HloComputation* fused, HloOpcode opcode,
+                               bool (*isRow)(const HloInstruction*)) {
+  if (isRow(root)) return root;
   if (fused == nullptr || root->shape().rank() < 2) return nullptr;
   const HloInstruction* dot = nullptr;
   for (const auto& instruction : fused->instructions()) {
-    if (instruction->opcode() != HloOpcode::kDot) continue;
-    if (dot != nullptr) return nullptr;  // two dots: not an epilogue
+    if (instruction->opcode() != opcode) continue;
+    if (dot != nullptr) return nullptr;  // two of them: not an epilogue
     dot = instruction.get();
   }
-  if (dot == nullptr || !ElementEmitter::isRowDot(dot) || dot->shape().dimensions() != root->shape().dimensions()) {
+  if (dot == nullptr || !isRow(dot) || dot->shape().dimensions() != root->shape().dimensions()) {
     return nullptr;
   }
   std::unordered_map<const HloInstruction*, bool> depends;
@@ -160,15 +161,56 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
           emitter.setLeaf(kernel.instruction->operand(static_cast<int>(i)), args[i]);
       }
     }
+    // Sort and scatter are whole-kernel loops (serial_emitter.cpp), not a value per output element.
+    if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kSort) {
+      const HloInstruction* sort = kernel.instruction;
+      const int64_t slices = ElementEmitter::sortSlices(sort);
+      std::vector<llvm::Value*> outs(args.begin() + static_cast<std::ptrdiff_t>(inputCount), args.end());
+      if (target == KernelTarget::kCpu) {
+        emitter.loop(
+            begin, end, [&](llvm::Value* slice) { emitter.sortKernel(sort, outs, slice); }, "slice");
+      } else {
+        emitter.ifThen(b.CreateICmpSLT(begin, emitter.i64(slices)), [&]() { emitter.sortKernel(sort, outs, begin); });
+      }
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      const int64_t length = slices == 0 ? 0 : sort->operand(0)->shape().elementCount() / slices;
+      emitted.push_back({kernel.name, slices, length * length});
+      continue;
+    }
+    if (roots.size() == 1 && roots[0] != nullptr && roots[0]->opcode() == HloOpcode::kScatter) {
+      // One range item (one thread) applies every update: updates may collide and must apply in order.
+      emitter.ifThen(b.CreateICmpEQ(begin, emitter.i64(0)),
+                     [&]() { emitter.scatterKernel(roots[0], args[inputCount]); });
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      emitted.push_back(
+          {kernel.name, 1, roots[0]->shape().elementCount() + roots[0]->operand(2)->shape().elementCount()});
+      continue;
+    }
     if (roots.size() != kernel.outputs.size()) {
       return Status::error(
           fmt::format("{}: {} fusion outputs but {} output buffers", kernel.name, roots.size(), kernel.outputs.size()));
     }
-    const HloInstruction* rowDot = target == KernelTarget::kCpu && roots.size() == 1 && roots[0] != nullptr
-                                       ? rowDotFor(roots[0], kernel.instruction->opcode() == HloOpcode::kFusion
-                                                                 ? kernel.instruction->fusedComputation()
-                                                                 : nullptr)
-                                       : nullptr;
+    const bool singleCpuRoot = target == KernelTarget::kCpu && roots.size() == 1 && roots[0] != nullptr;
+    const HloComputation* fused = singleCpuRoot && kernel.instruction->opcode() == HloOpcode::kFusion
+                                      ? kernel.instruction->fusedComputation()
+                                      : nullptr;
+    const HloInstruction* rowDot =
+        singleCpuRoot ? rowOpFor(roots[0], fused, HloOpcode::kDot, &ElementEmitter::isRowDot) : nullptr;
+    const HloInstruction* rowConvolution =
+        singleCpuRoot && rowDot == nullptr
+            ? rowOpFor(roots[0], fused, HloOpcode::kConvolution, &ElementEmitter::isRowConvolution)
+            : nullptr;
+    if (rowConvolution != nullptr) {
+      emitter.rowConvolution(rowConvolution, roots[0], args[inputCount], begin, end);
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      // Per pixel: every output feature times kernel positions times input features.
+      const HloInstruction* rhs = rowConvolution->operand(1);
+      emitted.push_back({kernel.name, ElementEmitter::rowConvolutionRows(rowConvolution), rhs->shape().elementCount()});
+      continue;
+    }
     if (rowDot != nullptr) {
       emitter.rowDot(rowDot, roots[0], args[inputCount], begin, end);
       b.CreateRetVoid();

@@ -257,8 +257,10 @@ bool hasF32AccumulatedDot(const HloModule& module) {
   for (const auto& computation : module.computations()) {
     if (computation == nullptr) continue;
     for (const auto& instruction : computation->instructions()) {
-      if (instruction != nullptr && instruction->opcode() == HloOpcode::kDot && instruction->shape().isArray() &&
-          isFloatingPoint(instruction->shape().elementType()) &&
+      // A convolution accumulates as a dot does (docs/CODEGEN.md "Dot accumulation"), with the same error.
+      if (instruction != nullptr &&
+          (instruction->opcode() == HloOpcode::kDot || instruction->opcode() == HloOpcode::kConvolution) &&
+          instruction->shape().isArray() && isFloatingPoint(instruction->shape().elementType()) &&
           instruction->shape().elementType() != PrimitiveType::kF64) {
         return true;
       }
@@ -292,8 +294,9 @@ std::string compareNormwise(const Value& expected, const Value& actual) {
   for (size_t i = 0; i < e.size(); ++i) {
     if (e[i] == a[i] || (std::isnan(e[i]) && std::isnan(a[i]))) continue;
     if (!std::isfinite(e[i]) || !std::isfinite(a[i]) || std::fabs(e[i] - a[i]) > bound) {
-      return fmt::format("element {} (linear): {} vs {} (normwise tolerance {:.3g} for f32-accumulated dots)", i, e[i],
-                         a[i], bound);
+      return fmt::format(
+          "element {} (linear): {} vs {} (normwise tolerance {:.3g} for f32-accumulated dots and convolutions)", i,
+          e[i], a[i], bound);
     }
   }
   return "";

@@ -90,8 +90,8 @@ class CpuExecutable {
 
 // Compares a CPU result with the evaluator's (the reference the CLI and the tests check against); "" when they
 // agree, else a message naming the first difference. compareValues (toleranceFor, elementwise) first. When that
-// fails and `module` has a dot accumulated in f32 (every f32, f16 or bf16 dot: XLA's CPU semantics, see
-// docs/CODEGEN.md "Dot accumulation"), each output array is re-checked normwise: |e - a| <= 1e-5 * max(1, max|e|
+// fails and `module` has a dot or convolution accumulated in f32 (every f32, f16 or bf16 one: XLA's CPU semantics,
+// see docs/CODEGEN.md "Dot accumulation"), each output array is re-checked normwise: |e - a| <= 1e-5 * max(1, max|e|
 // over that array). An f32 dot of K terms has a rounding error bounded relative to the scale of its terms
 // (about (32 + K / 32) * 2^-24 * sum|a*b| with the emitter's blocked summation), not relative to an element that
 // cancels to near zero, so the elementwise tolerance is the wrong yardstick there; a wrong element is still off

@@ -372,3 +372,17 @@ TEST_F(RunCliTest, JsonErrorsStayOnStderr) {
 }
 
 }  // namespace
+
+// Real JAX and TensorFlow programs with convolutions and pooling (tests/data/xla/modules, XLA's own
+// optimized dumps): they run, as dumped and through our pipelines, and match the evaluator.
+TEST_F(RunCliTest, ConvolutionalCorpusModulesRunAndCheckOk) {
+  for (const char* name : {"conv_pool.after.txt", "tf_mnist.after.txt", "conv_pool.before.txt"}) {
+    const std::string module = std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/" + name;
+    for (const char* fusion : {"--fusion=on", "--fusion=off"}) {
+      CliResult result = run({"run", module, fusion, "--iterations", "2", "--json"});
+      ASSERT_EQ(result.exitCode, 0) << name << " " << fusion << "\n" << result.out << result.err;
+      const nlohmann::json json = parseRunJson(result);
+      EXPECT_EQ(json.at("check"), "ok") << name << " " << fusion << "\n" << json.dump(2);
+    }
+  }
+}

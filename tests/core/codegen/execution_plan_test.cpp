@@ -69,6 +69,34 @@ ENTRY e {
   EXPECT_NE(kernelNamed(*plan, "c").outputs[0], kernelNamed(*plan, "b").outputs[0]);
 }
 
+// A custom-call or a collective cannot run here: planning refuses it, before anything is compiled, naming the
+// instruction and what it is (the custom-call target).
+TEST(ExecutionPlanTest, CustomCallsAndCollectivesAreRefusedByName) {
+  auto custom = parse(R"(HloModule custom
+ENTRY e {
+  x = f32[4] parameter(0)
+  n = f32[4] negate(x)
+  ROOT c = (f32[4], f32[4]) custom-call(n), custom_call_target="__cudnn$convForward"
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*custom);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.message(),
+            "c: cannot run custom-call target \"__cudnn$convForward\" (no CPU or GPU implementation here)");
+  auto collective = parse(R"(HloModule collective
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(x), replica_groups={}, to_apply=add
+})");
+  plan = planExecution(*collective);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.message(), "r: cannot run collective all-reduce (a single-device runtime)");
+}
+
 TEST(ExecutionPlanTest, BitcastsAndTuplesNeedNoKernel) {
   auto module = parse(R"(HloModule views
 ENTRY e {

@@ -276,6 +276,55 @@ ENTRY e {
   EXPECT_EQ(kernelPtx(*bundle, "r").find("shfl"), std::string::npos);
 }
 
+// A convolutional network's ops (window_emitter.cpp, serial_emitter.cpp) through the same emitter: the PTX of
+// conv, pooling, its gradient, gather, scatter and sort, unfused and fused, assembles for sm_90.
+TEST(PtxBundleTest, WindowedAndIndexedOpsAssemble) {
+  const std::string text = std::string("HloModule cnn\n") + kAdd + R"(
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = f32[2,8,8,3] parameter(0)
+  k = f32[3,3,3,4] parameter(1)
+  g = f32[2,4,4,4] parameter(2)
+  idx = s32[5,1] parameter(3)
+  v = s32[16] parameter(4)
+  c = f32[2,8,8,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  p = f32[2,4,4,4] reduce-window(c, ninf), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max
+  dp = f32[2,8,8,4] select-and-scatter(c, g, zero), window={size=1x2x2x1 stride=1x2x2x1}, select=ge, scatter=add
+  flat = f32[32,4] reshape(p)
+  rows = f32[5,4] gather(flat, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  acc = f32[32,4] scatter(flat, idx, rows), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  rflat = f32[20] reshape(rows)
+  keys = f32[16] slice(rflat), slice={[0:16]}
+  s = (f32[16], s32[16]) sort(keys, v), dimensions={0}, to_apply=lt
+  sk = f32[16] get-tuple-element(s), index=0
+  ROOT t = (f32[2,8,8,4], f32[32,4], f32[16]) tuple(dp, acc, sk)
+})";
+  for (bool fusion : {false, true}) {
+    StatusOr<PtxBundle> bundle = compileText(text, fusion);
+    ASSERT_TRUE(bundle.ok()) << bundle.message();
+    if (!std::filesystem::exists(kPtxas)) GTEST_SKIP() << "ptxas not found at " << kPtxas;
+    EXPECT_EQ(assemble(bundle->ptx, 90, fusion ? "cnn_fused" : "cnn"), "");
+  }
+}
+
 TEST(PtxBundleTest, RefusesABlockSizeThatSplitsWarps) {
   PtxOptions options;
   options.blockSize = 100;
