@@ -428,17 +428,13 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
       const HloInstruction* operand = instruction->operand(0);
       Index operandIndex;
       for (int i = 0; i < shape.rank(); ++i) {
-        const HloInstruction* startOperand = instruction->operand(1 + i);
-        llvm::Value* start = generate(startOperand, Index{});
-        start = isSignedInteger(startOperand->shape().elementType()) ? m_b.CreateSExtOrTrunc(start, m_b.getInt64Ty())
-                                                                     : m_b.CreateZExtOrTrunc(start, m_b.getInt64Ty());
-        const int64_t maxStart = operand->shape().dimension(i) - shape.dimension(i);
-        start = m_b.CreateSelect(m_b.CreateICmpSLT(start, i64(0)), i64(0), start);
-        start = m_b.CreateSelect(m_b.CreateICmpSGT(start, i64(maxStart)), i64(maxStart), start);
+        llvm::Value* start = clampedStart(instruction, 1 + i, operand->shape().dimension(i) - shape.dimension(i));
         operandIndex.dims.push_back(m_b.CreateAdd(start, index.dims[static_cast<size_t>(i)]));
       }
       return generate(operand, operandIndex);
     }
+    case HloOpcode::kDynamicUpdateSlice: return dynamicUpdateSlice(instruction, index);
+    case HloOpcode::kReduceWindow: return reduceWindow(instruction, index);
     case HloOpcode::kIota: {
       const int64_t d = instruction->attributes().iotaDimension.value_or(0);
       llvm::Value* i = index.dims[static_cast<size_t>(d)];
@@ -483,6 +479,99 @@ llvm::Value* ElementEmitter::concatenate(const HloInstruction* instruction, cons
   llvm::Value* inThis = m_b.CreateICmpSLT(index.dims[static_cast<size_t>(dim)], i64(offset + size));
   return branch(inThis, computeType(instruction->shape().elementType()), here,
                 [&]() { return concatenate(instruction, index, dim, operand + 1, offset + size); });
+}
+
+// The start of `instruction`'s window along `dim`, from its scalar start operand `operand`, clamped as XLA (and
+// the evaluator) clamp it: into [0, maxStart], so that the whole window lies inside the operand.
+llvm::Value* ElementEmitter::clampedStart(const HloInstruction* instruction, int operand, int64_t maxStart) {
+  const HloInstruction* startOperand = instruction->operand(operand);
+  llvm::Value* start = generate(startOperand, Index{});
+  start = isSignedInteger(startOperand->shape().elementType()) ? m_b.CreateSExtOrTrunc(start, m_b.getInt64Ty())
+                                                               : m_b.CreateZExtOrTrunc(start, m_b.getInt64Ty());
+  start = m_b.CreateSelect(m_b.CreateICmpSLT(start, i64(0)), i64(0), start);
+  return m_b.CreateSelect(m_b.CreateICmpSGT(start, i64(maxStart)), i64(maxStart), start);
+}
+
+// Elemental dynamic-update-slice: the update's element where the index lies in the (clamped) window, else the
+// operand's. Reads the whole operand, so the result may live in a buffer of its own (no in-place update).
+llvm::Value* ElementEmitter::dynamicUpdateSlice(const HloInstruction* instruction, const Index& index) {
+  const Shape& shape = instruction->shape();
+  const HloInstruction* update = instruction->operand(1);
+  if (instruction->operandCount() != 2 + shape.rank() || update->shape().rank() != shape.rank()) {
+    return fail(instruction, "dynamic-update-slice needs one scalar start index per dimension");
+  }
+  llvm::Value* inside = m_b.getTrue();
+  Index updateIndex;
+  for (int i = 0; i < shape.rank(); ++i) {
+    const int64_t size = update->shape().dimension(i);
+    if (size > shape.dimension(i)) return fail(instruction, "update larger than the operand");
+    llvm::Value* start = clampedStart(instruction, 2 + i, shape.dimension(i) - size);
+    llvm::Value* relative = m_b.CreateSub(index.dims[static_cast<size_t>(i)], start);
+    // Unsigned: a negative relative index is out of the window too.
+    inside = m_b.CreateAnd(inside, m_b.CreateICmpULT(relative, i64(size)));
+    updateIndex.dims.push_back(relative);
+  }
+  return branch(
+      inside, computeType(shape.elementType()), [&]() { return generate(update, updateIndex); },
+      [&]() { return generate(instruction->operand(0), index); });
+}
+
+// Elemental reduce-window: the reducer over the window's positions in row-major order, skipping positions in the
+// padding or between base-dilated elements (the evaluator's WindowWalker order, so results match exactly).
+llvm::Value* ElementEmitter::reduceWindow(const HloInstruction* instruction, const Index& index) {
+  if (instruction->operandCount() != 2 || instruction->shape().isTuple()) {
+    return fail(instruction, "variadic reduce-window");
+  }
+  const HloComputation* reducer = instruction->toApply();
+  const HloInstruction* operand = instruction->operand(0);
+  const int rank = operand->shape().rank();
+  if (reducer == nullptr) return fail(instruction, "reduce-window without to_apply");
+  if (!instruction->attributes().window || static_cast<int>(instruction->attributes().window->dims.size()) != rank) {
+    return fail(instruction, "reduce-window without a window over every dimension");
+  }
+  const Window& window = *instruction->attributes().window;
+  int64_t count = 1;
+  for (const WindowDim& w : window.dims) count *= w.size;
+  llvm::Type* type = computeType(instruction->shape().elementType());
+  llvm::AllocaInst* accumulator = entryAlloca(type);
+  m_b.CreateStore(generate(instruction->operand(1), Index{}), accumulator);
+  loop(
+      i64(0), i64(count),
+      [&](llvm::Value* k) {
+        llvm::Value* inside = m_b.getTrue();
+        Index operandIndex;
+        operandIndex.dims.resize(static_cast<size_t>(rank));
+        llvm::Value* rest = k;
+        for (int d = rank - 1; d >= 0; --d) {
+          const WindowDim& w = window.dims[static_cast<size_t>(d)];
+          llvm::Value* offset = d == 0 ? rest : m_b.CreateURem(rest, i64(w.size));
+          if (d > 0) rest = m_b.CreateUDiv(rest, i64(w.size));
+          llvm::Value* position =
+              m_b.CreateSub(m_b.CreateAdd(m_b.CreateMul(index.dims[static_cast<size_t>(d)], i64(w.stride)),
+                                          m_b.CreateMul(offset, i64(w.windowDilation))),
+                            i64(w.padLow));
+          inside = m_b.CreateAnd(inside, m_b.CreateICmpSGE(position, i64(0)));
+          if (w.baseDilation != 1) {
+            inside = m_b.CreateAnd(inside, m_b.CreateICmpEQ(m_b.CreateSRem(position, i64(w.baseDilation)), i64(0)));
+            position = m_b.CreateSDiv(position, i64(w.baseDilation));
+          }
+          inside = m_b.CreateAnd(inside, m_b.CreateICmpSLT(position, i64(operand->shape().dimension(d))));
+          operandIndex.dims[static_cast<size_t>(d)] = position;
+        }
+        llvm::BasicBlock* thenBlock = llvm::BasicBlock::Create(m_context, "window.inside", m_function);
+        llvm::BasicBlock* next = llvm::BasicBlock::Create(m_context, "window.next", m_function);
+        m_b.CreateCondBr(inside, thenBlock, next);
+        m_b.SetInsertPoint(thenBlock);
+        auto saved = saveCache();
+        llvm::Value* element = generate(operand, operandIndex);
+        llvm::Value* acc = m_b.CreateLoad(type, accumulator);
+        m_b.CreateStore(applyComputation(reducer, {acc, element}, instruction), accumulator);
+        restoreCache(std::move(saved));
+        m_b.CreateBr(next);
+        m_b.SetInsertPoint(next);
+      },
+      "window");
+  return m_b.CreateLoad(type, accumulator);
 }
 
 llvm::Value* ElementEmitter::pad(const HloInstruction* instruction, const Index& index) {

@@ -312,6 +312,9 @@ class ElementEmitter {
                            int64_t offset);
 
   llvm::Value* pad(const HloInstruction* instruction, const Index& index);
+  llvm::Value* clampedStart(const HloInstruction* instruction, int operand, int64_t maxStart);
+  llvm::Value* dynamicUpdateSlice(const HloInstruction* instruction, const Index& index);
+  llvm::Value* reduceWindow(const HloInstruction* instruction, const Index& index);
 
   // Independent partial results a row reduction may keep (0: reduce strictly in order). Only for a reducer that
   // is exactly add/multiply/maximum/minimum/and/or of its two parameters, in f32/f64, integers or pred (f16 and
