@@ -392,7 +392,15 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
         return kExitFailed;
       }
     }
-    loop->step(args.trace.empty() || step >= 20 ? nullptr : &spans);
+    if (Status s = loop->step(args.trace.empty() || step >= 20 ? nullptr : &spans); !s.ok()) {
+      if (interrupted()) {  // a while loop stopped by the signal: the step did not finish
+        reportInterrupt("steps", step, args.steps);
+        stepsDone = step;
+        break;
+      }
+      fmt::print(stderr, "{}\n", s.message());
+      return kExitFailed;
+    }
     if (!scalarLoss) continue;
     StatusOr<core::Value> loss = executable.output(0);
     if (loss.ok()) {
@@ -524,6 +532,7 @@ int runRun(const RunCommands& args) {
   compileSpans.push_back({"passes (" + args.pipeline + ", fusion " + args.fusion + ")", "passes", passStart, nowNs()});
   core::CpuCompileOptions options;
   options.threads = args.threads;
+  options.interrupt = &g_interruptSignal;  // a while loop that never ends stops at Ctrl-C
   OutputDirectoryGuard dumpIrDirectory(args.dumpIr);
   if (!args.dumpIr.empty()) {
     if (Status s = makeDirectories(args.dumpIr); !s.ok()) {
@@ -583,6 +592,13 @@ int runRun(const RunCommands& args) {
       }
       const int64_t runStart = nowNs();
       StatusOr<core::Value> result = executable.run(arguments, &spans);
+      if (!result.ok() && interrupted()) {
+        // A while loop stopped by the signal: this iteration did not finish; keep what earlier ones recorded.
+        fmt::print(stderr, "{}\n", result.message());
+        spans.resize(iterationEnds.empty() ? 0 : iterationEnds.back());
+        reportInterrupt("iterations", iteration, args.iterations);
+        break;
+      }
       wallNs.push_back(nowNs() - runStart);
       iterationEnds.push_back(spans.size());
       if (!result.ok()) {

@@ -111,6 +111,7 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     if (memory == nullptr) return Status::error(fmt::format("cannot allocate {} bytes", bytes));
     std::memset(memory, 0, bytes);
     executable->m_buffers.emplace_back(memory, &std::free);
+    executable->m_pointers.push_back(memory);
     if (buffer.constant != nullptr) {
       StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
       if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());
@@ -159,8 +160,9 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     launch.range = (*emitted)[0].range;
     launch.cost = (*emitted)[0].costPerItem;
     launch.grain = std::max<int64_t>(1, (*emitted)[0].rangeGrain);
-    for (int id : kernel.inputs) launch.args.push_back(executable->m_buffers[static_cast<size_t>(id)].get());
-    for (int id : kernel.outputs) launch.args.push_back(executable->m_buffers[static_cast<size_t>(id)].get());
+    launch.buffers = kernel.inputs;
+    launch.buffers.insert(launch.buffers.end(), kernel.outputs.begin(), kernel.outputs.end());
+    launch.args.resize(launch.buffers.size());
     executable->m_launches.push_back(std::move(launch));
   }
   executable->m_jit = std::move(jit);
@@ -179,7 +181,7 @@ Status CpuExecutable::setParameterBytes(int64_t index, const void* data, int64_t
     return Status::error(
         fmt::format("parameter {} ({}) takes {} bytes, got {}", index, parameter.name, expected, bytes));
   }
-  std::memcpy(m_buffers[static_cast<size_t>(parameter.buffer)].get(), data, static_cast<size_t>(bytes));
+  std::memcpy(m_pointers[static_cast<size_t>(parameter.buffer)], data, static_cast<size_t>(bytes));
   return okStatus();
 }
 
@@ -197,26 +199,102 @@ Status CpuExecutable::setParameter(int64_t index, const Value& value) {
   return setParameterBytes(index, bytes->data(), static_cast<int64_t>(bytes->size()));
 }
 
-void CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
-  for (size_t k = 0; k < m_launches.size(); ++k) {
-    const Launch& launch = m_launches[k];
-    const int64_t start = spans != nullptr ? nowNs() : 0;
-    void** args = const_cast<void**>(launch.args.data());
-    if (launch.range > 1 && launch.range * launch.cost >= m_options.minParallelRange && m_pool->threadCount() > 1) {
-      // Split in units of `grain` items (the last unit may be shorter).
-      const int64_t grain = launch.grain;
-      m_pool->parallelFor((launch.range + grain - 1) / grain, [&](int64_t begin, int64_t end) {
-        launch.fn(args, begin * grain, std::min(end * grain, launch.range));
-      });
+void CpuExecutable::launch(int kernel, std::vector<ExecutionSpan>* spans) {
+  Launch& launch = m_launches[static_cast<size_t>(kernel)];
+  for (size_t i = 0; i < launch.buffers.size(); ++i) {
+    launch.args[i] = m_pointers[static_cast<size_t>(launch.buffers[i])];
+  }
+  const int64_t start = spans != nullptr ? nowNs() : 0;
+  void** args = launch.args.data();
+  if (launch.range > 1 && launch.range * launch.cost >= m_options.minParallelRange && m_pool->threadCount() > 1) {
+    // Split in units of `grain` items (the last unit may be shorter).
+    const int64_t grain = launch.grain;
+    m_pool->parallelFor((launch.range + grain - 1) / grain, [&](int64_t begin, int64_t end) {
+      launch.fn(args, begin * grain, std::min(end * grain, launch.range));
+    });
+  } else {
+    launch.fn(args, 0, launch.range);
+  }
+  if (spans != nullptr) {
+    const PlanKernel& planned = m_plan.kernels[static_cast<size_t>(kernel)];
+    spans->push_back({planned.instructionName.empty() ? planned.name : planned.instructionName, planned.kind, start,
+                      nowNs(), planned.bytesRead, planned.bytesWritten, planned.elements});
+  }
+}
+
+void CpuExecutable::move(const std::vector<PlanMove>& moves) {
+  for (const PlanMove& move : moves) {
+    uint8_t*& from = m_pointers[static_cast<size_t>(move.from)];
+    uint8_t*& to = m_pointers[static_cast<size_t>(move.to)];
+    if (move.swap) {
+      std::swap(from, to);
     } else {
-      launch.fn(args, 0, launch.range);
-    }
-    if (spans != nullptr) {
-      const PlanKernel& kernel = m_plan.kernels[k];
-      spans->push_back({kernel.instructionName.empty() ? kernel.name : kernel.instructionName, kernel.kind, start,
-                        nowNs(), kernel.bytesRead, kernel.bytesWritten, kernel.elements});
+      // Both buffers hold the same shape; the smaller recorded size is the value's (a reused buffer may be larger).
+      const int64_t bytes = std::min(m_plan.buffers[static_cast<size_t>(move.from)].bytes,
+                                     m_plan.buffers[static_cast<size_t>(move.to)].bytes);
+      std::memcpy(to, from, static_cast<size_t>(bytes));
     }
   }
+}
+
+namespace {
+
+// The branch a conditional runs for the index in `data` (XLA: a pred selects branch 0 when true, an integer out
+// of [0, branches) the last branch).
+int64_t branchIndex(const uint8_t* data, PrimitiveType type, int64_t branches) {
+  if (type == PrimitiveType::kPred) return *data != 0 ? 0 : 1;
+  int64_t index = -1;
+  switch (type) {
+    case PrimitiveType::kS8: index = *reinterpret_cast<const int8_t*>(data); break;
+    case PrimitiveType::kS16: index = *reinterpret_cast<const int16_t*>(data); break;
+    case PrimitiveType::kS32: index = *reinterpret_cast<const int32_t*>(data); break;
+    case PrimitiveType::kS64: index = *reinterpret_cast<const int64_t*>(data); break;
+    case PrimitiveType::kU8: index = *data; break;
+    case PrimitiveType::kU16: index = *reinterpret_cast<const uint16_t*>(data); break;
+    case PrimitiveType::kU32: index = *reinterpret_cast<const uint32_t*>(data); break;
+    case PrimitiveType::kU64: {
+      const uint64_t value = *reinterpret_cast<const uint64_t*>(data);
+      index = value >= static_cast<uint64_t>(branches) ? -1 : static_cast<int64_t>(value);
+      break;
+    }
+    default: break;
+  }
+  return index < 0 || index >= branches ? branches - 1 : index;
+}
+
+}  // namespace
+
+Status CpuExecutable::runSteps(const std::vector<PlanStep>& steps, std::vector<ExecutionSpan>* spans) {
+  for (const PlanStep& step : steps) {
+    switch (step.kind) {
+      case PlanStep::Kind::kKernel: launch(step.kernel, spans); break;
+      case PlanStep::Kind::kWhile: {
+        move(step.init);
+        for (int64_t iteration = 0;; ++iteration) {
+          FS_RETURN_IF_ERROR(runSteps(step.condition, spans));
+          if (*m_pointers[static_cast<size_t>(step.predicate)] == 0) break;
+          if (m_options.interrupt != nullptr && *m_options.interrupt != 0) {
+            return Status::error(fmt::format("{}: interrupted after {} iterations", step.instruction, iteration));
+          }
+          FS_RETURN_IF_ERROR(runSteps(step.body, spans));
+          move(step.update);
+        }
+        break;
+      }
+      case PlanStep::Kind::kConditional: {
+        const int64_t index = branchIndex(m_pointers[static_cast<size_t>(step.selector)], step.selectorType,
+                                          static_cast<int64_t>(step.branches.size()));
+        FS_RETURN_IF_ERROR(runSteps(step.branches[static_cast<size_t>(index)], spans));
+        move(step.branchResults[static_cast<size_t>(index)]);
+        break;
+      }
+    }
+  }
+  return okStatus();
+}
+
+Status CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
+  return runSteps(m_plan.steps, spans);
 }
 
 StatusOr<Value> CpuExecutable::output(int64_t index) const {
@@ -224,7 +302,7 @@ StatusOr<Value> CpuExecutable::output(int64_t index) const {
     return Status::error(fmt::format("no output {}", index));
   }
   const PlanOutput& output = m_plan.outputs[static_cast<size_t>(index)];
-  return bytesToValue(output.shape, m_buffers[static_cast<size_t>(output.buffer)].get(),
+  return bytesToValue(output.shape, m_pointers[static_cast<size_t>(output.buffer)],
                       m_plan.buffers[static_cast<size_t>(output.buffer)].bytes);
 }
 
@@ -247,7 +325,7 @@ StatusOr<Value> CpuExecutable::run(const std::vector<Value>& arguments, std::vec
   for (size_t i = 0; i < arguments.size(); ++i) {
     FS_RETURN_IF_ERROR(setParameter(static_cast<int64_t>(i), arguments[i]));
   }
-  execute(spans);
+  FS_RETURN_IF_ERROR(execute(spans));
   return result();
 }
 
