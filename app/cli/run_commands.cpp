@@ -624,7 +624,7 @@ int runRun(const RunCommands& args) {
           fmt::print(human, "reference: {}/reference.json\n", args.saveReference);
         }
         if (expected.ok() && !args.noCheck) {
-          const std::string difference = core::compareWithReference(*module, expected->result, *result);
+          const std::string difference = core::compareWithReference(*module, arguments, expected->result, *result);
           outcome.maxError = maxError(expected->result, *result);
           outcome.check = difference.empty() ? "ok" : "failed";
           if (!difference.empty()) outcome.reason = difference;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <thread>
 
@@ -377,12 +378,117 @@ std::string compareNormwise(const Value& expected, const Value& actual) {
   return "";
 }
 
+bool hasWhile(const HloModule& module) {
+  for (const auto& computation : module.computations()) {
+    if (computation == nullptr) continue;
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction != nullptr && instruction->opcode() == HloOpcode::kWhile) return true;
+    }
+  }
+  return false;
+}
+
+// The largest number of terms an f32-accumulated dot of `module` sums.
+int64_t largestF32Contraction(const HloModule& module) {
+  int64_t largest = 1;
+  for (const auto& computation : module.computations()) {
+    if (computation == nullptr) continue;
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction == nullptr || instruction->opcode() != HloOpcode::kDot || !instruction->attributes().dot ||
+          instruction->operandCount() < 1 || !instruction->shape().isArray() ||
+          !isFloatingPoint(instruction->shape().elementType()) ||
+          instruction->shape().elementType() == PrimitiveType::kF64) {
+        continue;
+      }
+      int64_t k = 1;
+      const Shape& lhs = instruction->operand(0)->shape();
+      for (int64_t d : instruction->attributes().dot->lhsContracting) {
+        if (d >= 0 && d < lhs.rank()) k *= lhs.dimension(static_cast<int>(d));
+      }
+      largest = std::max(largest, k);
+    }
+  }
+  return largest;
+}
+
+// `value` with every f32 and f64 element moved one ulp up (other types unchanged).
+Value nextUlp(const Value& value) {
+  if (value.isTuple()) {
+    std::vector<Value> elements;
+    for (int i = 0; i < value.tupleSize(); ++i) elements.push_back(nextUlp(value.tupleElement(i)));
+    return Value::tuple(std::move(elements));
+  }
+  const PrimitiveType type = value.elementType();
+  if (!value.holdsFloats() || (type != PrimitiveType::kF32 && type != PrimitiveType::kF64)) return value;
+  std::vector<double> moved(value.floatData().begin(), value.floatData().end());
+  for (double& x : moved) {
+    x = type == PrimitiveType::kF32
+            ? static_cast<double>(std::nextafter(static_cast<float>(x), std::numeric_limits<float>::infinity()))
+            : std::nextafter(x, std::numeric_limits<double>::infinity());
+  }
+  return Value::floats(value.shape(), std::move(moved));
+}
+
+std::string compareConditioned(const Value& expected, const Value& perturbed, const Value& actual, double factor) {
+  if (expected.isTuple() || actual.isTuple() || perturbed.isTuple()) {
+    if (!expected.isTuple() || !actual.isTuple() || !perturbed.isTuple() ||
+        expected.tupleSize() != actual.tupleSize() || expected.tupleSize() != perturbed.tupleSize()) {
+      return compareValues(expected, actual);
+    }
+    for (int i = 0; i < expected.tupleSize(); ++i) {
+      std::string message =
+          compareConditioned(expected.tupleElement(i), perturbed.tupleElement(i), actual.tupleElement(i), factor);
+      if (!message.empty()) return fmt::format("tuple element {}: {}", i, message);
+    }
+    return "";
+  }
+  if (!expected.holdsFloats() || !actual.holdsFloats() || !perturbed.holdsFloats() ||
+      !expected.shape().compatible(actual.shape()) || expected.floatData().size() != perturbed.floatData().size()) {
+    return compareNormwise(expected, actual);
+  }
+  std::span<const double> e = expected.floatData();
+  std::span<const double> p = perturbed.floatData();
+  std::span<const double> a = actual.floatData();
+  if (e.size() != a.size()) return compareValues(expected, actual);
+  double scale = 1;
+  double sensitivity = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (std::isfinite(e[i])) scale = std::max(scale, std::fabs(e[i]));
+    if (std::isfinite(e[i]) && std::isfinite(p[i])) sensitivity = std::max(sensitivity, std::fabs(e[i] - p[i]));
+  }
+  const double bound = std::max(1e-5 * scale, factor * sensitivity);
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (e[i] == a[i] || (std::isnan(e[i]) && std::isnan(a[i]))) continue;
+    if (!std::isfinite(e[i]) || !std::isfinite(a[i]) || std::fabs(e[i] - a[i]) > bound) {
+      return fmt::format(
+          "element {} (linear): {} vs {} (tolerance {:.3g}: f32-accumulated dots in a loop, the reference moves by "
+          "{:.3g} when its inputs move by one ulp)",
+          i, e[i], a[i], bound, sensitivity);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string compareWithReference(const HloModule& module, const Value& expected, const Value& actual) {
   std::string difference = compareValues(expected, actual);
   if (difference.empty() || !hasF32AccumulatedDot(module)) return difference;
   return compareNormwise(expected, actual);
+}
+
+std::string compareWithReference(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
+                                 const Value& actual) {
+  std::string difference = compareWithReference(module, expected, actual);
+  if (difference.empty() || !hasF32AccumulatedDot(module) || !hasWhile(module)) return difference;
+  StatusOr<EvalResult> perturbed = evaluateModule(module, [&] {
+    std::vector<Value> moved;
+    for (const Value& argument : arguments) moved.push_back(nextUlp(argument));
+    return moved;
+  }());
+  if (!perturbed.ok()) return difference;
+  const double factor = 32.0 + static_cast<double>(largestF32Contraction(module)) / 32.0;
+  return compareConditioned(expected, perturbed->result, actual, factor);
 }
 
 }  // namespace fusionscope::core

@@ -111,4 +111,16 @@ class CpuExecutable {
 // by far more than the normwise bound.
 std::string compareWithReference(const HloModule& module, const Value& expected, const Value& actual);
 
+// compareWithReference, and when that fails for a module whose f32-accumulated dots run inside a while loop, a
+// check scaled by how ill-conditioned the reference itself is: a recurrence (an RNN scan: h = tanh(x·Wx + h·Wh))
+// can amplify a rounding difference injected at each step by orders of magnitude over the trips, so an f32
+// program (ours, or XLA's) differs from the evaluator's double-accumulated dots by far more than one dot's bound.
+// The evaluator is run again on `arguments` with every f32/f64 element moved by one ulp; per output array, s =
+// max|reference - perturbed reference| is how far one rounding at the inputs moves the result, and elements may
+// differ by up to max(normwise bound, (32 + K/32) · s) (K the largest contraction of an f32-accumulated dot: the
+// dot's rounding bound in units of one rounding, see docs/CODEGEN.md "Dot accumulation"). A wrong loop (a missed
+// update, a wrong slice) is off by O(1), not by the reference's own rounding noise.
+std::string compareWithReference(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
+                                 const Value& actual);
+
 }  // namespace fusionscope::core

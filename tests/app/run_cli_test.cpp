@@ -346,6 +346,34 @@ TEST_F(RunCliTest, JsonReportsTimingsKernelsAndTheCheck) {
   EXPECT_GT(off.at("kernels").get<int>(), fusedKernels) << "fusion off runs more kernels";
 }
 
+// Real JAX loops (fori_loop and a data-dependent while_loop; a scan writing its outputs with
+// dynamic-update-slice), as jax dumped them before and after XLA's CPU pipeline: compiled, run and checked.
+TEST_F(RunCliTest, JaxLoopsRunAndCheck) {
+  const std::string dir = std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/";
+  for (const char* name : {"loops.before.txt", "loops.after.txt", "scan_rnn.before.txt", "scan_rnn.after.txt"}) {
+    for (const char* fusion : {"--fusion=on", "--fusion=off"}) {
+      CliResult result = run({"run", dir + name, "--pipeline=cpu", fusion, "--iterations", "2", "--json"});
+      ASSERT_EQ(result.exitCode, 0) << name << " " << fusion << "\n" << result.out << result.err;
+      const nlohmann::json json = parseRunJson(result);
+      EXPECT_EQ(json.at("check"), "ok") << name << " " << fusion << "\n" << json.dump(2);
+      // Kernels inside the loop bodies are timed too: their medians are sums over a run's loop iterations.
+      double loopKernels = 0;
+      for (const auto& kernel : json.at("kernel_list")) loopKernels += kernel.at("median_ns").get<double>();
+      EXPECT_GT(loopKernels, 0) << json.dump(2);
+    }
+  }
+  // The trace has one event per launch of a loop body's kernel: scan_rnn's body runs 16 times per iteration.
+  const std::string trace = (m_dir / "scan.ctf.json").string();
+  CliResult traced = run({"run", dir + "scan_rnn.after.txt", "--pipeline=none", "--trace", trace});
+  ASSERT_EQ(traced.exitCode, 0) << traced.out << traced.err;
+  nlohmann::json json = nlohmann::json::parse(readAll(trace));
+  int tanhLaunches = 0;
+  for (const auto& event : json.at("traceEvents")) {
+    tanhLaunches += event.value("cat", "") == "kernel" && event.value("name", "") == "add_tanh_fusion";
+  }
+  EXPECT_EQ(tanhLaunches, 16);
+}
+
 TEST_F(RunCliTest, JsonCheckSkippedWithNoCheck) {
   CliResult result = run({"run", kMnist, "--no-check", "--json"});
   ASSERT_EQ(result.exitCode, 0) << result.out << result.err;

@@ -41,12 +41,12 @@ std::string compareWithEvaluator(const HloModule& module, uint64_t seed = 7, int
   StatusOr<Value> actual = (*executable)->run(arguments);
   if (!actual.ok()) return "run: " + actual.message();
   // compareWithReference: elementwise toleranceFor, normwise for f32-accumulated dots (see its comment).
-  std::string difference = compareWithReference(module, expected->result, *actual);
+  std::string difference = compareWithReference(module, arguments, expected->result, *actual);
   if (!difference.empty()) return difference + "\n" + planToString((*executable)->plan());
   // A second run on the same executable (buffers reused, aliased parameters rewritten) gives the same result.
   StatusOr<Value> again = (*executable)->run(arguments);
   if (!again.ok()) return "second run: " + again.message();
-  difference = compareWithReference(module, expected->result, *again);
+  difference = compareWithReference(module, arguments, expected->result, *again);
   return difference.empty() ? "" : "second run: " + difference;
 }
 
@@ -804,6 +804,30 @@ ENTRY e {
   expectMatchesEvaluatorFusedAndUnfused(*module);
 }
 
+// scan_rnn (a real JAX scan: h = tanh(x_t·Wx + h·Wh) over 16 steps) amplifies each step's f32 dot rounding
+// ~10^4-fold: the CPU result differs from the evaluator's double-accumulated dots by ~1e-3 and fails the plain
+// normwise check, as any f32 implementation would. The conditioned check (the reference's own movement under a
+// one-ulp input change) accepts it, and still rejects a result off by what a real bug gives.
+TEST(CpuExecutableControlFlowTest, ConditionedCheckForLoopsOfF32Dots) {
+  StatusOr<std::unique_ptr<HloModule>> module =
+      parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/scan_rnn.after.txt");
+  ASSERT_TRUE(module.ok()) << module.message();
+  std::vector<Value> arguments = randomArguments(**module, 1);
+  StatusOr<EvalResult> expected = evaluateModule(**module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.message();
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(**module);
+  ASSERT_TRUE(executable.ok()) << executable.message();
+  StatusOr<Value> actual = (*executable)->run(arguments);
+  ASSERT_TRUE(actual.ok()) << actual.message();
+  EXPECT_NE(compareWithReference(**module, expected->result, *actual), "") << "the plain check should not pass";
+  EXPECT_EQ(compareWithReference(**module, arguments, expected->result, *actual), "");
+  // A wrong h (one element off by 0.05, far less than a missed loop update would be) is still caught.
+  std::vector<double> h(actual->tupleElement(0).floatData().begin(), actual->tupleElement(0).floatData().end());
+  h[100] += 0.05;
+  const Value wrong = Value::tuple({Value::floats(actual->tupleElement(0).shape(), h), actual->tupleElement(1)});
+  EXPECT_NE(compareWithReference(**module, arguments, expected->result, wrong), "");
+}
+
 // Runs `module` on `arguments` on the CPU and in the evaluator; "" when they agree.
 std::string compareOn(const HloModule& module, const std::vector<Value>& arguments) {
   StatusOr<EvalResult> expected = evaluateModule(module, arguments);
@@ -812,7 +836,7 @@ std::string compareOn(const HloModule& module, const std::vector<Value>& argumen
   if (!executable.ok()) return "compile: " + executable.message();
   StatusOr<Value> actual = (*executable)->run(arguments);
   if (!actual.ok()) return "run: " + actual.message();
-  return compareWithReference(module, expected->result, *actual);
+  return compareWithReference(module, arguments, expected->result, *actual);
 }
 
 Value s32Scalar(int64_t v) {
