@@ -593,9 +593,10 @@ int runRun(const RunCommands& args) {
       const int64_t runStart = nowNs();
       StatusOr<core::Value> result = executable.run(arguments, &spans);
       if (!result.ok() && interrupted()) {
-        // A while loop stopped by the signal: this iteration did not finish; keep what earlier ones recorded.
+        // A while loop stopped by the signal: this iteration did not finish. Its launches stay in the trace (what
+        // an endless loop did is what its user wants to see) but not in --json's per-iteration numbers.
         fmt::print(stderr, "{}\n", result.message());
-        spans.resize(iterationEnds.empty() ? 0 : iterationEnds.back());
+        if (iteration == 0 && !args.noCheck) outcome.reason = result.message();
         reportInterrupt("iterations", iteration, args.iterations);
         break;
       }

@@ -205,6 +205,9 @@ void CpuExecutable::launch(int kernel, std::vector<ExecutionSpan>* spans) {
   for (size_t i = 0; i < launch.buffers.size(); ++i) {
     launch.args[i] = m_pointers[static_cast<size_t>(launch.buffers[i])];
   }
+  // A loop of many trips launches its kernels many times: past kMaxSpansPerExecute the rest go unrecorded, so
+  // memory stays bounded (a loop that runs until Ctrl-C would otherwise grow the list by gigabytes a minute).
+  if (spans != nullptr && m_spansThisExecute++ >= kMaxSpansPerExecute) spans = nullptr;
   const int64_t start = spans != nullptr ? nowNs() : 0;
   void** args = launch.args.data();
   if (launch.range > 1 && launch.range * launch.cost >= m_options.minParallelRange && m_pool->threadCount() > 1) {
@@ -295,6 +298,7 @@ Status CpuExecutable::runSteps(const std::vector<PlanStep>& steps, std::vector<E
 }
 
 Status CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
+  m_spansThisExecute = 0;
   return runSteps(m_plan.steps, spans);
 }
 

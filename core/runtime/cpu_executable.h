@@ -62,7 +62,9 @@ class CpuExecutable {
   Status setParameter(int64_t index, const Value& value);
   Status setParameterBytes(int64_t index, const void* data, int64_t bytes);
   // Runs the program once; appends one span per kernel launch when `spans` is given (a kernel inside a loop: one
-  // per iteration). Fails only when CpuCompileOptions::interrupt stops a loop.
+  // per iteration; at most kMaxSpansPerExecute per call, later launches are not recorded). Fails only when
+  // CpuCompileOptions::interrupt stops a loop.
+  static constexpr int64_t kMaxSpansPerExecute = 1 << 18;
   Status execute(std::vector<ExecutionSpan>* spans = nullptr);
   // Output i (position in the root tuple) as a Value; result() the whole root (a tuple when the root is one).
   StatusOr<Value> output(int64_t index) const;
@@ -96,6 +98,7 @@ class CpuExecutable {
   void move(const std::vector<PlanMove>& moves);
 
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> m_buffers;  // ownership
+  int64_t m_spansThisExecute = 0;
   std::vector<uint8_t*> m_pointers;  // where buffer i is now (PlanMove::swap exchanges entries)
   std::vector<Launch> m_launches;
   std::vector<ExecutionSpan> m_compileSpans;

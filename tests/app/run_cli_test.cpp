@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -265,6 +266,51 @@ TEST(RunCliInterruptTest, SigintStopsTheLoopAndStillWritesTheTrace) {
   for (const auto& event : json.at("traceEvents")) kernels += event.value("cat", "") == "kernel";
   EXPECT_GT(kernels, 0);
   EXPECT_NE(readAll(out).find("ran "), std::string::npos) << readAll(out);
+  fs::remove_all(dir);
+}
+
+// A while loop that never ends stops at Ctrl-C (the runtime checks the flag every trip) instead of waiting for the
+// 30 s grace period: the trace is still written, and the exit code says SIGINT.
+TEST(RunCliInterruptTest, SigintStopsAnEndlessWhileLoop) {
+  fs::path dir = fs::temp_directory_path() / ("fs_run_cli_endless_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string module = (dir / "forever.hlo").string();
+  std::ofstream(module) << "HloModule forever\ncond {\n  p = f32[4] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
+                           "body {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\nENTRY e {\n"
+                           "  x = f32[4] parameter(0)\n  ROOT w = f32[4] while(x), condition=cond, body=body\n}\n";
+  const std::string trace = (dir / "timeline.ctf.json").string();
+  const std::string err = (dir / "err.txt").string();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    FILE* o = std::freopen("/dev/null", "w", stdout);
+    FILE* e = std::freopen(err.c_str(), "w", stderr);
+    (void)o;
+    (void)e;
+    ::execl(FS_CLI_PATH, FS_CLI_PATH, "run", module.c_str(), "--pipeline=none", "--trace", trace.c_str(),
+            static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  bool ready = false;
+  for (int i = 0; i < 1200 && !ready; ++i) {
+    ready = catchesSigint(pid);
+    if (!ready) ::usleep(100000);
+  }
+  ASSERT_TRUE(ready) << "run never installed its SIGINT handler";
+  ::usleep(1000000);  // compiled and looping by now on a loaded machine (the loop is the only thing to run)
+  const auto start = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << "stopped by the grace period";
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+  const std::string errText = readAll(err);
+  EXPECT_TRUE(std::regex_search(errText, std::regex("w: interrupted after [0-9]+ iterations"))) << errText;
+  // The trace is written (with the loop's launches, unless the signal came before the first trip).
+  nlohmann::json json = nlohmann::json::parse(readAll(trace));
+  EXPECT_TRUE(json.at("traceEvents").is_array());
   fs::remove_all(dir);
 }
 
