@@ -828,6 +828,77 @@ TEST(CpuExecutableControlFlowTest, ConditionedCheckForLoopsOfF32Dots) {
   EXPECT_NE(compareWithReference(**module, arguments, expected->result, wrong), "");
 }
 
+// A conditional in a loop body, itself holding a loop: even trips halve x, odd trips run an inner loop adding y
+// twice; the branches return their parameter (copied into the conditional's result) or a value they computed
+// (swapped), and the loop state's y passes through untouched.
+TEST(CpuExecutableControlFlowTest, ConditionalInsideALoopWithALoopInABranch) {
+  auto module = parse(R"(HloModule mixed
+inner_cond {
+  p = (s32[], f32[24], f32[24]) parameter(0)
+  k = s32[] get-tuple-element(p), index=0
+  two = s32[] constant(2)
+  ROOT lt = pred[] compare(k, two), direction=LT
+}
+inner_body {
+  p = (s32[], f32[24], f32[24]) parameter(0)
+  k = s32[] get-tuple-element(p), index=0
+  x = f32[24] get-tuple-element(p), index=1
+  y = f32[24] get-tuple-element(p), index=2
+  a = f32[24] add(x, y)
+  one = s32[] constant(1)
+  nk = s32[] add(k, one)
+  ROOT r = (s32[], f32[24], f32[24]) tuple(nk, a, y)
+}
+halve {
+  p = (f32[24], f32[24]) parameter(0)
+  x = f32[24] get-tuple-element(p), index=0
+  y = f32[24] get-tuple-element(p), index=1
+  h = f32[] constant(0.5)
+  bh = f32[24] broadcast(h), dimensions={}
+  m = f32[24] multiply(x, bh)
+  ROOT r = (f32[24], f32[24]) tuple(m, y)
+}
+add_twice {
+  p = (f32[24], f32[24]) parameter(0)
+  x = f32[24] get-tuple-element(p), index=0
+  y = f32[24] get-tuple-element(p), index=1
+  zero = s32[] constant(0)
+  init = (s32[], f32[24], f32[24]) tuple(zero, x, y)
+  w = (s32[], f32[24], f32[24]) while(init), condition=inner_cond, body=inner_body
+  nx = f32[24] get-tuple-element(w), index=1
+  ROOT r = (f32[24], f32[24]) tuple(nx, y)
+}
+cond {
+  p = (s32[], f32[24], f32[24]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[24], f32[24]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[24] get-tuple-element(p), index=1
+  y = f32[24] get-tuple-element(p), index=2
+  two = s32[] constant(2)
+  parity = s32[] remainder(i, two)
+  xy = (f32[24], f32[24]) tuple(x, y)
+  c = (f32[24], f32[24]) conditional(parity, xy, xy), branch_computations={halve, add_twice}
+  nx = f32[24] get-tuple-element(c), index=0
+  ny = f32[24] get-tuple-element(c), index=1
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  ROOT r = (s32[], f32[24], f32[24]) tuple(ni, nx, ny)
+}
+ENTRY e {
+  x = f32[24] parameter(0)
+  y = f32[24] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[24], f32[24]) tuple(zero, x, y)
+  ROOT w = (s32[], f32[24], f32[24]) while(init), condition=cond, body=body
+})");
+  expectMatchesEvaluatorFusedAndUnfused(*module);
+}
+
 // Runs `module` on `arguments` on the CPU and in the evaluator; "" when they agree.
 std::string compareOn(const HloModule& module, const std::vector<Value>& arguments) {
   StatusOr<EvalResult> expected = evaluateModule(module, arguments);
