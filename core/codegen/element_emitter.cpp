@@ -516,6 +516,35 @@ llvm::Value* ElementEmitter::dynamicUpdateSlice(const HloInstruction* instructio
       [&]() { return generate(instruction->operand(0), index); });
 }
 
+void ElementEmitter::dynamicUpdateSliceInPlace(const HloInstruction* instruction, llvm::Value* out, llvm::Value* begin,
+                                               llvm::Value* end) {
+  const Shape& shape = instruction->shape();
+  const HloInstruction* update = instruction->operand(1);
+  if (instruction->operandCount() != 2 + shape.rank() || update->shape().rank() != shape.rank()) {
+    fail(instruction, "dynamic-update-slice needs one scalar start index per dimension");
+    return;
+  }
+  // The clamped starts do not depend on the element: computed once, before the loop.
+  std::vector<llvm::Value*> starts;
+  for (int i = 0; i < shape.rank(); ++i) {
+    const int64_t size = update->shape().dimension(i);
+    if (size > shape.dimension(i)) {
+      fail(instruction, "update larger than the operand");
+      return;
+    }
+    starts.push_back(clampedStart(instruction, 2 + i, shape.dimension(i) - size));
+  }
+  loop(
+      begin, end,
+      [&](llvm::Value* i) {
+        Index updateIndex = delinearize(i, update->shape().dimensions());
+        std::vector<llvm::Value*> target;
+        for (size_t d = 0; d < starts.size(); ++d) target.push_back(m_b.CreateAdd(starts[d], updateIndex.dims[d]));
+        store(out, shape.elementType(), linearize(target, shape.dimensions()), generate(update, updateIndex));
+      },
+      "update");
+}
+
 // Elemental reduce-window: the reducer over the window's positions in row-major order, skipping positions in the
 // padding or between base-dilated elements (the evaluator's WindowWalker order, so results match exactly).
 llvm::Value* ElementEmitter::reduceWindow(const HloInstruction* instruction, const Index& index) {

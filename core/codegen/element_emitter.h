@@ -198,6 +198,9 @@ class ElementEmitter {
 
   llvm::Value* generate(const HloInstruction* instruction, const Index& index);
 
+  // A dynamic-update-slice whose output buffer `out` already holds its operand (PlanKernel::updatedInput): stores
+  // the update's elements [begin, end) (row-major over the update) at the clamped window.
+  void dynamicUpdateSliceInPlace(const HloInstruction* update, llvm::Value* out, llvm::Value* begin, llvm::Value* end);
   // Applies a scalar computation (a reducer) to bound arguments.
   llvm::Value* applyComputation(const HloComputation* computation, const std::vector<llvm::Value*>& arguments,
                                 const HloInstruction* user);

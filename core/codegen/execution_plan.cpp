@@ -98,6 +98,22 @@ bool readsOnlyInPlace(const HloInstruction* kernel, const std::vector<int>& oper
   return true;
 }
 
+// When `kernel` (one output) is a dynamic-update-slice, or a fusion whose root is one updating a fusion parameter
+// that nothing else in the fusion reads: the kernel input it updates. Else -1.
+int updatedInputOf(const HloInstruction* kernel) {
+  if (!kernel->shape().isArray()) return -1;
+  if (kernel->opcode() == HloOpcode::kDynamicUpdateSlice) return 0;
+  if (kernel->opcode() != HloOpcode::kFusion || kernel->fusedComputation() == nullptr) return -1;
+  const HloInstruction* root = kernel->fusedComputation()->root();
+  if (root == nullptr || root->opcode() != HloOpcode::kDynamicUpdateSlice || root->operandCount() < 1) return -1;
+  const HloInstruction* operand = root->operand(0);
+  if (operand->opcode() != HloOpcode::kParameter || operand->users().size() != 1) return -1;
+  for (int i = 1; i < root->operandCount(); ++i) {
+    if (root->operand(i) == operand) return -1;
+  }
+  return static_cast<int>(operand->parameterNumber());
+}
+
 }  // namespace
 
 StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const HloModule& module) {
@@ -146,8 +162,9 @@ class Planner {
 
   // Plans `computation`. For the entry (`parameterBuffers` null) parameters, outputs and input_output_alias are
   // the plan's; a called computation reads parameter p's flattened elements in (*parameterBuffers)[p].
+  // `loopBody`: the computation is a while body, whose parameter buffers (the loop state) it may update in place.
   StatusOr<SubPlan> planComputation(const HloComputation& computation,
-                                    const std::vector<std::vector<int>>* parameterBuffers);
+                                    const std::vector<std::vector<int>>* parameterBuffers, bool loopBody = false);
 
  private:
   int addBuffer(int64_t bytes) {
@@ -185,7 +202,7 @@ StatusOr<std::vector<Shape>> flatElements(const HloInstruction& instruction, con
 }
 
 StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
-                                           const std::vector<std::vector<int>>* parameterBuffers) {
+                                           const std::vector<std::vector<int>>* parameterBuffers, bool loopBody) {
   const bool isEntry = parameterBuffers == nullptr;
   // Control flow nests as deep as the module's computations call each other; a cycle would recurse forever.
   if (m_depth > 64) return Status::error(fmt::format("{}: control flow nested too deeply", computation.name()));
@@ -477,13 +494,46 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     }
   }
   SubPlan result;
-  std::multimap<int64_t, int> freeBuffers;  // bytes -> buffer id
+  std::multimap<int64_t, int> freeBuffers;             // bytes -> buffer id
+  std::vector<bool> handedOver(values.size(), false);  // its buffer went on to an in-place update's output
   for (size_t k = 0; k < steps.size(); ++k) {
     const LocalStep& local = steps[k];
+    // In a loop body, a dynamic-update-slice whose operand is read by nothing after it (a loop state element or a
+    // temporary) writes its window into the operand's buffer. Only in loop bodies: there it saves a full copy per
+    // trip, and the nvptx bundle (whose kernels take noalias arguments) never sees a loop.
+    int inPlace = -1;
+    if (loopBody && local.kernel >= 0 && local.outputs.size() == 1) {
+      const int input = updatedInputOf(local.instruction);
+      if (input >= 0 && input < static_cast<int>(local.inputs.size())) {
+        const int v = local.inputs[static_cast<size_t>(input)];
+        const PlanValue& operand = values[static_cast<size_t>(v)];
+        const bool readOnce = std::count(local.inputs.begin(), local.inputs.end(), v) == 1;
+        const bool owned = operand.producer >= 0 || external[static_cast<size_t>(v)];
+        if (readOnce && owned && operand.lastReader == static_cast<int>(k) && !operand.output &&
+            !pinned[static_cast<size_t>(v)] && operand.constant == nullptr &&
+            operand.bytes == values[static_cast<size_t>(local.outputs[0])].bytes) {
+          inPlace = v;
+        }
+      }
+    }
     for (int v : local.outputs) {
       PlanValue& value = values[static_cast<size_t>(v)];
       if (!value.output) m_plan.temporaryBytesWithoutReuse += value.bytes;
-      if (auto it = directAlias.find(v); it != directAlias.end()) {
+      if (inPlace >= 0) {
+        value.buffer = values[static_cast<size_t>(inPlace)].buffer;
+        handedOver[static_cast<size_t>(inPlace)] = true;
+        // A loop state buffer stays the state's: never back to this body's free list.
+        if (external[static_cast<size_t>(inPlace)]) pinned[static_cast<size_t>(v)] = true;
+        PlanKernel& kernel = m_plan.kernels[static_cast<size_t>(local.kernel)];
+        kernel.updatedInput = updatedInputOf(local.instruction);
+        // Traffic of the window only: the rest of the operand stays where it is.
+        const HloInstruction* root = local.instruction->opcode() == HloOpcode::kFusion
+                                         ? local.instruction->fusedComputation()->root()
+                                         : local.instruction;
+        kernel.bytesRead -= value.bytes;
+        kernel.bytesWritten = root->operand(1)->shape().byteSize();
+        kernel.elements = root->operand(1)->shape().elementCount();
+      } else if (auto it = directAlias.find(v); it != directAlias.end()) {
         value.buffer = values[static_cast<size_t>(parameterValue[it->second])].buffer;
       } else if (value.output || pinned[static_cast<size_t>(v)]) {
         value.buffer = addBuffer(value.bytes);
@@ -522,7 +572,10 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     // Release temporaries whose last reader (or, unread, their producer) is this step.
     auto release = [&](int v) {
       PlanValue& value = values[static_cast<size_t>(v)];
-      if (value.producer < 0 || value.output || pinned[static_cast<size_t>(v)] || directAlias.count(v)) return;
+      if (value.producer < 0 || value.output || pinned[static_cast<size_t>(v)] || directAlias.count(v) ||
+          handedOver[static_cast<size_t>(v)]) {
+        return;
+      }
       if (std::max(value.lastReader, value.producer) != static_cast<int>(k)) return;
       freeBuffers.emplace(m_plan.buffers[static_cast<size_t>(value.buffer)].bytes, value.buffer);
       value.producer = -2;  // released once
@@ -536,7 +589,12 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
   for (int v : rootSlots) {
     const PlanValue& value = values[static_cast<size_t>(v)];
     result.root.push_back(value.buffer);
-    result.owned.push_back(value.producer != -1 && !external[static_cast<size_t>(v)] && value.constant == nullptr);
+    // A value updated in place in a state buffer is not the body's to swap away (it is already where it goes,
+    // or, at another position, must be copied).
+    const bool inStateBuffer = pinned[static_cast<size_t>(v)] && values[static_cast<size_t>(v)].producer >= 0 &&
+                               steps[static_cast<size_t>(value.producer)].kernel >= 0;
+    result.owned.push_back(value.producer != -1 && !external[static_cast<size_t>(v)] && value.constant == nullptr &&
+                           !inStateBuffer);
   }
   if (!isEntry) return result;
 
@@ -618,7 +676,7 @@ Status Planner::planWhile(const LocalStep& local, const std::vector<int>& operan
   }
   step.condition = std::move(conditionPlan->steps);
   step.predicate = conditionPlan->root[0];
-  StatusOr<SubPlan> bodyPlan = planComputation(*body, &parameters);
+  StatusOr<SubPlan> bodyPlan = planComputation(*body, &parameters, /*loopBody=*/true);
   if (!bodyPlan.ok()) return bodyPlan.status();
   if (bodyPlan->root.size() != step.state.size()) {
     return Status::error(fmt::format("{}: body {} returns {} elements, the state has {}", instruction->name(),

@@ -281,5 +281,71 @@ ENTRY e {
   EXPECT_EQ(plan->kernels.size(), 1u) << planToString(*plan);
 }
 
+// A scan's dynamic-update-slice in the loop body writes its row into the state buffer it updates (nothing reads the
+// old value after it): no copy of the whole output per trip, and no move after the body. When the old value is
+// still read afterwards, the update gets a buffer of its own.
+TEST(ExecutionPlanTest, LoopBodyUpdatesItsStateInPlace) {
+  const char* kText = R"(HloModule scan
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+body {
+  p = (s32[], f32[16,32], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  out = f32[16,32] get-tuple-element(p), index=1
+  h = f32[32] get-tuple-element(p), index=2
+  row = f32[1,32] reshape(h)
+  zero = s32[] constant(0)
+  nout = f32[16,32] dynamic-update-slice(out, row, i, zero)
+  READ_OLD
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  ROOT r = (s32[], f32[16,32], f32[32]) tuple(ni, nout, NEW_H)
+}
+cond {
+  p = (s32[], f32[16,32], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(16)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  h = f32[32] parameter(0)
+  out = f32[16,32] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[16,32], f32[32]) tuple(zero, out, h)
+  ROOT w = (s32[], f32[16,32], f32[32]) while(init), condition=cond, body=body
+})";
+  auto planFor = [&](const std::string& readOld, const std::string& newH) {
+    std::string text = kText;
+    text.replace(text.find("READ_OLD"), 8, readOld);
+    text.replace(text.find("NEW_H"), 5, newH);
+    auto module = parse(text);
+    StatusOr<ExecutionPlan> plan = planExecution(*module);
+    EXPECT_TRUE(plan.ok()) << plan.message();
+    return plan.ok() ? *plan : ExecutionPlan{};
+  };
+  const ExecutionPlan inPlace = planFor("", "h");
+  ASSERT_EQ(inPlace.steps.size(), 1u) << planToString(inPlace);
+  const PlanStep& loop = inPlace.steps[0];
+  const PlanKernel& update = kernelNamed(inPlace, "nout");
+  EXPECT_EQ(update.updatedInput, 0);
+  EXPECT_EQ(update.outputs[0], loop.state[1]) << planToString(inPlace);
+  EXPECT_EQ(update.inputs[0], loop.state[1]);
+  EXPECT_EQ(update.bytesWritten, 32 * 4);
+  for (const PlanMove& move : loop.update) EXPECT_NE(move.to, loop.state[1]) << planToString(inPlace);
+
+  // The old value is summed after the update: the update may not overwrite it.
+  const ExecutionPlan copied = planFor(
+      "z = f32[] constant(0)\n  total = f32[] reduce(out, z), dimensions={0,1}, to_apply=add\n"
+      "  bt = f32[32] broadcast(total), dimensions={}\n  nh = f32[32] add(h, bt)",
+      "nh");
+  ASSERT_EQ(copied.steps.size(), 1u) << planToString(copied);
+  const PlanKernel& notInPlace = kernelNamed(copied, "nout");
+  EXPECT_EQ(notInPlace.updatedInput, -1);
+  EXPECT_NE(notInPlace.outputs[0], copied.steps[0].state[1]) << planToString(copied);
+}
+
 }  // namespace
 }  // namespace fusionscope::core

@@ -899,6 +899,51 @@ ENTRY e {
   expectMatchesEvaluatorFusedAndUnfused(*module);
 }
 
+// The in-place update in a loop body against the evaluator: a scan writing row i (in place), and the same scan
+// also summing the old output after the update (must not be in place), unfused and fused.
+TEST(CpuExecutableControlFlowTest, InPlaceUpdateInALoopBodyMatchesTheEvaluator) {
+  for (const char* rest : {"ROOT r = (s32[], f32[8,16], f32[16]) tuple(ni, nout, t)",
+                           "z = f32[] constant(0)\n  total = f32[] reduce(out, z), dimensions={0,1}, to_apply=add\n"
+                           "  bt = f32[16] broadcast(total), dimensions={}\n  nh = f32[16] add(t, bt)\n"
+                           "  ROOT r = (s32[], f32[8,16], f32[16]) tuple(ni, nout, nh)"}) {
+    const std::string text = std::string(R"(HloModule scan
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+body {
+  p = (s32[], f32[8,16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  out = f32[8,16] get-tuple-element(p), index=1
+  h = f32[16] get-tuple-element(p), index=2
+  t = f32[16] tanh(h)
+  row = f32[1,16] reshape(t)
+  zero = s32[] constant(0)
+  nout = f32[8,16] dynamic-update-slice(out, row, i, zero)
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  )") + rest + R"(
+}
+cond {
+  p = (s32[], f32[8,16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(8)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  h = f32[16] parameter(0)
+  out = f32[8,16] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,16], f32[16]) tuple(zero, out, h)
+  ROOT w = (s32[], f32[8,16], f32[16]) while(init), condition=cond, body=body
+})";
+    auto module = parse(text);
+    ASSERT_NE(module, nullptr);
+    expectMatchesEvaluatorFusedAndUnfused(*module);
+  }
+}
+
 // Runs `module` on `arguments` on the CPU and in the evaluator; "" when they agree.
 std::string compareOn(const HloModule& module, const std::vector<Value>& arguments) {
   StatusOr<EvalResult> expected = evaluateModule(module, arguments);
