@@ -1,8 +1,6 @@
 // fs_codegen on the CPU: fused vs unfused wall time and bytes moved for softmax, layer norm, the MLP and the MNIST
 // training step; a STREAM-style copy (plain C++ over the same threads) as the bandwidth ceiling next to an
 // elementwise fusion; JIT compile time per kernel (LLVM O3 + ORC) as counters.
-#include <benchmark/benchmark.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -10,6 +8,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "core/eval/evaluator.h"
 #include "core/ir/hlo_clone.h"
@@ -60,7 +60,6 @@ ENTRY e {
   ROOT r = f32[8388608] multiply(s, x)
 })";
 
-
 struct Case {
   std::unique_ptr<core::CpuExecutable> executable;
   int64_t bytesPerRun = 0;
@@ -77,10 +76,11 @@ Case& getCase(const std::string& name, bool fusion) {
   StatusOr<std::unique_ptr<core::HloModule>> module =
       name == "softmax"       ? core::parseHloModule(kSoftmax)
       : name == "elementwise" ? core::parseHloModule(kElementwise)
-      : name == "layer_norm"  ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/layer_norm/layer_norm.hlo")
-      : name == "mlp"         ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/mlp/mlp.hlo")
-                              : core::parseHloModuleFile(std::string(FS_SOURCE_DIR) +
-                                                         "/samples/mnist_softmax/mnist_softmax.hlo");
+      : name == "layer_norm"
+          ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/layer_norm/layer_norm.hlo")
+      : name == "mlp"
+          ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/mlp/mlp.hlo")
+          : core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo");
   if (!module.ok()) {
     c.error = module.message();
     return c;
@@ -103,7 +103,8 @@ Case& getCase(const std::string& name, bool fusion) {
   c.executable = std::move(*executable);
   std::vector<core::Value> arguments = core::randomArguments(**module, 1);
   for (size_t i = 0; i < arguments.size(); ++i) (void)c.executable->setParameter(static_cast<int64_t>(i), arguments[i]);
-  for (const core::PlanKernel& kernel : c.executable->plan().kernels) c.bytesPerRun += kernel.bytesRead + kernel.bytesWritten;
+  for (const core::PlanKernel& kernel : c.executable->plan().kernels)
+    c.bytesPerRun += kernel.bytesRead + kernel.bytesWritten;
   int64_t compileNs = 0;
   for (const core::ExecutionSpan& span : c.executable->compileSpans()) compileNs += span.endNs - span.startNs;
   c.compileMsPerKernel = compileNs / 1e6 / std::max<size_t>(1, c.executable->plan().kernels.size());
@@ -116,14 +117,14 @@ void runCase(benchmark::State& state, const std::string& name, bool fusion) {
     state.SkipWithError(c.error.c_str());
     return;
   }
-  for (auto _ : state) c.executable->execute();
+  for (auto _ : state) benchmark::DoNotOptimize(c.executable->execute().ok());
   state.SetBytesProcessed(state.iterations() * c.bytesPerRun);
   // Untimed: how much of a run the dot kernels take (fusion leaves them as they are), from 200 more runs with
   // per-kernel spans, back to back like the timed loop.
   constexpr int kSpanRuns = 200;
   std::vector<core::ExecutionSpan> spans;
   spans.reserve(static_cast<size_t>(kSpanRuns) * c.executable->plan().kernels.size());
-  for (int run = 0; run < kSpanRuns; ++run) c.executable->execute(&spans);
+  for (int run = 0; run < kSpanRuns; ++run) benchmark::DoNotOptimize(c.executable->execute(&spans).ok());
   int64_t dotNs = 0;
   for (const core::ExecutionSpan& span : spans) {
     if (span.kind == "dot") dotNs += span.endNs - span.startNs;
@@ -138,8 +139,9 @@ void runCase(benchmark::State& state, const std::string& name, bool fusion) {
 void registerCases() {
   for (const char* name : {"softmax", "layer_norm", "mlp", "mnist_step", "elementwise"}) {
     for (bool fusion : {false, true}) {
-      benchmark::RegisterBenchmark((std::string("BM_Codegen/") + name + (fusion ? "/fused" : "/unfused")).c_str(),
-                                   [name = std::string(name), fusion](benchmark::State& s) { runCase(s, name, fusion); })
+      benchmark::RegisterBenchmark(
+          (std::string("BM_Codegen/") + name + (fusion ? "/fused" : "/unfused")).c_str(),
+          [name = std::string(name), fusion](benchmark::State& s) { runCase(s, name, fusion); })
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }

@@ -392,7 +392,15 @@ int runLoop(const RunCommands& args, core::CpuExecutable& executable, std::vecto
         return kExitFailed;
       }
     }
-    loop->step(args.trace.empty() || step >= 20 ? nullptr : &spans);
+    if (Status s = loop->step(args.trace.empty() || step >= 20 ? nullptr : &spans); !s.ok()) {
+      if (interrupted()) {  // a while loop stopped by the signal: the step did not finish
+        reportInterrupt("steps", step, args.steps);
+        stepsDone = step;
+        break;
+      }
+      fmt::print(stderr, "{}\n", s.message());
+      return kExitFailed;
+    }
     if (!scalarLoss) continue;
     StatusOr<core::Value> loss = executable.output(0);
     if (loss.ok()) {
@@ -524,6 +532,7 @@ int runRun(const RunCommands& args) {
   compileSpans.push_back({"passes (" + args.pipeline + ", fusion " + args.fusion + ")", "passes", passStart, nowNs()});
   core::CpuCompileOptions options;
   options.threads = args.threads;
+  options.interrupt = &g_interruptSignal;  // a while loop that never ends stops at Ctrl-C
   OutputDirectoryGuard dumpIrDirectory(args.dumpIr);
   if (!args.dumpIr.empty()) {
     if (Status s = makeDirectories(args.dumpIr); !s.ok()) {
@@ -583,6 +592,14 @@ int runRun(const RunCommands& args) {
       }
       const int64_t runStart = nowNs();
       StatusOr<core::Value> result = executable.run(arguments, &spans);
+      if (!result.ok() && interrupted()) {
+        // A while loop stopped by the signal: this iteration did not finish. Its launches stay in the trace (what
+        // an endless loop did is what its user wants to see) but not in --json's per-iteration numbers.
+        fmt::print(stderr, "{}\n", result.message());
+        if (iteration == 0 && !args.noCheck) outcome.reason = result.message();
+        reportInterrupt("iterations", iteration, args.iterations);
+        break;
+      }
       wallNs.push_back(nowNs() - runStart);
       iterationEnds.push_back(spans.size());
       if (!result.ok()) {
@@ -608,7 +625,7 @@ int runRun(const RunCommands& args) {
           fmt::print(human, "reference: {}/reference.json\n", args.saveReference);
         }
         if (expected.ok() && !args.noCheck) {
-          const std::string difference = core::compareWithReference(*module, expected->result, *result);
+          const std::string difference = core::compareWithReference(*module, arguments, expected->result, *result);
           outcome.maxError = maxError(expected->result, *result);
           outcome.check = difference.empty() ? "ok" : "failed";
           if (!difference.empty()) outcome.reason = difference;

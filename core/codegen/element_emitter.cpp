@@ -501,17 +501,12 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
       const HloInstruction* operand = instruction->operand(0);
       Index operandIndex;
       for (int i = 0; i < shape.rank(); ++i) {
-        const HloInstruction* startOperand = instruction->operand(1 + i);
-        llvm::Value* start = generate(startOperand, Index{});
-        start = isSignedInteger(startOperand->shape().elementType()) ? m_b.CreateSExtOrTrunc(start, m_b.getInt64Ty())
-                                                                     : m_b.CreateZExtOrTrunc(start, m_b.getInt64Ty());
-        const int64_t maxStart = operand->shape().dimension(i) - shape.dimension(i);
-        start = m_b.CreateSelect(m_b.CreateICmpSLT(start, i64(0)), i64(0), start);
-        start = m_b.CreateSelect(m_b.CreateICmpSGT(start, i64(maxStart)), i64(maxStart), start);
+        llvm::Value* start = clampedStart(instruction, 1 + i, operand->shape().dimension(i) - shape.dimension(i));
         operandIndex.dims.push_back(m_b.CreateAdd(start, index.dims[static_cast<size_t>(i)]));
       }
       return generate(operand, operandIndex);
     }
+    case HloOpcode::kDynamicUpdateSlice: return dynamicUpdateSlice(instruction, index);
     case HloOpcode::kIota: {
       const int64_t d = instruction->attributes().iotaDimension.value_or(0);
       llvm::Value* i = index.dims[static_cast<size_t>(d)];
@@ -578,6 +573,70 @@ llvm::Value* ElementEmitter::concatenate(const HloInstruction* instruction, cons
   llvm::Value* inThis = m_b.CreateICmpSLT(index.dims[static_cast<size_t>(dim)], i64(offset + size));
   return branch(inThis, computeType(instruction->shape().elementType()), here,
                 [&]() { return concatenate(instruction, index, dim, operand + 1, offset + size); });
+}
+
+// The start of `instruction`'s window along `dim`, from its scalar start operand `operand`, clamped as XLA (and
+// the evaluator) clamp it: into [0, maxStart], so that the whole window lies inside the operand.
+llvm::Value* ElementEmitter::clampedStart(const HloInstruction* instruction, int operand, int64_t maxStart) {
+  const HloInstruction* startOperand = instruction->operand(operand);
+  llvm::Value* start = generate(startOperand, Index{});
+  start = isSignedInteger(startOperand->shape().elementType()) ? m_b.CreateSExtOrTrunc(start, m_b.getInt64Ty())
+                                                               : m_b.CreateZExtOrTrunc(start, m_b.getInt64Ty());
+  start = m_b.CreateSelect(m_b.CreateICmpSLT(start, i64(0)), i64(0), start);
+  return m_b.CreateSelect(m_b.CreateICmpSGT(start, i64(maxStart)), i64(maxStart), start);
+}
+
+// Elemental dynamic-update-slice: the update's element where the index lies in the (clamped) window, else the
+// operand's. Reads the whole operand, so the result may live in a buffer of its own (no in-place update).
+llvm::Value* ElementEmitter::dynamicUpdateSlice(const HloInstruction* instruction, const Index& index) {
+  const Shape& shape = instruction->shape();
+  const HloInstruction* update = instruction->operand(1);
+  if (instruction->operandCount() != 2 + shape.rank() || update->shape().rank() != shape.rank()) {
+    return fail(instruction, "dynamic-update-slice needs one scalar start index per dimension");
+  }
+  llvm::Value* inside = m_b.getTrue();
+  Index updateIndex;
+  for (int i = 0; i < shape.rank(); ++i) {
+    const int64_t size = update->shape().dimension(i);
+    if (size > shape.dimension(i)) return fail(instruction, "update larger than the operand");
+    llvm::Value* start = clampedStart(instruction, 2 + i, shape.dimension(i) - size);
+    llvm::Value* relative = m_b.CreateSub(index.dims[static_cast<size_t>(i)], start);
+    // Unsigned: a negative relative index is out of the window too.
+    inside = m_b.CreateAnd(inside, m_b.CreateICmpULT(relative, i64(size)));
+    updateIndex.dims.push_back(relative);
+  }
+  return branch(
+      inside, computeType(shape.elementType()), [&]() { return generate(update, updateIndex); },
+      [&]() { return generate(instruction->operand(0), index); });
+}
+
+void ElementEmitter::dynamicUpdateSliceInPlace(const HloInstruction* instruction, llvm::Value* out, llvm::Value* begin,
+                                               llvm::Value* end) {
+  const Shape& shape = instruction->shape();
+  const HloInstruction* update = instruction->operand(1);
+  if (instruction->operandCount() != 2 + shape.rank() || update->shape().rank() != shape.rank()) {
+    fail(instruction, "dynamic-update-slice needs one scalar start index per dimension");
+    return;
+  }
+  // The clamped starts do not depend on the element: computed once, before the loop.
+  std::vector<llvm::Value*> starts;
+  for (int i = 0; i < shape.rank(); ++i) {
+    const int64_t size = update->shape().dimension(i);
+    if (size > shape.dimension(i)) {
+      fail(instruction, "update larger than the operand");
+      return;
+    }
+    starts.push_back(clampedStart(instruction, 2 + i, shape.dimension(i) - size));
+  }
+  loop(
+      begin, end,
+      [&](llvm::Value* i) {
+        Index updateIndex = delinearize(i, update->shape().dimensions());
+        std::vector<llvm::Value*> target;
+        for (size_t d = 0; d < starts.size(); ++d) target.push_back(m_b.CreateAdd(starts[d], updateIndex.dims[d]));
+        store(out, shape.elementType(), linearize(target, shape.dimensions()), generate(update, updateIndex));
+      },
+      "update");
 }
 
 llvm::Value* ElementEmitter::pad(const HloInstruction* instruction, const Index& index) {

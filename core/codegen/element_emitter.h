@@ -202,6 +202,9 @@ class ElementEmitter {
 
   llvm::Value* generate(const HloInstruction* instruction, const Index& index);
 
+  // A dynamic-update-slice whose output buffer `out` already holds its operand (PlanKernel::updatedInput): stores
+  // the update's elements [begin, end) (row-major over the update) at the clamped window.
+  void dynamicUpdateSliceInPlace(const HloInstruction* update, llvm::Value* out, llvm::Value* begin, llvm::Value* end);
   // Applies a scalar computation (a reducer) to bound arguments.
   llvm::Value* applyComputation(const HloComputation* computation, const std::vector<llvm::Value*>& arguments,
                                 const HloInstruction* user);
@@ -367,6 +370,8 @@ class ElementEmitter {
                            int64_t offset);
 
   llvm::Value* pad(const HloInstruction* instruction, const Index& index);
+  llvm::Value* clampedStart(const HloInstruction* instruction, int operand, int64_t maxStart);
+  llvm::Value* dynamicUpdateSlice(const HloInstruction* instruction, const Index& index);
 
   // Independent partial results a row reduction may keep (0: reduce strictly in order). Only for a reducer that
   // is exactly add/multiply/maximum/minimum/and/or of its two parameters, in f32/f64, integers or pred (f16 and

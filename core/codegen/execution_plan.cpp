@@ -18,6 +18,7 @@
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
 #include "core/passes/call_inliner.h"
+#include "core/passes/hlo_pass.h"
 #include "core/passes/softmax_fusion.h"
 
 namespace fusionscope::core {
@@ -98,6 +99,22 @@ bool readsOnlyInPlace(const HloInstruction* kernel, const std::vector<int>& oper
   return true;
 }
 
+// When `kernel` (one output) is a dynamic-update-slice, or a fusion whose root is one updating a fusion parameter
+// that nothing else in the fusion reads: the kernel input it updates. Else -1.
+int updatedInputOf(const HloInstruction* kernel) {
+  if (!kernel->shape().isArray()) return -1;
+  if (kernel->opcode() == HloOpcode::kDynamicUpdateSlice) return 0;
+  if (kernel->opcode() != HloOpcode::kFusion || kernel->fusedComputation() == nullptr) return -1;
+  const HloInstruction* root = kernel->fusedComputation()->root();
+  if (root == nullptr || root->opcode() != HloOpcode::kDynamicUpdateSlice || root->operandCount() < 1) return -1;
+  const HloInstruction* operand = root->operand(0);
+  if (operand->opcode() != HloOpcode::kParameter || operand->users().size() != 1) return -1;
+  for (int i = 1; i < root->operandCount(); ++i) {
+    if (root->operand(i) == operand) return -1;
+  }
+  return static_cast<int>(operand->parameterNumber());
+}
+
 }  // namespace
 
 StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const HloModule& module) {
@@ -119,27 +136,96 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const H
   return aliases;
 }
 
-StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
-  const HloComputation* entry = module.entry();
-  if (entry == nullptr) return Status::error("module has no entry computation");
-  StatusOr<std::vector<HloInstruction*>> order = entry->postOrder();
+namespace {
+
+// A step of one computation's program before buffer assignment: a kernel (index into ExecutionPlan::kernels) or
+// a while / conditional (`instruction`), with the values it reads and writes. `groups` are a control-flow step's
+// operands, flattened: for a while its one operand, for a conditional the selector then each branch's operand.
+struct LocalStep {
+  int kernel = -1;
+  const HloInstruction* instruction = nullptr;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::vector<std::vector<int>> groups;
+};
+
+// What planning a called computation gives its caller: its program, where its root's (flattened) elements are,
+// and for each whether its buffer belongs to the computation's own temporaries (so it may be swapped away).
+struct SubPlan {
+  std::vector<PlanStep> steps;
+  std::vector<int> root;
+  std::vector<bool> owned;
+};
+
+class Planner {
+ public:
+  Planner(const HloModule& module, ExecutionPlan& plan) : m_module(module), m_plan(plan) {}
+
+  // Plans `computation`. For the entry (`parameterBuffers` null) parameters, outputs and input_output_alias are
+  // the plan's; a called computation reads parameter p's flattened elements in (*parameterBuffers)[p].
+  // `loopBody`: the computation is a while body, whose parameter buffers (the loop state) it may update in place.
+  StatusOr<SubPlan> planComputation(const HloComputation& computation,
+                                    const std::vector<std::vector<int>>* parameterBuffers, bool loopBody = false);
+
+ private:
+  int addBuffer(int64_t bytes) {
+    PlanBuffer buffer;
+    buffer.id = static_cast<int>(m_plan.buffers.size());
+    buffer.bytes = bytes;
+    m_plan.buffers.push_back(buffer);
+    return buffer.id;
+  }
+  std::string uniqueName(std::string name) {
+    while (!m_usedNames.insert(name).second) name += "_";
+    return name;
+  }
+  // A while's or conditional's program, once the buffers of its operands are known.
+  Status planWhile(const LocalStep& local, const std::vector<int>& operandBuffers, PlanStep& step);
+  Status planConditional(const LocalStep& local, const std::vector<std::vector<int>>& groupBuffers, PlanStep& step);
+
+  const HloModule& m_module;
+  ExecutionPlan& m_plan;
+  std::set<std::string> m_usedNames;
+  int m_depth = 0;
+};
+
+// The flattened elements of a tuple (or the one array) of `shape`; fails on nested tuples.
+StatusOr<std::vector<Shape>> flatElements(const HloInstruction& instruction, const Shape& shape) {
+  if (!shape.isTuple()) return std::vector<Shape>{shape};
+  std::vector<Shape> elements;
+  for (const Shape& element : shape.tupleElements()) {
+    if (element.isTuple()) {
+      return Status::error(fmt::format("{}: nested tuples are not supported by codegen", instruction.name()));
+    }
+    elements.push_back(element);
+  }
+  return elements;
+}
+
+StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
+                                           const std::vector<std::vector<int>>* parameterBuffers, bool loopBody) {
+  const bool isEntry = parameterBuffers == nullptr;
+  // Control flow nests as deep as the module's computations call each other; a cycle would recurse forever.
+  if (m_depth > 64) return Status::error(fmt::format("{}: control flow nested too deeply", computation.name()));
+  StatusOr<std::vector<HloInstruction*>> order = computation.postOrder();
   if (!order.ok()) return order.status();
 
-  ExecutionPlan plan;
-  plan.module = module.name();
   std::vector<PlanValue> values;
+  std::vector<bool> external;  // a parameter of a called computation: its buffer is the caller's
+  std::vector<bool> pinned;    // a while's state or a conditional's result: a buffer of its own, never reused
   std::unordered_map<const HloInstruction*, std::vector<int>> slots;  // value per (tuple) element
-  std::vector<std::vector<int>> kernelInputs;
-  std::vector<std::vector<int>> kernelOutputs;
-  std::set<std::string> usedNames;
+  std::vector<LocalStep> steps;
 
   auto newValue = [&](const Shape& shape) {
     PlanValue value;
     value.shape = shape;
     value.bytes = elementByteSize(shape.elementType()) * shape.elementCount();
     values.push_back(value);
+    external.push_back(false);
+    pinned.push_back(false);
     return static_cast<int>(values.size()) - 1;
   };
+  auto flatOperand = [&](const HloInstruction* operand) { return slots.at(operand); };
 
   for (const HloInstruction* instruction : *order) {
     const HloOpcode opcode = instruction->opcode();
@@ -154,10 +240,33 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
                                        instruction->opcodeString()));
     }
     if (opcode == HloOpcode::kParameter) {
-      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
-      int v = newValue(shape);
-      values[static_cast<size_t>(v)].parameter = instruction->parameterNumber();
-      slots[instruction] = {v};
+      if (isEntry) {
+        FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
+        int v = newValue(shape);
+        values[static_cast<size_t>(v)].parameter = instruction->parameterNumber();
+        slots[instruction] = {v};
+        continue;
+      }
+      const int64_t number = instruction->parameterNumber();
+      if (number < 0 || number >= static_cast<int64_t>(parameterBuffers->size())) {
+        return Status::error(fmt::format("{}: parameter {} has no operand", instruction->name(), number));
+      }
+      StatusOr<std::vector<Shape>> elements = flatElements(*instruction, shape);
+      if (!elements.ok()) return elements.status();
+      const std::vector<int>& buffers = (*parameterBuffers)[static_cast<size_t>(number)];
+      if (buffers.size() != elements->size()) {
+        return Status::error(fmt::format("{}: {} elements but {} operand buffers", instruction->name(),
+                                         elements->size(), buffers.size()));
+      }
+      std::vector<int> elementValues;
+      for (size_t i = 0; i < elements->size(); ++i) {
+        FS_RETURN_IF_ERROR(checkArrayShape(*instruction, (*elements)[i]));
+        int v = newValue((*elements)[i]);
+        values[static_cast<size_t>(v)].buffer = buffers[i];
+        external[static_cast<size_t>(v)] = true;
+        elementValues.push_back(v);
+      }
+      slots[instruction] = elementValues;
       continue;
     }
     if (opcode == HloOpcode::kConstant) {
@@ -211,6 +320,43 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
       slots[instruction] = slots.at(instruction->operand(0));
       continue;
     }
+    if (opcode == HloOpcode::kCall) {
+      return Status::error(
+          fmt::format("{}: call is not lowered: inline calls first (the inline pass)", instruction->name()));
+    }
+    const int stepIndex = static_cast<int>(steps.size());
+    if (opcode == HloOpcode::kWhile || opcode == HloOpcode::kConditional) {
+      LocalStep local;
+      local.instruction = instruction;
+      for (const HloInstruction* operand : instruction->operands()) {
+        StatusOr<std::vector<Shape>> elements = flatElements(*operand, operand->shape());
+        if (!elements.ok()) return elements.status();
+        local.groups.push_back(flatOperand(operand));
+        for (int v : local.groups.back()) {
+          local.inputs.push_back(v);
+          values[static_cast<size_t>(v)].lastReader = stepIndex;
+        }
+      }
+      if (opcode == HloOpcode::kWhile && local.groups.size() != 1) {
+        return Status::error(fmt::format("{}: while takes one operand", instruction->name()));
+      }
+      if (opcode == HloOpcode::kConditional && local.groups.size() < 2) {
+        return Status::error(
+            fmt::format("{}: conditional needs a branch index and branch operands", instruction->name()));
+      }
+      StatusOr<std::vector<Shape>> elements = flatElements(*instruction, shape);
+      if (!elements.ok()) return elements.status();
+      for (const Shape& element : *elements) {
+        FS_RETURN_IF_ERROR(checkArrayShape(*instruction, element));
+        int v = newValue(element);
+        values[static_cast<size_t>(v)].producer = stepIndex;
+        pinned[static_cast<size_t>(v)] = true;
+        local.outputs.push_back(v);
+      }
+      slots[instruction] = local.outputs;
+      steps.push_back(std::move(local));
+      continue;
+    }
 
     // A kernel.
     std::vector<Shape> outputShapes;
@@ -235,142 +381,174 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
     PlanKernel kernel;
     kernel.instruction = instruction;
     kernel.instructionName = instruction->name();
-    kernel.name = symbolName(instruction->name());
-    while (!usedNames.insert(kernel.name).second) kernel.name += "_";
+    kernel.name = uniqueName(symbolName(instruction->name()));
     kernel.kind = opcode == HloOpcode::kFusion ? std::string(fusionKindName(instruction->fusionKind()))
                                                : std::string(instruction->opcodeString());
-    const int kernelIndex = static_cast<int>(plan.kernels.size());
-    std::vector<int> inputs;
+    LocalStep local;
+    local.kernel = static_cast<int>(m_plan.kernels.size());
+    local.instruction = instruction;
     for (const HloInstruction* operand : instruction->operands()) {
       const std::vector<int>& operandSlots = slots.at(operand);
       if (operand->shape().isTuple() || operandSlots.size() != 1) {
         return Status::error(fmt::format("{}: tuple-shaped operand {} is not supported by codegen", instruction->name(),
                                          operand->name()));
       }
-      inputs.push_back(operandSlots[0]);
-      values[static_cast<size_t>(operandSlots[0])].lastReader = kernelIndex;
+      local.inputs.push_back(operandSlots[0]);
+      values[static_cast<size_t>(operandSlots[0])].lastReader = stepIndex;
       kernel.inputShapes.push_back(operand->shape());
       kernel.bytesRead += operand->shape().byteSize();
     }
-    std::vector<int> outputs;
     for (const Shape& output : outputShapes) {
       int v = newValue(output);
-      values[static_cast<size_t>(v)].producer = kernelIndex;
-      outputs.push_back(v);
+      values[static_cast<size_t>(v)].producer = stepIndex;
+      local.outputs.push_back(v);
       kernel.bytesWritten += values[static_cast<size_t>(v)].bytes;
       kernel.elements += output.elementCount();
     }
     kernel.outputShapes = outputShapes;
-    slots[instruction] = outputs;
-    kernelInputs.push_back(inputs);
-    kernelOutputs.push_back(outputs);
-    plan.kernels.push_back(std::move(kernel));
+    slots[instruction] = local.outputs;
+    m_plan.kernels.push_back(std::move(kernel));
+    steps.push_back(std::move(local));
   }
+
+  const HloInstruction* root = computation.root();
+  if (root == nullptr) return Status::error(fmt::format("computation {} has no root", computation.name()));
+  const std::vector<int>& rootSlots = slots.at(root);
+  for (int v : rootSlots) values[static_cast<size_t>(v)].output = true;
 
   // Entry parameters and outputs.
-  for (const HloInstruction* parameter : entry->parameters()) {
-    if (parameter == nullptr) return Status::error("entry parameters are not numbered 0..n-1");
-  }
-  const HloInstruction* root = entry->root();
-  if (root == nullptr) return Status::error("entry computation has no root");
-  plan.tupleOutput = root->shape().isTuple();
-  const std::vector<int>& rootSlots = slots.at(root);
-  for (size_t i = 0; i < rootSlots.size(); ++i) {
-    PlanOutput output;
-    output.index = static_cast<int64_t>(i);
-    // A tuple instruction names its elements after its operands; a tuple-shaped root that is not one (a
-    // multi-output fusion) names them ROOT.INDEX.
-    // A single-output fusion is named after the instruction it computes, so that output files keep their
-    // names whether or not the module was fused.
-    auto valueName = [](const HloInstruction* value) {
-      const HloComputation* fused = value->fusedComputation();
-      return fused && fused->root() && !fused->root()->shape().isTuple() ? fused->root()->name() : value->name();
-    };
-    output.name = !plan.tupleOutput                     ? valueName(root)
-                  : root->opcode() == HloOpcode::kTuple ? valueName(root->operand(static_cast<int>(i)))
-                                                        : fmt::format("{}.{}", root->name(), i);
-    // The root's own shape: a bitcast of a kernel's output shares its buffer under another shape.
-    output.shape = plan.tupleOutput ? root->shape().tupleElement(static_cast<int>(i)) : root->shape();
-    plan.outputs.push_back(output);
-    values[static_cast<size_t>(rootSlots[i])].output = true;
-  }
-
-  // Aliasing: output i lives in parameter p's buffer.
-  StatusOr<std::vector<std::pair<int64_t, int64_t>>> aliases = parseInputOutputAlias(module);
-  if (!aliases.ok()) return aliases.status();
   std::unordered_map<int64_t, int> parameterValue;
-  for (const HloInstruction* parameter : entry->parameters()) {
-    parameterValue[parameter->parameterNumber()] = slots.at(parameter)[0];
-  }
   std::map<int, int64_t> directAlias;              // temporary value -> parameter whose buffer it is written into
   std::vector<std::pair<int, int64_t>> copyAlias;  // (output index, parameter) needing a final copy
-  std::set<int64_t> aliasedParameters;
-  for (auto [outputIndex, parameter] : *aliases) {
-    if (outputIndex < 0 || outputIndex >= static_cast<int64_t>(rootSlots.size()) || !parameterValue.count(parameter)) {
-      return Status::error(
-          fmt::format("input_output_alias: output {} / parameter {} does not exist", outputIndex, parameter));
+  if (isEntry) {
+    for (const HloInstruction* parameter : computation.parameters()) {
+      if (parameter == nullptr) return Status::error("entry parameters are not numbered 0..n-1");
     }
-    const int v = rootSlots[static_cast<size_t>(outputIndex)];
-    const int pv = parameterValue[parameter];
-    if (v == pv) {
-      plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
-      continue;
+    m_plan.tupleOutput = root->shape().isTuple();
+    for (size_t i = 0; i < rootSlots.size(); ++i) {
+      PlanOutput output;
+      output.index = static_cast<int64_t>(i);
+      // A tuple instruction names its elements after its operands; a tuple-shaped root that is not one (a
+      // multi-output fusion, a while) names them ROOT.INDEX.
+      // A single-output fusion is named after the instruction it computes, so that output files keep their
+      // names whether or not the module was fused.
+      auto valueName = [](const HloInstruction* value) {
+        const HloComputation* fused = value->fusedComputation();
+        return fused && fused->root() && !fused->root()->shape().isTuple() ? fused->root()->name() : value->name();
+      };
+      output.name = !m_plan.tupleOutput                   ? valueName(root)
+                    : root->opcode() == HloOpcode::kTuple ? valueName(root->operand(static_cast<int>(i)))
+                                                          : fmt::format("{}.{}", root->name(), i);
+      // The root's own shape: a bitcast of a kernel's output shares its buffer under another shape.
+      output.shape = m_plan.tupleOutput ? root->shape().tupleElement(static_cast<int>(i)) : root->shape();
+      m_plan.outputs.push_back(output);
     }
-    if (values[static_cast<size_t>(pv)].output || !aliasedParameters.insert(parameter).second ||
-        values[static_cast<size_t>(v)].shape.byteSize() != values[static_cast<size_t>(pv)].shape.byteSize()) {
-      continue;  // the parameter's value is needed as an output itself, or sizes differ: keep them apart
+
+    // Aliasing: output i lives in parameter p's buffer.
+    StatusOr<std::vector<std::pair<int64_t, int64_t>>> aliases = parseInputOutputAlias(m_module);
+    if (!aliases.ok()) return aliases.status();
+    for (const HloInstruction* parameter : computation.parameters()) {
+      parameterValue[parameter->parameterNumber()] = slots.at(parameter)[0];
     }
-    plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
-    const PlanValue& value = values[static_cast<size_t>(v)];
-    const bool usedTwice = std::count(rootSlots.begin(), rootSlots.end(), v) > 1 || directAlias.count(v) > 0;
-    bool inPlace = false;
-    if (value.producer >= 0 && values[static_cast<size_t>(pv)].lastReader == value.producer &&
-        kernelOutputs[static_cast<size_t>(value.producer)].size() == 1) {
-      std::vector<int> operands;
-      const std::vector<int>& inputs = kernelInputs[static_cast<size_t>(value.producer)];
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        if (inputs[i] == pv) operands.push_back(static_cast<int>(i));
+    std::set<int64_t> aliasedParameters;
+    for (auto [outputIndex, parameter] : *aliases) {
+      if (outputIndex < 0 || outputIndex >= static_cast<int64_t>(rootSlots.size()) ||
+          !parameterValue.count(parameter)) {
+        return Status::error(
+            fmt::format("input_output_alias: output {} / parameter {} does not exist", outputIndex, parameter));
       }
-      inPlace = readsOnlyInPlace(plan.kernels[static_cast<size_t>(value.producer)].instruction, operands);
+      const int v = rootSlots[static_cast<size_t>(outputIndex)];
+      const int pv = parameterValue[parameter];
+      if (v == pv) {
+        m_plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
+        continue;
+      }
+      if (values[static_cast<size_t>(pv)].output || !aliasedParameters.insert(parameter).second ||
+          values[static_cast<size_t>(v)].shape.byteSize() != values[static_cast<size_t>(pv)].shape.byteSize()) {
+        continue;  // the parameter's value is needed as an output itself, or sizes differ: keep them apart
+      }
+      m_plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
+      const PlanValue& value = values[static_cast<size_t>(v)];
+      const bool usedTwice = std::count(rootSlots.begin(), rootSlots.end(), v) > 1 || directAlias.count(v) > 0;
+      // Only a kernel can write its output into another buffer; a while or conditional has buffers of its own.
+      const bool byKernel = value.producer >= 0 && steps[static_cast<size_t>(value.producer)].kernel >= 0;
+      bool inPlace = false;
+      if (byKernel && values[static_cast<size_t>(pv)].lastReader == value.producer &&
+          steps[static_cast<size_t>(value.producer)].outputs.size() == 1) {
+        std::vector<int> operands;
+        const std::vector<int>& inputs = steps[static_cast<size_t>(value.producer)].inputs;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          if (inputs[i] == pv) operands.push_back(static_cast<int>(i));
+        }
+        inPlace = readsOnlyInPlace(steps[static_cast<size_t>(value.producer)].instruction, operands);
+      }
+      if (byKernel && (values[static_cast<size_t>(pv)].lastReader < value.producer || inPlace) && !usedTwice) {
+        directAlias[v] = parameter;
+      } else {
+        copyAlias.emplace_back(static_cast<int>(outputIndex), parameter);
+      }
     }
-    if (value.producer >= 0 && (values[static_cast<size_t>(pv)].lastReader < value.producer || inPlace) && !usedTwice) {
-      directAlias[v] = parameter;
-    } else {
-      copyAlias.emplace_back(static_cast<int>(outputIndex), parameter);
+    for (const HloInstruction* parameter : computation.parameters()) {
+      int v = slots.at(parameter)[0];
+      PlanValue& value = values[static_cast<size_t>(v)];
+      value.buffer = addBuffer(value.bytes);
+      m_plan.buffers[static_cast<size_t>(value.buffer)].parameter = parameter->parameterNumber();
+      m_plan.parameters.push_back({parameter->parameterNumber(), parameter->name(), value.shape, value.buffer});
     }
   }
 
   // Buffer assignment.
-  auto addBuffer = [&](int64_t bytes) {
-    PlanBuffer buffer;
-    buffer.id = static_cast<int>(plan.buffers.size());
-    buffer.bytes = bytes;
-    plan.buffers.push_back(buffer);
-    return buffer.id;
-  };
-  for (const HloInstruction* parameter : entry->parameters()) {
-    int v = slots.at(parameter)[0];
-    PlanValue& value = values[static_cast<size_t>(v)];
-    value.buffer = addBuffer(value.bytes);
-    plan.buffers[static_cast<size_t>(value.buffer)].parameter = parameter->parameterNumber();
-    plan.parameters.push_back({parameter->parameterNumber(), parameter->name(), value.shape, value.buffer});
-  }
   for (PlanValue& value : values) {
     if (value.constant != nullptr) {
       value.buffer = addBuffer(value.bytes);
-      plan.buffers[static_cast<size_t>(value.buffer)].constant = value.constant;
+      m_plan.buffers[static_cast<size_t>(value.buffer)].constant = value.constant;
     }
   }
-  std::multimap<int64_t, int> freeBuffers;  // bytes -> buffer id
-  for (size_t k = 0; k < plan.kernels.size(); ++k) {
-    for (int v : kernelOutputs[k]) {
+  SubPlan result;
+  std::multimap<int64_t, int> freeBuffers;             // bytes -> buffer id
+  std::vector<bool> handedOver(values.size(), false);  // its buffer went on to an in-place update's output
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const LocalStep& local = steps[k];
+    // In a loop body, a dynamic-update-slice whose operand is read by nothing after it (a loop state element or a
+    // temporary) writes its window into the operand's buffer. Only in loop bodies: there it saves a full copy per
+    // trip, and the nvptx bundle (whose kernels take noalias arguments) never sees a loop.
+    int inPlace = -1;
+    if (loopBody && local.kernel >= 0 && local.outputs.size() == 1) {
+      const int input = updatedInputOf(local.instruction);
+      if (input >= 0 && input < static_cast<int>(local.inputs.size())) {
+        const int v = local.inputs[static_cast<size_t>(input)];
+        const PlanValue& operand = values[static_cast<size_t>(v)];
+        const bool readOnce = std::count(local.inputs.begin(), local.inputs.end(), v) == 1;
+        const bool owned = operand.producer >= 0 || external[static_cast<size_t>(v)];
+        if (readOnce && owned && operand.lastReader == static_cast<int>(k) && !operand.output &&
+            !pinned[static_cast<size_t>(v)] && operand.constant == nullptr &&
+            operand.bytes == values[static_cast<size_t>(local.outputs[0])].bytes) {
+          inPlace = v;
+        }
+      }
+    }
+    for (int v : local.outputs) {
       PlanValue& value = values[static_cast<size_t>(v)];
-      plan.temporaryBytesWithoutReuse += value.output ? 0 : value.bytes;
-      if (auto it = directAlias.find(v); it != directAlias.end()) {
+      if (!value.output) m_plan.temporaryBytesWithoutReuse += value.bytes;
+      if (inPlace >= 0) {
+        value.buffer = values[static_cast<size_t>(inPlace)].buffer;
+        handedOver[static_cast<size_t>(inPlace)] = true;
+        // A loop state buffer stays the state's: never back to this body's free list.
+        if (external[static_cast<size_t>(inPlace)]) pinned[static_cast<size_t>(v)] = true;
+        PlanKernel& kernel = m_plan.kernels[static_cast<size_t>(local.kernel)];
+        kernel.updatedInput = updatedInputOf(local.instruction);
+        // Traffic of the window only: the rest of the operand stays where it is.
+        const HloInstruction* root = local.instruction->opcode() == HloOpcode::kFusion
+                                         ? local.instruction->fusedComputation()->root()
+                                         : local.instruction;
+        kernel.bytesRead -= value.bytes;
+        kernel.bytesWritten = root->operand(1)->shape().byteSize();
+        kernel.elements = root->operand(1)->shape().elementCount();
+      } else if (auto it = directAlias.find(v); it != directAlias.end()) {
         value.buffer = values[static_cast<size_t>(parameterValue[it->second])].buffer;
-      } else if (value.output) {
+      } else if (value.output || pinned[static_cast<size_t>(v)]) {
         value.buffer = addBuffer(value.bytes);
-        plan.buffers[static_cast<size_t>(value.buffer)].output = true;
+        m_plan.buffers[static_cast<size_t>(value.buffer)].output = isEntry && value.output;
       } else {
         auto it2 = freeBuffers.lower_bound(value.bytes);
         if (it2 != freeBuffers.end() && it2->first <= 2 * value.bytes + 64) {
@@ -381,42 +559,217 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
         }
       }
     }
-    // Release temporaries whose last reader (or, unread, their producer) is this kernel.
+    PlanStep step;
+    if (local.kernel >= 0) {
+      step.kind = PlanStep::Kind::kKernel;
+      step.kernel = local.kernel;
+      PlanKernel& kernel = m_plan.kernels[static_cast<size_t>(local.kernel)];
+      for (int v : local.inputs) kernel.inputs.push_back(values[static_cast<size_t>(v)].buffer);
+      for (int v : local.outputs) kernel.outputs.push_back(values[static_cast<size_t>(v)].buffer);
+    } else {
+      std::vector<std::vector<int>> groupBuffers;
+      for (const std::vector<int>& group : local.groups) {
+        groupBuffers.emplace_back();
+        for (int v : group) groupBuffers.back().push_back(values[static_cast<size_t>(v)].buffer);
+      }
+      for (int v : local.outputs) step.state.push_back(values[static_cast<size_t>(v)].buffer);
+      ++m_depth;
+      Status planned = local.instruction->opcode() == HloOpcode::kWhile ? planWhile(local, groupBuffers[0], step)
+                                                                        : planConditional(local, groupBuffers, step);
+      --m_depth;
+      FS_RETURN_IF_ERROR(planned);
+    }
+    result.steps.push_back(std::move(step));
+    // Release temporaries whose last reader (or, unread, their producer) is this step.
     auto release = [&](int v) {
       PlanValue& value = values[static_cast<size_t>(v)];
-      if (value.producer < 0 || value.output || directAlias.count(v)) return;
+      if (value.producer < 0 || value.output || pinned[static_cast<size_t>(v)] || directAlias.count(v) ||
+          handedOver[static_cast<size_t>(v)]) {
+        return;
+      }
       if (std::max(value.lastReader, value.producer) != static_cast<int>(k)) return;
-      freeBuffers.emplace(plan.buffers[static_cast<size_t>(value.buffer)].bytes, value.buffer);
+      freeBuffers.emplace(m_plan.buffers[static_cast<size_t>(value.buffer)].bytes, value.buffer);
       value.producer = -2;  // released once
     };
-    std::vector<int> touched = kernelInputs[k];
-    touched.insert(touched.end(), kernelOutputs[k].begin(), kernelOutputs[k].end());
+    std::vector<int> touched = local.inputs;
+    touched.insert(touched.end(), local.outputs.begin(), local.outputs.end());
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     for (int v : touched) release(v);
-    PlanKernel& kernel = plan.kernels[k];
-    for (int v : kernelInputs[k]) kernel.inputs.push_back(values[static_cast<size_t>(v)].buffer);
-    for (int v : kernelOutputs[k]) kernel.outputs.push_back(values[static_cast<size_t>(v)].buffer);
   }
-  for (size_t i = 0; i < rootSlots.size(); ++i) {
-    plan.outputs[i].buffer = values[static_cast<size_t>(rootSlots[i])].buffer;
+  for (int v : rootSlots) {
+    const PlanValue& value = values[static_cast<size_t>(v)];
+    result.root.push_back(value.buffer);
+    // A value updated in place in a state buffer is not the body's to swap away (it is already where it goes,
+    // or, at another position, must be copied).
+    const bool inStateBuffer = pinned[static_cast<size_t>(v)] && values[static_cast<size_t>(v)].producer >= 0 &&
+                               steps[static_cast<size_t>(value.producer)].kernel >= 0;
+    result.owned.push_back(value.producer != -1 && !external[static_cast<size_t>(v)] && value.constant == nullptr &&
+                           !inStateBuffer);
   }
+  if (!isEntry) return result;
+
+  for (size_t i = 0; i < rootSlots.size(); ++i) m_plan.outputs[i].buffer = result.root[i];
   for (auto [outputIndex, parameter] : copyAlias) {
-    PlanOutput& output = plan.outputs[static_cast<size_t>(outputIndex)];
+    PlanOutput& output = m_plan.outputs[static_cast<size_t>(outputIndex)];
     PlanKernel copy;
-    copy.name = symbolName("copy_to_" + entry->parameters()[static_cast<size_t>(parameter)]->name());
-    while (!usedNames.insert(copy.name).second) copy.name += "_";
+    copy.name = uniqueName(symbolName("copy_to_" + computation.parameters()[static_cast<size_t>(parameter)]->name()));
     copy.kind = "copy";
     copy.inputs = {output.buffer};
     copy.inputShapes = {output.shape};
     const int target = values[static_cast<size_t>(parameterValue[parameter])].buffer;
     copy.outputs = {target};
-    copy.outputShapes = {plan.parameters[static_cast<size_t>(parameter)].shape};
+    copy.outputShapes = {m_plan.parameters[static_cast<size_t>(parameter)].shape};
     copy.bytesRead = copy.bytesWritten = output.shape.byteSize();
     copy.elements = output.shape.elementCount();
-    plan.kernels.push_back(std::move(copy));
+    PlanStep step;
+    step.kernel = static_cast<int>(m_plan.kernels.size());
+    m_plan.kernels.push_back(std::move(copy));
+    result.steps.push_back(std::move(step));
     output.buffer = target;
   }
+  return result;
+}
+
+// Moves that put `sources` (a sub-program's root elements, `owned` where they are its own temporaries) into
+// `targets`. A source that is itself one of the targets (a loop body returning its parameter's elements
+// permuted) goes through a scratch buffer first, so no move overwrites what a later one reads; an owned source is
+// swapped into place (no copy), and a source appearing twice is copied from where its first move put it.
+std::vector<PlanMove> movesInto(const std::vector<int>& sources, const std::vector<bool>& owned,
+                                const std::vector<int>& targets, const std::function<int(int)>& scratchFor) {
+  std::vector<PlanMove> moves;
+  std::vector<std::pair<int, int>> pending;  // (scratch, target)
+  auto isTarget = [&](int buffer) { return std::find(targets.begin(), targets.end(), buffer) != targets.end(); };
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i] != targets[i] && isTarget(sources[i])) {
+      const int scratch = scratchFor(sources[i]);
+      moves.push_back({sources[i], scratch, false});
+      pending.emplace_back(scratch, targets[i]);
+    }
+  }
+  std::map<int, int> movedTo;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const int from = sources[i];
+    if (from == targets[i] || isTarget(from)) continue;
+    if (auto it = movedTo.find(from); it != movedTo.end()) {
+      moves.push_back({it->second, targets[i], false});
+    } else {
+      moves.push_back({from, targets[i], owned[i]});
+      movedTo[from] = targets[i];
+    }
+  }
+  for (auto [scratch, target] : pending) moves.push_back({scratch, target, true});
+  return moves;
+}
+
+Status Planner::planWhile(const LocalStep& local, const std::vector<int>& operandBuffers, PlanStep& step) {
+  const HloInstruction* instruction = local.instruction;
+  const HloComputation* condition = instruction->calledComputation("condition");
+  const HloComputation* body = instruction->calledComputation("body");
+  if (condition == nullptr || body == nullptr) {
+    return Status::error(fmt::format("{}: while needs condition= and body=", instruction->name()));
+  }
+  step.kind = PlanStep::Kind::kWhile;
+  step.instruction = instruction->name();
+  if (operandBuffers.size() != step.state.size()) {
+    return Status::error(fmt::format("{}: the operand has {} elements, the result {}", instruction->name(),
+                                     operandBuffers.size(), step.state.size()));
+  }
+  // The initial state is copied: the operand may be read after the loop (or be a parameter or constant).
+  for (size_t i = 0; i < operandBuffers.size(); ++i) step.init.push_back({operandBuffers[i], step.state[i], false});
+  const std::vector<std::vector<int>> parameters{step.state};
+  StatusOr<SubPlan> conditionPlan = planComputation(*condition, &parameters);
+  if (!conditionPlan.ok()) return conditionPlan.status();
+  const HloInstruction* conditionRoot = condition->root();
+  if (conditionPlan->root.size() != 1 || !conditionRoot->shape().isArray() ||
+      conditionRoot->shape().elementType() != PrimitiveType::kPred || conditionRoot->shape().elementCount() != 1) {
+    return Status::error(fmt::format("{}: condition {} must return pred[]", instruction->name(), condition->name()));
+  }
+  step.condition = std::move(conditionPlan->steps);
+  step.predicate = conditionPlan->root[0];
+  StatusOr<SubPlan> bodyPlan = planComputation(*body, &parameters, /*loopBody=*/true);
+  if (!bodyPlan.ok()) return bodyPlan.status();
+  if (bodyPlan->root.size() != step.state.size()) {
+    return Status::error(fmt::format("{}: body {} returns {} elements, the state has {}", instruction->name(),
+                                     body->name(), bodyPlan->root.size(), step.state.size()));
+  }
+  step.body = std::move(bodyPlan->steps);
+  step.update = movesInto(bodyPlan->root, bodyPlan->owned, step.state,
+                          [&](int buffer) { return addBuffer(m_plan.buffers[static_cast<size_t>(buffer)].bytes); });
+  return okStatus();
+}
+
+Status Planner::planConditional(const LocalStep& local, const std::vector<std::vector<int>>& groupBuffers,
+                                PlanStep& step) {
+  const HloInstruction* instruction = local.instruction;
+  std::vector<const HloComputation*> branches;
+  if (const HloComputation* t = instruction->calledComputation("true_computation")) {
+    branches = {t, instruction->calledComputation("false_computation")};
+  } else {
+    for (const CalledComputationRef& ref : instruction->calledComputationRefs()) {
+      if (ref.key == "branch_computations") branches.assign(ref.computations.begin(), ref.computations.end());
+    }
+  }
+  if (branches.empty() || std::find(branches.begin(), branches.end(), nullptr) != branches.end()) {
+    return Status::error(fmt::format("{}: conditional needs true_computation/false_computation or branch_computations",
+                                     instruction->name()));
+  }
+  const Shape& selectorShape = instruction->operand(0)->shape();
+  if (!selectorShape.isArray() || selectorShape.elementCount() != 1 || isFloatingPoint(selectorShape.elementType()) ||
+      groupBuffers[0].size() != 1) {
+    return Status::error(fmt::format("{}: the branch index must be a pred or integer scalar", instruction->name()));
+  }
+  if (selectorShape.elementType() == PrimitiveType::kPred && branches.size() != 2) {
+    return Status::error(fmt::format("{}: a pred conditional needs two branches", instruction->name()));
+  }
+  if (groupBuffers.size() != branches.size() + 1) {
+    return Status::error(fmt::format("{}: {} branch(es) but {} branch operand(s)", instruction->name(), branches.size(),
+                                     groupBuffers.size() - 1));
+  }
+  step.kind = PlanStep::Kind::kConditional;
+  step.instruction = instruction->name();
+  step.selector = groupBuffers[0][0];
+  step.selectorType = selectorShape.elementType();
+  step.results = std::move(step.state);
+  step.state.clear();
+  for (size_t k = 0; k < branches.size(); ++k) {
+    const std::vector<std::vector<int>> parameters{groupBuffers[k + 1]};
+    StatusOr<SubPlan> branch = planComputation(*branches[k], &parameters);
+    if (!branch.ok()) return branch.status();
+    if (branch->root.size() != step.results.size()) {
+      return Status::error(fmt::format("{}: branch {} returns {} elements, the conditional {}", instruction->name(),
+                                       branches[k]->name(), branch->root.size(), step.results.size()));
+    }
+    step.branches.push_back(std::move(branch->steps));
+    step.branchResults.push_back(movesInto(branch->root, branch->owned, step.results, [&](int buffer) {
+      return addBuffer(m_plan.buffers[static_cast<size_t>(buffer)].bytes);
+    }));
+  }
+  return okStatus();
+}
+
+const PlanStep* firstIn(const std::vector<PlanStep>& steps) {
+  for (const PlanStep& step : steps) {
+    if (step.kind != PlanStep::Kind::kKernel) return &step;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const PlanStep* firstControlFlowStep(const ExecutionPlan& plan) {
+  return firstIn(plan.steps);
+}
+
+StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
+  const HloComputation* entry = module.entry();
+  if (entry == nullptr) return Status::error("module has no entry computation");
+  ExecutionPlan plan;
+  plan.module = module.name();
+  Planner planner(module, plan);
+  StatusOr<SubPlan> program = planner.planComputation(*entry, nullptr);
+  if (!program.ok()) return program.status();
+  plan.steps = std::move(program->steps);
   for (const PlanBuffer& buffer : plan.buffers) plan.peakBytes += buffer.bytes;
   return plan;
 }
@@ -433,6 +786,38 @@ std::string planToString(const ExecutionPlan& plan) {
     out += fmt::format("  kernel {} ({}): in [{}] out [{}]\n", kernel.name, kernel.kind, fmt::join(kernel.inputs, ", "),
                        fmt::join(kernel.outputs, ", "));
   }
+  std::function<void(const std::vector<PlanStep>&, int)> listSteps = [&](const std::vector<PlanStep>& steps,
+                                                                         int indent) {
+    auto moves = [](const std::vector<PlanMove>& list) {
+      std::vector<std::string> parts;
+      for (const PlanMove& move : list)
+        parts.push_back(fmt::format("{}{}{}", move.from, move.swap ? "<->" : "->", move.to));
+      return fmt::format("{}", fmt::join(parts, ", "));
+    };
+    const std::string pad(static_cast<size_t>(indent), ' ');
+    for (const PlanStep& step : steps) {
+      if (step.kind == PlanStep::Kind::kKernel) {
+        out += fmt::format("{}{}\n", pad, plan.kernels[static_cast<size_t>(step.kernel)].name);
+      } else if (step.kind == PlanStep::Kind::kWhile) {
+        out += fmt::format("{}while {}: state [{}] init [{}]\n{}  condition (pred in buffer {}):\n", pad,
+                           step.instruction, fmt::join(step.state, ", "), moves(step.init), pad, step.predicate);
+        listSteps(step.condition, indent + 4);
+        out += fmt::format("{}  body, then [{}]:\n", pad, moves(step.update));
+        listSteps(step.body, indent + 4);
+      } else {
+        out += fmt::format("{}conditional {}: index in buffer {}, results [{}]\n", pad, step.instruction, step.selector,
+                           fmt::join(step.results, ", "));
+        for (size_t k = 0; k < step.branches.size(); ++k) {
+          out += fmt::format("{}  branch {}, then [{}]:\n", pad, k, moves(step.branchResults[k]));
+          listSteps(step.branches[k], indent + 4);
+        }
+      }
+    }
+  };
+  if (firstControlFlowStep(plan) != nullptr) {
+    out += "  program:\n";
+    listSteps(plan.steps, 4);
+  }
   for (const PlanOutput& output : plan.outputs) {
     out += fmt::format("  output {} ({}): buffer {}{}\n", output.index, output.name, output.buffer,
                        output.aliasesParameter ? fmt::format(" aliases parameter {}", *output.aliasesParameter) : "");
@@ -445,16 +830,39 @@ StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& modul
     return inst->isFusion() && inst->fusionKind() == FusionKind::kCustom && inst->fusedComputation() &&
            !isNormalizationFusion(*inst);
   };
-  const HloComputation* entry = module.entry();
-  if (!entry || std::none_of(entry->instructions().begin(), entry->instructions().end(),
-                             [&](const auto& inst) { return isLibraryFusion(inst.get()); })) {
-    return std::unique_ptr<HloModule>();
+  // Computations that run as programs: the entry and what while / conditional call, transitively (not fused
+  // computations or reducers, which are emitted inside kernels).
+  auto programs = [](const HloModule& m) {
+    std::vector<HloComputation*> found;
+    std::set<const HloComputation*> seen;
+    std::function<void(HloComputation*)> visit = [&](HloComputation* computation) {
+      if (computation == nullptr || !seen.insert(computation).second) return;
+      found.push_back(computation);
+      for (const auto& inst : computation->instructions()) {
+        const HloOpcode opcode = inst->opcode();
+        if (opcode == HloOpcode::kWhile || opcode == HloOpcode::kConditional || opcode == HloOpcode::kCall) {
+          for (HloComputation* called : inst->calledComputations()) visit(called);
+        }
+      }
+    };
+    visit(m.entry());
+    return found;
+  };
+  bool needed = false;
+  for (const HloComputation* computation : programs(module)) {
+    for (const auto& inst : computation->instructions()) {
+      needed = needed || isLibraryFusion(inst.get()) || inst->opcode() == HloOpcode::kCall;
+    }
   }
+  if (!needed) return std::unique_ptr<HloModule>();
   std::unique_ptr<HloModule> copy = cloneModule(module);
-  HloComputation* copyEntry = copy->entry();
+  PassContext context;
+  if (StatusOr<bool> inlined = CallInliner().run(*copy, context); !inlined.ok()) return inlined.status();
   std::vector<HloInstruction*> fusions;
-  for (const auto& inst : copyEntry->instructions()) {
-    if (isLibraryFusion(inst.get())) fusions.push_back(inst.get());
+  for (HloComputation* computation : programs(*copy)) {
+    for (const auto& inst : computation->instructions()) {
+      if (isLibraryFusion(inst.get())) fusions.push_back(inst.get());
+    }
   }
   for (HloInstruction* fusion : fusions) {
     FS_RETURN_IF_ERROR(inlineBody(fusion, *fusion->fusedComputation(), *copy));

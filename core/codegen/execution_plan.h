@@ -44,6 +44,47 @@ struct PlanKernel {
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
   int64_t elements = 0;  // output elements (all outputs together)
+  // A dynamic-update-slice (or a fusion rooted at one) in a loop body whose output takes the buffer of the operand
+  // it updates (inputs[updatedInput] == outputs[0]): the CPU kernel writes only the update window (XLA's in-place
+  // update), so a scan writing one row per trip costs O(row), not O(whole output).
+  int updatedInput = -1;
+};
+
+// A value moved between buffers at a control-flow boundary: a loop's initial state into its state buffers, a loop
+// body's result back into them, a branch's result into the conditional's result buffers. `swap` exchanges the
+// two buffers' memory instead of copying (the runtime addresses buffers through a table of pointers): used where
+// `from` is a temporary of the body or branch that nothing reads before it is written again.
+struct PlanMove {
+  int from = -1;
+  int to = -1;
+  bool swap = false;
+};
+
+// One step of a plan's program. A kernel step launches ExecutionPlan::kernels[kernel]. A while step runs its
+// condition's steps, reads the pred in `predicate`, and while it is true runs the body's steps and the `update`
+// moves; the loop state lives in `state` (one buffer per element of the flattened tuple), where the condition and
+// the body read their parameter and where the while's result is. A conditional step reads the branch index in
+// `selector` (a pred: true runs branch 0, false branch 1; an integer out of range runs the last branch, as XLA),
+// runs that branch's steps (its parameter is read where the conditional's operand lives) and moves its result
+// into `results`.
+struct PlanStep {
+  enum class Kind { kKernel, kWhile, kConditional };
+  Kind kind = Kind::kKernel;
+  int kernel = -1;
+  std::string instruction;  // the HLO instruction of a while or conditional step
+  // while
+  std::vector<PlanMove> init;
+  std::vector<int> state;
+  std::vector<PlanStep> condition;
+  int predicate = -1;
+  std::vector<PlanStep> body;
+  std::vector<PlanMove> update;
+  // conditional
+  int selector = -1;
+  PrimitiveType selectorType = PrimitiveType::kPred;
+  std::vector<std::vector<PlanStep>> branches;
+  std::vector<std::vector<PlanMove>> branchResults;
+  std::vector<int> results;
 };
 
 struct PlanParameter {
@@ -69,17 +110,23 @@ struct ExecutionPlan {
   std::string module;
   bool tupleOutput = false;  // the root is a tuple: outputs are its elements
   std::vector<PlanBuffer> buffers;
-  std::vector<PlanKernel> kernels;
+  std::vector<PlanKernel> kernels;  // every kernel, those of loop bodies and branches included
+  std::vector<PlanStep> steps;      // the entry computation's program
   std::vector<PlanParameter> parameters;
   std::vector<PlanOutput> outputs;
   int64_t peakBytes = 0;                   // sum of all buffer sizes (every buffer is live for the whole run)
   int64_t temporaryBytesWithoutReuse = 0;  // what temporaries would take with one buffer per value
 };
 
-// Plans the entry computation of `module`. Fails, naming the instruction, on what the plan cannot hold:
-// tuple-shaped parameters, nested tuples, tokens, control flow and ops producing tuples other than tuple,
-// get-tuple-element and (multi-output) fusions.
+// Plans the entry computation of `module`, and recursively the computations its while and conditional
+// instructions call (each as its own program, with its own buffers; tuple-shaped parameters of those are
+// flattened into one buffer per element). Fails, naming the instruction, on what the plan cannot hold: tuple-shaped
+// entry parameters, nested tuples, tokens, `call` (inline calls first: CpuExecutable::compile does) and ops
+// producing tuples other than tuple, get-tuple-element, while, conditional and (multi-output) fusions.
 StatusOr<ExecutionPlan> planExecution(const HloModule& module);
+
+// The first while or conditional step of `plan` (for backends that run flat kernel lists only), or null.
+const PlanStep* firstControlFlowStep(const ExecutionPlan& plan);
 
 // `input_output_alias={ {1}: (0, {}, may-alias) }` as (output index, parameter) pairs; output index 0 for
 // `{}` (a non-tuple root).
@@ -89,8 +136,9 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const H
 std::string planToString(const ExecutionPlan& plan);
 
 // Library fusions (kind=kCustom: XLA CPU's YNNPACK fusions, our `library-fusion` pass) run as the instructions
-// they hold, since no library is linked: a copy of `module` with every such fusion of the entry inlined, or null
-// when it has none. Plan and compile the copy.
+// they hold, since no library is linked, and `call`s run as their callee's instructions: a copy of `module` with
+// every such fusion (in the entry, loop bodies, conditions and branches) and every call inlined, or null when it
+// has none. Plan and compile the copy.
 StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& module);
 
 }  // namespace fusionscope::core

@@ -192,6 +192,15 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       return Status::error(
           fmt::format("{}: {} fusion outputs but {} output buffers", kernel.name, roots.size(), kernel.outputs.size()));
     }
+    // An in-place dynamic-update-slice: the output buffer holds the operand already, only the window is written.
+    if (target == KernelTarget::kCpu && kernel.updatedInput >= 0 && roots.size() == 1 && roots[0] != nullptr &&
+        roots[0]->opcode() == HloOpcode::kDynamicUpdateSlice) {
+      emitter.dynamicUpdateSliceInPlace(roots[0], args[inputCount], begin, end);
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      emitted.push_back({kernel.name, roots[0]->operand(1)->shape().elementCount()});
+      continue;
+    }
     const bool singleCpuRoot = target == KernelTarget::kCpu && roots.size() == 1 && roots[0] != nullptr;
     const HloComputation* fused = singleCpuRoot && kernel.instruction->opcode() == HloOpcode::kFusion
                                       ? kernel.instruction->fusedComputation()

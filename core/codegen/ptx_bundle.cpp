@@ -22,6 +22,7 @@
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
 #include "core/eval/value.h"
+#include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 
@@ -66,8 +67,25 @@ Status linkLibdevice(llvm::Module& module, const std::string& path) {
 }  // namespace
 
 StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const PtxOptions& options) {
+  // A bundle is a flat list of kernels a host launches in order; loops and branches would need the host to read
+  // device results between launches, which the bundle format has no way to say (docs/BUNDLE.md). Checked before
+  // planning, so the message names the loop, not something planning its body fails on.
+  if (const HloComputation* entry = module.entry()) {
+    StatusOr<std::vector<HloInstruction*>> order = entry->postOrder();
+    if (!order.ok()) return order.status();
+    for (const HloInstruction* instruction : *order) {
+      if (instruction->opcode() == HloOpcode::kWhile || instruction->opcode() == HloOpcode::kConditional) {
+        return Status::error(
+            fmt::format("{}: control flow ({}) is not supported by the nvptx bundle (the CPU backend runs it: `run`)",
+                        instruction->name(), instruction->opcodeString()));
+      }
+    }
+  }
   StatusOr<ExecutionPlan> plan = planExecution(module);
   if (!plan.ok()) return plan.status();
+  if (const PlanStep* step = firstControlFlowStep(*plan)) {  // reached through a call
+    return Status::error(fmt::format("{}: control flow is not supported by the nvptx bundle", step->instruction));
+  }
   if (options.blockSize <= 0 || options.blockSize % 32 != 0) {  // warp row reductions need whole warps per block
     return Status::error(fmt::format("block size {} is not a positive multiple of 32", options.blockSize));
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <thread>
 
@@ -111,6 +112,7 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     if (memory == nullptr) return Status::error(fmt::format("cannot allocate {} bytes", bytes));
     std::memset(memory, 0, bytes);
     executable->m_buffers.emplace_back(memory, &std::free);
+    executable->m_pointers.push_back(memory);
     if (buffer.constant != nullptr) {
       StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
       if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());
@@ -159,8 +161,9 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     launch.range = (*emitted)[0].range;
     launch.cost = (*emitted)[0].costPerItem;
     launch.grain = std::max<int64_t>(1, (*emitted)[0].rangeGrain);
-    for (int id : kernel.inputs) launch.args.push_back(executable->m_buffers[static_cast<size_t>(id)].get());
-    for (int id : kernel.outputs) launch.args.push_back(executable->m_buffers[static_cast<size_t>(id)].get());
+    launch.buffers = kernel.inputs;
+    launch.buffers.insert(launch.buffers.end(), kernel.outputs.begin(), kernel.outputs.end());
+    launch.args.resize(launch.buffers.size());
     executable->m_launches.push_back(std::move(launch));
   }
   executable->m_jit = std::move(jit);
@@ -179,7 +182,7 @@ Status CpuExecutable::setParameterBytes(int64_t index, const void* data, int64_t
     return Status::error(
         fmt::format("parameter {} ({}) takes {} bytes, got {}", index, parameter.name, expected, bytes));
   }
-  std::memcpy(m_buffers[static_cast<size_t>(parameter.buffer)].get(), data, static_cast<size_t>(bytes));
+  std::memcpy(m_pointers[static_cast<size_t>(parameter.buffer)], data, static_cast<size_t>(bytes));
   return okStatus();
 }
 
@@ -197,26 +200,106 @@ Status CpuExecutable::setParameter(int64_t index, const Value& value) {
   return setParameterBytes(index, bytes->data(), static_cast<int64_t>(bytes->size()));
 }
 
-void CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
-  for (size_t k = 0; k < m_launches.size(); ++k) {
-    const Launch& launch = m_launches[k];
-    const int64_t start = spans != nullptr ? nowNs() : 0;
-    void** args = const_cast<void**>(launch.args.data());
-    if (launch.range > 1 && launch.range * launch.cost >= m_options.minParallelRange && m_pool->threadCount() > 1) {
-      // Split in units of `grain` items (the last unit may be shorter).
-      const int64_t grain = launch.grain;
-      m_pool->parallelFor((launch.range + grain - 1) / grain, [&](int64_t begin, int64_t end) {
-        launch.fn(args, begin * grain, std::min(end * grain, launch.range));
-      });
+void CpuExecutable::launch(int kernel, std::vector<ExecutionSpan>* spans) {
+  Launch& launch = m_launches[static_cast<size_t>(kernel)];
+  for (size_t i = 0; i < launch.buffers.size(); ++i) {
+    launch.args[i] = m_pointers[static_cast<size_t>(launch.buffers[i])];
+  }
+  // A loop of many trips launches its kernels many times: past kMaxSpansPerExecute the rest go unrecorded, so
+  // memory stays bounded (a loop that runs until Ctrl-C would otherwise grow the list by gigabytes a minute).
+  if (spans != nullptr && m_spansThisExecute++ >= kMaxSpansPerExecute) spans = nullptr;
+  const int64_t start = spans != nullptr ? nowNs() : 0;
+  void** args = launch.args.data();
+  if (launch.range > 1 && launch.range * launch.cost >= m_options.minParallelRange && m_pool->threadCount() > 1) {
+    // Split in units of `grain` items (the last unit may be shorter).
+    const int64_t grain = launch.grain;
+    m_pool->parallelFor((launch.range + grain - 1) / grain, [&](int64_t begin, int64_t end) {
+      launch.fn(args, begin * grain, std::min(end * grain, launch.range));
+    });
+  } else {
+    launch.fn(args, 0, launch.range);
+  }
+  if (spans != nullptr) {
+    const PlanKernel& planned = m_plan.kernels[static_cast<size_t>(kernel)];
+    spans->push_back({planned.instructionName.empty() ? planned.name : planned.instructionName, planned.kind, start,
+                      nowNs(), planned.bytesRead, planned.bytesWritten, planned.elements});
+  }
+}
+
+void CpuExecutable::move(const std::vector<PlanMove>& moves) {
+  for (const PlanMove& move : moves) {
+    uint8_t*& from = m_pointers[static_cast<size_t>(move.from)];
+    uint8_t*& to = m_pointers[static_cast<size_t>(move.to)];
+    if (move.swap) {
+      std::swap(from, to);
     } else {
-      launch.fn(args, 0, launch.range);
-    }
-    if (spans != nullptr) {
-      const PlanKernel& kernel = m_plan.kernels[k];
-      spans->push_back({kernel.instructionName.empty() ? kernel.name : kernel.instructionName, kernel.kind, start,
-                        nowNs(), kernel.bytesRead, kernel.bytesWritten, kernel.elements});
+      // Both buffers hold the same shape; the smaller recorded size is the value's (a reused buffer may be larger).
+      const int64_t bytes = std::min(m_plan.buffers[static_cast<size_t>(move.from)].bytes,
+                                     m_plan.buffers[static_cast<size_t>(move.to)].bytes);
+      std::memcpy(to, from, static_cast<size_t>(bytes));
     }
   }
+}
+
+namespace {
+
+// The branch a conditional runs for the index in `data` (XLA: a pred selects branch 0 when true, an integer out
+// of [0, branches) the last branch).
+int64_t branchIndex(const uint8_t* data, PrimitiveType type, int64_t branches) {
+  if (type == PrimitiveType::kPred) return *data != 0 ? 0 : 1;
+  int64_t index = -1;
+  switch (type) {
+    case PrimitiveType::kS8: index = *reinterpret_cast<const int8_t*>(data); break;
+    case PrimitiveType::kS16: index = *reinterpret_cast<const int16_t*>(data); break;
+    case PrimitiveType::kS32: index = *reinterpret_cast<const int32_t*>(data); break;
+    case PrimitiveType::kS64: index = *reinterpret_cast<const int64_t*>(data); break;
+    case PrimitiveType::kU8: index = *data; break;
+    case PrimitiveType::kU16: index = *reinterpret_cast<const uint16_t*>(data); break;
+    case PrimitiveType::kU32: index = *reinterpret_cast<const uint32_t*>(data); break;
+    case PrimitiveType::kU64: {
+      const uint64_t value = *reinterpret_cast<const uint64_t*>(data);
+      index = value >= static_cast<uint64_t>(branches) ? -1 : static_cast<int64_t>(value);
+      break;
+    }
+    default: break;
+  }
+  return index < 0 || index >= branches ? branches - 1 : index;
+}
+
+}  // namespace
+
+Status CpuExecutable::runSteps(const std::vector<PlanStep>& steps, std::vector<ExecutionSpan>* spans) {
+  for (const PlanStep& step : steps) {
+    switch (step.kind) {
+      case PlanStep::Kind::kKernel: launch(step.kernel, spans); break;
+      case PlanStep::Kind::kWhile: {
+        move(step.init);
+        for (int64_t iteration = 0;; ++iteration) {
+          FS_RETURN_IF_ERROR(runSteps(step.condition, spans));
+          if (*m_pointers[static_cast<size_t>(step.predicate)] == 0) break;
+          if (m_options.interrupt != nullptr && *m_options.interrupt != 0) {
+            return Status::error(fmt::format("{}: interrupted after {} iterations", step.instruction, iteration));
+          }
+          FS_RETURN_IF_ERROR(runSteps(step.body, spans));
+          move(step.update);
+        }
+        break;
+      }
+      case PlanStep::Kind::kConditional: {
+        const int64_t index = branchIndex(m_pointers[static_cast<size_t>(step.selector)], step.selectorType,
+                                          static_cast<int64_t>(step.branches.size()));
+        FS_RETURN_IF_ERROR(runSteps(step.branches[static_cast<size_t>(index)], spans));
+        move(step.branchResults[static_cast<size_t>(index)]);
+        break;
+      }
+    }
+  }
+  return okStatus();
+}
+
+Status CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
+  m_spansThisExecute = 0;
+  return runSteps(m_plan.steps, spans);
 }
 
 StatusOr<Value> CpuExecutable::output(int64_t index) const {
@@ -224,7 +307,7 @@ StatusOr<Value> CpuExecutable::output(int64_t index) const {
     return Status::error(fmt::format("no output {}", index));
   }
   const PlanOutput& output = m_plan.outputs[static_cast<size_t>(index)];
-  return bytesToValue(output.shape, m_buffers[static_cast<size_t>(output.buffer)].get(),
+  return bytesToValue(output.shape, m_pointers[static_cast<size_t>(output.buffer)],
                       m_plan.buffers[static_cast<size_t>(output.buffer)].bytes);
 }
 
@@ -247,7 +330,7 @@ StatusOr<Value> CpuExecutable::run(const std::vector<Value>& arguments, std::vec
   for (size_t i = 0; i < arguments.size(); ++i) {
     FS_RETURN_IF_ERROR(setParameter(static_cast<int64_t>(i), arguments[i]));
   }
-  execute(spans);
+  FS_RETURN_IF_ERROR(execute(spans));
   return result();
 }
 
@@ -302,12 +385,117 @@ std::string compareNormwise(const Value& expected, const Value& actual) {
   return "";
 }
 
+bool hasWhile(const HloModule& module) {
+  for (const auto& computation : module.computations()) {
+    if (computation == nullptr) continue;
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction != nullptr && instruction->opcode() == HloOpcode::kWhile) return true;
+    }
+  }
+  return false;
+}
+
+// The largest number of terms an f32-accumulated dot of `module` sums.
+int64_t largestF32Contraction(const HloModule& module) {
+  int64_t largest = 1;
+  for (const auto& computation : module.computations()) {
+    if (computation == nullptr) continue;
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction == nullptr || instruction->opcode() != HloOpcode::kDot || !instruction->attributes().dot ||
+          instruction->operandCount() < 1 || !instruction->shape().isArray() ||
+          !isFloatingPoint(instruction->shape().elementType()) ||
+          instruction->shape().elementType() == PrimitiveType::kF64) {
+        continue;
+      }
+      int64_t k = 1;
+      const Shape& lhs = instruction->operand(0)->shape();
+      for (int64_t d : instruction->attributes().dot->lhsContracting) {
+        if (d >= 0 && d < lhs.rank()) k *= lhs.dimension(static_cast<int>(d));
+      }
+      largest = std::max(largest, k);
+    }
+  }
+  return largest;
+}
+
+// `value` with every f32 and f64 element moved one ulp up (other types unchanged).
+Value nextUlp(const Value& value) {
+  if (value.isTuple()) {
+    std::vector<Value> elements;
+    for (int i = 0; i < value.tupleSize(); ++i) elements.push_back(nextUlp(value.tupleElement(i)));
+    return Value::tuple(std::move(elements));
+  }
+  const PrimitiveType type = value.elementType();
+  if (!value.holdsFloats() || (type != PrimitiveType::kF32 && type != PrimitiveType::kF64)) return value;
+  std::vector<double> moved(value.floatData().begin(), value.floatData().end());
+  for (double& x : moved) {
+    x = type == PrimitiveType::kF32
+            ? static_cast<double>(std::nextafter(static_cast<float>(x), std::numeric_limits<float>::infinity()))
+            : std::nextafter(x, std::numeric_limits<double>::infinity());
+  }
+  return Value::floats(value.shape(), std::move(moved));
+}
+
+std::string compareConditioned(const Value& expected, const Value& perturbed, const Value& actual, double factor) {
+  if (expected.isTuple() || actual.isTuple() || perturbed.isTuple()) {
+    if (!expected.isTuple() || !actual.isTuple() || !perturbed.isTuple() ||
+        expected.tupleSize() != actual.tupleSize() || expected.tupleSize() != perturbed.tupleSize()) {
+      return compareValues(expected, actual);
+    }
+    for (int i = 0; i < expected.tupleSize(); ++i) {
+      std::string message =
+          compareConditioned(expected.tupleElement(i), perturbed.tupleElement(i), actual.tupleElement(i), factor);
+      if (!message.empty()) return fmt::format("tuple element {}: {}", i, message);
+    }
+    return "";
+  }
+  if (!expected.holdsFloats() || !actual.holdsFloats() || !perturbed.holdsFloats() ||
+      !expected.shape().compatible(actual.shape()) || expected.floatData().size() != perturbed.floatData().size()) {
+    return compareNormwise(expected, actual);
+  }
+  std::span<const double> e = expected.floatData();
+  std::span<const double> p = perturbed.floatData();
+  std::span<const double> a = actual.floatData();
+  if (e.size() != a.size()) return compareValues(expected, actual);
+  double scale = 1;
+  double sensitivity = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (std::isfinite(e[i])) scale = std::max(scale, std::fabs(e[i]));
+    if (std::isfinite(e[i]) && std::isfinite(p[i])) sensitivity = std::max(sensitivity, std::fabs(e[i] - p[i]));
+  }
+  const double bound = std::max(1e-5 * scale, factor * sensitivity);
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (e[i] == a[i] || (std::isnan(e[i]) && std::isnan(a[i]))) continue;
+    if (!std::isfinite(e[i]) || !std::isfinite(a[i]) || std::fabs(e[i] - a[i]) > bound) {
+      return fmt::format(
+          "element {} (linear): {} vs {} (tolerance {:.3g}: f32-accumulated dots in a loop, the reference moves by "
+          "{:.3g} when its inputs move by one ulp)",
+          i, e[i], a[i], bound, sensitivity);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string compareWithReference(const HloModule& module, const Value& expected, const Value& actual) {
   std::string difference = compareValues(expected, actual);
   if (difference.empty() || !hasF32AccumulatedDot(module)) return difference;
   return compareNormwise(expected, actual);
+}
+
+std::string compareWithReference(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
+                                 const Value& actual) {
+  std::string difference = compareWithReference(module, expected, actual);
+  if (difference.empty() || !hasF32AccumulatedDot(module) || !hasWhile(module)) return difference;
+  StatusOr<EvalResult> perturbed = evaluateModule(module, [&] {
+    std::vector<Value> moved;
+    for (const Value& argument : arguments) moved.push_back(nextUlp(argument));
+    return moved;
+  }());
+  if (!perturbed.ok()) return difference;
+  const double factor = 32.0 + static_cast<double>(largestF32Contraction(module)) / 32.0;
+  return compareConditioned(expected, perturbed->result, actual, factor);
 }
 
 }  // namespace fusionscope::core

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,6 +23,9 @@ struct CpuCompileOptions {
   bool vectorMath = true;
   // When set, each kernel's optimised LLVM IR is written to DIR/KERNEL.ll (the directory must exist).
   std::string dumpIrDirectory;
+  // When set, checked before every iteration of a while loop: once nonzero, execute() stops and fails (a loop
+  // that never ends stays interruptible; the CLI points it at its SIGINT/SIGTERM flag).
+  const volatile std::sig_atomic_t* interrupt = nullptr;
 };
 
 // A timed phase: compile phases ("llvm-optimize fusion.3", "jit fusion.3") or a kernel launch.
@@ -37,8 +41,10 @@ struct ExecutionSpan {
 
 // The entry computation of a module, lowered kernel by kernel to LLVM IR, optimised at O3 for the host CPU and
 // JIT-compiled with ORC LLJIT. Owns every buffer of its ExecutionPlan (parameters, constants, temporaries,
-// outputs); execute() runs the kernels in order, each kernel's range split across a thread pool. The module is
-// not referenced after compile(). Not thread-safe: one execute() at a time.
+// outputs); execute() runs the plan's steps in order: kernels, each kernel's range split across a thread pool, and
+// while / conditional steps, which run their sub-programs on this thread (see PlanStep). Buffers are addressed
+// through a table of pointers, so moving a loop body's result into the loop state can swap two buffers' memory
+// instead of copying. The module is not referenced after compile(). Not thread-safe: one execute() at a time.
 class CpuExecutable {
  public:
   static StatusOr<std::unique_ptr<CpuExecutable>> compile(const HloModule& module,
@@ -55,14 +61,17 @@ class CpuExecutable {
   // Copies an argument into parameter `index`'s buffer (shape must be compatible).
   Status setParameter(int64_t index, const Value& value);
   Status setParameterBytes(int64_t index, const void* data, int64_t bytes);
-  // Runs every kernel once; appends one span per kernel launch when `spans` is given.
-  void execute(std::vector<ExecutionSpan>* spans = nullptr);
+  // Runs the program once; appends one span per kernel launch when `spans` is given (a kernel inside a loop: one
+  // per iteration; at most kMaxSpansPerExecute per call, later launches are not recorded). Fails only when
+  // CpuCompileOptions::interrupt stops a loop.
+  static constexpr int64_t kMaxSpansPerExecute = 1 << 18;
+  Status execute(std::vector<ExecutionSpan>* spans = nullptr);
   // Output i (position in the root tuple) as a Value; result() the whole root (a tuple when the root is one).
   StatusOr<Value> output(int64_t index) const;
   StatusOr<Value> result() const;
   // Raw buffer memory (e.g. for saving outputs or feeding them back).
-  const uint8_t* bufferData(int id) const { return m_buffers[static_cast<size_t>(id)].get(); }
-  uint8_t* mutableBufferData(int id) { return m_buffers[static_cast<size_t>(id)].get(); }
+  const uint8_t* bufferData(int id) const { return m_pointers[static_cast<size_t>(id)]; }
+  uint8_t* mutableBufferData(int id) { return m_pointers[static_cast<size_t>(id)]; }
 
   // setParameter for every argument, execute, result.
   StatusOr<Value> run(const std::vector<Value>& arguments, std::vector<ExecutionSpan>* spans = nullptr);
@@ -73,6 +82,7 @@ class CpuExecutable {
   using KernelFn = void (*)(void**, int64_t, int64_t);
   struct Launch {
     KernelFn fn = nullptr;
+    std::vector<int> buffers;  // argument buffers, resolved through m_pointers at each launch
     std::vector<void*> args;
     int64_t range = 0;
     int64_t cost = 1;
@@ -83,7 +93,13 @@ class CpuExecutable {
   CpuCompileOptions m_options;
   std::unique_ptr<Jit> m_jit;
   std::unique_ptr<ThreadPool> m_pool;
-  std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> m_buffers;
+  Status runSteps(const std::vector<PlanStep>& steps, std::vector<ExecutionSpan>* spans);
+  void launch(int kernel, std::vector<ExecutionSpan>* spans);
+  void move(const std::vector<PlanMove>& moves);
+
+  std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> m_buffers;  // ownership
+  int64_t m_spansThisExecute = 0;
+  std::vector<uint8_t*> m_pointers;  // where buffer i is now (PlanMove::swap exchanges entries)
   std::vector<Launch> m_launches;
   std::vector<ExecutionSpan> m_compileSpans;
 };
@@ -97,5 +113,17 @@ class CpuExecutable {
 // cancels to near zero, so the elementwise tolerance is the wrong yardstick there; a wrong element is still off
 // by far more than the normwise bound.
 std::string compareWithReference(const HloModule& module, const Value& expected, const Value& actual);
+
+// compareWithReference, and when that fails for a module whose f32-accumulated dots run inside a while loop, a
+// check scaled by how ill-conditioned the reference itself is: a recurrence (an RNN scan: h = tanh(x·Wx + h·Wh))
+// can amplify a rounding difference injected at each step by orders of magnitude over the trips, so an f32
+// program (ours, or XLA's) differs from the evaluator's double-accumulated dots by far more than one dot's bound.
+// The evaluator is run again on `arguments` with every f32/f64 element moved by one ulp; per output array, s =
+// max|reference - perturbed reference| is how far one rounding at the inputs moves the result, and elements may
+// differ by up to max(normwise bound, (32 + K/32) · s) (K the largest contraction of an f32-accumulated dot: the
+// dot's rounding bound in units of one rounding, see docs/CODEGEN.md "Dot accumulation"). A wrong loop (a missed
+// update, a wrong slice) is off by O(1), not by the reference's own rounding noise.
+std::string compareWithReference(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
+                                 const Value& actual);
 
 }  // namespace fusionscope::core

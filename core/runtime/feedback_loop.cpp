@@ -48,8 +48,8 @@ Status FeedbackLoop::setBatch(int64_t parameter, const void* dataset, int64_t ro
   return okStatus();
 }
 
-void FeedbackLoop::step(std::vector<ExecutionSpan>* spans) {
-  m_executable->execute(spans);
+Status FeedbackLoop::step(std::vector<ExecutionSpan>* spans) {
+  FS_RETURN_IF_ERROR(m_executable->execute(spans));
   const ExecutionPlan& plan = m_executable->plan();
   for (auto [output, parameter] : m_carried) {
     const PlanOutput& o = plan.outputs[static_cast<size_t>(output)];
@@ -60,6 +60,7 @@ void FeedbackLoop::step(std::vector<ExecutionSpan>* spans) {
                   static_cast<size_t>(o.shape.byteSize()));
     }
   }
+  return okStatus();
 }
 
 }  // namespace fusionscope::core

@@ -23,8 +23,8 @@ class FeedbackLoop {
   // rows wrapping around the end of the dataset. `dataset` holds `rows` rows of the parameter's element type and
   // trailing dimensions, as little-endian bytes.
   Status setBatch(int64_t parameter, const void* dataset, int64_t rows, int64_t step);
-  // Runs the step once, then carries each aliased output into its parameter.
-  void step(std::vector<ExecutionSpan>* spans = nullptr);
+  // Runs the step once, then carries each aliased output into its parameter. Fails when a loop was interrupted.
+  Status step(std::vector<ExecutionSpan>* spans = nullptr);
 
   // (output, parameter) pairs that carry over, in output order.
   const std::vector<std::pair<int64_t, int64_t>>& carried() const { return m_carried; }

@@ -146,11 +146,11 @@ int main(int argc, char** argv) {
   for (int step = 0; step < steps; ++step) {
     Status fed = loop->setBatch(x, train->images.data(), train->count, step);
     if (fed.ok()) fed = loop->setBatch(labels, oneHot.data(), train->count, step);
+    if (fed.ok()) fed = loop->step();
     if (!fed.ok()) {
       fmt::print(stderr, "{}\n", fed.message());
       return kExitFailed;
     }
-    loop->step();
     StatusOr<core::Value> loss = executable.output(0);
     if (loss.ok() && loss->elementCount() == 1) {
       lastLoss = loss->doubleAt(0);

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -268,6 +269,51 @@ TEST(RunCliInterruptTest, SigintStopsTheLoopAndStillWritesTheTrace) {
   fs::remove_all(dir);
 }
 
+// A while loop that never ends stops at Ctrl-C (the runtime checks the flag every trip) instead of waiting for the
+// 30 s grace period: the trace is still written, and the exit code says SIGINT.
+TEST(RunCliInterruptTest, SigintStopsAnEndlessWhileLoop) {
+  fs::path dir = fs::temp_directory_path() / ("fs_run_cli_endless_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string module = (dir / "forever.hlo").string();
+  std::ofstream(module) << "HloModule forever\ncond {\n  p = f32[4] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n"
+                           "body {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\nENTRY e {\n"
+                           "  x = f32[4] parameter(0)\n  ROOT w = f32[4] while(x), condition=cond, body=body\n}\n";
+  const std::string trace = (dir / "timeline.ctf.json").string();
+  const std::string err = (dir / "err.txt").string();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    FILE* o = std::freopen("/dev/null", "w", stdout);
+    FILE* e = std::freopen(err.c_str(), "w", stderr);
+    (void)o;
+    (void)e;
+    ::execl(FS_CLI_PATH, FS_CLI_PATH, "run", module.c_str(), "--pipeline=none", "--trace", trace.c_str(),
+            static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  bool ready = false;
+  for (int i = 0; i < 1200 && !ready; ++i) {
+    ready = catchesSigint(pid);
+    if (!ready) ::usleep(100000);
+  }
+  ASSERT_TRUE(ready) << "run never installed its SIGINT handler";
+  ::usleep(1000000);  // compiled and looping by now on a loaded machine (the loop is the only thing to run)
+  const auto start = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << "stopped by the grace period";
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+  const std::string errText = readAll(err);
+  EXPECT_TRUE(std::regex_search(errText, std::regex("w: interrupted after [0-9]+ iterations"))) << errText;
+  // The trace is written (with the loop's launches, unless the signal came before the first trip).
+  nlohmann::json json = nlohmann::json::parse(readAll(trace));
+  EXPECT_TRUE(json.at("traceEvents").is_array());
+  fs::remove_all(dir);
+}
+
 TEST(RunCliInterruptTest, SigintWhileCompilingStillRunsOnceAndWritesTheTrace) {
   // The handler is in place before parsing: a Ctrl-C as soon as the program has started (before or during LLVM's
   // compile) waits for one iteration, then the trace is written and the exit code says SIGINT.
@@ -344,6 +390,34 @@ TEST_F(RunCliTest, JsonReportsTimingsKernelsAndTheCheck) {
   EXPECT_EQ(off.at("iterations"), 2);
   EXPECT_EQ(off.at("check"), "ok");
   EXPECT_GT(off.at("kernels").get<int>(), fusedKernels) << "fusion off runs more kernels";
+}
+
+// Real JAX loops (fori_loop and a data-dependent while_loop; a scan writing its outputs with
+// dynamic-update-slice), as jax dumped them before and after XLA's CPU pipeline: compiled, run and checked.
+TEST_F(RunCliTest, JaxLoopsRunAndCheck) {
+  const std::string dir = std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/";
+  for (const char* name : {"loops.before.txt", "loops.after.txt", "scan_rnn.before.txt", "scan_rnn.after.txt"}) {
+    for (const char* fusion : {"--fusion=on", "--fusion=off"}) {
+      CliResult result = run({"run", dir + name, "--pipeline=cpu", fusion, "--iterations", "2", "--json"});
+      ASSERT_EQ(result.exitCode, 0) << name << " " << fusion << "\n" << result.out << result.err;
+      const nlohmann::json json = parseRunJson(result);
+      EXPECT_EQ(json.at("check"), "ok") << name << " " << fusion << "\n" << json.dump(2);
+      // Kernels inside the loop bodies are timed too: their medians are sums over a run's loop iterations.
+      double loopKernels = 0;
+      for (const auto& kernel : json.at("kernel_list")) loopKernels += kernel.at("median_ns").get<double>();
+      EXPECT_GT(loopKernels, 0) << json.dump(2);
+    }
+  }
+  // The trace has one event per launch of a loop body's kernel: scan_rnn's body runs 16 times per iteration.
+  const std::string trace = (m_dir / "scan.ctf.json").string();
+  CliResult traced = run({"run", dir + "scan_rnn.after.txt", "--pipeline=none", "--trace", trace});
+  ASSERT_EQ(traced.exitCode, 0) << traced.out << traced.err;
+  nlohmann::json json = nlohmann::json::parse(readAll(trace));
+  int tanhLaunches = 0;
+  for (const auto& event : json.at("traceEvents")) {
+    tanhLaunches += event.value("cat", "") == "kernel" && event.value("name", "") == "add_tanh_fusion";
+  }
+  EXPECT_EQ(tanhLaunches, 16);
 }
 
 TEST_F(RunCliTest, JsonCheckSkippedWithNoCheck) {

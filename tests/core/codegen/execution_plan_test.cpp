@@ -237,5 +237,143 @@ ENTRY main {
   EXPECT_EQ(*none, nullptr);
 }
 
+// A while is one step of the entry's program with its own condition and body programs. The loop state has a
+// buffer per tuple element; the body's new tensor (its own temporary) is swapped into the state, not copied, and
+// the counter passed through unchanged needs no move at all.
+TEST(ExecutionPlanTest, WhileIsAStepWithSubPrograms) {
+  auto module = parse(R"(HloModule loop
+cond {
+  p = (s32[], f32[256]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[256]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[256] get-tuple-element(p), index=1
+  e = f32[256] exponential(x)
+  ROOT r = (s32[], f32[256]) tuple(i, e)
+}
+ENTRY e {
+  x = f32[256] parameter(0)
+  zero = s32[] constant(0)
+  t = (s32[], f32[256]) tuple(zero, x)
+  w = (s32[], f32[256]) while(t), condition=cond, body=body
+  ROOT y = f32[256] get-tuple-element(w), index=1
+})");
+  StatusOr<ExecutionPlan> plan = planExecution(*module);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  ASSERT_EQ(plan->steps.size(), 1u) << planToString(*plan);
+  const PlanStep& loop = plan->steps[0];
+  ASSERT_EQ(loop.kind, PlanStep::Kind::kWhile);
+  EXPECT_EQ(loop.instruction, "w");
+  ASSERT_EQ(loop.state.size(), 2u);
+  ASSERT_EQ(loop.init.size(), 2u);
+  EXPECT_EQ(loop.init[1].from, plan->parameters[0].buffer);
+  EXPECT_EQ(loop.init[1].to, loop.state[1]);
+  ASSERT_EQ(loop.condition.size(), 1u);
+  EXPECT_EQ(plan->kernels[static_cast<size_t>(loop.condition[0].kernel)].name, "lt");
+  ASSERT_EQ(loop.body.size(), 1u);
+  const PlanKernel& exp = plan->kernels[static_cast<size_t>(loop.body[0].kernel)];
+  EXPECT_EQ(exp.name, "e");
+  EXPECT_EQ(exp.inputs[0], loop.state[1]);  // the body reads its parameter in the state buffers
+  ASSERT_EQ(loop.update.size(), 1u) << planToString(*plan);
+  EXPECT_EQ(loop.update[0].from, exp.outputs[0]);
+  EXPECT_EQ(loop.update[0].to, loop.state[1]);
+  EXPECT_TRUE(loop.update[0].swap);
+  EXPECT_EQ(plan->outputs[0].buffer, loop.state[1]);
+  EXPECT_EQ(firstControlFlowStep(*plan), &loop);
+  EXPECT_NE(planToString(*plan).find("while w"), std::string::npos);
+}
+
+// Calls are not planned (CpuExecutable::compile inlines them first, as inlineLibraryFusions does).
+TEST(ExecutionPlanTest, CallsAreInlinedBeforePlanning) {
+  auto module = parse(R"(HloModule calls
+twice {
+  p = f32[8] parameter(0)
+  ROOT a = f32[8] add(p, p)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT c = f32[8] call(x), to_apply=twice
+})");
+  StatusOr<ExecutionPlan> direct = planExecution(*module);
+  ASSERT_FALSE(direct.ok());
+  EXPECT_NE(direct.message().find("c: call is not lowered"), std::string::npos) << direct.message();
+  StatusOr<std::unique_ptr<HloModule>> inlined = inlineLibraryFusions(*module);
+  ASSERT_TRUE(inlined.ok()) << inlined.message();
+  ASSERT_NE(*inlined, nullptr);
+  StatusOr<ExecutionPlan> plan = planExecution(**inlined);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_EQ(plan->kernels.size(), 1u) << planToString(*plan);
+}
+
+// A scan's dynamic-update-slice in the loop body writes its row into the state buffer it updates (nothing reads the
+// old value after it): no copy of the whole output per trip, and no move after the body. When the old value is
+// still read afterwards, the update gets a buffer of its own.
+TEST(ExecutionPlanTest, LoopBodyUpdatesItsStateInPlace) {
+  const char* kText = R"(HloModule scan
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+body {
+  p = (s32[], f32[16,32], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  out = f32[16,32] get-tuple-element(p), index=1
+  h = f32[32] get-tuple-element(p), index=2
+  row = f32[1,32] reshape(h)
+  zero = s32[] constant(0)
+  nout = f32[16,32] dynamic-update-slice(out, row, i, zero)
+  READ_OLD
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  ROOT r = (s32[], f32[16,32], f32[32]) tuple(ni, nout, NEW_H)
+}
+cond {
+  p = (s32[], f32[16,32], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(16)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  h = f32[32] parameter(0)
+  out = f32[16,32] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[16,32], f32[32]) tuple(zero, out, h)
+  ROOT w = (s32[], f32[16,32], f32[32]) while(init), condition=cond, body=body
+})";
+  auto planFor = [&](const std::string& readOld, const std::string& newH) {
+    std::string text = kText;
+    text.replace(text.find("READ_OLD"), 8, readOld);
+    text.replace(text.find("NEW_H"), 5, newH);
+    auto module = parse(text);
+    StatusOr<ExecutionPlan> plan = planExecution(*module);
+    EXPECT_TRUE(plan.ok()) << plan.message();
+    return plan.ok() ? *plan : ExecutionPlan{};
+  };
+  const ExecutionPlan inPlace = planFor("", "h");
+  ASSERT_EQ(inPlace.steps.size(), 1u) << planToString(inPlace);
+  const PlanStep& loop = inPlace.steps[0];
+  const PlanKernel& update = kernelNamed(inPlace, "nout");
+  EXPECT_EQ(update.updatedInput, 0);
+  EXPECT_EQ(update.outputs[0], loop.state[1]) << planToString(inPlace);
+  EXPECT_EQ(update.inputs[0], loop.state[1]);
+  EXPECT_EQ(update.bytesWritten, 32 * 4);
+  for (const PlanMove& move : loop.update) EXPECT_NE(move.to, loop.state[1]) << planToString(inPlace);
+
+  // The old value is summed after the update: the update may not overwrite it.
+  const ExecutionPlan copied = planFor(
+      "z = f32[] constant(0)\n  total = f32[] reduce(out, z), dimensions={0,1}, to_apply=add\n"
+      "  bt = f32[32] broadcast(total), dimensions={}\n  nh = f32[32] add(h, bt)",
+      "nh");
+  ASSERT_EQ(copied.steps.size(), 1u) << planToString(copied);
+  const PlanKernel& notInPlace = kernelNamed(copied, "nout");
+  EXPECT_EQ(notInPlace.updatedInput, -1);
+  EXPECT_NE(notInPlace.outputs[0], copied.steps[0].state[1]) << planToString(copied);
+}
+
 }  // namespace
 }  // namespace fusionscope::core

@@ -171,6 +171,28 @@ ENTRY e {
   std::filesystem::remove_all(dir);
 }
 
+// A bundle is a flat kernel list: a module with a loop is refused with one message naming the while.
+TEST(PtxBundleTest, ControlFlowIsRefusedNamingTheInstruction) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(R"(HloModule loop
+cond {
+  p = f32[4] parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT w.7 = f32[4] while(x), condition=cond, body=body
+})");
+  ASSERT_TRUE(module.ok()) << module.message();
+  StatusOr<PtxBundle> bundle = compilePtxBundle(**module, false);
+  ASSERT_FALSE(bundle.ok());
+  EXPECT_NE(bundle.message().find("w.7: control flow (while) is not supported by the nvptx bundle"), std::string::npos)
+      << bundle.message();
+}
+
 }  // namespace
 }  // namespace fusionscope::core
 
