@@ -85,6 +85,22 @@ void GraphView::fitAll() {
   emit viewportMoved();
 }
 
+void GraphView::fitReadable(double minZoom, double startX) {
+  fitAll();
+  if (scene() == nullptr || zoom() >= minZoom) return;
+  // Too far out to read: zoom in to the smallest readable scale, on the top of the graph (where it starts), the
+  // widest part in view; the minimap shows the rest.
+  setTransform(QTransform::fromScale(minZoom, minZoom));
+  const QRectF rect = scene()->sceneRect();
+  const QSizeF seen = QSizeF(viewport()->width(), viewport()->height()) / minZoom;
+  // Horizontally on `startX` (the graph's first node: a wide graph's start is rarely at its middle).
+  const double half = seen.width() / 2;
+  centerOn(std::clamp(startX, rect.left() + half, std::max(rect.left() + half, rect.right() - half)),
+           rect.top() + seen.height() / 2);
+  m_minimap->refit();
+  emit viewportMoved();
+}
+
 void GraphView::actualSize() {
   QPointF center = mapToScene(viewport()->rect().center());
   setTransform(QTransform());

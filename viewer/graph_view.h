@@ -16,6 +16,9 @@ class GraphView : public QGraphicsView {
   explicit GraphView(GraphScene* scene, QWidget* parent = nullptr);
 
   void fitAll();
+  // fitAll, but never below `minZoom`: a graph too big to read fitted is shown from its top at `minZoom`,
+  // horizontally centred on `startX` (scene coordinates).
+  void fitReadable(double minZoom, double startX);
   void actualSize();
   void zoomBy(double factor);
   double zoom() const { return transform().m11(); }

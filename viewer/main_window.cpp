@@ -14,6 +14,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineF>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
@@ -128,11 +129,17 @@ MainWindow::MainWindow(QWidget* parent)
     if (graph == nullptr) return;
     const GraphNode& n = graph->nodes[static_cast<size_t>(node)];
     if (n.kind == GraphNode::Kind::kCollapsedFusion) toggleFusion(QString::fromStdString(n.name));
+    if (n.kind == GraphNode::Kind::kGroup) toggleGroup(QString::fromStdString(n.name));
   });
   connect(m_scene, &GraphScene::clusterDoubleClicked, this, [this](int cluster) {
     const GraphModel* graph = m_scene->graph();
-    if (graph != nullptr)
-      toggleFusion(QString::fromStdString(graph->clusters[static_cast<size_t>(cluster)].fusionName));
+    if (graph == nullptr) return;
+    const GraphCluster& box = graph->clusters[static_cast<size_t>(cluster)];
+    if (box.group.empty()) {
+      toggleFusion(QString::fromStdString(box.fusionName));
+    } else {
+      toggleGroup(QString::fromStdString(box.group));
+    }
   });
   connect(m_inspector, &Inspector::instructionActivated, this,
           [this](const QString& computation, const QString& name) { selectInstruction(computation, name); });
@@ -260,6 +267,8 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   for (const StageEntry& stage : document->stages) largest = std::max(largest, stage.instructionCount);
   m_options.collapseFusions = largest > kCollapseFusionsAbove;
   m_actCollapse->setChecked(m_options.collapseFusions);
+  m_scopeTree.reset();
+  setGroupScopesOption(largest > kCollapseFusionsAbove, document.get());
   m_selectedNode = -1;
   m_selectedName.clear();
   m_selectedComputation.clear();
@@ -432,6 +441,28 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   bool sameStageBefore = m_scene->graph() != nullptr;
   m_shownKey = key;
   QRectF before = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+  const bool stageStep = sameStageBefore && m_shownStage != m_current;
+  m_shownStage = m_current;
+  // The anchor of a stage step: the node nearest the view's centre, kept at its place in the view if the next
+  // stage still draws it (by name), so that stepping does not throw the reader somewhere else.
+  std::string anchorName, anchorComputation;
+  QPointF anchorOffset;
+  if (stageStep) {
+    const GraphModel* old = m_scene->graph();
+    double best = -1;
+    for (size_t i = 0; i < old->nodes.size(); ++i) {
+      const GraphNode& node = old->nodes[i];
+      if (node.kind == GraphNode::Kind::kStub) continue;
+      QPointF centre = m_scene->nodeRect(static_cast<int>(i)).center();
+      double distance = QLineF(centre, before.center()).length();
+      if (best < 0 || distance < best) {
+        best = distance;
+        anchorName = node.name;
+        anchorComputation = node.kind == GraphNode::Kind::kGroup ? std::string() : node.computation;
+        anchorOffset = before.center() - centre;
+      }
+    }
+  }
   QElapsedTimer sceneTimer;
   sceneTimer.start();
   m_scene->setGraph(std::move(graph));
@@ -448,10 +479,12 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   // Keep the selection across stages when the instruction still exists.
   m_selectedNode = -1;
   if (!m_selectedName.empty()) m_selectedNode = model.findNode(m_selectedName, m_selectedComputation);
+  if (m_selectedNode < 0 && !m_selectedName.empty()) m_selectedNode = model.findGroup(m_selectedName);
   if (m_selectedNode >= 0) {
     onNodeClicked(m_selectedNode);
   } else {
     int cluster = m_selectedName.empty() ? -1 : model.findCluster(m_selectedName);
+    if (cluster < 0 && !m_selectedName.empty()) cluster = model.findGroupCluster(m_selectedName);
     if (cluster >= 0) {
       onClusterClicked(cluster);
     } else {
@@ -470,9 +503,24 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     applyDiff();
   }
   if (!sameStageBefore || !before.intersects(m_scene->sceneRect())) {
-    m_view->fitAll();
+    // A grouped graph is meant to be read at first sight: fitted, unless that makes its labels too small.
+    if (m_options.groupScopes) {
+      // From its first node: the top row's leftmost.
+      double startX = model.width / 2, top = -1;
+      for (const GraphNode& node : model.nodes) {
+        if (top < 0 || node.y < top - 1 || (node.y < top + 1 && node.x + node.width / 2 < startX)) {
+          top = node.y;
+          startX = node.x + node.width / 2;
+        }
+      }
+      m_view->fitReadable(kReadableZoom, startX);
+    } else {
+      m_view->fitAll();
+    }
   } else if (m_selectedNode >= 0) {
     m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
+  } else if (stageStep) {
+    followStageChange(anchorName, anchorComputation, anchorOffset);
   }
   if (m_revealSelection) {
     m_revealSelection = false;
@@ -496,11 +544,84 @@ void MainWindow::applyDiff() {
                    std::move(diff.ghosts));
 }
 
+void MainWindow::followStageChange(const std::string& anchorName, const std::string& anchorComputation,
+                                   QPointF anchorOffset) {
+  const GraphModel& model = *m_scene->graph();
+  int anchor = anchorName.empty() ? -1 : model.findNode(anchorName, anchorComputation);
+  if (anchor < 0 && !anchorName.empty()) anchor = model.findGroup(anchorName);
+  if (anchor >= 0) m_view->centerOn(m_scene->nodeRect(anchor).center() + anchorOffset);
+  // What this stage changed (new instructions, new fusions): when none of it is in view, go to it.
+  QRectF changed;
+  QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+  bool inView = false;
+  for (size_t i = 0; i < model.nodes.size(); ++i) {
+    int node = static_cast<int>(i);
+    if (!m_scene->isAdded(node) && !m_scene->isFusedNode(node)) continue;
+    QRectF rect = m_scene->nodeRect(node);
+    inView = inView || visible.intersects(rect);
+    changed = changed.isNull() ? rect : changed.united(rect);
+  }
+  for (size_t c = 0; c < model.clusters.size(); ++c) {
+    if (!m_scene->isFusedCluster(static_cast<int>(c))) continue;
+    QRectF rect = m_scene->clusterRect(static_cast<int>(c));
+    inView = inView || visible.intersects(rect);
+    changed = changed.isNull() ? rect : changed.united(rect);
+  }
+  if (!changed.isNull() && !inView) m_view->centerOn(changed.center());
+}
+
 void MainWindow::setCollapseFusions(bool collapse) {
   m_options.collapseFusions = collapse;
   m_options.expanded.clear();
   m_options.collapsed.clear();
   m_actCollapse->setChecked(collapse);
+  requestLayout();
+}
+
+void MainWindow::setGroupScopesOption(bool group, const Document* document) {
+  m_options.groupScopes = false;
+  m_options.expandedGroups.clear();
+  m_actGroups->setChecked(false);
+  if (!group || document == nullptr || document->stages.empty()) return;
+  // The first view opens the groups of the first stage with a module to a readable depth; later stages use the
+  // same paths (op_name scopes survive the passes).
+  for (const StageEntry& stage : document->stages) {
+    if (!stage.module || stage.module->entry() == nullptr) continue;
+    m_scopeTree = std::make_shared<ScopeTree>(buildScopeTree(*stage.module->entry()));
+    break;
+  }
+  if (!m_scopeTree || m_scopeTree->groups.empty()) return;
+  m_options.groupScopes = true;
+  m_options.expandedGroups = m_scopeTree->autoExpanded(kFirstViewNodes);
+  m_actGroups->setChecked(true);
+}
+
+void MainWindow::setGroupScopes(bool group) {
+  if (!m_scopeTree) {
+    setGroupScopesOption(group, document().get());
+  } else {
+    m_options.groupScopes = group;
+    m_options.expandedGroups = group ? m_scopeTree->autoExpanded(kFirstViewNodes) : std::set<std::string>();
+  }
+  m_actGroups->setChecked(m_options.groupScopes);
+  m_scene->setGraph(nullptr);  // fit the new graph
+  requestLayout();
+}
+
+void MainWindow::toggleGroup(const QString& path) {
+  std::string group = path.toStdString();
+  if (!m_options.expandedGroups.erase(group)) {
+    m_options.expandedGroups.insert(group);
+  } else {
+    // Collapsing a group collapses what is inside it too, so that opening it again starts from its top level.
+    std::string prefix = group + "/";
+    for (auto it = m_options.expandedGroups.lower_bound(prefix);
+         it != m_options.expandedGroups.end() && it->compare(0, prefix.size(), prefix) == 0;)
+      it = m_options.expandedGroups.erase(it);
+  }
+  m_selectedName = group;
+  m_selectedComputation.clear();
+  m_revealSelection = true;
   requestLayout();
 }
 
@@ -581,7 +702,7 @@ void MainWindow::onClusterClicked(int cluster) {
   if (graph == nullptr || stage == nullptr) return;
   const GraphCluster& box = graph->clusters[static_cast<size_t>(cluster)];
   m_selectedNode = -1;
-  m_selectedName = box.fusionName;
+  m_selectedName = box.group.empty() ? box.fusionName : box.group;
   m_selectedComputation = box.computation;
   m_scene->setSelectedCluster(cluster);
   if (box.fusion != nullptr) {
@@ -617,6 +738,15 @@ bool MainWindow::selectInstruction(const QString& computation, const QString& na
   if (cluster >= 0) {
     onClusterClicked(cluster);
     m_view->centerOnRect(m_scene->clusterRect(cluster));
+    return true;
+  }
+  // Inside a collapsed scope group: select the group (expand it to see the instruction).
+  if (int group = graph->findHoldingGroup(name.toStdString()); group >= 0) {
+    selectNode(group);
+    statusBar()->showMessage(
+        QStringLiteral("%1 is inside the collapsed group %2 (double-click or E expands it)")
+            .arg(name, QString::fromStdString(graph->nodes[static_cast<size_t>(group)].lines.front())),
+        5000);
     return true;
   }
   // Not drawn (inside a collapsed fusion, an inlined constant or outside the neighbourhood): still inspect it.
