@@ -10,6 +10,8 @@
 #include <cmath>
 #include <utility>
 
+#include "viewer/time_overlay.h"
+
 namespace fusionscope::viewer {
 namespace {
 
@@ -97,6 +99,12 @@ class NodeItem : public QGraphicsItem {
       painter->setBrush(fill.darker(106));
       painter->drawRoundedRect(m_rect.translated(4, 4), 6, 6);
     }
+    if (m_scene->kernelTimesShown() && !stub) {
+      double ns = m_scene->kernelTimeOfNode(m_index);
+      double fraction = kernelTimeFraction(ns, m_scene->maxKernelTime());
+      fill = ns < 0 ? QColor(QRgb(0xeeeeee)) : GraphScene::kernelTimeColor(fraction);
+      text = ns >= 0 && fraction > 0.7 ? QColor(Qt::white) : QColor(QRgb(0x424242));
+    }
     Qt::PenStyle style = m_node.kind == GraphNode::Kind::kStub ? Qt::DashLine : Qt::SolidLine;
     if (m_scene->isAdded(m_index)) {
       border = theme.added;
@@ -174,6 +182,8 @@ class ClusterItem : public QGraphicsItem {
       groupPen.setCosmetic(lod < 0.5);
       painter->setPen(groupPen);
       painter->setBrush(QColor(QRgb(0xf7fbff)));
+    } else if (double ns = m_scene->kernelTimeOfCluster(m_index); ns >= 0) {
+      painter->setBrush(GraphScene::kernelTimeColor(kernelTimeFraction(ns, m_scene->maxKernelTime())).lighter(115));
     } else {
       painter->setBrush(rgb(m_depth == 0 ? kClusterFill : kNestedClusterFill));
     }
@@ -259,6 +269,28 @@ class EdgeItem : public QGraphicsItem {
 
 }  // namespace
 
+QColor GraphScene::kernelTimeColor(double fraction) {
+  // Pale yellow -> orange -> deep red (Material amber 50, orange 300, red 800).
+  const QColor stops[] = {QColor(QRgb(0xfff8e1)), QColor(QRgb(0xffb74d)), QColor(QRgb(0xc62828))};
+  double t = std::clamp(fraction, 0.0, 1.0) * 2;
+  const QColor& a = stops[t < 1 ? 0 : 1];
+  const QColor& b = stops[t < 1 ? 1 : 2];
+  double f = t < 1 ? t : t - 1;
+  auto mix = [f](int x, int y) { return static_cast<int>(std::lround(x + (y - x) * f)); };
+  return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));
+}
+
+void GraphScene::setKernelTimes(std::vector<double> nodeNs, std::vector<double> clusterNs, double maxNs) {
+  m_nodeNs = std::move(nodeNs);
+  m_clusterNs = std::move(clusterNs);
+  m_maxNs = maxNs;
+  if (m_graph && (m_nodeNs.size() != m_graph->nodes.size() || m_clusterNs.size() != m_graph->clusters.size())) {
+    m_nodeNs.clear();
+    m_clusterNs.clear();
+  }
+  update();
+}
+
 SceneTheme SceneTheme::dark() {
   SceneTheme theme;
   theme.background = QColor(QRgb(0x263238));
@@ -282,6 +314,8 @@ void GraphScene::setGraph(std::shared_ptr<const GraphModel> graph) {
   m_fusedNodes.clear();
   m_fusedClusters.clear();
   m_ghosts.clear();
+  m_nodeNs.clear();
+  m_clusterNs.clear();
   rebuild();
 }
 

@@ -526,6 +526,7 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     m_revealSelection = false;
     revealSelection();
   }
+  applyTimeOverlay();
   emit stageShown(m_current);
 }
 
@@ -568,6 +569,10 @@ void MainWindow::followStageChange(const std::string& anchorName, const std::str
     changed = changed.isNull() ? rect : changed.united(rect);
   }
   if (!changed.isNull() && !inView) m_view->centerOn(changed.center());
+}
+
+bool MainWindow::timeOverlay() const {
+  return m_actTimeOverlay->isChecked();
 }
 
 void MainWindow::setCollapseFusions(bool collapse) {

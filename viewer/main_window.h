@@ -82,6 +82,10 @@ class MainWindow : public QMainWindow {
   // Scope groups (GraphOptions::groupScopes): on by default for big modules, opened to a readable depth.
   void setGroupScopes(bool group);
   bool groupScopes() const { return m_options.groupScopes; }
+  // The time overlay (View → Colour by Kernel Time): nodes and fusion boxes filled by the kernel time of a linked
+  // trace (viewer/time_overlay.h), with a legend; nothing without a trace.
+  void setTimeOverlay(bool on);
+  bool timeOverlay() const;
   // Expands a collapsed scope group (by path) or collapses an expanded one.
   void toggleGroup(const QString& path);
   void setNeighbourhood(bool enabled, int hops);
@@ -186,6 +190,7 @@ class MainWindow : public QMainWindow {
   void hideProgress();
   void setDocument(std::shared_ptr<const Document> document);
   void requestLayout();
+  void applyTimeOverlay();
   // After a stage step: keeps the node that was at the view's centre (by name) at its place in the view, then
   // moves to what the stage changed when none of it is in view.
   void followStageChange(const std::string& anchorName, const std::string& anchorComputation, QPointF anchorOffset);
@@ -275,6 +280,7 @@ class MainWindow : public QMainWindow {
 
   QAction* m_actCollapse = nullptr;
   QAction* m_actGroups = nullptr;
+  QAction* m_actTimeOverlay = nullptr;
   // The scope tree the groups' first depth was chosen from (the document's first module).
   std::shared_ptr<const ScopeTree> m_scopeTree;
   QAction* m_actNeighbourhood = nullptr;

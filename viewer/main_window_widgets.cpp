@@ -157,6 +157,10 @@ void MainWindow::createActions() {
   m_actGroups->setCheckable(true);
   m_actGroups->setShortcut(QKeySequence(QStringLiteral("G")));
   connect(m_actGroups, &QAction::triggered, this, [this](bool on) { setGroupScopes(on); });
+  m_actTimeOverlay = view->addAction(QStringLiteral("Colour by &Kernel Time"));
+  m_actTimeOverlay->setCheckable(true);
+  m_actTimeOverlay->setShortcut(QKeySequence(QStringLiteral("T")));
+  connect(m_actTimeOverlay, &QAction::triggered, this, [this](bool on) { setTimeOverlay(on); });
   QAction* toggle = view->addAction(QStringLiteral("&Expand/Collapse Selected Fusion or Group"), this, [this] {
     if (m_selectedName.empty()) return;
     const GraphModel* graph = m_scene->graph();
