@@ -23,6 +23,7 @@
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTimer>
@@ -98,8 +99,40 @@ MainWindow::MainWindow(QWidget* parent)
   stageRow->addWidget(m_slider, 1);
   stageRow->addWidget(m_stageLabel, 2);
   layout->addLayout(stageRow);
-  layout->addWidget(m_view, 1);
+  // Side by side: the previous stage's graph in a second pane left of this one (hidden until asked for).
+  m_graphSplit = new QSplitter(Qt::Horizontal, central);
+  m_sideScene = new GraphScene(this);
+  m_sideView = new GraphView(m_sideScene, m_graphSplit);
+  m_sideView->setObjectName(QStringLiteral("sideView"));
+  m_graphSplit->addWidget(m_sideView);
+  m_graphSplit->addWidget(m_view);
+  m_sideView->hide();
+  m_sideLabel = new QLabel(m_sideView);
+  m_sideLabel->setAutoFillBackground(true);
+  m_sideLabel->setMargin(3);
+  m_sideLabel->move(6, 6);
+  layout->addWidget(m_graphSplit, 1);
   setCentralWidget(central);
+  connect(m_sideScene, &GraphScene::nodeClicked, this, [this](int node) {
+    const GraphModel* side = m_sideScene->graph();
+    if (side == nullptr) return;
+    const GraphNode& n = side->nodes[static_cast<size_t>(node)];
+    m_sideScene->setSelectedNode(node);
+    // Mirrored by name: the same instruction (or group) in this stage, when it is still there.
+    const GraphModel* graph = m_scene->graph();
+    if (graph != nullptr && n.kind == GraphNode::Kind::kGroup && graph->findGroup(n.name) >= 0) {
+      selectNode(graph->findGroup(n.name));
+    } else if (!selectInstruction(QString::fromStdString(n.computation), QString::fromStdString(n.name))) {
+      statusBar()->showMessage(QStringLiteral("%1 is not in this stage").arg(QString::fromStdString(n.name)), 5000);
+    }
+  });
+  connect(m_sideScene, &GraphScene::clusterClicked, this, [this](int cluster) {
+    const GraphModel* side = m_sideScene->graph();
+    if (side == nullptr) return;
+    m_sideScene->setSelectedCluster(cluster);
+    const GraphCluster& box = side->clusters[static_cast<size_t>(cluster)];
+    selectInstruction(QString::fromStdString(box.computation), QString::fromStdString(box.fusionName));
+  });
   connect(m_slider, &QSlider::valueChanged, this, [this](int row) {
     QModelIndex index = m_stageFilter->index(row, 0);
     if (index.isValid()) setCurrentStage(index.data(StageListModel::kStageRole).toInt());
@@ -423,6 +456,7 @@ void MainWindow::connectLayout() {
     emit layoutFailed(error);
   });
   connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::applyDiff);
+  connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::updateSidePane);
 }
 
 double MainWindow::lastLayoutMilliseconds() const {
@@ -527,6 +561,7 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     revealSelection();
   }
   applyTimeOverlay();
+  updateSidePane();
   emit stageShown(m_current);
 }
 
@@ -569,6 +604,68 @@ void MainWindow::followStageChange(const std::string& anchorName, const std::str
     changed = changed.isNull() ? rect : changed.united(rect);
   }
   if (!changed.isNull() && !inView) m_view->centerOn(changed.center());
+}
+
+void MainWindow::setSideBySide(bool on) {
+  m_actSideBySide->setChecked(on);
+  if (!on) m_sideScene->setGraph(nullptr);
+  updateSidePane();
+}
+
+bool MainWindow::sideBySide() const {
+  return m_actSideBySide->isChecked();
+}
+
+void MainWindow::updateSidePane() {
+  const int position = m_current - 1;
+  if (!m_actSideBySide->isChecked() || position < 0 || !document()) {
+    m_sideView->hide();
+    return;
+  }
+  const GraphOptions options = optionsFor(position);
+  std::shared_ptr<const GraphModel> graph = m_layouts->cached(position, options);
+  if (!graph) {
+    // Laid out in the background; backgroundReady brings us back.
+    m_layouts->prefetch(position, options);
+    return;
+  }
+  if (m_sideView->isHidden()) {
+    m_sideView->show();
+    const int half = m_graphSplit->width() / 2;
+    m_graphSplit->setSizes({half, m_graphSplit->width() - half});
+  }
+  if (graph != m_sideScene->sharedGraph() || m_sidePosition != position) {
+    m_sidePosition = position;
+    m_sideScene->setTheme(m_scene->theme());
+    m_sideScene->setGraph(graph);
+    const StageEntry& stage = document()->stages[static_cast<size_t>(position)];
+    m_sideLabel->setText(QStringLiteral("Stage %1: %2 (the stage before)")
+                             .arg(stage.index)
+                             .arg(QString::fromStdString(stage.label.empty() ? stage.pass : stage.label)));
+    m_sideLabel->adjustSize();
+    m_sideView->fitAll();
+  }
+  mirrorSelection();
+}
+
+void MainWindow::mirrorSelection() {
+  const GraphModel* side = m_sideScene->graph();
+  if (side == nullptr || !m_sideView->isVisible()) return;
+  int node = -1, cluster = -1;
+  if (!m_selectedName.empty()) {
+    node = side->findNode(m_selectedName, m_selectedComputation);
+    if (node < 0) node = side->findGroup(m_selectedName);
+    if (node < 0) node = side->findHoldingGroup(m_selectedName);
+    if (node < 0) cluster = side->findCluster(m_selectedName);
+    if (node < 0 && cluster < 0) cluster = side->findGroupCluster(m_selectedName);
+  }
+  if (cluster >= 0) {
+    m_sideScene->setSelectedCluster(cluster);
+  } else {
+    m_sideScene->setSelectedNode(node);
+  }
+  if (node >= 0) m_sideView->centerOnRect(m_sideScene->nodeRect(node));
+  if (cluster >= 0) m_sideView->centerOnRect(m_sideScene->clusterRect(cluster));
 }
 
 bool MainWindow::timeOverlay() const {
@@ -697,6 +794,7 @@ void MainWindow::onNodeClicked(int node) {
   }
   statusBar()->showMessage(QString::fromStdString(n.name), 3000);
   linkToTimeline(n.name, n.instruction);
+  mirrorSelection();
   // In neighbourhood mode a new selection is a new focus: lay its neighbourhood out.
   if (m_neighbourhood && m_layouts->key(m_current, optionsFor(m_current)) != m_shownKey) requestLayout();
 }
@@ -716,6 +814,7 @@ void MainWindow::onClusterClicked(int cluster) {
     m_inspector->showDotNode(box.lines);
   }
   linkToTimeline(box.fusionName, box.fusion);
+  mirrorSelection();
 }
 
 void MainWindow::revealSelection() {

@@ -21,6 +21,7 @@ class QMenu;
 class QProgressBar;
 class QPushButton;
 class QSlider;
+class QSplitter;
 class QSpinBox;
 class QTableView;
 class QTimer;
@@ -86,6 +87,12 @@ class MainWindow : public QMainWindow {
   // trace (viewer/time_overlay.h), with a legend; nothing without a trace.
   void setTimeOverlay(bool on);
   bool timeOverlay() const;
+  // Side by side (View → Side by Side with Previous Stage): the previous stage's graph in a second pane, the
+  // selection mirrored between the panes by instruction name.
+  void setSideBySide(bool on);
+  bool sideBySide() const;
+  GraphScene* sideScene() const { return m_sideScene; }
+  GraphView* sideView() const { return m_sideView; }
   // Expands a collapsed scope group (by path) or collapses an expanded one.
   void toggleGroup(const QString& path);
   void setNeighbourhood(bool enabled, int hops);
@@ -191,6 +198,8 @@ class MainWindow : public QMainWindow {
   void setDocument(std::shared_ptr<const Document> document);
   void requestLayout();
   void applyTimeOverlay();
+  void updateSidePane();
+  void mirrorSelection();
   // After a stage step: keeps the node that was at the view's centre (by name) at its place in the view, then
   // moves to what the stage changed when none of it is in view.
   void followStageChange(const std::string& anchorName, const std::string& anchorComputation, QPointF anchorOffset);
@@ -281,6 +290,12 @@ class MainWindow : public QMainWindow {
   QAction* m_actCollapse = nullptr;
   QAction* m_actGroups = nullptr;
   QAction* m_actTimeOverlay = nullptr;
+  QAction* m_actSideBySide = nullptr;
+  QSplitter* m_graphSplit = nullptr;
+  GraphScene* m_sideScene = nullptr;
+  GraphView* m_sideView = nullptr;
+  QLabel* m_sideLabel = nullptr;
+  int m_sidePosition = -1;
   // The scope tree the groups' first depth was chosen from (the document's first module).
   std::shared_ptr<const ScopeTree> m_scopeTree;
   QAction* m_actNeighbourhood = nullptr;

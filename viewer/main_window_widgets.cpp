@@ -157,6 +157,10 @@ void MainWindow::createActions() {
   m_actGroups->setCheckable(true);
   m_actGroups->setShortcut(QKeySequence(QStringLiteral("G")));
   connect(m_actGroups, &QAction::triggered, this, [this](bool on) { setGroupScopes(on); });
+  m_actSideBySide = view->addAction(QStringLiteral("&Side by Side with Previous Stage"));
+  m_actSideBySide->setCheckable(true);
+  m_actSideBySide->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
+  connect(m_actSideBySide, &QAction::triggered, this, [this](bool on) { setSideBySide(on); });
   m_actTimeOverlay = view->addAction(QStringLiteral("Colour by &Kernel Time"));
   m_actTimeOverlay->setCheckable(true);
   m_actTimeOverlay->setShortcut(QKeySequence(QStringLiteral("T")));
@@ -555,6 +559,7 @@ void MainWindow::setDarkPalette(bool dark) {
     QApplication::setPalette(QApplication::style()->standardPalette());
   }
   m_scene->setTheme(dark ? SceneTheme::dark() : SceneTheme::light());
+  m_sideScene->setTheme(m_scene->theme());
   m_timeline->view()->setDark(dark);
 }
 

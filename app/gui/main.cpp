@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   QCommandLineOption timeOverlay(QStringLiteral("time-overlay"),
                                  QStringLiteral("Colour the graph by the kernel time of the trace (View menu)."));
   parser.addOption(timeOverlay);
+  QCommandLineOption sideBySide(QStringLiteral("side-by-side"),
+                                QStringLiteral("Show the previous stage in a second pane (View menu)."));
+  parser.addOption(sideBySide);
   parser.addOption(module);
   parser.addOption(select);
   parser.addOption(trace);
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
 
   fusionscope::viewer::MainWindow window;
   if (parser.isSet(timeOverlay)) window.setTimeOverlay(true);
+  if (parser.isSet(sideBySide)) window.setSideBySide(true);
   if (parser.isSet(pipeline)) {
     fusionscope::core::PipelineSpec spec = window.pipelineSpec();
     spec.preset = parser.value(pipeline).toStdString();

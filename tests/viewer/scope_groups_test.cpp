@@ -250,5 +250,51 @@ TEST_F(ScopeWindowTest, StageStepKeepsTheCentreNodeInPlace) {
   EXPECT_TRUE(stepped) << "no stage of MNIST makes a fusion of a parameter";
 }
 
+// Side by side: the previous stage in a second pane, the selection mirrored by instruction name both ways.
+TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
+  ASSERT_TRUE(testing::openAndWait(*window, kMnist));
+  const int last = window->stageCount() - 1;
+  window->setCurrentStage(last);
+  ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_FALSE(window->sideView()->isVisible());
+  window->setSideBySide(true);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
+  ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_TRUE(window->sideView()->isVisible());
+  const auto document = window->document();
+  const core::HloModule& previous = *document->stages[static_cast<size_t>(last - 1)].module;
+  const GraphModel& side = *window->sideScene()->graph();
+  const GraphModel& graph = *window->graphScene()->graph();
+  // The side pane draws the previous stage: an instruction it has that this stage does not.
+  bool previousOnly = false;
+  for (const GraphNode& node : side.nodes) {
+    if (node.instruction != nullptr) EXPECT_EQ(node.instruction->parent()->parent(), &previous) << node.name;
+  }
+  for (const auto& inst : previous.entry()->instructions()) {
+    previousOnly |= side.findNode(inst->name()) >= 0 && graph.findNode(inst->name()) < 0;
+  }
+  EXPECT_TRUE(previousOnly);
+  // Main -> side: a parameter is in both.
+  std::string shared;
+  for (const GraphNode& node : graph.nodes) {
+    if (node.opcode == "parameter" && side.findNode(node.name) >= 0) shared = node.name;
+  }
+  ASSERT_FALSE(shared.empty());
+  window->selectNode(graph.findNode(shared));
+  EXPECT_EQ(window->sideScene()->selectedNode(), side.findNode(shared));
+  // Side -> main: clicking another shared node in the side pane selects it in the main one.
+  std::string other;
+  for (const GraphNode& node : side.nodes) {
+    if (node.kind == GraphNode::Kind::kInstruction && node.name != shared && graph.findNode(node.name) >= 0)
+      other = node.name;
+  }
+  ASSERT_FALSE(other.empty());
+  emit window->sideScene()->nodeClicked(side.findNode(other));
+  EXPECT_EQ(window->selectedName().toStdString(), other);
+  EXPECT_EQ(window->graphScene()->selectedNode(), graph.findNode(other));
+  window->setSideBySide(false);
+  EXPECT_FALSE(window->sideView()->isVisible());
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer
