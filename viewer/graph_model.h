@@ -94,6 +94,8 @@ class GraphModel {
   std::vector<GraphEdge> edges;
   std::string dot;    // the DOT text laid out (core::renderDot's, or the .dot file's)
   std::string entry;  // the entry computation's name (empty for DOT-only graphs)
+  // Entry instructions hidden in collapsed scope groups -> the group's node (set by buildGroupedGraph).
+  std::unordered_map<std::string, int> heldBy;
   double width = 0;
   double height = 0;
   bool laidOut = false;
@@ -119,10 +121,6 @@ class GraphModel {
   std::unordered_map<std::string, int> m_clusterByName;
   std::unordered_map<std::string, int> m_groupByPath;
   std::unordered_map<std::string, int> m_groupClusterByPath;
-
- public:
-  // Entry instructions hidden in collapsed scope groups -> the group's node (set by buildGroupedGraph).
-  std::unordered_map<std::string, int> heldBy;
 };
 
 // The graph of a core::DotGraph (unlaid), and core's DOT text of it for Graphviz.

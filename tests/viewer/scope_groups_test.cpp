@@ -3,6 +3,8 @@
 #include "viewer/scope_groups.h"
 
 #include <QTest>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -13,8 +15,10 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/pipeline/pass_registry.h"
 #include "core/text/hlo_parser.h"
 #include "tests/viewer/window_fixture.h"
+#include "viewer/document.h"
 #include "viewer/graph_model.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
@@ -134,6 +138,47 @@ TEST(GroupedGraphTest, CollapsedGroupsAreNodesWithMergedEdges) {
   ASSERT_NE(hidden, nullptr);
   EXPECT_EQ(graph->findNode(hidden->name()), -1);
   EXPECT_EQ(graph->findHoldingGroup(hidden->name()), block);
+}
+
+// Measures how far the grouped view's nodes move between consecutive stages of the LLM (each laid out afresh by
+// dot): printed for docs/VIEWER.md; asserts only that every stage's grouped graph lays out with the same groups.
+TEST(GroupedGraphTest, GroupsAcrossStagesOfTheLlm) {
+  core::PipelineSpec spec;
+  spec.preset = "cpu";
+  auto document = loadPath(kLlm, spec);
+  ASSERT_TRUE(document.ok()) << document.message();
+  const auto& stages = (*document)->stages;
+  ScopeTree tree = buildScopeTree(*stages.front().module->entry());
+  GraphOptions options;
+  options.collapseFusions = true;
+  options.groupScopes = true;
+  options.expandedGroups = tree.autoExpanded(kFirstViewNodes);
+  std::map<std::string, GraphPoint> before;
+  for (size_t position = 0; position < stages.size(); ++position) {
+    StatusOr<GraphModel> graph = layoutModule(*stages[position].module, options);
+    ASSERT_TRUE(graph.ok()) << graph.message();
+    std::map<std::string, GraphPoint> centres;
+    for (const GraphNode& node : graph->nodes) {
+      if (node.kind == GraphNode::Kind::kGroup)
+        centres[node.name] = {node.x + node.width / 2, node.y + node.height / 2};
+    }
+    if (!before.empty()) {
+      EXPECT_EQ(centres.size(), before.size()) << "stage " << position;
+      double moved = 0, most = 0;
+      int shared = 0;
+      for (const auto& [name, p] : centres) {
+        auto it = before.find(name);
+        if (it == before.end()) continue;
+        double d = std::hypot(p.x - it->second.x, p.y - it->second.y);
+        moved += d;
+        most = std::max(most, d);
+        ++shared;
+      }
+      std::printf("llm stage %zu: %d groups, mean move %.0f pt, largest %.0f pt (graph %.0f x %.0f pt)\n", position,
+                  shared, shared > 0 ? moved / shared : 0.0, most, graph->width, graph->height);
+    }
+    before = std::move(centres);
+  }
 }
 
 using ScopeWindowTest = testing::MainWindowTest;
