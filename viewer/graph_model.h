@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/opcode.h"
+#include "viewer/scope_groups.h"
 
 namespace fusionscope::graphviz {
 struct GraphLayout;
@@ -27,6 +29,11 @@ struct GraphOptions : core::DotOptions {
     fastLayoutAbove = 500;
   }
 
+  // Scope groups (viewer/scope_groups.h): the entry's instructions drawn inside their op_name scopes, collapsed
+  // groups as single nodes, except the groups named in `expandedGroups`. Ignored in neighbourhood mode.
+  bool groupScopes = false;
+  std::set<std::string> expandedGroups;
+
   bool operator==(const GraphOptions&) const = default;
 };
 
@@ -37,9 +44,9 @@ struct GraphPoint {
 
 // A drawn box. Scene coordinates: points, origin top-left, y down (flipped from Graphviz).
 struct GraphNode {
-  enum class Kind { kInstruction, kCollapsedFusion, kStub, kDotNode };
+  enum class Kind { kInstruction, kCollapsedFusion, kStub, kDotNode, kGroup };
   Kind kind = Kind::kInstruction;
-  std::string name;         // instruction name (stub: the operand it stands for)
+  std::string name;         // instruction name (stub: the operand it stands for; group: its scope path)
   std::string computation;  // computation holding the instruction
   std::string opcode;
   core::OpCategory category = core::OpCategory::kOther;
@@ -62,6 +69,7 @@ struct GraphCluster {
   int parent = -1;
   bool root = false;
   const core::HloInstruction* fusion = nullptr;
+  std::string group;  // an expanded scope group's path (fusionName is its label then); empty for a fusion
   double x = 0, y = 0, width = 0, height = 0;
 };
 
@@ -70,6 +78,7 @@ struct GraphEdge {
   int to = -1;
   bool control = false;
   bool stub = false;
+  int count = 1;                   // operand edges it stands for (edges to and from a collapsed scope group are merged)
   std::vector<GraphPoint> spline;  // cubic B-spline control points (3k+1)
   bool hasArrow = false;
   GraphPoint arrowTip;
@@ -85,12 +94,20 @@ class GraphModel {
   std::vector<GraphEdge> edges;
   std::string dot;    // the DOT text laid out (core::renderDot's, or the .dot file's)
   std::string entry;  // the entry computation's name (empty for DOT-only graphs)
+  // Entry instructions hidden in collapsed scope groups -> the group's node (set by buildGroupedGraph).
+  std::unordered_map<std::string, int> heldBy;
   double width = 0;
   double height = 0;
   bool laidOut = false;
 
   // Index of the node drawing instruction `name` (in `computation`, or the entry when empty); -1 if not drawn.
   int findNode(const std::string& name, const std::string& computation = {}) const;
+  // Index of the node drawing collapsed scope group `path`; -1 if it is not drawn.
+  int findGroup(const std::string& path) const;
+  // Index of the box of expanded scope group `path`; -1 if it is not drawn expanded.
+  int findGroupCluster(const std::string& path) const;
+  // Index of the collapsed scope group node that holds entry instruction `name` (not drawn itself); -1 if none.
+  int findHoldingGroup(const std::string& name) const;
   // Index of the cluster of fusion `name`; -1 if it is not expanded.
   int findCluster(const std::string& name) const;
   // Nodes that stand for instructions (not stubs).
@@ -102,11 +119,18 @@ class GraphModel {
  private:
   std::unordered_map<std::string, int> m_nodeByKey;
   std::unordered_map<std::string, int> m_clusterByName;
+  std::unordered_map<std::string, int> m_groupByPath;
+  std::unordered_map<std::string, int> m_groupClusterByPath;
 };
 
 // The graph of a core::DotGraph (unlaid), and core's DOT text of it for Graphviz.
 GraphModel buildGraph(const core::DotGraph& graph);
-// buildGraph(core::buildDotGraph(module, options)).
+// The graph of `graph` with the entry's instructions in the scope groups of `tree`: groups not in `expanded` drawn
+// as one node each (kGroup: scope label, instruction count, main op categories), edges to and from them merged
+// into one per pair of nodes (GraphEdge::count), expanded groups as boxes (GraphCluster::group) around what they
+// hold; and the DOT text of that for Graphviz.
+GraphModel buildGroupedGraph(const core::DotGraph& graph, const ScopeTree& tree, const std::set<std::string>& expanded);
+// buildGraph(core::buildDotGraph(module, options)), grouped by scope when options.groupScopes.
 GraphModel buildGraph(const core::HloModule& module, const GraphOptions& options);
 // Positions nodes, clusters and edges from Graphviz's layout of model.dot.
 Status applyLayout(GraphModel& model, const graphviz::GraphLayout& layout);

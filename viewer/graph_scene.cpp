@@ -10,6 +10,8 @@
 #include <cmath>
 #include <utility>
 
+#include "viewer/time_overlay.h"
+
 namespace fusionscope::viewer {
 namespace {
 
@@ -20,6 +22,8 @@ constexpr int kEdgeItemType = QGraphicsItem::UserType + 3;
 // skipping them keeps zoomed-out painting of big graphs fast.
 constexpr double kMinReadableLinePixels = 4.0;
 constexpr double kFontPixels = 10.0;
+constexpr uint32_t kGroupFill = 0xe3f2fd;
+constexpr uint32_t kGroupBorder = 0x5c7b99;
 
 QColor rgb(uint32_t value) {
   return QColor::fromRgb(static_cast<QRgb>(value));
@@ -83,6 +87,24 @@ class NodeItem : public QGraphicsItem {
       textScale = std::clamp(m_rect.height() / needed, 1.0, 2.0);
     }
     double width = m_node.root ? 2.5 : 1.0;
+    const bool group = m_node.kind == GraphNode::Kind::kGroup;
+    if (group) {
+      // A collapsed scope group: a stack of cards (TensorBoard's namespace nodes), with a strip in the colour of
+      // its most frequent op category.
+      fill = rgb(kGroupFill);
+      border = rgb(kGroupBorder);
+      text = rgb(0x263238);
+      width = 1.5;
+      painter->setPen(QPen(border, 1.0));
+      painter->setBrush(fill.darker(106));
+      painter->drawRoundedRect(m_rect.translated(4, 4), 6, 6);
+    }
+    if (m_scene->kernelTimesShown() && !stub) {
+      double ns = m_scene->kernelTimeOfNode(m_index);
+      double fraction = kernelTimeFraction(ns, m_scene->maxKernelTime());
+      fill = ns < 0 ? QColor(QRgb(0xeeeeee)) : GraphScene::kernelTimeColor(fraction);
+      text = ns >= 0 && fraction > 0.7 ? QColor(Qt::white) : QColor(QRgb(0x424242));
+    }
     Qt::PenStyle style = m_node.kind == GraphNode::Kind::kStub ? Qt::DashLine : Qt::SolidLine;
     if (m_scene->isAdded(m_index)) {
       border = theme.added;
@@ -105,7 +127,13 @@ class NodeItem : public QGraphicsItem {
     pen.setCosmetic(lod < 0.5);
     painter->setPen(pen);
     painter->setBrush(fill);
-    painter->drawRoundedRect(m_rect, 4, 4);
+    painter->drawRoundedRect(m_rect, group ? 6 : 4, group ? 6 : 4);
+    if (group) {
+      QRectF strip(m_rect.left() + 1, m_rect.top() + 1, 6, m_rect.height() - 2);
+      painter->setPen(Qt::NoPen);
+      painter->setBrush(rgb(colorsFor(m_node.category).fill));
+      painter->drawRoundedRect(strip, 3, 3);
+    }
     drawLines(painter, m_rect, m_node.lines, text, lod, Qt::AlignHCenter, textScale);
   }
 
@@ -147,7 +175,18 @@ class ClusterItem : public QGraphicsItem {
     QPen pen(border, width);
     pen.setCosmetic(lod < 0.5);
     painter->setPen(pen);
-    painter->setBrush(rgb(m_depth == 0 ? kClusterFill : kNestedClusterFill));
+    if (!m_cluster.group.empty()) {
+      // An expanded scope group: a light frame in the group colour, the fusion boxes inside stay grey.
+      if (m_scene->selectedCluster() != m_index) border = rgb(kGroupBorder);
+      QPen groupPen(border, m_scene->selectedCluster() == m_index ? width : 1.2, Qt::DashLine);
+      groupPen.setCosmetic(lod < 0.5);
+      painter->setPen(groupPen);
+      painter->setBrush(QColor(QRgb(0xf7fbff)));
+    } else if (double ns = m_scene->kernelTimeOfCluster(m_index); ns >= 0) {
+      painter->setBrush(GraphScene::kernelTimeColor(kernelTimeFraction(ns, m_scene->maxKernelTime())).lighter(115));
+    } else {
+      painter->setBrush(rgb(m_depth == 0 ? kClusterFill : kNestedClusterFill));
+    }
     painter->drawRoundedRect(m_rect, 8, 8);
     drawLines(painter, m_rect, m_cluster.lines, theme.clusterText, lod, Qt::AlignLeft | Qt::AlignTop);
   }
@@ -183,17 +222,22 @@ class EdgeItem : public QGraphicsItem {
       }
     }
     m_bounds = m_path.boundingRect().united(m_arrow.boundingRect()).adjusted(-2, -2, 2, 2);
+    if (edge.count > 1 && !m_path.isEmpty()) {
+      QPointF middle = m_path.pointAtPercent(0.5);
+      m_bounds = m_bounds.united(QRectF(middle.x(), middle.y() - 8, 66, 16));
+    }
   }
   int type() const override { return kEdgeItemType; }
   QRectF boundingRect() const override { return m_bounds; }
 
-  void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) override {
     const SceneTheme& theme = m_scene->theme();
     QColor color = theme.edge;
     int selected = m_scene->selectedNode();
     bool touching = selected >= 0 && (m_edge.from == selected || m_edge.to == selected);
     if (touching) color = theme.selection;
-    QPen pen(color, touching ? 2.0 : 1.0, m_edge.control || m_edge.stub ? Qt::DashLine : Qt::SolidLine);
+    double width = (touching ? 2.0 : 1.0) + (m_edge.count > 1 ? std::min(2.5, 0.5 * std::log2(m_edge.count)) : 0.0);
+    QPen pen(color, width, m_edge.control || m_edge.stub ? Qt::DashLine : Qt::SolidLine);
     painter->setPen(pen);
     painter->setBrush(Qt::NoBrush);
     painter->drawPath(m_path);
@@ -201,6 +245,17 @@ class EdgeItem : public QGraphicsItem {
       painter->setPen(QPen(color, 1.0));
       painter->setBrush(color);
       painter->drawPolygon(m_arrow);
+    }
+    if (m_edge.count > 1 && !m_edge.spline.empty() &&
+        option->levelOfDetailFromTransform(painter->worldTransform()) * kFontPixels >= kMinReadableLinePixels) {
+      // How many operand edges a merged edge to or from a scope group stands for, at the middle of its curve.
+      QPointF middle = m_path.pointAtPercent(0.5);
+      QFont font = labelFont(false);
+      font.setPixelSize(static_cast<int>(kFontPixels * 0.9));
+      painter->setFont(font);
+      painter->setPen(color);
+      painter->drawText(QRectF(middle.x() + 3, middle.y() - 7, 60, 14), Qt::AlignLeft | Qt::AlignVCenter,
+                        QStringLiteral("\u00d7%1").arg(m_edge.count));
     }
   }
 
@@ -213,6 +268,28 @@ class EdgeItem : public QGraphicsItem {
 };
 
 }  // namespace
+
+QColor GraphScene::kernelTimeColor(double fraction) {
+  // Pale yellow -> orange -> deep red (Material amber 50, orange 300, red 800).
+  const QColor stops[] = {QColor(QRgb(0xfff8e1)), QColor(QRgb(0xffb74d)), QColor(QRgb(0xc62828))};
+  double t = std::clamp(fraction, 0.0, 1.0) * 2;
+  const QColor& a = stops[t < 1 ? 0 : 1];
+  const QColor& b = stops[t < 1 ? 1 : 2];
+  double f = t < 1 ? t : t - 1;
+  auto mix = [f](int x, int y) { return static_cast<int>(std::lround(x + (y - x) * f)); };
+  return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));
+}
+
+void GraphScene::setKernelTimes(std::vector<double> nodeNs, std::vector<double> clusterNs, double maxNs) {
+  m_nodeNs = std::move(nodeNs);
+  m_clusterNs = std::move(clusterNs);
+  m_maxNs = maxNs;
+  if (m_graph && (m_nodeNs.size() != m_graph->nodes.size() || m_clusterNs.size() != m_graph->clusters.size())) {
+    m_nodeNs.clear();
+    m_clusterNs.clear();
+  }
+  update();
+}
 
 SceneTheme SceneTheme::dark() {
   SceneTheme theme;
@@ -237,6 +314,8 @@ void GraphScene::setGraph(std::shared_ptr<const GraphModel> graph) {
   m_fusedNodes.clear();
   m_fusedClusters.clear();
   m_ghosts.clear();
+  m_nodeNs.clear();
+  m_clusterNs.clear();
   rebuild();
 }
 

@@ -63,6 +63,18 @@ class GraphScene : public QGraphicsScene {
   bool isFusedNode(int node) const { return m_fusedNodes.count(node) > 0; }
   bool isFusedCluster(int cluster) const { return m_fusedClusters.count(cluster) > 0; }
 
+  // The time overlay: every node and fusion box filled by its kernel time (KernelTimes, viewer/time_overlay.h) on a
+  // pale-to-red logarithmic scale, grey where no kernel ran it. Empty vectors turn it off.
+  void setKernelTimes(std::vector<double> nodeNs, std::vector<double> clusterNs, double maxNs);
+  bool kernelTimesShown() const { return !m_nodeNs.empty(); }
+  double kernelTimeOfNode(int node) const { return m_nodeNs.empty() ? -1 : m_nodeNs[static_cast<size_t>(node)]; }
+  double kernelTimeOfCluster(int cluster) const {
+    return m_clusterNs.empty() ? -1 : m_clusterNs[static_cast<size_t>(cluster)];
+  }
+  double maxKernelTime() const { return m_maxNs; }
+  // The overlay's colour for `fraction` (kernelTimeFraction) of the largest time.
+  static QColor kernelTimeColor(double fraction);
+
   QRectF nodeRect(int node) const;
   QRectF clusterRect(int cluster) const;  // a fusion's box; empty when there is none
 
@@ -92,6 +104,9 @@ class GraphScene : public QGraphicsScene {
   std::set<int> m_fusedNodes;
   std::set<int> m_fusedClusters;
   std::vector<Ghost> m_ghosts;
+  std::vector<double> m_nodeNs;
+  std::vector<double> m_clusterNs;
+  double m_maxNs = 0;
   QList<QGraphicsItem*> m_ghostItems;
   int m_nodeItemCount = 0;
   int m_clusterItemCount = 0;

@@ -1,7 +1,10 @@
 #include "viewer/graph_view.h"
 
+#include <QBuffer>
 #include <QFileInfo>
+#include <QFrame>
 #include <QImage>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
@@ -73,6 +76,11 @@ GraphView::GraphView(GraphScene* scene, QWidget* parent) : QGraphicsView(scene, 
   m_minimap = new Minimap(scene, this);
   m_minimap->resize(kMinimapSize, kMinimapSize);
   connect(scene, &QGraphicsScene::changed, m_minimap->viewport(), qOverload<>(&QWidget::update));
+  m_legend = new QLabel(this);
+  m_legend->setAutoFillBackground(true);
+  m_legend->setFrameShape(QFrame::Box);
+  m_legend->setMargin(4);
+  m_legend->hide();
   placeMinimap();
 }
 
@@ -81,6 +89,22 @@ void GraphView::fitAll() {
   fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
   // A small graph fitted would be drawn huge; never more than 1:1 on fit.
   if (zoom() > 1.0) actualSize();
+  m_minimap->refit();
+  emit viewportMoved();
+}
+
+void GraphView::fitReadable(double minZoom, double startX) {
+  fitAll();
+  if (scene() == nullptr || zoom() >= minZoom) return;
+  // Too far out to read: zoom in to the smallest readable scale, on the top of the graph (where it starts), the
+  // widest part in view; the minimap shows the rest.
+  setTransform(QTransform::fromScale(minZoom, minZoom));
+  const QRectF rect = scene()->sceneRect();
+  const QSizeF seen = QSizeF(viewport()->width(), viewport()->height()) / minZoom;
+  // Horizontally on `startX` (the graph's first node: a wide graph's start is rarely at its middle).
+  const double half = seen.width() / 2;
+  centerOn(std::clamp(startX, rect.left() + half, std::max(rect.left() + half, rect.right() - half)),
+           rect.top() + seen.height() / 2);
   m_minimap->refit();
   emit viewportMoved();
 }
@@ -154,6 +178,53 @@ void GraphView::placeMinimap() {
   int scrollBar = verticalScrollBar()->isVisible() ? verticalScrollBar()->width() : 0;
   int scrollBarH = horizontalScrollBar()->isVisible() ? horizontalScrollBar()->height() : 0;
   m_minimap->move(width() - kMinimapSize - margin - scrollBar, height() - kMinimapSize - margin - scrollBarH);
+  if (m_legend != nullptr) m_legend->move(margin, height() - m_legend->height() - margin - scrollBarH);
+}
+
+namespace {
+
+QString formatNs(double ns) {
+  if (ns >= 1e6) return QStringLiteral("%1 ms").arg(ns / 1e6, 0, 'g', 3);
+  if (ns >= 1e3) return QStringLiteral("%1 µs").arg(ns / 1e3, 0, 'g', 3);
+  return QStringLiteral("%1 ns").arg(ns, 0, 'f', 0);
+}
+
+}  // namespace
+
+void GraphView::setKernelTimeLegend(double minNs, double maxNs, int linked) {
+  if (maxNs <= 0) {
+    m_legend->hide();
+    return;
+  }
+  // The scale as a gradient image: kernelTimeFraction 0..1 left to right.
+  QImage bar(160, 12, QImage::Format_RGB32);
+  for (int x = 0; x < bar.width(); ++x) {
+    QRgb colour = GraphScene::kernelTimeColor(static_cast<double>(x) / (bar.width() - 1)).rgb();
+    for (int y = 0; y < bar.height(); ++y) bar.setPixel(x, y, colour);
+  }
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  bar.save(&buffer, "PNG");
+  m_legend->setText(QStringLiteral("<b>Kernel time</b> (summed launches, log scale), %1 linked<br/>"
+                                   "<img src=\"data:image/png;base64,%2\"/><br/>"
+                                   "<table width=160><tr><td>%3</td><td align=right>%4</td></tr></table>"
+                                   "<span style=\"background:#eeeeee\">&nbsp;grey&nbsp;</span> no kernel")
+                        .arg(linked)
+                        .arg(QString::fromLatin1(png.toBase64()))
+                        .arg(formatNs(std::max(minNs, maxNs / 1e4)), formatNs(maxNs)));
+  m_legend->adjustSize();
+  m_legend->show();
+  m_legend->raise();
+  placeMinimap();
+}
+
+bool GraphView::kernelTimeLegendVisible() const {
+  return m_legend->isVisible();
+}
+
+QString GraphView::kernelTimeLegendText() const {
+  return m_legend->text();
 }
 
 double GraphView::exportScale(double requested) const {

@@ -2,6 +2,8 @@
 
 #include <QGraphicsView>
 
+class QLabel;
+
 namespace fusionscope::viewer {
 
 class GraphScene;
@@ -16,6 +18,9 @@ class GraphView : public QGraphicsView {
   explicit GraphView(GraphScene* scene, QWidget* parent = nullptr);
 
   void fitAll();
+  // fitAll, but never below `minZoom`: a graph too big to read fitted is shown from its top at `minZoom`,
+  // horizontally centred on `startX` (scene coordinates).
+  void fitReadable(double minZoom, double startX);
   void actualSize();
   void zoomBy(double factor);
   double zoom() const { return transform().m11(); }
@@ -23,6 +28,12 @@ class GraphView : public QGraphicsView {
   // until a box larger than the viewport fits) and centres it unless it is already well inside the viewport.
   void centerOnRect(const QRectF& rect);
   void setMinimapVisible(bool visible);
+  // The time overlay's legend in the bottom-left corner: the colour scale (logarithmic, four decades below `maxNs`)
+  // labelled from the shortest time shown, `minNs` (or maxNs / 10^4 if that is shorter), to `maxNs`, and grey for
+  // "no kernel"; maxNs <= 0 hides it.
+  void setKernelTimeLegend(double minNs, double maxNs, int linked);
+  bool kernelTimeLegendVisible() const;
+  QString kernelTimeLegendText() const;
   bool minimapVisible() const;
   // Writes the whole graph (not only what the viewport shows) as .png or .svg (by `path`'s suffix), titled `title`
   // in SVG. A PNG is drawn at `scale` pixels per scene unit (1: the view at 1:1), lowered by exportScale when the
@@ -42,6 +53,7 @@ class GraphView : public QGraphicsView {
  private:
   void placeMinimap();
   Minimap* m_minimap = nullptr;
+  QLabel* m_legend = nullptr;
 };
 
 }  // namespace fusionscope::viewer

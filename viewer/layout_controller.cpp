@@ -54,6 +54,10 @@ std::string LayoutController::key(int position, const GraphOptions& options) con
       std::to_string(m_generation) + ":" + std::to_string(position) + (options.collapseFusions ? "|c" : "|e");
   for (const std::string& name : options.collapseFusions ? options.expanded : options.collapsed) key += "|" + name;
   if (!options.focus.empty()) key += "|@" + options.focus + "#" + std::to_string(options.hops);
+  if (options.groupScopes) {
+    key += "|g";
+    for (const std::string& path : options.expandedGroups) key += "|+" + path;
+  }
   return key;
 }
 

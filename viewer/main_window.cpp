@@ -14,6 +14,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineF>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
@@ -22,6 +23,7 @@
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTimer>
@@ -101,8 +103,40 @@ MainWindow::MainWindow(QWidget* parent)
   stageRow->addWidget(m_slider, 1);
   stageRow->addWidget(m_stageLabel, 2);
   layout->addLayout(stageRow);
-  layout->addWidget(m_view, 1);
+  // Side by side: the previous stage's graph in a second pane left of this one (hidden until asked for).
+  m_graphSplit = new QSplitter(Qt::Horizontal, central);
+  m_sideScene = new GraphScene(this);
+  m_sideView = new GraphView(m_sideScene, m_graphSplit);
+  m_sideView->setObjectName(QStringLiteral("sideView"));
+  m_graphSplit->addWidget(m_sideView);
+  m_graphSplit->addWidget(m_view);
+  m_sideView->hide();
+  m_sideLabel = new QLabel(m_sideView);
+  m_sideLabel->setAutoFillBackground(true);
+  m_sideLabel->setMargin(3);
+  m_sideLabel->move(6, 6);
+  layout->addWidget(m_graphSplit, 1);
   setCentralWidget(central);
+  connect(m_sideScene, &GraphScene::nodeClicked, this, [this](int node) {
+    const GraphModel* side = m_sideScene->graph();
+    if (side == nullptr) return;
+    const GraphNode& n = side->nodes[static_cast<size_t>(node)];
+    m_sideScene->setSelectedNode(node);
+    // Mirrored by name: the same instruction (or group) in this stage, when it is still there.
+    const GraphModel* graph = m_scene->graph();
+    if (graph != nullptr && n.kind == GraphNode::Kind::kGroup && graph->findGroup(n.name) >= 0) {
+      selectNode(graph->findGroup(n.name));
+    } else if (!selectInstruction(QString::fromStdString(n.computation), QString::fromStdString(n.name))) {
+      statusBar()->showMessage(QStringLiteral("%1 is not in this stage").arg(QString::fromStdString(n.name)), 5000);
+    }
+  });
+  connect(m_sideScene, &GraphScene::clusterClicked, this, [this](int cluster) {
+    const GraphModel* side = m_sideScene->graph();
+    if (side == nullptr) return;
+    m_sideScene->setSelectedCluster(cluster);
+    const GraphCluster& box = side->clusters[static_cast<size_t>(cluster)];
+    selectInstruction(QString::fromStdString(box.computation), QString::fromStdString(box.fusionName));
+  });
   connect(m_slider, &QSlider::valueChanged, this, [this](int row) {
     QModelIndex index = m_stageFilter->index(row, 0);
     if (index.isValid()) setCurrentStage(index.data(StageListModel::kStageRole).toInt());
@@ -132,11 +166,17 @@ MainWindow::MainWindow(QWidget* parent)
     if (graph == nullptr) return;
     const GraphNode& n = graph->nodes[static_cast<size_t>(node)];
     if (n.kind == GraphNode::Kind::kCollapsedFusion) toggleFusion(QString::fromStdString(n.name));
+    if (n.kind == GraphNode::Kind::kGroup) toggleGroup(QString::fromStdString(n.name));
   });
   connect(m_scene, &GraphScene::clusterDoubleClicked, this, [this](int cluster) {
     const GraphModel* graph = m_scene->graph();
-    if (graph != nullptr)
-      toggleFusion(QString::fromStdString(graph->clusters[static_cast<size_t>(cluster)].fusionName));
+    if (graph == nullptr) return;
+    const GraphCluster& box = graph->clusters[static_cast<size_t>(cluster)];
+    if (box.group.empty()) {
+      toggleFusion(QString::fromStdString(box.fusionName));
+    } else {
+      toggleGroup(QString::fromStdString(box.group));
+    }
   });
   connect(m_inspector, &Inspector::instructionActivated, this,
           [this](const QString& computation, const QString& name) { selectInstruction(computation, name); });
@@ -264,6 +304,8 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   for (const StageEntry& stage : document->stages) largest = std::max(largest, stage.instructionCount);
   m_options.collapseFusions = largest > kCollapseFusionsAbove;
   m_actCollapse->setChecked(m_options.collapseFusions);
+  m_scopeTree.reset();
+  setGroupScopesOption(largest > kCollapseFusionsAbove, document.get());
   m_selectedNode = -1;
   m_selectedName.clear();
   m_selectedComputation.clear();
@@ -418,6 +460,7 @@ void MainWindow::connectLayout() {
     emit layoutFailed(error);
   });
   connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::applyDiff);
+  connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::updateSidePane);
 }
 
 double MainWindow::lastLayoutMilliseconds() const {
@@ -436,6 +479,28 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   bool sameStageBefore = m_scene->graph() != nullptr;
   m_shownKey = key;
   QRectF before = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+  const bool stageStep = sameStageBefore && m_shownStage != m_current;
+  m_shownStage = m_current;
+  // The anchor of a stage step: the node nearest the view's centre, kept at its place in the view if the next
+  // stage still draws it (by name), so that stepping does not throw the reader somewhere else.
+  std::string anchorName, anchorComputation;
+  QPointF anchorOffset;
+  if (stageStep) {
+    const GraphModel* old = m_scene->graph();
+    double best = -1;
+    for (size_t i = 0; i < old->nodes.size(); ++i) {
+      const GraphNode& node = old->nodes[i];
+      if (node.kind == GraphNode::Kind::kStub) continue;
+      QPointF centre = m_scene->nodeRect(static_cast<int>(i)).center();
+      double distance = QLineF(centre, before.center()).length();
+      if (best < 0 || distance < best) {
+        best = distance;
+        anchorName = node.name;
+        anchorComputation = node.kind == GraphNode::Kind::kGroup ? std::string() : node.computation;
+        anchorOffset = before.center() - centre;
+      }
+    }
+  }
   QElapsedTimer sceneTimer;
   sceneTimer.start();
   m_scene->setGraph(std::move(graph));
@@ -452,10 +517,12 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   // Keep the selection across stages when the instruction still exists.
   m_selectedNode = -1;
   if (!m_selectedName.empty()) m_selectedNode = model.findNode(m_selectedName, m_selectedComputation);
+  if (m_selectedNode < 0 && !m_selectedName.empty()) m_selectedNode = model.findGroup(m_selectedName);
   if (m_selectedNode >= 0) {
     onNodeClicked(m_selectedNode);
   } else {
     int cluster = m_selectedName.empty() ? -1 : model.findCluster(m_selectedName);
+    if (cluster < 0 && !m_selectedName.empty()) cluster = model.findGroupCluster(m_selectedName);
     if (cluster >= 0) {
       onClusterClicked(cluster);
     } else {
@@ -474,14 +541,31 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     applyDiff();
   }
   if (!sameStageBefore || !before.intersects(m_scene->sceneRect())) {
-    m_view->fitAll();
+    // A grouped graph is meant to be read at first sight: fitted, unless that makes its labels too small.
+    if (m_options.groupScopes) {
+      // From its first node: the top row's leftmost.
+      double startX = model.width / 2, top = -1;
+      for (const GraphNode& node : model.nodes) {
+        if (top < 0 || node.y < top - 1 || (node.y < top + 1 && node.x + node.width / 2 < startX)) {
+          top = node.y;
+          startX = node.x + node.width / 2;
+        }
+      }
+      m_view->fitReadable(kReadableZoom, startX);
+    } else {
+      m_view->fitAll();
+    }
   } else if (m_selectedNode >= 0) {
     m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
+  } else if (stageStep) {
+    followStageChange(anchorName, anchorComputation, anchorOffset);
   }
   if (m_revealSelection) {
     m_revealSelection = false;
     revealSelection();
   }
+  applyTimeOverlay();
+  updateSidePane();
   emit stageShown(m_current);
 }
 
@@ -500,11 +584,150 @@ void MainWindow::applyDiff() {
                    std::move(diff.ghosts));
 }
 
+void MainWindow::followStageChange(const std::string& anchorName, const std::string& anchorComputation,
+                                   QPointF anchorOffset) {
+  const GraphModel& model = *m_scene->graph();
+  int anchor = anchorName.empty() ? -1 : model.findNode(anchorName, anchorComputation);
+  if (anchor < 0 && !anchorName.empty()) anchor = model.findGroup(anchorName);
+  if (anchor >= 0) m_view->centerOn(m_scene->nodeRect(anchor).center() + anchorOffset);
+  // What this stage changed (new instructions, new fusions): when none of it is in view, go to it.
+  QRectF changed;
+  QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+  bool inView = false;
+  for (size_t i = 0; i < model.nodes.size(); ++i) {
+    int node = static_cast<int>(i);
+    if (!m_scene->isAdded(node) && !m_scene->isFusedNode(node)) continue;
+    QRectF rect = m_scene->nodeRect(node);
+    inView = inView || visible.intersects(rect);
+    changed = changed.isNull() ? rect : changed.united(rect);
+  }
+  for (size_t c = 0; c < model.clusters.size(); ++c) {
+    if (!m_scene->isFusedCluster(static_cast<int>(c))) continue;
+    QRectF rect = m_scene->clusterRect(static_cast<int>(c));
+    inView = inView || visible.intersects(rect);
+    changed = changed.isNull() ? rect : changed.united(rect);
+  }
+  if (!changed.isNull() && !inView) m_view->centerOn(changed.center());
+}
+
+void MainWindow::setSideBySide(bool on) {
+  m_actSideBySide->setChecked(on);
+  if (!on) m_sideScene->setGraph(nullptr);
+  updateSidePane();
+}
+
+bool MainWindow::sideBySide() const {
+  return m_actSideBySide->isChecked();
+}
+
+void MainWindow::updateSidePane() {
+  const int position = m_current - 1;
+  if (!m_actSideBySide->isChecked() || position < 0 || !document()) {
+    m_sideView->hide();
+    return;
+  }
+  const GraphOptions options = optionsFor(position);
+  std::shared_ptr<const GraphModel> graph = m_layouts->cached(position, options);
+  if (!graph) {
+    // Laid out in the background; backgroundReady brings us back.
+    m_layouts->prefetch(position, options);
+    return;
+  }
+  if (m_sideView->isHidden()) {
+    m_sideView->show();
+    const int half = m_graphSplit->width() / 2;
+    m_graphSplit->setSizes({half, m_graphSplit->width() - half});
+  }
+  if (graph != m_sideScene->sharedGraph() || m_sidePosition != position) {
+    m_sidePosition = position;
+    m_sideScene->setTheme(m_scene->theme());
+    m_sideScene->setGraph(graph);
+    const StageEntry& stage = document()->stages[static_cast<size_t>(position)];
+    m_sideLabel->setText(QStringLiteral("Stage %1: %2 (the stage before)")
+                             .arg(stage.index)
+                             .arg(QString::fromStdString(stage.label.empty() ? stage.pass : stage.label)));
+    m_sideLabel->adjustSize();
+    m_sideView->fitAll();
+  }
+  mirrorSelection();
+}
+
+void MainWindow::mirrorSelection() {
+  const GraphModel* side = m_sideScene->graph();
+  if (side == nullptr || !m_sideView->isVisible()) return;
+  int node = -1, cluster = -1;
+  if (!m_selectedName.empty()) {
+    node = side->findNode(m_selectedName, m_selectedComputation);
+    if (node < 0) node = side->findGroup(m_selectedName);
+    if (node < 0) node = side->findHoldingGroup(m_selectedName);
+    if (node < 0) cluster = side->findCluster(m_selectedName);
+    if (node < 0 && cluster < 0) cluster = side->findGroupCluster(m_selectedName);
+  }
+  if (cluster >= 0) {
+    m_sideScene->setSelectedCluster(cluster);
+  } else {
+    m_sideScene->setSelectedNode(node);
+  }
+  if (node >= 0) m_sideView->centerOnRect(m_sideScene->nodeRect(node));
+  if (cluster >= 0) m_sideView->centerOnRect(m_sideScene->clusterRect(cluster));
+}
+
+bool MainWindow::timeOverlay() const {
+  return m_actTimeOverlay->isChecked();
+}
+
 void MainWindow::setCollapseFusions(bool collapse) {
   m_options.collapseFusions = collapse;
   m_options.expanded.clear();
   m_options.collapsed.clear();
   m_actCollapse->setChecked(collapse);
+  requestLayout();
+}
+
+void MainWindow::setGroupScopesOption(bool group, const Document* document) {
+  m_options.groupScopes = false;
+  m_options.expandedGroups.clear();
+  m_actGroups->setChecked(false);
+  if (!group || document == nullptr || document->stages.empty()) return;
+  // The first view opens the groups of the first stage with a module to a readable depth; later stages use the
+  // same paths (op_name scopes survive the passes).
+  for (const StageEntry& stage : document->stages) {
+    if (!stage.module || stage.module->entry() == nullptr) continue;
+    m_scopeTree = std::make_shared<ScopeTree>(buildScopeTree(*stage.module->entry()));
+    break;
+  }
+  if (!m_scopeTree || m_scopeTree->groups.empty()) return;
+  m_options.groupScopes = true;
+  m_options.expandedGroups = m_scopeTree->autoExpanded(kFirstViewNodes);
+  m_actGroups->setChecked(true);
+}
+
+void MainWindow::setGroupScopes(bool group) {
+  if (!m_scopeTree) {
+    setGroupScopesOption(group, document().get());
+  } else {
+    m_options.groupScopes = group;
+    m_options.expandedGroups = group ? m_scopeTree->autoExpanded(kFirstViewNodes) : std::set<std::string>();
+  }
+  m_actGroups->setChecked(m_options.groupScopes);
+  m_scene->setGraph(nullptr);  // fit the new graph
+  requestLayout();
+}
+
+void MainWindow::toggleGroup(const QString& path) {
+  std::string group = path.toStdString();
+  if (!m_options.expandedGroups.erase(group)) {
+    m_options.expandedGroups.insert(group);
+  } else {
+    // Collapsing a group collapses what is inside it too, so that opening it again starts from its top level.
+    std::string prefix = group + "/";
+    for (auto it = m_options.expandedGroups.lower_bound(prefix);
+         it != m_options.expandedGroups.end() && it->compare(0, prefix.size(), prefix) == 0;)
+      it = m_options.expandedGroups.erase(it);
+  }
+  m_selectedName = group;
+  m_selectedComputation.clear();
+  m_revealSelection = true;
   requestLayout();
 }
 
@@ -575,6 +798,7 @@ void MainWindow::onNodeClicked(int node) {
   }
   statusBar()->showMessage(QString::fromStdString(n.name), 3000);
   linkToTimeline(n.name, n.instruction);
+  mirrorSelection();
   // In neighbourhood mode a new selection is a new focus: lay its neighbourhood out.
   if (m_neighbourhood && m_layouts->key(m_current, optionsFor(m_current)) != m_shownKey) requestLayout();
 }
@@ -585,7 +809,7 @@ void MainWindow::onClusterClicked(int cluster) {
   if (graph == nullptr || stage == nullptr) return;
   const GraphCluster& box = graph->clusters[static_cast<size_t>(cluster)];
   m_selectedNode = -1;
-  m_selectedName = box.fusionName;
+  m_selectedName = box.group.empty() ? box.fusionName : box.group;
   m_selectedComputation = box.computation;
   m_scene->setSelectedCluster(cluster);
   if (box.fusion != nullptr) {
@@ -594,6 +818,7 @@ void MainWindow::onClusterClicked(int cluster) {
     m_inspector->showDotNode(box.lines);
   }
   linkToTimeline(box.fusionName, box.fusion);
+  mirrorSelection();
 }
 
 void MainWindow::revealSelection() {
@@ -621,6 +846,15 @@ bool MainWindow::selectInstruction(const QString& computation, const QString& na
   if (cluster >= 0) {
     onClusterClicked(cluster);
     m_view->centerOnRect(m_scene->clusterRect(cluster));
+    return true;
+  }
+  // Inside a collapsed scope group: select the group (expand it to see the instruction).
+  if (int group = graph->findHoldingGroup(name.toStdString()); group >= 0) {
+    selectNode(group);
+    statusBar()->showMessage(
+        QStringLiteral("%1 is inside the collapsed group %2 (double-click or E expands it)")
+            .arg(name, QString::fromStdString(graph->nodes[static_cast<size_t>(group)].lines.front())),
+        5000);
     return true;
   }
   // Not drawn (inside a collapsed fusion, an inlined constant or outside the neighbourhood): still inspect it.

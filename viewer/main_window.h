@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QPointF>
 #include <array>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@ class QMenu;
 class QProgressBar;
 class QPushButton;
 class QSlider;
+class QSplitter;
 class QSpinBox;
 class QTableView;
 class QTimer;
@@ -79,6 +81,21 @@ class MainWindow : public QMainWindow {
   bool collapseFusions() const { return m_options.collapseFusions; }
   // Expands a collapsed fusion or collapses an expanded one.
   void toggleFusion(const QString& name);
+  // Scope groups (GraphOptions::groupScopes): on by default for big modules, opened to a readable depth.
+  void setGroupScopes(bool group);
+  bool groupScopes() const { return m_options.groupScopes; }
+  // The time overlay (View → Colour by Kernel Time): nodes and fusion boxes filled by the kernel time of a linked
+  // trace (viewer/time_overlay.h), with a legend; nothing without a trace.
+  void setTimeOverlay(bool on);
+  bool timeOverlay() const;
+  // Side by side (View → Side by Side with Previous Stage): the previous stage's graph in a second pane, the
+  // selection mirrored between the panes by instruction name.
+  void setSideBySide(bool on);
+  bool sideBySide() const;
+  GraphScene* sideScene() const { return m_sideScene; }
+  GraphView* sideView() const { return m_sideView; }
+  // Expands a collapsed scope group (by path) or collapses an expanded one.
+  void toggleGroup(const QString& path);
   void setNeighbourhood(bool enabled, int hops);
   void setDiffEnabled(bool enabled);
   void setGhosting(bool enabled);
@@ -187,6 +204,14 @@ class MainWindow : public QMainWindow {
   void hideProgress();
   void setDocument(std::shared_ptr<const Document> document);
   void requestLayout();
+  void applyTimeOverlay();
+  void updateSidePane();
+  void mirrorSelection();
+  // After a stage step: keeps the node that was at the view's centre (by name) at its place in the view, then
+  // moves to what the stage changed when none of it is in view.
+  void followStageChange(const std::string& anchorName, const std::string& anchorComputation, QPointF anchorOffset);
+  // Sets the grouping options for a new document (on: the first module's scope tree, opened to a readable depth).
+  void setGroupScopesOption(bool group, const Document* document);
   void showGraph(std::shared_ptr<const GraphModel> graph, const std::string& key);
   GraphOptions optionsFor(int position) const;
   void applyDiff();
@@ -229,7 +254,8 @@ class MainWindow : public QMainWindow {
   bool m_neighbourhood = false;
   bool m_diff = true;
   bool m_ghost = false;
-  std::string m_shownKey;  // LayoutController::key of the graph in the scene
+  std::string m_shownKey;
+  int m_shownStage = -1;  // the stage of the graph in the scene  // LayoutController::key of the graph in the scene
   double m_lastSceneMs = 0;
   int m_selectedNode = -1;
   std::string m_selectedName;
@@ -270,6 +296,16 @@ class MainWindow : public QMainWindow {
   QMenu* m_viewMenu = nullptr;
 
   QAction* m_actCollapse = nullptr;
+  QAction* m_actGroups = nullptr;
+  QAction* m_actTimeOverlay = nullptr;
+  QAction* m_actSideBySide = nullptr;
+  QSplitter* m_graphSplit = nullptr;
+  GraphScene* m_sideScene = nullptr;
+  GraphView* m_sideView = nullptr;
+  QLabel* m_sideLabel = nullptr;
+  int m_sidePosition = -1;
+  // The scope tree the groups' first depth was chosen from (the document's first module).
+  std::shared_ptr<const ScopeTree> m_scopeTree;
   QAction* m_actNeighbourhood = nullptr;
   QAction* m_actDiff = nullptr;
   QAction* m_actGhost = nullptr;
@@ -283,5 +319,10 @@ class MainWindow : public QMainWindow {
 
 // The number of instructions above which fusions start collapsed (GraphOptions::collapseFusions).
 inline constexpr int64_t kCollapseFusionsAbove = 400;
+// Above the same size the graph opens grouped by scope, with groups open down to the deepest level at which at most
+// this many nodes are drawn.
+inline constexpr int kFirstViewNodes = 80;
+// The smallest zoom the first view of a grouped graph is shown at: 7 px text.
+inline constexpr double kReadableZoom = 0.7;
 
 }  // namespace fusionscope::viewer

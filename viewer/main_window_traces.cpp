@@ -13,9 +13,12 @@
 #include "core/ir/hlo_computation.h"
 #include "profiler/compare/trace_compare.h"
 #include "profiler/compare/trace_stats.h"
+#include "viewer/graph_scene.h"
+#include "viewer/graph_view.h"
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
 #include "viewer/run_controller.h"
+#include "viewer/time_overlay.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
 #include "viewer/trace_controller.h"
@@ -81,10 +84,42 @@ void MainWindow::connectTraces() {
             }
             m_timelineDock->show();
             fitTimelineDock(document() != nullptr);
+            applyTimeOverlay();
             statusBar()->showMessage(
                 QStringLiteral("Trace %1: %2 events").arg(firstName).arg(first->trace().events.size()), 5000);
             emit traceLoaded();
           });
+}
+
+void MainWindow::setTimeOverlay(bool on) {
+  m_actTimeOverlay->setChecked(on);
+  applyTimeOverlay();
+}
+
+void MainWindow::applyTimeOverlay() {
+  const GraphModel* graph = m_scene->graph();
+  const auto& groups = m_timeline->view()->groups();
+  if (!m_actTimeOverlay->isChecked() || graph == nullptr || groups.empty()) {
+    m_scene->setKernelTimes({}, {}, 0);
+    m_view->setKernelTimeLegend(0, 0, 0);
+    return;
+  }
+  // The trace the graph's kernels ran in: the only one, or the "after" trace of a comparison.
+  KernelTimes times = kernelTimes(*graph, *groups.back().model);
+  if (times.linked == 0) {
+    m_scene->setKernelTimes({}, {}, 0);
+    m_view->setKernelTimeLegend(0, 0, 0);
+    statusBar()->showMessage(QStringLiteral("No kernel of the trace ran an instruction of this stage"), 5000);
+    return;
+  }
+  double minNs = times.maxNs;
+  for (const std::vector<double>* list : {&times.nodeNs, &times.clusterNs}) {
+    for (double ns : *list) {
+      if (ns > 0) minNs = std::min(minNs, ns);
+    }
+  }
+  m_scene->setKernelTimes(std::move(times.nodeNs), std::move(times.clusterNs), times.maxNs);
+  m_view->setKernelTimeLegend(minNs, times.maxNs, times.linked);
 }
 
 void MainWindow::showComparison() {

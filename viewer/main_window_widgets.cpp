@@ -154,8 +154,28 @@ void MainWindow::createActions() {
   m_actCollapse->setCheckable(true);
   m_actCollapse->setShortcut(QKeySequence(QStringLiteral("Ctrl+G")));
   connect(m_actCollapse, &QAction::triggered, this, [this](bool on) { setCollapseFusions(on); });
-  QAction* toggle = view->addAction(QStringLiteral("&Expand/Collapse Selected Fusion"), this, [this] {
-    if (!m_selectedName.empty()) toggleFusion(QString::fromStdString(m_selectedName));
+  m_actGroups = view->addAction(QStringLiteral("&Group by Scope"));
+  m_actGroups->setCheckable(true);
+  m_actGroups->setShortcut(QKeySequence(QStringLiteral("G")));
+  connect(m_actGroups, &QAction::triggered, this, [this](bool on) { setGroupScopes(on); });
+  m_actSideBySide = view->addAction(QStringLiteral("&Side by Side with Previous Stage"));
+  m_actSideBySide->setCheckable(true);
+  m_actSideBySide->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
+  connect(m_actSideBySide, &QAction::triggered, this, [this](bool on) { setSideBySide(on); });
+  m_actTimeOverlay = view->addAction(QStringLiteral("Colour by &Kernel Time"));
+  m_actTimeOverlay->setCheckable(true);
+  m_actTimeOverlay->setShortcut(QKeySequence(QStringLiteral("T")));
+  connect(m_actTimeOverlay, &QAction::triggered, this, [this](bool on) { setTimeOverlay(on); });
+  QAction* toggle = view->addAction(QStringLiteral("&Expand/Collapse Selected Fusion or Group"), this, [this] {
+    if (m_selectedName.empty()) return;
+    const GraphModel* graph = m_scene->graph();
+    bool group =
+        graph != nullptr && (graph->findGroup(m_selectedName) >= 0 || graph->findGroupCluster(m_selectedName) >= 0);
+    if (group) {
+      toggleGroup(QString::fromStdString(m_selectedName));
+    } else {
+      toggleFusion(QString::fromStdString(m_selectedName));
+    }
   });
   toggle->setShortcut(QKeySequence(QStringLiteral("E")));
   m_actNeighbourhood = view->addAction(QStringLiteral("&Neighbourhood of Selection"));
@@ -255,6 +275,7 @@ void MainWindow::createActions() {
   graphBar->addAction(actual);
   graphBar->addSeparator();
   graphBar->addAction(m_actCollapse);
+  graphBar->addAction(m_actGroups);
   graphBar->addAction(m_actNeighbourhood);
   m_hopsSpin = new QSpinBox(graphBar);
   m_hopsSpin->setRange(1, 20);
@@ -548,6 +569,7 @@ void MainWindow::setDarkPalette(bool dark) {
     QApplication::setPalette(QApplication::style()->standardPalette());
   }
   m_scene->setTheme(dark ? SceneTheme::dark() : SceneTheme::light());
+  m_sideScene->setTheme(m_scene->theme());
   m_timeline->view()->setDark(dark);
 }
 

@@ -20,6 +20,8 @@ StageDiff stageDiff(const StageEntry& stage, const GraphModel& graph, const Grap
   for (const std::string& qualified : stage.changes.added) {
     auto [computation, name] = splitQualified(qualified);
     int node = graph.findNode(name, computation);
+    // Inside a collapsed scope group: the group shows that this pass changed something in it.
+    if (node < 0 && computation.empty()) node = graph.findHoldingGroup(name);
     if (node >= 0) diff.addedNodes.insert(node);
     int cluster = graph.findCluster(name);
     if (cluster >= 0) diff.fusedClusters.insert(cluster);
@@ -27,6 +29,7 @@ StageDiff stageDiff(const StageEntry& stage, const GraphModel& graph, const Grap
   for (const auto& fused : stage.changes.fused) {
     auto [computation, name] = splitQualified(fused.fusion);
     int node = graph.findNode(name, computation);
+    if (node < 0 && computation.empty()) node = graph.findHoldingGroup(name);
     if (node >= 0) {
       diff.fusedNodes.insert(node);
       diff.addedNodes.erase(node);

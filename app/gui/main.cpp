@@ -41,6 +41,12 @@ int main(int argc, char** argv) {
   QCommandLineOption module(QStringLiteral("module"),
                             QStringLiteral("The module of an XLA dump directory to show (name or number)."),
                             QStringLiteral("name"));
+  QCommandLineOption timeOverlay(QStringLiteral("time-overlay"),
+                                 QStringLiteral("Colour the graph by the kernel time of the trace (View menu)."));
+  parser.addOption(timeOverlay);
+  QCommandLineOption sideBySide(QStringLiteral("side-by-side"),
+                                QStringLiteral("Show the previous stage in a second pane (View menu)."));
+  parser.addOption(sideBySide);
   parser.addOption(module);
   parser.addOption(select);
   parser.addOption(trace);
@@ -51,6 +57,8 @@ int main(int argc, char** argv) {
   parser.process(app);
 
   fusionscope::viewer::MainWindow window;
+  if (parser.isSet(timeOverlay)) window.setTimeOverlay(true);
+  if (parser.isSet(sideBySide)) window.setSideBySide(true);
   if (parser.isSet(pipeline)) {
     fusionscope::core::PipelineSpec spec = window.pipelineSpec();
     spec.preset = parser.value(pipeline).toStdString();

@@ -3,7 +3,9 @@
 // curves. Offscreen; main() is in viewer_test.cpp.
 #include <QAction>
 #include <QApplication>
+#include <QImage>
 #include <QLibrary>
+#include <QPainter>
 #include <QPainterPath>
 #include <QSettings>
 #include <QSignalSpy>
@@ -21,8 +23,10 @@
 #include "core/ir/hlo_module.h"
 #include "profiler/compare/trace_compare.h"
 #include "profiler/trace/chrome_json_import.h"
-#include "viewer/inspector.h"
 #include "tests/viewer/window_fixture.h"
+#include "viewer/graph_scene.h"
+#include "viewer/graph_view.h"
+#include "viewer/inspector.h"
 #include "viewer/main_window.h"
 #include "viewer/timeline_model.h"
 #include "viewer/timeline_panel.h"
@@ -129,6 +133,68 @@ TEST_F(LinkWindowTest, KernelWithOtherNameLinksThroughHloOp) {
     EXPECT_EQ(model->instructionOf(e), fusions[0]);
     EXPECT_TRUE(model->trace().events[e].name.starts_with("__nv_kernel_"));
   }
+}
+
+// The time overlay: with a trace whose kernels ran the last stage's fusions, each fusion is filled by its summed
+// kernel time (the longest in the darkest colour), nodes no kernel ran are grey, and a legend says what the
+// colours mean; off, nothing is coloured and the legend goes.
+TEST_F(LinkWindowTest, TimeOverlayColoursFusionsByKernelTime) {
+  ASSERT_TRUE(openMnist());
+  const std::vector<std::string> fusions = testing::lastStageFusions(*window);
+  ASSERT_GE(fusions.size(), 3u);
+  // fusions[f] runs twice for (f + 1) * 10 µs.
+  std::string text = "[";
+  int64_t ts = 0;
+  for (int round = 0; round < 2; ++round)
+    for (size_t f = 0; f < fusions.size(); ++f) {
+      const int64_t dur = static_cast<int64_t>(f + 1) * 10;
+      text += "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k" + std::to_string(f) +
+              "\",\"pid\":0,\"tid\":1,\"ts\":" + std::to_string(ts) + ",\"dur\":" + std::to_string(dur) +
+              ",\"args\":{\"hlo_op\":\"" + fusions[f] + "\"}},";
+      ts += dur + 5;
+    }
+  text.back() = ']';
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("kernels.json"));
+  std::ofstream(path.toStdString()) << text;
+  ASSERT_TRUE(openTrace(path)) << window->lastError().toStdString();
+  window->setCurrentStage(window->stageCount() - 1);
+  ASSERT_TRUE(testing::waitIdle(*window));
+  window->setCollapseFusions(true);
+  ASSERT_TRUE(testing::waitIdle(*window));
+
+  GraphScene* scene = window->graphScene();
+  EXPECT_FALSE(scene->kernelTimesShown());
+  window->setTimeOverlay(true);
+  EXPECT_TRUE(window->timeOverlay());
+  ASSERT_TRUE(scene->kernelTimesShown());
+  const GraphModel& graph = *scene->graph();
+  for (size_t f = 0; f < fusions.size(); ++f) {
+    int node = graph.findNode(fusions[f]);
+    ASSERT_GE(node, 0) << fusions[f];
+    EXPECT_DOUBLE_EQ(scene->kernelTimeOfNode(node), 2.0 * static_cast<double>(f + 1) * 10'000) << fusions[f];
+  }
+  EXPECT_DOUBLE_EQ(scene->maxKernelTime(), 2.0 * static_cast<double>(fusions.size()) * 10'000);
+  int grey = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) grey += scene->kernelTimeOfNode(static_cast<int>(i)) < 0 ? 1 : 0;
+  EXPECT_GT(grey, 0);  // parameters and the like ran no kernel
+  EXPECT_TRUE(window->graphView()->kernelTimeLegendVisible());
+  EXPECT_TRUE(window->graphView()->kernelTimeLegendText().contains(QStringLiteral("Kernel time")));
+  // The colours: the longest fusion in the scale's darkest colour, a shorter one lighter.
+  const int longest = graph.findNode(fusions.back());
+  QImage image(window->graphView()->viewport()->size(), QImage::Format_ARGB32);
+  window->graphView()->centerOnRect(scene->nodeRect(longest));
+  image.fill(Qt::white);
+  {
+    QPainter painter(&image);
+    window->graphView()->render(&painter);
+  }
+  const QPoint inside = window->graphView()->mapFromScene(scene->nodeRect(longest).center() + QPointF(0, 2));
+  EXPECT_EQ(QColor(image.pixel(inside)).name(), GraphScene::kernelTimeColor(1.0).name());
+
+  window->setTimeOverlay(false);
+  EXPECT_FALSE(scene->kernelTimesShown());
+  EXPECT_FALSE(window->graphView()->kernelTimeLegendVisible());
 }
 
 // "Run on GPU": disabled with a reason when the runner is not found; with the runner and no GPU driver (this

@@ -1,0 +1,345 @@
+// Scope groups: the op_name scope hierarchy (and the structural fallback for flat op_names) that big modules open
+// grouped by, the grouped graph built from it, and the window's first view and expand/collapse of groups.
+#include "viewer/scope_groups.h"
+
+#include <QTest>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+#include "core/ir/hlo_module.h"
+#include "core/pipeline/pass_registry.h"
+#include "core/text/hlo_parser.h"
+#include "tests/viewer/window_fixture.h"
+#include "viewer/document.h"
+#include "viewer/graph_model.h"
+#include "viewer/graph_scene.h"
+#include "viewer/graph_view.h"
+#include "viewer/main_window.h"
+
+namespace fusionscope::viewer {
+namespace {
+
+const std::string kLlm = FS_SOURCE_DIR "/tests/data/xla/modules/llm_train.before.txt";
+const std::string kMnist = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kMobilenet = FS_SOURCE_DIR "/../shared/corpus/hlo/model_mobilenet_v2_torchxla_train.hlo";
+
+int countKind(const GraphModel& graph, GraphNode::Kind kind) {
+  int n = 0;
+  for (const GraphNode& node : graph.nodes) n += node.kind == kind ? 1 : 0;
+  return n;
+}
+
+TEST(ScopeTreeTest, JaxOpNamesGiveTheModelsLayers) {
+  auto module = core::parseHloModuleFile(kLlm);
+  ASSERT_TRUE(module.ok()) << module.message();
+  const core::HloComputation& entry = *(*module)->entry();
+  ScopeTree tree = buildScopeTree(entry);
+  EXPECT_EQ(tree.source, ScopeTree::Source::kOpName);
+  // jax.named_scope names in interop/llm_train.py, forward (jvp) and backward (transpose(jvp)).
+  int block = tree.find("jit(step)/jvp(block_2)");
+  ASSERT_GE(block, 0);
+  EXPECT_EQ(tree.groups[static_cast<size_t>(block)].label, "jvp(block_2)");
+  EXPECT_GE(tree.find("jit(step)/transpose(jvp(block_2))"), 0);
+  int attn = tree.find("jit(step)/jvp(block_2)/attn");
+  ASSERT_GE(attn, 0);
+  EXPECT_EQ(tree.groups[static_cast<size_t>(attn)].parent, block);
+  // A group counts what is inside it, nested groups included; the attention's main category is a contraction
+  // or elementwise work, and dot is among its categories.
+  const ScopeGroup& attention = tree.groups[static_cast<size_t>(attn)];
+  EXPECT_GT(attention.instructionCount, attention.directCount);
+  bool contraction = false;
+  for (const auto& [category, count] : attention.categories) contraction |= category == core::OpCategory::kContraction;
+  EXPECT_TRUE(contraction);
+  // Every instruction but the root is in a group (parameters and constants join their users' groups).
+  int64_t instructions = static_cast<int64_t>(entry.instructions().size());
+  EXPECT_GT(instructions, 3000);
+  EXPECT_EQ(tree.ungrouped, 1);
+  EXPECT_EQ(static_cast<int64_t>(tree.groupOf.size()), instructions - 1);
+  // The first view: as deep as stays readable.
+  std::set<std::string> open = tree.autoExpanded(80);
+  EXPECT_TRUE(open.count("jit(step)"));  // the one top-level scope is opened
+  EXPECT_LE(tree.visibleCount(open), 80);
+  EXPECT_GE(tree.visibleCount(open), 10);
+  EXPECT_EQ(tree.visibleCount({}), static_cast<int>(tree.roots.size()) + tree.ungrouped);
+}
+
+TEST(ScopeTreeTest, FlatOpNamesFallBackToStretchesOfTheProgram) {
+  if (!std::filesystem::exists(kMobilenet)) GTEST_SKIP() << "corpus not found";
+  auto module = core::parseHloModuleFile(kMobilenet);
+  ASSERT_TRUE(module.ok()) << module.message();
+  const core::HloComputation& entry = *(*module)->entry();
+  ScopeTree tree = buildScopeTree(entry);
+  EXPECT_EQ(tree.source, ScopeTree::Source::kStructure);
+  EXPECT_GE(tree.roots.size(), 30u);
+  EXPECT_LE(tree.roots.size(), 60u);
+  // Stretches are consecutive, cover the module once and are labelled by what they mostly run.
+  int covered = 0;
+  for (int root : tree.roots) {
+    const ScopeGroup& g = tree.groups[static_cast<size_t>(root)];
+    EXPECT_EQ(g.detail, g.path);
+    EXPECT_FALSE(g.label.empty());
+    EXPECT_FALSE(g.children.empty());
+    covered += g.instructionCount;
+  }
+  EXPECT_EQ(covered + tree.ungrouped, static_cast<int>(entry.instructions().size()));
+  EXPECT_LE(tree.visibleCount(tree.autoExpanded(80)), 80);
+}
+
+TEST(GroupedGraphTest, CollapsedGroupsAreNodesWithMergedEdges) {
+  auto module = core::parseHloModuleFile(kLlm);
+  ASSERT_TRUE(module.ok()) << module.message();
+  ScopeTree tree = buildScopeTree(*(*module)->entry());
+  GraphOptions options;
+  options.collapseFusions = true;
+  options.groupScopes = true;
+  options.expandedGroups = tree.autoExpanded(80);
+  StatusOr<GraphModel> graph = layoutModule(**module, options);
+  ASSERT_TRUE(graph.ok()) << graph.message();
+  // Every visible group and instruction is a node, except small constants drawn in their users' labels.
+  EXPECT_LE(static_cast<int>(graph->nodes.size()), tree.visibleCount(options.expandedGroups));
+  EXPECT_GE(static_cast<int>(graph->nodes.size()), tree.visibleCount(options.expandedGroups) - 3);
+  EXPECT_GT(countKind(*graph, GraphNode::Kind::kGroup), 10);
+  // The expanded top scope is a box around the rest.
+  int top = graph->findGroupCluster("jit(step)");
+  ASSERT_GE(top, 0);
+  EXPECT_GT(graph->clusters[static_cast<size_t>(top)].width, 100);
+  // One edge per pair of nodes when a group is involved, counting the operand edges it merges.
+  std::set<std::pair<int, int>> pairs;
+  int merged = 0;
+  for (const GraphEdge& edge : graph->edges) {
+    bool group = graph->nodes[static_cast<size_t>(edge.from)].kind == GraphNode::Kind::kGroup ||
+                 graph->nodes[static_cast<size_t>(edge.to)].kind == GraphNode::Kind::kGroup;
+    if (!group) continue;
+    EXPECT_TRUE(pairs.emplace(edge.from, edge.to).second) << "two edges between the same groups";
+    merged += edge.count > 1 ? 1 : 0;
+    EXPECT_EQ(edge.spline.size() % 3, 1u);
+  }
+  EXPECT_GT(merged, 5);
+  // A group node says what it is: label, instruction count, categories.
+  int block = graph->findGroup("jit(step)/jvp(block_0)");
+  ASSERT_GE(block, 0);
+  const GraphNode& node = graph->nodes[static_cast<size_t>(block)];
+  ASSERT_GE(node.lines.size(), 3u);
+  EXPECT_EQ(node.lines[0], "jvp(block_0)");
+  EXPECT_NE(node.lines[1].find("instructions"), std::string::npos);
+  // Instructions hidden in a group lead to it.
+  const core::HloInstruction* hidden = nullptr;
+  for (const auto& [inst, group] : tree.groupOf) {
+    if (tree.representative(inst, options.expandedGroups) == tree.find("jit(step)/jvp(block_0)")) hidden = inst;
+  }
+  ASSERT_NE(hidden, nullptr);
+  EXPECT_EQ(graph->findNode(hidden->name()), -1);
+  EXPECT_EQ(graph->findHoldingGroup(hidden->name()), block);
+}
+
+// Measures how far the grouped view's nodes move between consecutive stages of the LLM (each laid out afresh by
+// dot): printed for docs/VIEWER.md; asserts only that every stage's grouped graph lays out with the same groups.
+TEST(GroupedGraphTest, GroupsAcrossStagesOfTheLlm) {
+  core::PipelineSpec spec;
+  spec.preset = "cpu";
+  auto document = loadPath(kLlm, spec);
+  ASSERT_TRUE(document.ok()) << document.message();
+  const auto& stages = (*document)->stages;
+  ScopeTree tree = buildScopeTree(*stages.front().module->entry());
+  GraphOptions options;
+  options.collapseFusions = true;
+  options.groupScopes = true;
+  options.expandedGroups = tree.autoExpanded(kFirstViewNodes);
+  std::map<std::string, GraphPoint> before;
+  for (size_t position = 0; position < stages.size(); ++position) {
+    StatusOr<GraphModel> graph = layoutModule(*stages[position].module, options);
+    ASSERT_TRUE(graph.ok()) << graph.message();
+    std::map<std::string, GraphPoint> centres;
+    for (const GraphNode& node : graph->nodes) {
+      if (node.kind == GraphNode::Kind::kGroup)
+        centres[node.name] = {node.x + node.width / 2, node.y + node.height / 2};
+    }
+    if (!before.empty()) {
+      EXPECT_EQ(centres.size(), before.size()) << "stage " << position;
+      double moved = 0, most = 0;
+      int shared = 0;
+      for (const auto& [name, p] : centres) {
+        auto it = before.find(name);
+        if (it == before.end()) continue;
+        double d = std::hypot(p.x - it->second.x, p.y - it->second.y);
+        moved += d;
+        most = std::max(most, d);
+        ++shared;
+      }
+      std::printf("llm stage %zu: %d groups, mean move %.0f pt, largest %.0f pt (graph %.0f x %.0f pt)\n", position,
+                  shared, shared > 0 ? moved / shared : 0.0, most, graph->width, graph->height);
+    }
+    before = std::move(centres);
+  }
+}
+
+using ScopeWindowTest = testing::MainWindowTest;
+
+TEST_F(ScopeWindowTest, BigModulesOpenGroupedAndGroupsExpandAndCollapse) {
+  ASSERT_TRUE(testing::openAndWait(*window, kMnist));
+  EXPECT_FALSE(window->groupScopes());  // small: drawn whole
+
+  ASSERT_TRUE(testing::openAndWait(*window, kLlm)) << window->lastError().toStdString();
+  EXPECT_TRUE(window->groupScopes());
+  const GraphModel* graph = window->graphScene()->graph();
+  ASSERT_NE(graph, nullptr);
+  const int firstNodes = window->graphScene()->nodeItemCount();
+  EXPECT_LE(firstNodes, kFirstViewNodes);
+  EXPECT_GT(countKind(*graph, GraphNode::Kind::kGroup), 10);
+
+  // Expanding a group (what double-click and E do) draws its contents in a box; collapsing it goes back.
+  const std::string path = "jit(step)/transpose(jvp(block_1))";
+  int node = graph->findGroup(path);
+  ASSERT_GE(node, 0);
+  window->toggleGroup(QString::fromStdString(path));
+  ASSERT_TRUE(testing::waitIdle(*window));
+  graph = window->graphScene()->graph();
+  EXPECT_EQ(graph->findGroup(path), -1);
+  int box = graph->findGroupCluster(path);
+  ASSERT_GE(box, 0);
+  EXPECT_EQ(window->selectedName().toStdString(), path);  // the expanded group stays selected
+  EXPECT_GT(window->graphScene()->nodeItemCount(), firstNodes);
+  window->toggleGroup(QString::fromStdString(path));
+  ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_EQ(window->graphScene()->nodeItemCount(), firstNodes);
+
+  // Selecting an instruction hidden in a collapsed group selects the group.
+  graph = window->graphScene()->graph();
+  std::string hidden;
+  for (const auto& [name, group] : graph->heldBy) {
+    if (group == graph->findGroup(path)) hidden = name;
+  }
+  ASSERT_FALSE(hidden.empty());
+  ASSERT_TRUE(window->selectInstruction(QString(), QString::fromStdString(hidden)));
+  EXPECT_EQ(window->selectedName().toStdString(), path);
+
+  // A stage that fuses marks the groups it fused in (their fusions are hidden in them).
+  int fusionStage = -1;
+  for (int position = 0; position < window->stageCount(); ++position) {
+    if (!window->document()->stages[static_cast<size_t>(position)].changes.fused.empty()) fusionStage = position;
+  }
+  ASSERT_GE(fusionStage, 0);
+  window->setCurrentStage(fusionStage);
+  ASSERT_TRUE(testing::waitIdle(*window));
+  graph = window->graphScene()->graph();
+  int fusedGroups = 0;
+  for (size_t i = 0; i < graph->nodes.size(); ++i) {
+    if (graph->nodes[i].kind == GraphNode::Kind::kGroup && window->graphScene()->isFusedNode(static_cast<int>(i)))
+      ++fusedGroups;
+  }
+  EXPECT_GT(fusedGroups, 5);
+
+  // Grouping off draws instructions again (fusions collapsed: the module is big; 734 nodes at the fusion stage).
+  window->setGroupScopes(false);
+  ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_EQ(countKind(*window->graphScene()->graph(), GraphNode::Kind::kGroup), 0);
+  EXPECT_GT(window->graphScene()->nodeItemCount(), 4 * kFirstViewNodes);
+}
+
+// A stage step keeps the node at the view's centre where it was in the view, and the view shows what changed.
+TEST_F(ScopeWindowTest, StageStepKeepsTheCentreNodeInPlace) {
+  ASSERT_TRUE(testing::openAndWait(*window, kMnist));
+  auto document = window->document();
+  GraphView* view = window->graphView();
+  bool stepped = false;
+  for (int position = 0; position + 1 < window->stageCount() && !stepped; ++position) {
+    window->setCurrentStage(position);
+    ASSERT_TRUE(testing::waitIdle(*window));
+    // An operand of a fusion the next stage makes: drawn in both stages, next to the change.
+    const core::HloModule& before = *document->stages[static_cast<size_t>(position)].module;
+    const core::HloModule& after = *document->stages[static_cast<size_t>(position + 1)].module;
+    std::string operand;
+    for (const auto& inst : after.entry()->instructions()) {
+      if (!inst->isFusion() || before.entry()->findInstruction(inst->name()) != nullptr) continue;
+      for (const core::HloInstruction* o : inst->operands()) {
+        if (window->graphScene()->graph()->findNode(o->name()) >= 0 && o->opcode() == core::HloOpcode::kParameter) {
+          operand = o->name();
+        }
+      }
+    }
+    if (operand.empty()) continue;
+    view->actualSize();
+    view->zoomBy(3);  // zoomed in: the graph is bigger than the view, so centring is not clamped
+    int node = window->graphScene()->graph()->findNode(operand);
+    view->centerOn(window->graphScene()->nodeRect(node).center());
+    QPoint at = view->mapFromScene(window->graphScene()->nodeRect(node).center());
+    window->nextStage();
+    ASSERT_TRUE(testing::waitIdle(*window));
+    node = window->graphScene()->graph()->findNode(operand);
+    ASSERT_GE(node, 0);
+    QPoint now = view->mapFromScene(window->graphScene()->nodeRect(node).center());
+    EXPECT_LE((now - at).manhattanLength(), 12) << operand << " moved in the view at stage " << position + 1;
+    // The new fusion is in view.
+    QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    bool changeInView = false;
+    const GraphModel& graph = *window->graphScene()->graph();
+    for (size_t c = 0; c < graph.clusters.size(); ++c) {
+      if (window->graphScene()->isFusedCluster(static_cast<int>(c)))
+        changeInView |= visible.intersects(window->graphScene()->clusterRect(static_cast<int>(c)));
+    }
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      if (window->graphScene()->isFusedNode(static_cast<int>(i)))
+        changeInView |= visible.intersects(window->graphScene()->nodeRect(static_cast<int>(i)));
+    }
+    EXPECT_TRUE(changeInView);
+    stepped = true;
+  }
+  EXPECT_TRUE(stepped) << "no stage of MNIST makes a fusion of a parameter";
+}
+
+// Side by side: the previous stage in a second pane, the selection mirrored by instruction name both ways.
+TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
+  ASSERT_TRUE(testing::openAndWait(*window, kMnist));
+  const int last = window->stageCount() - 1;
+  window->setCurrentStage(last);
+  ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_FALSE(window->sideView()->isVisible());
+  window->setSideBySide(true);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
+  ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_TRUE(window->sideView()->isVisible());
+  const auto document = window->document();
+  const core::HloModule& previous = *document->stages[static_cast<size_t>(last - 1)].module;
+  const GraphModel& side = *window->sideScene()->graph();
+  const GraphModel& graph = *window->graphScene()->graph();
+  // The side pane draws the previous stage: an instruction it has that this stage does not.
+  bool previousOnly = false;
+  for (const GraphNode& node : side.nodes) {
+    if (node.instruction != nullptr) EXPECT_EQ(node.instruction->parent()->parent(), &previous) << node.name;
+  }
+  for (const auto& inst : previous.entry()->instructions()) {
+    previousOnly |= side.findNode(inst->name()) >= 0 && graph.findNode(inst->name()) < 0;
+  }
+  EXPECT_TRUE(previousOnly);
+  // Main -> side: a parameter is in both.
+  std::string shared;
+  for (const GraphNode& node : graph.nodes) {
+    if (node.opcode == "parameter" && side.findNode(node.name) >= 0) shared = node.name;
+  }
+  ASSERT_FALSE(shared.empty());
+  window->selectNode(graph.findNode(shared));
+  EXPECT_EQ(window->sideScene()->selectedNode(), side.findNode(shared));
+  // Side -> main: clicking another shared node in the side pane selects it in the main one.
+  std::string other;
+  for (const GraphNode& node : side.nodes) {
+    if (node.kind == GraphNode::Kind::kInstruction && node.name != shared && graph.findNode(node.name) >= 0)
+      other = node.name;
+  }
+  ASSERT_FALSE(other.empty());
+  emit window->sideScene()->nodeClicked(side.findNode(other));
+  EXPECT_EQ(window->selectedName().toStdString(), other);
+  EXPECT_EQ(window->graphScene()->selectedNode(), graph.findNode(other));
+  window->setSideBySide(false);
+  EXPECT_FALSE(window->sideView()->isVisible());
+}
+
+}  // namespace
+}  // namespace fusionscope::viewer

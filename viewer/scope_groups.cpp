@@ -1,0 +1,266 @@
+#include "viewer/scope_groups.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <string_view>
+
+#include "core/ir/hlo_computation.h"
+#include "core/ir/hlo_instruction.h"
+
+namespace fusionscope::viewer {
+namespace {
+
+using core::HloInstruction;
+
+// Stretches: about this many at the top level, each cut into about kSubStretches, down to kLeafStretch.
+constexpr int kTopStretches = 48;
+constexpr int kMinTopStretches = 12;
+constexpr int kTopStretchSize = 40;
+constexpr int kSubStretches = 8;
+constexpr int kLeafStretch = 12;
+
+// The op_name a group reads: the instruction's own, else (a fusion a pass made) its fused root's.
+std::string_view opNameOf(const HloInstruction& inst) {
+  if (const core::OpMetadata* metadata = inst.metadata(); metadata != nullptr && !metadata->opName.empty())
+    return metadata->opName;
+  if (inst.isFusion() && inst.fusedComputation() != nullptr && inst.fusedComputation()->root() != nullptr) {
+    if (const core::OpMetadata* metadata = inst.fusedComputation()->root()->metadata()) return metadata->opName;
+  }
+  return {};
+}
+
+// A PyTorch/XLA op name without its namespace: "aten__native_batch_norm" -> "native_batch_norm".
+std::string shortOpName(std::string_view name) {
+  for (std::string_view prefix : {"aten__", "xla__", "prim__"}) {
+    if (name.substr(0, prefix.size()) == prefix) return std::string(name.substr(prefix.size()));
+  }
+  return std::string(name);
+}
+
+class Builder {
+ public:
+  explicit Builder(const core::HloComputation& computation) {
+    for (const auto& inst : computation.instructions()) {
+      if (inst.get() != computation.root()) m_order.push_back(inst.get());
+    }
+  }
+
+  ScopeTree build() {
+    size_t scoped = 0;
+    for (const HloInstruction* inst : m_order) {
+      if (opNameOf(*inst).find('/') != std::string_view::npos) ++scoped;
+    }
+    if (m_order.empty()) return std::move(m_tree);
+    if (scoped * 2 >= m_order.size()) {
+      m_tree.source = ScopeTree::Source::kOpName;
+      byOpName();
+    } else {
+      m_tree.source = ScopeTree::Source::kStructure;
+      stretches(0, m_order.size(), -1, 0);
+    }
+    count();
+    return std::move(m_tree);
+  }
+
+ private:
+  int group(const std::string& path, std::string label, int parent) {
+    if (auto found = m_index.find(path); found != m_index.end()) return found->second;
+    int index = static_cast<int>(m_tree.groups.size());
+    ScopeGroup g;
+    g.path = path;
+    g.label = std::move(label);
+    g.parent = parent;
+    g.depth = parent < 0 ? 0 : m_tree.groups[static_cast<size_t>(parent)].depth + 1;
+    m_tree.groups.push_back(std::move(g));
+    m_index.emplace(path, index);
+    (parent < 0 ? m_tree.roots : m_tree.groups[static_cast<size_t>(parent)].children).push_back(index);
+    return index;
+  }
+
+  void byOpName() {
+    for (const HloInstruction* inst : m_order) {
+      std::string_view name = opNameOf(*inst);
+      size_t last = name.rfind('/');
+      if (last == std::string_view::npos) continue;
+      int parent = -1;
+      size_t start = 0;
+      while (start < last) {
+        size_t end = name.find('/', start);
+        if (end == std::string_view::npos || end > last) end = last;
+        if (end > start)
+          parent = group(std::string(name.substr(0, end)), std::string(name.substr(start, end - start)), parent);
+        start = end + 1;
+      }
+      if (parent >= 0) m_tree.groupOf[inst] = parent;
+    }
+    // Instructions without a scope (parameters, constants, JAX's unnamed helpers) join their first user's group,
+    // users first so that chains (constant -> broadcast -> add) follow, else their first operand's.
+    for (auto it = m_order.rbegin(); it != m_order.rend(); ++it) {
+      if (m_tree.groupOf.count(*it) != 0) continue;
+      for (const HloInstruction* user : (*it)->users()) {
+        auto found = m_tree.groupOf.find(user);
+        if (found != m_tree.groupOf.end()) {
+          m_tree.groupOf[*it] = found->second;
+          break;
+        }
+      }
+    }
+    for (const HloInstruction* inst : m_order) {
+      if (m_tree.groupOf.count(inst) != 0) continue;
+      for (const HloInstruction* operand : inst->operands()) {
+        auto found = m_tree.groupOf.find(operand);
+        if (found != m_tree.groupOf.end()) {
+          m_tree.groupOf[inst] = found->second;
+          break;
+        }
+      }
+    }
+  }
+
+  // Instructions [begin, end) of the text order as consecutive stretches under `parent`.
+  void stretches(size_t begin, size_t end, int parent, int depth) {
+    size_t size = end - begin;
+    // At the top about one stretch per kTopStretchSize instructions, between kMinTopStretches and kTopStretches.
+    size_t parts =
+        depth == 0 ? std::clamp<size_t>(size / kTopStretchSize, kMinTopStretches, kTopStretches) : kSubStretches;
+    size_t target = (size + parts - 1) / parts;
+    if (size <= static_cast<size_t>(kLeafStretch) || target < 4) {
+      for (size_t i = begin; i < end && parent >= 0; ++i) m_tree.groupOf[m_order[i]] = parent;
+      return;
+    }
+    size_t i = begin;
+    while (i < end) {
+      size_t cut = std::min(end, i + target);
+      if (cut < end) {
+        // The nearest place within a quarter of the target where the op_name changes.
+        size_t slack = std::max<size_t>(1, target / 4);
+        for (size_t d = 0; d <= slack; ++d) {
+          if (cut + d < end && opNameOf(*m_order[cut + d]) != opNameOf(*m_order[cut + d - 1])) {
+            cut += d;
+            break;
+          }
+          if (cut - d > i + 1 && opNameOf(*m_order[cut - d]) != opNameOf(*m_order[cut - d - 1])) {
+            cut -= d;
+            break;
+          }
+        }
+      }
+      if (end - cut < target / 2) cut = end;  // no runt at the end
+      std::string range = "#" + std::to_string(i + 1) + "-" + std::to_string(cut);
+      int g = group(range, dominantOpName(i, cut), parent);
+      m_tree.groups[static_cast<size_t>(g)].detail = range;
+      stretches(i, cut, g, depth + 1);
+      i = cut;
+    }
+  }
+
+  // The most frequent op_name among [begin, end), leaving out data feeds and constants while others exist.
+  std::string dominantOpName(size_t begin, size_t end) const {
+    std::map<std::string_view, int> counts;
+    for (size_t i = begin; i < end; ++i) {
+      core::OpCategory category = core::opcodeCategory(m_order[i]->opcode());
+      if (category == core::OpCategory::kParameter || category == core::OpCategory::kConstant) continue;
+      ++counts[opNameOf(*m_order[i])];
+    }
+    std::string_view best;
+    int most = 0;
+    for (const auto& [name, n] : counts) {
+      if (n > most && !name.empty()) {
+        best = name;
+        most = n;
+      }
+    }
+    if (best.empty()) return "stretch";
+    std::string label = shortOpName(best);
+    if (counts.size() > 1) label += " +" + std::to_string(counts.size() - 1);
+    return label;
+  }
+
+  void count() {
+    std::vector<std::array<int, 16>> categories(m_tree.groups.size());
+    for (auto& row : categories) row.fill(0);
+    m_tree.ungrouped = 1;  // the root
+    for (const HloInstruction* inst : m_order) {
+      auto found = m_tree.groupOf.find(inst);
+      if (found == m_tree.groupOf.end()) {
+        ++m_tree.ungrouped;
+        continue;
+      }
+      ++m_tree.groups[static_cast<size_t>(found->second)].directCount;
+      auto category = static_cast<size_t>(core::opcodeCategory(inst->opcode()));
+      for (int g = found->second; g >= 0; g = m_tree.groups[static_cast<size_t>(g)].parent) {
+        ++m_tree.groups[static_cast<size_t>(g)].instructionCount;
+        if (category < 16) ++categories[static_cast<size_t>(g)][category];
+      }
+    }
+    for (size_t g = 0; g < m_tree.groups.size(); ++g) {
+      auto& list = m_tree.groups[g].categories;
+      for (size_t c = 0; c < 16; ++c) {
+        if (categories[g][c] > 0) list.emplace_back(static_cast<core::OpCategory>(c), categories[g][c]);
+      }
+      std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    }
+  }
+
+  std::vector<const HloInstruction*> m_order;
+  std::unordered_map<std::string, int> m_index;
+  ScopeTree m_tree;
+};
+
+}  // namespace
+
+int ScopeTree::find(const std::string& path) const {
+  // Linear lookups are rare (expansion toggles); building uses the builder's own index.
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i].path == path) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int ScopeTree::visibleCount(const std::set<std::string>& expanded) const {
+  int total = ungrouped;
+  std::vector<int> open = roots;
+  while (!open.empty()) {
+    const ScopeGroup& g = groups[static_cast<size_t>(open.back())];
+    open.pop_back();
+    if (expanded.count(g.path) == 0) {
+      ++total;
+      continue;
+    }
+    total += g.directCount;
+    open.insert(open.end(), g.children.begin(), g.children.end());
+  }
+  return total;
+}
+
+std::set<std::string> ScopeTree::autoExpanded(int maxNodes) const {
+  int deepest = 0;
+  for (const ScopeGroup& g : groups) deepest = std::max(deepest, g.depth);
+  std::set<std::string> best;
+  std::set<std::string> candidate;
+  for (int depth = 0; depth <= deepest; ++depth) {
+    for (const ScopeGroup& g : groups) {
+      if (g.depth == depth) candidate.insert(g.path);
+    }
+    if (visibleCount(candidate) > maxNodes) break;
+    best = candidate;
+  }
+  return best;
+}
+
+int ScopeTree::representative(const core::HloInstruction* inst, const std::set<std::string>& expanded) const {
+  auto found = groupOf.find(inst);
+  if (found == groupOf.end()) return -1;
+  int shown = -1;
+  for (int g = found->second; g >= 0; g = groups[static_cast<size_t>(g)].parent) {
+    if (expanded.count(groups[static_cast<size_t>(g)].path) == 0) shown = g;
+  }
+  return shown;
+}
+
+ScopeTree buildScopeTree(const core::HloComputation& computation) {
+  return Builder(computation).build();
+}
+
+}  // namespace fusionscope::viewer

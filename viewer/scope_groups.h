@@ -1,0 +1,62 @@
+#pragma once
+
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/ir/opcode.h"
+
+namespace fusionscope::core {
+class HloComputation;
+class HloInstruction;
+}  // namespace fusionscope::core
+
+namespace fusionscope::viewer {
+
+// A scope group: the instructions of a computation that share a prefix of their `metadata={op_name=...}` scope
+// path (JAX `jit(step)/transpose(jvp(block_0))/attn/dot_general` -> groups `jit(step)`, `.../transpose(jvp(block_0))`
+// and `.../attn`), or, for modules whose op_names carry no hierarchy, a stretch of consecutive instructions
+// (ScopeTree::Source::kStructure). Drawn collapsed as one node, expanded as a labelled box around its members.
+struct ScopeGroup {
+  std::string path;    // unique key: the scope path ("jit(step)/jvp(block_0)"), or "#first-last" for a stretch
+  std::string label;   // what the node says first: the last path component, or a stretch's dominant op_name
+  std::string detail;  // a stretch's instruction range ("#120-193"); empty for op_name scopes
+  int parent = -1;
+  int depth = 0;
+  std::vector<int> children;                                 // child groups
+  int instructionCount = 0;                                  // every instruction inside, nested groups included
+  int directCount = 0;                                       // instructions whose innermost group this is
+  std::vector<std::pair<core::OpCategory, int>> categories;  // by count, most frequent first
+};
+
+// The scope hierarchy of one computation (a stage's entry). Plain data, built in linear time; groups are in
+// preorder (a parent before its children).
+struct ScopeTree {
+  enum class Source { kNone, kOpName, kStructure };
+  Source source = Source::kNone;
+  std::vector<ScopeGroup> groups;
+  std::vector<int> roots;  // top-level groups
+  int ungrouped = 0;       // instructions in no group (drawn on their own at the top level)
+  // Innermost group of each instruction of the computation; absent: not in a group.
+  std::unordered_map<const core::HloInstruction*, int> groupOf;
+
+  int find(const std::string& path) const;
+  // Nodes drawn (groups plus instructions outside collapsed groups) when exactly the groups in `expanded` are open.
+  int visibleCount(const std::set<std::string>& expanded) const;
+  // The groups to open for a first view: every group above the deepest depth at which at most `maxNodes` nodes
+  // are drawn (at least the top level).
+  std::set<std::string> autoExpanded(int maxNodes) const;
+  // The group `inst` is drawn as (its outermost collapsed group), or -1 when it is drawn itself.
+  int representative(const core::HloInstruction* inst, const std::set<std::string>& expanded) const;
+};
+
+// Groups `computation`'s instructions by op_name scope when at least half of them carry a scope path (a '/'),
+// otherwise by structure: the instructions in text order, cut into stretches (one per ~40 instructions, 12 to
+// 48 of them; then each into about 8),
+// preferring cuts where the op_name changes. Instructions without a scope join their first user's group (else
+// their first operand's), so parameters and constants sit with the layer that reads them; the root stays outside.
+ScopeTree buildScopeTree(const core::HloComputation& computation);
+
+}  // namespace fusionscope::viewer
