@@ -481,25 +481,24 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   QRectF before = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
   const bool stageStep = sameStageBefore && m_shownStage != m_current;
   m_shownStage = m_current;
-  // The anchor of a stage step: the node nearest the view's centre, kept at its place in the view if the next
-  // stage still draws it (by name), so that stepping does not throw the reader somewhere else.
-  std::string anchorName, anchorComputation;
-  QPointF anchorOffset;
+  // The anchors of a stage step: the nodes nearest the view's centre, nearest first. The first the next stage
+  // still draws (by name) keeps its place in the view, so that stepping does not throw the reader somewhere else
+  // (the nearest may be gone: fused into a new fusion, or removed).
+  std::vector<StageAnchor> anchors;
   if (stageStep) {
     const GraphModel* old = m_scene->graph();
-    double best = -1;
     for (size_t i = 0; i < old->nodes.size(); ++i) {
       const GraphNode& node = old->nodes[i];
       if (node.kind == GraphNode::Kind::kStub) continue;
       QPointF centre = m_scene->nodeRect(static_cast<int>(i)).center();
-      double distance = QLineF(centre, before.center()).length();
-      if (best < 0 || distance < best) {
-        best = distance;
-        anchorName = node.name;
-        anchorComputation = node.kind == GraphNode::Kind::kGroup ? std::string() : node.computation;
-        anchorOffset = before.center() - centre;
-      }
+      anchors.push_back({node.name, node.kind == GraphNode::Kind::kGroup ? std::string() : node.computation,
+                         before.center() - centre, QLineF(centre, before.center()).length()});
     }
+    constexpr size_t kAnchors = 16;
+    const size_t keep = std::min(kAnchors, anchors.size());
+    std::partial_sort(anchors.begin(), anchors.begin() + static_cast<std::ptrdiff_t>(keep), anchors.end(),
+                      [](const StageAnchor& a, const StageAnchor& b) { return a.distance < b.distance; });
+    anchors.resize(keep);
   }
   QElapsedTimer sceneTimer;
   sceneTimer.start();
@@ -558,7 +557,7 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   } else if (m_selectedNode >= 0) {
     m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
   } else if (stageStep) {
-    followStageChange(anchorName, anchorComputation, anchorOffset);
+    followStageChange(anchors);
   }
   if (m_revealSelection) {
     m_revealSelection = false;
@@ -584,12 +583,15 @@ void MainWindow::applyDiff() {
                    std::move(diff.ghosts));
 }
 
-void MainWindow::followStageChange(const std::string& anchorName, const std::string& anchorComputation,
-                                   QPointF anchorOffset) {
+void MainWindow::followStageChange(const std::vector<StageAnchor>& anchors) {
   const GraphModel& model = *m_scene->graph();
-  int anchor = anchorName.empty() ? -1 : model.findNode(anchorName, anchorComputation);
-  if (anchor < 0 && !anchorName.empty()) anchor = model.findGroup(anchorName);
-  if (anchor >= 0) m_view->centerOn(m_scene->nodeRect(anchor).center() + anchorOffset);
+  for (const StageAnchor& candidate : anchors) {
+    int anchor = model.findNode(candidate.name, candidate.computation);
+    if (anchor < 0) anchor = model.findGroup(candidate.name);
+    if (anchor < 0) continue;
+    m_view->centerOn(m_scene->nodeRect(anchor).center() + candidate.offset);
+    break;
+  }
   // What this stage changed (new instructions, new fusions): when none of it is in view, go to it.
   QRectF changed;
   QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();

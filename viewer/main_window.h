@@ -209,7 +209,14 @@ class MainWindow : public QMainWindow {
   void mirrorSelection();
   // After a stage step: keeps the node that was at the view's centre (by name) at its place in the view, then
   // moves to what the stage changed when none of it is in view.
-  void followStageChange(const std::string& anchorName, const std::string& anchorComputation, QPointF anchorOffset);
+  // A node near the view's centre before a stage step: its name, and where the centre was relative to it.
+  struct StageAnchor {
+    std::string name;
+    std::string computation;
+    QPointF offset;
+    double distance = 0;
+  };
+  void followStageChange(const std::vector<StageAnchor>& anchors);
   // Sets the grouping options for a new document (on: the first module's scope tree, opened to a readable depth).
   void setGroupScopesOption(bool group, const Document* document);
   void showGraph(std::shared_ptr<const GraphModel> graph, const std::string& key);
