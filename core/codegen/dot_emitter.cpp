@@ -104,10 +104,16 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
     }
     return c;
   };
+  // In transposed-rhs mode (below): the current batch's rhs as [k][n], in the accumulation type.
+  llvm::Value* rhsScratch = nullptr;
   // Columns [j0, j0 + w) of rhs row kk of the batch `batchIndex`, as one vector of accumulation-type values.
   auto rhsTile = [&](const std::vector<llvm::Value*>& batchIndex, llvm::Value* kk, llvm::Value* j0,
                      int64_t w) -> llvm::Value* {
     llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+    if (rhsScratch != nullptr) {  // the current batch's rhs, transposed to [k][n]
+      llvm::Value* pointer = m_b.CreateInBoundsGEP(acc, rhsScratch, m_b.CreateAdd(m_b.CreateMul(kk, i64(n)), j0));
+      return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(elementByteSize(accType)));
+    }
     if (rhsContiguous) {
       const Index first = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, j0);
       llvm::Value* pointer = m_b.CreateInBoundsGEP(storageType(rhs->shape().elementType()), rhsLeaf->second,
@@ -147,9 +153,15 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   // be w loads k apart. Both operands' rows are contiguous along k instead, so each output is one inner product:
   // vector FMAs over k (kInnerLanes at a time into one partial vector, chunked as the other path), a horizontal
   // sum, the scalar tail.
+  // At most 16K elements (64 KB of f32) of rhs per batch go through the stack scratch.
+  constexpr int64_t kMaxTransposedRhs = 16384;
+  const bool transposeRhs = !rhsContiguous && rhsLeaf != m_leaves.end() &&
+                            d.rhsContracting[0] == rhs->shape().rank() - 1 && rhsFree == rhs->shape().rank() - 2 &&
+                            rhs->shape().elementType() == accType && k * n <= kMaxTransposedRhs &&
+                            physicalStrides(rhs->shape()) == rowMajorStrides(rhs->shape().dimensions());
   const auto lhsLeaf = m_leaves.find(lhs);
-  const bool innerProducts = !rhsContiguous && rhsLeaf != m_leaves.end() && lhsLeaf != m_leaves.end() &&
-                             d.rhsContracting[0] == rhs->shape().rank() - 1 &&
+  const bool innerProducts = !transposeRhs && !rhsContiguous && rhsLeaf != m_leaves.end() &&
+                             lhsLeaf != m_leaves.end() && d.rhsContracting[0] == rhs->shape().rank() - 1 &&
                              d.lhsContracting[0] == lhs->shape().rank() - 1 && rhs->shape().elementType() == accType &&
                              lhs->shape().elementType() == accType &&
                              physicalStrides(rhs->shape()) == rowMajorStrides(rhs->shape().dimensions()) &&
@@ -239,7 +251,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
       loop(
           lo, hi,
           [&](llvm::Value* kk) {
-            llvm::Value* shared = batchRank == 0 ? rhsTile({}, kk, j0, w) : nullptr;
+            llvm::Value* shared = batchRank == 0 || rhsScratch != nullptr ? rhsTile({}, kk, j0, w) : nullptr;
             for (int64_t r = 0; r < rows; ++r) {
               const RowCoordinates& c = rowCoordinates[static_cast<size_t>(r)];
               const Index lhsIndex =
@@ -288,20 +300,68 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   };
   // Whole blocks of rowBlock rows, then what remains in blocks of halving size (4 + 2 + 1 for 7 rows left, not
   // 7 single-row FMA chains bound by FMA latency); the last size, 1, takes every row still left.
-  llvm::Value* blocks = m_b.CreateUDiv(m_b.CreateSub(end, begin), i64(rowBlock));
-  loop(
-      i64(0), blocks,
-      [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(begin, m_b.CreateMul(b, i64(rowBlock))), rowBlock); },
-      "rowblock");
-  llvm::Value* next = m_b.CreateAdd(begin, m_b.CreateMul(blocks, i64(rowBlock)));
-  for (int64_t size = rowBlock / 2; size >= 1; size /= 2) {
-    llvm::Value* count = m_b.CreateUDiv(m_b.CreateSub(end, next), i64(size));
-    llvm::Value* first = next;
+  auto rowsRange = [&](llvm::Value* lo, llvm::Value* hi) {
+    llvm::Value* blocks = m_b.CreateUDiv(m_b.CreateSub(hi, lo), i64(rowBlock));
     loop(
-        i64(0), count, [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(first, m_b.CreateMul(b, i64(size))), size); },
-        "rowtail");
-    next = m_b.CreateAdd(next, m_b.CreateMul(count, i64(size)));
+        i64(0), blocks,
+        [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(lo, m_b.CreateMul(b, i64(rowBlock))), rowBlock); },
+        "rowblock");
+    llvm::Value* next = m_b.CreateAdd(lo, m_b.CreateMul(blocks, i64(rowBlock)));
+    for (int64_t size = rowBlock / 2; size >= 1; size /= 2) {
+      llvm::Value* count = m_b.CreateUDiv(m_b.CreateSub(hi, next), i64(size));
+      llvm::Value* first = next;
+      loop(
+          i64(0), count,
+          [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(first, m_b.CreateMul(b, i64(size))), size); }, "rowtail");
+      next = m_b.CreateAdd(next, m_b.CreateMul(count, i64(size)));
+    }
+  };
+  // The rhs contracted on its innermost dimension and small enough (a transposed weight, attention's k): per batch
+  // the range touches, its [n][k] matrix is copied once into a stack scratch as [k][n], and the rows read their
+  // tiles from there as contiguous vectors, shared by the rows of a block (all of one batch).
+  if (transposeRhs) {
+    llvm::AllocaInst* scratch = nullptr;
+    {
+      llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+      scratch = entry.CreateAlloca(llvm::ArrayType::get(acc, static_cast<uint64_t>(k * n)));
+      scratch->setAlignment(llvm::Align(64));
+    }
+    llvm::Type* storage = storageType(rhs->shape().elementType());
+    loop(
+        m_b.CreateUDiv(begin, i64(m)), m_b.CreateUDiv(m_b.CreateAdd(end, i64(m - 1)), i64(m)),
+        [&](llvm::Value* batch) {
+          llvm::Value* batchFirst = m_b.CreateMul(batch, i64(m));
+          llvm::Value* lo = m_b.CreateSelect(m_b.CreateICmpSGT(begin, batchFirst), begin, batchFirst);
+          llvm::Value* batchEnd = m_b.CreateAdd(batchFirst, i64(m));
+          llvm::Value* hi = m_b.CreateSelect(m_b.CreateICmpSLT(end, batchEnd), end, batchEnd);
+          const std::vector<llvm::Value*> batchIndex =
+              batchRank > 0 ? delinearize(batch, batchDims).dims : std::vector<llvm::Value*>{};
+          const Index origin =
+              operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, i64(0), i64(0));
+          llvm::Value* base =
+              m_b.CreateInBoundsGEP(storage, rhsLeaf->second, linearize(origin.dims, rhs->shape().dimensions()));
+          loop(
+              i64(0), i64(n),
+              [&](llvm::Value* j) {
+                loop(
+                    i64(0), i64(k),
+                    [&](llvm::Value* kk) {
+                      llvm::Value* value = m_b.CreateLoad(
+                          acc, m_b.CreateInBoundsGEP(storage, base, m_b.CreateAdd(m_b.CreateMul(j, i64(k)), kk)));
+                      m_b.CreateStore(value,
+                                      m_b.CreateInBoundsGEP(acc, scratch, m_b.CreateAdd(m_b.CreateMul(kk, i64(n)), j)));
+                    },
+                    "tk");
+              },
+              "tn");
+          rhsScratch = scratch;
+          rowsRange(lo, hi);
+          rhsScratch = nullptr;
+        },
+        "batch");
+    return;
   }
+  rowsRange(begin, end);
 }
 
 llvm::Value* ElementEmitter::dot(const HloInstruction* instruction, const Index& index) {
