@@ -14,6 +14,22 @@ namespace {
 
 constexpr int kNameRole = Qt::UserRole + 1;
 
+// A group's text broken at spaces into lines of about `width` characters (continuation lines indented), so that a
+// long fusion reads whole in its column.
+QString wrapped(const std::string& text, int width = 72) {
+  QStringList lines;
+  QString line;
+  for (const QString& word : QString::fromStdString(text).split(' ', Qt::SkipEmptyParts)) {
+    if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+      lines << line;
+      line = QStringLiteral("  ");
+    }
+    line += (line.isEmpty() || line == QStringLiteral("  ") ? QString() : QStringLiteral(" ")) + word;
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines.join('\n');
+}
+
 QString ratio(const std::optional<double>& value) {
   return value ? QString::number(*value, 'f', 3) : QStringLiteral("–");
 }
@@ -58,6 +74,7 @@ FusionComparisonDialog::FusionComparisonDialog(core::FusionComparison comparison
   m_tree->setColumnCount(2);
   m_tree->setHeaderLabels({QStringLiteral("A (ours)"), QStringLiteral("B")});
   m_tree->setWordWrap(true);
+  m_tree->setTextElideMode(Qt::ElideNone);  // long groups wrap at their spaces instead of losing their end
   m_tree->setUniformRowHeights(false);
   m_tree->header()->setSectionResizeMode(QHeaderView::Stretch);
   int index = 0;
@@ -72,14 +89,13 @@ FusionComparisonDialog::FusionComparisonDialog(core::FusionComparison comparison
     for (size_t r = 0; r < rows; ++r) {
       auto* row = new QTreeWidgetItem(top);
       if (r < difference.a.size()) {
-        row->setText(0, QString::fromStdString(core::comparedGroupText(difference.a[r], false)));
+        row->setText(0, wrapped(core::comparedGroupText(difference.a[r], false)));
         row->setData(0, kNameRole, QString::fromStdString(difference.a[r].name));
-        row->setToolTip(
-            0,
-            QStringLiteral("Double-click to select %1 in the graph").arg(QString::fromStdString(difference.a[r].name)));
+        row->setToolTip(0, QStringLiteral("%1\n\nDouble-click to select %2 in the graph")
+                               .arg(row->text(0), QString::fromStdString(difference.a[r].name)));
       }
       if (r < difference.b.size()) {
-        row->setText(1, QString::fromStdString(core::comparedGroupText(difference.b[r], true)));
+        row->setText(1, wrapped(core::comparedGroupText(difference.b[r], true)));
         row->setToolTip(1, row->text(1));
       }
     }
