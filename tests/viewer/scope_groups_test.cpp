@@ -328,7 +328,9 @@ TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
   // The side pane draws the previous stage: an instruction it has that this stage does not.
   bool previousOnly = false;
   for (const GraphNode& node : side.nodes) {
-    if (node.instruction != nullptr) EXPECT_EQ(node.instruction->parent()->parent(), &previous) << node.name;
+    if (node.instruction != nullptr) {
+      EXPECT_EQ(node.instruction->parent()->parent(), &previous) << node.name;
+    }
   }
   for (const auto& inst : previous.entry()->instructions()) {
     previousOnly |= side.findNode(inst->name()) >= 0 && graph.findNode(inst->name()) < 0;
