@@ -30,6 +30,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "core/ir/hlo_computation.h"
@@ -44,6 +45,7 @@
 #include "viewer/layout_controller.h"
 #include "viewer/pipeline_dialog.h"
 #include "viewer/run_controller.h"
+#include "viewer/scope_groups.h"
 #include "viewer/stage_diff.h"
 #include "viewer/stage_list_model.h"
 #include "viewer/timeline_panel.h"
@@ -911,8 +913,30 @@ int MainWindow::findMatches(const QString& pattern, bool regex) {
       m_matches.push_back(static_cast<int>(i));
     }
   }
+  // Instructions hidden in collapsed scope groups match through the group that draws them.
+  int hidden = 0;
+  const StageEntry* stage = currentEntry();
+  if (m_options.groupScopes && stage != nullptr && stage->module && stage->module->entry() != nullptr) {
+    const ScopeTree tree = buildScopeTree(*stage->module->entry());
+    std::set<int> groupNodes;
+    for (const auto& inst : stage->module->entry()->instructions()) {
+      if (inst == nullptr || graph->findNode(inst->name()) >= 0) continue;
+      if (!expression.match(QString::fromStdString(inst->name())).hasMatch() &&
+          !expression.match(QString::fromStdString(std::string(inst->opcodeString()))).hasMatch()) {
+        continue;
+      }
+      const int group = tree.representative(inst.get(), m_options.expandedGroups);
+      const int node = group >= 0 ? graph->findGroup(tree.groups[static_cast<size_t>(group)].path) : -1;
+      if (node < 0) continue;
+      ++hidden;
+      if (std::find(m_matches.begin(), m_matches.end(), node) == m_matches.end()) groupNodes.insert(node);
+    }
+    m_matches.insert(m_matches.end(), groupNodes.begin(), groupNodes.end());
+  }
   m_scene->setMatches(m_matches);
-  m_searchStatus->setText(QStringLiteral(" %1 matches").arg(m_matches.size()));
+  m_searchStatus->setText(
+      hidden > 0 ? QStringLiteral(" %1 matches (%2 inside collapsed groups)").arg(m_matches.size()).arg(hidden)
+                 : QStringLiteral(" %1 matches").arg(m_matches.size()));
   return static_cast<int>(m_matches.size());
 }
 

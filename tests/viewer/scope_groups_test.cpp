@@ -245,6 +245,32 @@ TEST_F(ScopeWindowTest, BigModulesOpenGroupedAndGroupsExpandAndCollapse) {
 }
 
 // A stage step keeps the node at the view's centre where it was in the view, and the view shows what changed.
+// Search also finds instructions inside collapsed groups: the groups that hold them are the matches.
+TEST_F(ScopeWindowTest, SearchFindsInstructionsInsideCollapsedGroups) {
+  ASSERT_TRUE(testing::openAndWait(*window, kLlm)) << window->lastError().toStdString();
+  ASSERT_TRUE(window->groupScopes());
+  const GraphModel& graph = *window->graphScene()->graph();
+  // An instruction of the first stage that the grouped graph does not draw.
+  std::string hidden;
+  for (const auto& inst : window->currentEntry()->module->entry()->instructions()) {
+    if (inst->opcode() == core::HloOpcode::kDot && graph.findNode(inst->name()) < 0) {
+      hidden = inst->name();
+      break;
+    }
+  }
+  ASSERT_FALSE(hidden.empty());
+  const int count = window->search(QString::fromStdString("^" + hidden + "$"), true);
+  ASSERT_EQ(count, 1);
+  const int match = window->matches().front();
+  EXPECT_EQ(graph.nodes[static_cast<size_t>(match)].kind, GraphNode::Kind::kGroup);
+  EXPECT_EQ(window->graphScene()->selectedNode(), match);
+  // Turning grouping off, the instruction itself is found.
+  window->setGroupScopes(false);
+  ASSERT_TRUE(testing::waitIdle(*window));
+  ASSERT_EQ(window->search(QString::fromStdString("^" + hidden + "$"), true), 1);
+  EXPECT_EQ(window->graphScene()->graph()->nodes[static_cast<size_t>(window->matches().front())].name, hidden);
+}
+
 TEST_F(ScopeWindowTest, StageStepKeepsTheCentreNodeInPlace) {
   ASSERT_TRUE(testing::openAndWait(*window, kMnist));
   auto document = window->document();
