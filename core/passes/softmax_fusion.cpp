@@ -139,25 +139,33 @@ class ComputationSoftmaxFusion {
     }
     if (diamonds.empty()) return false;
     std::vector<Group> groups = chain(diamonds);
-    bool changed = false;
+    // Every group is settled (members, closure, the sentence a user reads) before any is built: building one
+    // replaces its root by a fusion, and a later group may have that root as its producer.
+    std::vector<Group> accepted;
     for (Group& group : groups) {
       absorbConsumers(group);
       if (std::optional<std::string> why = notClosed(group)) {
         refuse(*group.reduces.front(), *group.root, *why);
         continue;
       }
-      FS_RETURN_IF_ERROR(materialize(group));
-      changed = true;
+      completeMembers(group);
+      group.reason = reasonFor(group);
+      group.rootName = group.root->name();
+      accepted.push_back(std::move(group));
     }
-    return changed;
+    for (Group& group : accepted) FS_RETURN_IF_ERROR(materialize(group));
+    return !accepted.empty();
   }
 
  private:
   struct Group {
     HloInstruction* root = nullptr;
-    HloInstruction* producer = nullptr;
+    HloInstruction* producer = nullptr;  // not dereferenced once any group is built (it may be another's root)
     std::vector<HloInstruction*> reduces;
     std::vector<HloInstruction*> members;
+    int64_t saved = 0;
+    std::string reason;
+    std::string rootName;
   };
 
   void refuse(const HloInstruction& reduce, const HloInstruction& root, const std::string& why) {
@@ -322,10 +330,10 @@ class ComputationSoftmaxFusion {
     return std::nullopt;
   }
 
-  Status materialize(Group& group) {
+  // Splat operands of the members come along (duplicated when used elsewhere too), with their scalar constant;
+  // a parameter stays an input. So does a reduce's init constant.
+  void completeMembers(Group& group) {
     std::unordered_set<const HloInstruction*> in(group.members.begin(), group.members.end());
-    // Splat operands of the members come along (duplicated when used elsewhere too), with their scalar constant;
-    // a parameter stays an input.
     for (HloInstruction* member : std::vector<HloInstruction*>(group.members)) {
       for (HloInstruction* operand : member->operands()) {
         if (isSplat(*operand) && in.insert(operand).second) group.members.push_back(operand);
@@ -345,35 +353,42 @@ class ComputationSoftmaxFusion {
         if (in.insert(member->operand(1)->operand(0)).second) group.members.push_back(member->operand(1)->operand(0));
       }
     }
-    int64_t saved = 0;  // intermediate rows no longer written and read back
+  }
+
+  std::string reasonFor(Group& group) const {
+    group.saved = 0;  // intermediate rows no longer written and read back
     for (const HloInstruction* member : group.members) {
       if (member != group.root && member->shape().isArray() && member->shape().elementCount() > 1 &&
           member->opcode() != HloOpcode::kBroadcast && !isUnitReshape(*member)) {
-        saved += 2 * member->shape().byteSize();
+        group.saved += 2 * member->shape().byteSize();
       }
     }
-    const std::string rootName = group.root->name();
-    const std::string producerName = group.producer->name();
     std::vector<std::string> reduceNames;
     for (const HloInstruction* reduce : group.reduces) reduceNames.push_back(reduce->name());
-    const std::string reason = fmt::format(
+    return fmt::format(
         "one row-normalization kernel (kCustom, as XLA GPU's Triton softmax fusion) reads each row of {} once and "
         "computes {} reduction{} over it ({}) with everything between; saves {} of memory traffic",
-        producerName, group.reduces.size(), group.reduces.size() == 1 ? "" : "s", fmt::join(reduceNames, ", "),
-        formatBytes(saved));
+        group.producer->name(), group.reduces.size(), group.reduces.size() == 1 ? "" : "s",
+        fmt::join(reduceNames, ", "), formatBytes(group.saved));
+  }
+
+  Status materialize(Group& group) {
+    std::unordered_set<const HloInstruction*> in(group.members.begin(), group.members.end());
+    in.erase(group.root);  // replaced (and freed) by the fusion that wraps it
     HloInstruction* fusion = wrapInFusion(group.root, FusionKind::kCustom);
     fusion->mutableAttributes().backendConfig = std::string(kTritonFusionBackendConfig);
     StatusOr<std::vector<HloInstruction*>> order = m_computation.postOrder();
     if (!order.ok()) return order.status();
+    // Users before operands, so every member is an operand of the fusion when its turn comes.
     for (auto it = order->rbegin(); it != order->rend(); ++it) {
       HloInstruction* producer = *it;
-      if (producer == group.root || producer == fusion || !in.count(producer)) continue;
+      if (producer == fusion || !in.count(producer)) continue;
       const std::string name = producer->name();
       StatusOr<HloInstruction*> fused = fuseProducer(fusion, producer);
       if (!fused.ok()) return fused.status();
       fusion = *fused;
-      m_context.record(fusedDecision(kPassName, m_computation, name, rootName, *fusion, saved,
-                                     fmt::format("fused {} into {}: {}", name, rootName, reason)));
+      m_context.record(fusedDecision(kPassName, m_computation, name, group.rootName, *fusion, group.saved,
+                                     fmt::format("fused {} into {}: {}", name, group.rootName, group.reason)));
     }
     return okStatus();
   }
