@@ -17,60 +17,18 @@
 #include "core/pipeline/stage.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
+#include "tests/core/testing/codegen_testing.h"
 #include "tests/core/testing/corpus.h"
 
 namespace fusionscope::core {
 namespace {
 
+using testing::compareWithEvaluator;
+using testing::expectAllAgree;
+using testing::runPipelineOn;
+
 std::unique_ptr<HloModule> parse(std::string_view text) {
-  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.message();
-  return module.ok() ? std::move(*module) : nullptr;
-}
-
-// Runs `module` with seeded random arguments on the CPU and in the evaluator; returns "" when they agree.
-std::string compareWithEvaluator(const HloModule& module, uint64_t seed = 7, int threads = 2) {
-  std::vector<Value> arguments = randomArguments(module, seed);
-  StatusOr<EvalResult> expected = evaluateModule(module, arguments);
-  if (!expected.ok()) return "evaluator: " + expected.message();
-  CpuCompileOptions options;
-  options.threads = threads;
-  options.minParallelRange = 16;  // exercise the split ranges even on small shapes
-  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(module, options);
-  if (!executable.ok()) return "compile: " + executable.message();
-  StatusOr<Value> actual = (*executable)->run(arguments);
-  if (!actual.ok()) return "run: " + actual.message();
-  // compareWithReference: elementwise toleranceFor, normwise for f32-accumulated dots (see its comment).
-  std::string difference = compareWithReference(module, arguments, expected->result, *actual);
-  if (!difference.empty()) return difference + "\n" + planToString((*executable)->plan());
-  // A second run on the same executable (buffers reused, aliased parameters rewritten) gives the same result.
-  StatusOr<Value> again = (*executable)->run(arguments);
-  if (!again.ok()) return "second run: " + again.message();
-  difference = compareWithReference(module, arguments, expected->result, *again);
-  return difference.empty() ? "" : "second run: " + difference;
-}
-
-std::unique_ptr<HloModule> runPipelineOn(const HloModule& module, const std::string& preset) {
-  std::unique_ptr<HloModule> copy = cloneModule(module);
-  PipelineSpec spec;
-  spec.preset = preset;
-  StatusOr<std::unique_ptr<PassPipeline>> pipeline = buildPipeline(spec);
-  EXPECT_TRUE(pipeline.ok()) << pipeline.message();
-  PassContext context(fusionConfigFor(backendFor(spec)));
-  StatusOr<PipelineRun> run = runPipeline(**pipeline, *copy, context);
-  EXPECT_TRUE(run.ok()) << run.message();
-  return copy;
-}
-
-// The module as written (one kernel per instruction), and fused by both presets.
-void expectAllAgree(std::string_view text) {
-  std::unique_ptr<HloModule> module = parse(text);
-  ASSERT_NE(module, nullptr);
-  EXPECT_EQ(compareWithEvaluator(*module), "") << "unfused:\n" << text;
-  for (const char* preset : {"gpu", "cpu"}) {
-    std::unique_ptr<HloModule> fused = runPipelineOn(*module, preset);
-    EXPECT_EQ(compareWithEvaluator(*fused), "") << preset << ":\n" << printModule(*fused);
-  }
+  return testing::parseOrFail(text);
 }
 
 TEST(CpuExecutableTest, FloatElementwise) {
