@@ -223,6 +223,16 @@ std::string Shape::toString(bool withLayout) const {
   return out;
 }
 
+bool hasRowMajorLayout(const Shape& shape) {
+  if (!shape.isArray()) return false;
+  if (!shape.layout() || shape.rank() == 0) return true;
+  const std::vector<int64_t>& order = shape.layout()->minorToMajor;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != static_cast<int64_t>(order.size() - 1 - i)) return false;
+  }
+  return true;
+}
+
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];

@@ -128,6 +128,9 @@ class Shape {
   std::optional<Layout> m_layout;
 };
 
+// An array shape whose layout is row-major (minor-to-major {rank-1, ..., 0}) or absent: rows are contiguous. False
+// for tuples and tokens.
+bool hasRowMajorLayout(const Shape& shape);
 // Row-major strides of `dims` (the last dimension has stride 1).
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims);
 // Strides of each logical dimension in the physical buffer `shape`'s layout describes (row-major without a

@@ -32,17 +32,6 @@ bool isLibraryType(PrimitiveType type) {
   }
 }
 
-// Row-major (or no) layout: the only one the library's tensors have.
-bool descendingLayout(const Shape& shape) {
-  if (!shape.isArray()) return false;
-  if (!shape.layout() || shape.rank() == 0) return true;
-  const std::vector<int64_t>& order = shape.layout()->minorToMajor;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] != static_cast<int64_t>(order.size() - 1 - i)) return false;
-  }
-  return true;
-}
-
 bool preferred(const HloInstruction& instruction) {
   if (instruction.shape().isArray() && instruction.shape().elementCount() >= kPreferredElements) return true;
   return std::any_of(instruction.operands().begin(), instruction.operands().end(), [](const HloInstruction* o) {
@@ -115,7 +104,7 @@ bool libraryReduce(const HloInstruction& inst) {
   if (inst.operandCount() != 2 || !inst.shape().isArray()) return false;
   const Shape& input = inst.operand(0)->shape();
   if (inst.shape().elementType() != PrimitiveType::kF32 || input.elementType() != PrimitiveType::kF32) return false;
-  if (!descendingLayout(inst.shape()) || !descendingLayout(input) || !libraryReducer(inst)) return false;
+  if (!hasRowMajorLayout(inst.shape()) || !hasRowMajorLayout(input) || !libraryReducer(inst)) return false;
   if (inst.opcode() == HloOpcode::kReduce) {
     return inst.attributes().dimensions && !inst.attributes().dimensions->empty();
   }
@@ -140,7 +129,7 @@ bool libraryDot(const HloInstruction& dot) {
       dot.shape().elementType() != PrimitiveType::kF32) {
     return false;
   }
-  if (!descendingLayout(lhs) || !descendingLayout(rhs) || !descendingLayout(dot.shape())) return false;
+  if (!hasRowMajorLayout(lhs) || !hasRowMajorLayout(rhs) || !hasRowMajorLayout(dot.shape())) return false;
   const DotDimensionNumbers& dims = *dot.attributes().dot;
   if (dims.lhsContracting.size() != 1 || dims.lhsContracting[0] != lhs.rank() - 1) return false;
   auto freeElements = [](const Shape& shape, const std::vector<int64_t>& batch,
@@ -183,14 +172,14 @@ bool isLibraryOp(const HloInstruction& inst) {
     case HloOpcode::kConstant: return isLibraryType(inst.shape().elementType());
     case HloOpcode::kIota:
       return (inst.shape().elementType() == PrimitiveType::kF32 || inst.shape().elementType() == PrimitiveType::kS32) &&
-             descendingLayout(inst.shape());
+             hasRowMajorLayout(inst.shape());
     case HloOpcode::kBitcast:
     case HloOpcode::kReshape:
     case HloOpcode::kTranspose:
-      return isLibraryType(inst.shape().elementType()) && descendingLayout(inst.shape()) &&
-             descendingLayout(inst.operand(0)->shape());
+      return isLibraryType(inst.shape().elementType()) && hasRowMajorLayout(inst.shape()) &&
+             hasRowMajorLayout(inst.operand(0)->shape());
     case HloOpcode::kBroadcast: {
-      if (!isLibraryType(inst.shape().elementType()) || !descendingLayout(inst.shape())) return false;
+      if (!isLibraryType(inst.shape().elementType()) || !hasRowMajorLayout(inst.shape())) return false;
       const std::vector<int64_t> dims = inst.attributes().dimensions.value_or(std::vector<int64_t>{});
       return std::is_sorted(dims.begin(), dims.end()) && std::adjacent_find(dims.begin(), dims.end()) == dims.end();
     }

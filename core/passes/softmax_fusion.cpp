@@ -26,17 +26,6 @@ bool isNormalizationType(PrimitiveType type) {
          type == PrimitiveType::kF64;
 }
 
-// Row-major (or no) layout: rows are contiguous, which is what one kernel per row relies on.
-bool rowMajor(const Shape& shape) {
-  if (!shape.isArray()) return false;
-  if (!shape.layout() || shape.rank() == 0) return true;
-  const std::vector<int64_t>& order = shape.layout()->minorToMajor;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] != static_cast<int64_t>(order.size() - 1 - i)) return false;
-  }
-  return true;
-}
-
 bool hasControlEdges(const HloInstruction& inst) {
   return !inst.controlPredecessors().empty() || !inst.controlSuccessors().empty();
 }
@@ -72,8 +61,8 @@ bool isUnitReshape(const HloInstruction& inst) {
 
 // XLA's "trivially fusible": adds no memory traffic to a row kernel and keeps rows as rows.
 bool isTrivial(const HloInstruction& inst, size_t allowedUsers) {
-  if (!inst.shape().isArray() || inst.isRoot() || inst.users().size() > allowedUsers || !rowMajor(inst.shape()) ||
-      hasControlEdges(inst) || inst.isFusion()) {
+  if (!inst.shape().isArray() || inst.isRoot() || inst.users().size() > allowedUsers ||
+      !hasRowMajorLayout(inst.shape()) || hasControlEdges(inst) || inst.isFusion()) {
     return false;
   }
   if (isUnitReshape(inst)) return true;
@@ -178,8 +167,8 @@ class ComputationSoftmaxFusion {
   // is found broadcast into the root, a failed condition is recorded as a refusal.
   std::optional<Diamond> match(HloInstruction& root) {
     if (!isElementwise(root.opcode()) || root.operandCount() != 2 || !root.shape().isArray() ||
-        root.shape().rank() == 0 || !isNormalizationType(root.shape().elementType()) || !rowMajor(root.shape()) ||
-        hasControlEdges(root)) {
+        root.shape().rank() == 0 || !isNormalizationType(root.shape().elementType()) ||
+        !hasRowMajorLayout(root.shape()) || hasControlEdges(root)) {
       return std::nullopt;
     }
     for (int side : {1, 0}) {  // XLA looks for the broadcast in operand 1; a commutative op may have it first
@@ -218,7 +207,8 @@ class ComputationSoftmaxFusion {
                fmt::format("{} broadcasts along the reduced dimension, not back over the rows", broadcast->name()));
         return std::nullopt;
       }
-      if (!rowMajor(rowShape) || !rowMajor(reduce->shape()) || !rowMajor(broadcast->shape())) {
+      if (!hasRowMajorLayout(rowShape) || !hasRowMajorLayout(reduce->shape()) ||
+          !hasRowMajorLayout(broadcast->shape())) {
         refuse(*reduce, root, "the rows are not contiguous (a layout other than row-major)");
         return std::nullopt;
       }
@@ -298,7 +288,8 @@ class ComputationSoftmaxFusion {
       HloInstruction* user = group.root->users().front();
       if (m_taken.count(user) || !isElementwise(user->opcode()) || !user->shape().isArray() ||
           user->shape().dimensions() != group.root->shape().dimensions() ||
-          !isNormalizationType(user->shape().elementType()) || !rowMajor(user->shape()) || hasControlEdges(*user)) {
+          !isNormalizationType(user->shape().elementType()) || !hasRowMajorLayout(user->shape()) ||
+          hasControlEdges(*user)) {
         return;
       }
       const bool othersAreSplats = std::all_of(user->operands().begin(), user->operands().end(),
