@@ -306,6 +306,17 @@ class ElementEmitter {
   void warpRowReduce(const std::vector<const HloInstruction*>& reduces, const std::vector<RowOutput>& rowOutputs,
                      const std::vector<RowOutput>& elementwise, llvm::Value* thread);
 
+  // NVPTX normalization (a softmax, a layer norm: row reductions read again by the row's elements, possibly
+  // reductions of expressions of earlier reductions), one warp per row of `dims` (XLA GPU's row schedule for its
+  // softmax fusions): for each of `reductions` (operands before users, each reducing the innermost dimension of
+  // an operand of dimensions `dims`) the lanes stride the row, combine their partials with butterfly shuffles and
+  // keep the total in the value cache at the row's index, so later reductions and the elements read it instead of
+  // reducing again; then the lanes stride the row once more storing `elementwise` (roots of dimensions `dims`),
+  // and lane 0 stores `rowOutputs` (roots of the outer dimensions). Threads past rows * 32 do nothing.
+  void warpNormalization(const std::vector<const HloInstruction*>& reductions, const std::vector<int64_t>& dims,
+                         const std::vector<RowOutput>& rowOutputs, const std::vector<RowOutput>& elementwise,
+                         llvm::Value* thread);
+
   // shfl.sync.bfly over the full warp; wider or narrower scalars travel as 32-bit pieces.
   llvm::Value* shuffleXor(llvm::Value* value, int offset);
 

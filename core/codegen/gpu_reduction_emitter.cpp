@@ -110,6 +110,78 @@ void ElementEmitter::warpRowReduce(const std::vector<const HloInstruction*>& red
   m_b.SetInsertPoint(done);
 }
 
+void ElementEmitter::warpNormalization(const std::vector<const HloInstruction*>& reductions,
+                                       const std::vector<int64_t>& dims, const std::vector<RowOutput>& rowOutputs,
+                                       const std::vector<RowOutput>& elementwise, llvm::Value* thread) {
+  const int64_t inner = dims.back();
+  const std::vector<int64_t> outerDims(dims.begin(), dims.end() - 1);
+  int64_t rows = 1;
+  for (int64_t d : outerDims) rows *= d;
+  llvm::BasicBlock* work = llvm::BasicBlock::Create(m_context, "row_in_range", m_function);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(m_context, "row_done", m_function);
+  m_b.CreateCondBr(m_b.CreateICmpULT(thread, i64(rows * kWarp)), work, done);
+  m_b.SetInsertPoint(work);
+  llvm::Value* row = m_b.CreateUDiv(thread, i64(kWarp));
+  llvm::Value* lane = m_b.CreateURem(thread, i64(kWarp));
+  llvm::Value* rowStart = m_b.CreateMul(row, i64(inner));
+  Index outer = delinearize(row, outerDims);
+  outer.linear = row;
+  auto elementIndex = [&](llvm::Value* j) {
+    Index index;
+    index.dims = outer.dims;
+    index.dims.push_back(j);
+    index.linear = m_b.CreateAdd(rowStart, j);
+    return index;
+  };
+  // Lane l visits columns l, l + 32, ... (inner >= 32: every lane has a first column).
+  auto strided = [&](const std::function<void(llvm::Value*, bool)>& visit) {
+    visit(lane, true);
+    loop(
+        i64(1), i64(inner / kWarp),
+        [&](llvm::Value* step) { visit(m_b.CreateAdd(m_b.CreateMul(step, i64(kWarp)), lane), false); }, "col");
+    if (inner % kWarp != 0) {
+      llvm::Value* j = m_b.CreateAdd(i64(inner / kWarp * kWarp), lane);
+      ifThen(m_b.CreateICmpULT(j, i64(inner)), [&]() { visit(j, false); });
+    }
+  };
+  for (const HloInstruction* reduce : reductions) {
+    llvm::AllocaInst* partial = entryAlloca(computeType(reduce->shape().elementType()));
+    llvm::Type* type = partial->getAllocatedType();
+    strided([&](llvm::Value* j, bool first) {
+      auto saved = saveCache();
+      llvm::Value* element = generate(reduce->operand(0), elementIndex(j));
+      m_b.CreateStore(
+          first ? element : applyComputation(reduce->toApply(), {m_b.CreateLoad(type, partial), element}, reduce),
+          partial);
+      restoreCache(std::move(saved));
+    });
+    // Every lane of the warp reaches the shuffles (blocks are whole warps); afterwards every lane has the total.
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      llvm::Value* mine = m_b.CreateLoad(type, partial);
+      m_b.CreateStore(applyComputation(reduce->toApply(), {mine, shuffleXor(mine, offset)}, reduce), partial);
+    }
+    llvm::Value* init = generate(reduce->operand(1), Index{});
+    m_cache[CacheKey{reduce, outer.dims}] =
+        applyComputation(reduce->toApply(), {init, m_b.CreateLoad(type, partial)}, reduce);
+  }
+  strided([&](llvm::Value* j, bool) {
+    auto saved = saveCache();
+    const Index index = elementIndex(j);
+    for (const RowOutput& e : elementwise) {
+      store(e.pointer, e.root->shape().elementType(), index.linear, generate(e.root, index));
+    }
+    restoreCache(std::move(saved));
+  });
+  if (!rowOutputs.empty()) {
+    ifThen(m_b.CreateICmpEQ(lane, i64(0)), [&]() {
+      for (const RowOutput& r : rowOutputs)
+        store(r.pointer, r.root->shape().elementType(), row, generate(r.root, outer));
+    });
+  }
+  m_b.CreateBr(done);
+  m_b.SetInsertPoint(done);
+}
+
 llvm::Value* ElementEmitter::shuffleXor(llvm::Value* value, int offset) {
   auto shuffle32 = [&](llvm::Value* v) {
     const bool isFloat = v->getType()->isFloatTy();
