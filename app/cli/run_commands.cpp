@@ -291,6 +291,8 @@ Status saveReference(const core::HloModule& module, const core::ExecutionPlan& p
   }
   j["outputs"] = nlohmann::ordered_json::array();
   const int count = expected.isTuple() ? expected.tupleSize() : 1;
+  // A recurrence over f32 dots: each output's bound from how far the reference moves when the inputs move one ulp.
+  const std::vector<double> conditioned = core::conditionedBounds(module, arguments, expected);
   for (int i = 0; i < count; ++i) {
     const core::Value& value = expected.isTuple() ? expected.tupleElement(i) : expected;
     StatusOr<nlohmann::ordered_json> entry = writeNpyEntry(value, dir, fmt::format("expected/output_{}.npy", i));
@@ -301,6 +303,7 @@ Status saveReference(const core::HloModule& module, const core::ExecutionPlan& p
     e.update(*entry);
     e["relative"] = tolerance.relative;
     e["absolute"] = tolerance.absolute;
+    if (static_cast<size_t>(i) < conditioned.size()) e["conditioned_bound"] = conditioned[static_cast<size_t>(i)];
     j["outputs"].push_back(std::move(e));
   }
   return writeFileAtomic((std::filesystem::path(dir) / "reference.json").string(), j.dump(2) + "\n");

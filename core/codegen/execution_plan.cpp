@@ -510,8 +510,8 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
   for (size_t k = 0; k < steps.size(); ++k) {
     const LocalStep& local = steps[k];
     // In a loop body, a dynamic-update-slice whose operand is read by nothing after it (a loop state element or a
-    // temporary) writes its window into the operand's buffer. Only in loop bodies: there it saves a full copy per
-    // trip, and the nvptx bundle (whose kernels take noalias arguments) never sees a loop.
+    // temporary) writes its window into the operand's buffer. Only in loop bodies, where it saves a full copy per
+    // trip (CPU and GPU kernels then write the window only; the buffer passed twice loses noalias).
     int inPlace = -1;
     if (loopBody && local.kernel >= 0 && local.outputs.size() == 1) {
       const int input = updatedInputOf(local.instruction);

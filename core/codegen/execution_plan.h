@@ -45,8 +45,8 @@ struct PlanKernel {
   int64_t bytesWritten = 0;
   int64_t elements = 0;  // output elements (all outputs together)
   // A dynamic-update-slice (or a fusion rooted at one) in a loop body whose output takes the buffer of the operand
-  // it updates (inputs[updatedInput] == outputs[0]): the CPU kernel writes only the update window (XLA's in-place
-  // update), so a scan writing one row per trip costs O(row), not O(whole output).
+  // it updates (inputs[updatedInput] == outputs[0]): the kernel (CPU or GPU) writes only the update window (XLA's
+  // in-place update), so a scan writing one row per trip costs O(row), not O(whole output).
   int updatedInput = -1;
 };
 

@@ -97,6 +97,47 @@ std::vector<const HloInstruction*> rowReductionsOf(const std::vector<const HloIn
   return found;
 }
 
+struct WarpNormalizationPlan {
+  std::vector<const HloInstruction*> reductions;
+  std::vector<int64_t> dims;
+  int64_t rows = 0;
+  std::vector<ElementEmitter::RowOutput> rowOutputs;
+  std::vector<ElementEmitter::RowOutput> elementwise;
+};
+
+// ElementEmitter::warpNormalization's conditions: every root has the dimensions D of the largest root (rank >= 2)
+// or D without its innermost dimension, the roots read at least one reduction of the innermost dimension of an
+// operand of dimensions D, and every such reduction can be a warp reduction (at least 32 columns, a reducer whose
+// order is free).
+std::optional<WarpNormalizationPlan> warpNormalizationPlan(const std::vector<const HloInstruction*>& roots,
+                                                           const std::vector<llvm::Value*>& args, size_t inputCount) {
+  WarpNormalizationPlan plan;
+  for (const HloInstruction* root : roots) {
+    if (root == nullptr || !root->shape().isArray()) return std::nullopt;
+    if (root->shape().rank() > static_cast<int>(plan.dims.size())) plan.dims = root->shape().dimensions();
+  }
+  if (plan.dims.size() < 2) return std::nullopt;
+  const std::vector<int64_t> outer(plan.dims.begin(), plan.dims.end() - 1);
+  for (size_t j = 0; j < roots.size(); ++j) {
+    const ElementEmitter::RowOutput output{roots[j], args[inputCount + j]};
+    if (roots[j]->shape().dimensions() == plan.dims) {
+      plan.elementwise.push_back(output);
+    } else if (roots[j]->shape().dimensions() == outer) {
+      plan.rowOutputs.push_back(output);
+    } else {
+      return std::nullopt;
+    }
+  }
+  plan.reductions = rowReductionsOf(roots, plan.dims);
+  if (plan.reductions.empty()) return std::nullopt;
+  for (const HloInstruction* reduce : plan.reductions) {
+    if (ElementEmitter::warpReducedDimension(reduce) != static_cast<int>(plan.dims.size()) - 1) return std::nullopt;
+  }
+  plan.rows = 1;
+  for (int64_t d : outer) plan.rows *= d;
+  return plan;
+}
+
 }  // namespace
 
 StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, KernelTarget target, llvm::Module& module) {
@@ -130,8 +171,14 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       begin = fn->getArg(1);
       end = fn->getArg(2);
     } else {
+      // noalias, except on a buffer passed twice (an in-place update in a loop body, an output written into the
+      // parameter it aliases).
+      std::vector<int> buffers = kernel.inputs;
+      buffers.insert(buffers.end(), kernel.outputs.begin(), kernel.outputs.end());
       for (int i = 0; i < argCount; ++i) {
-        fn->getArg(static_cast<unsigned>(i))->addAttr(llvm::Attribute::NoAlias);
+        const bool repeated = static_cast<size_t>(i) < buffers.size() &&
+                              std::count(buffers.begin(), buffers.end(), buffers[static_cast<size_t>(i)]) > 1;
+        if (!repeated) fn->getArg(static_cast<unsigned>(i))->addAttr(llvm::Attribute::NoAlias);
         args.push_back(fn->getArg(static_cast<unsigned>(i)));
       }
       auto read = [&](llvm::Intrinsic::ID id) {
@@ -193,12 +240,18 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
           fmt::format("{}: {} fusion outputs but {} output buffers", kernel.name, roots.size(), kernel.outputs.size()));
     }
     // An in-place dynamic-update-slice: the output buffer holds the operand already, only the window is written.
-    if (target == KernelTarget::kCpu && kernel.updatedInput >= 0 && roots.size() == 1 && roots[0] != nullptr &&
+    if (kernel.updatedInput >= 0 && roots.size() == 1 && roots[0] != nullptr &&
         roots[0]->opcode() == HloOpcode::kDynamicUpdateSlice) {
-      emitter.dynamicUpdateSliceInPlace(roots[0], args[inputCount], begin, end);
+      const int64_t updateElements = roots[0]->operand(1)->shape().elementCount();
+      // GPU: one thread per update element; threads past the update do nothing.
+      llvm::Value* last = target == KernelTarget::kCpu
+                              ? end
+                              : b.CreateSelect(b.CreateICmpSLT(begin, emitter.i64(updateElements)),
+                                               b.CreateAdd(begin, emitter.i64(1)), begin);
+      emitter.dynamicUpdateSliceInPlace(roots[0], args[inputCount], begin, last);
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
-      emitted.push_back({kernel.name, roots[0]->operand(1)->shape().elementCount()});
+      emitted.push_back({kernel.name, updateElements});
       continue;
     }
     const bool singleCpuRoot = target == KernelTarget::kCpu && roots.size() == 1 && roots[0] != nullptr;
@@ -265,6 +318,18 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
         b.CreateRetVoid();
         if (!emitter.status().ok()) return emitter.status();
         emitted.push_back({kernel.name, warp->reduces[0]->shape().elementCount() * ElementEmitter::kWarp});
+        continue;
+      }
+    }
+    // NVPTX: a normalization (reductions of the innermost dimension read again by the row's elements, which
+    // warpRowPlan cannot take) as one warp per row.
+    if (target == KernelTarget::kNvptx && kernel.instruction != nullptr &&
+        kernel.instruction->opcode() == HloOpcode::kFusion) {
+      if (std::optional<WarpNormalizationPlan> plan = warpNormalizationPlan(roots, args, inputCount)) {
+        emitter.warpNormalization(plan->reductions, plan->dims, plan->rowOutputs, plan->elementwise, begin);
+        b.CreateRetVoid();
+        if (!emitter.status().ok()) return emitter.status();
+        emitted.push_back({kernel.name, plan->rows * ElementEmitter::kWarp});
         continue;
       }
     }

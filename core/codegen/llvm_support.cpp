@@ -1,15 +1,15 @@
 #include "core/codegen/llvm_support.h"
 
+#include <mutex>
+
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/Module.h>
-#include <llvm/TargetParser/Triple.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
-
-#include <mutex>
+#include <llvm/TargetParser/Triple.h>
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();

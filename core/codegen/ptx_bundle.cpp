@@ -64,28 +64,60 @@ Status linkLibdevice(llvm::Module& module, const std::string& path) {
   return okStatus();
 }
 
-}  // namespace
+nlohmann::ordered_json movesJson(const std::vector<PlanMove>& moves) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const PlanMove& move : moves) {
+    nlohmann::ordered_json entry = {{"from", move.from}, {"to", move.to}};
+    if (move.swap) entry["swap"] = true;
+    out.push_back(entry);
+  }
+  return out;
+}
 
-StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const PtxOptions& options) {
-  // A bundle is a flat list of kernels a host launches in order; loops and branches would need the host to read
-  // device results between launches, which the bundle format has no way to say (docs/BUNDLE.md). Checked before
-  // planning, so the message names the loop, not something planning its body fails on.
-  if (const HloComputation* entry = module.entry()) {
-    StatusOr<std::vector<HloInstruction*>> order = entry->postOrder();
-    if (!order.ok()) return order.status();
-    for (const HloInstruction* instruction : *order) {
-      if (instruction->opcode() == HloOpcode::kWhile || instruction->opcode() == HloOpcode::kConditional) {
-        return Status::error(
-            fmt::format("{}: control flow ({}) is not supported by the nvptx bundle (the CPU backend runs it: `run`)",
-                        instruction->name(), instruction->opcodeString()));
+// bundle.json's "program": PlanStep as JSON (docs/BUNDLE.md, "Control flow").
+nlohmann::ordered_json programJson(const std::vector<PlanStep>& steps) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const PlanStep& step : steps) {
+    switch (step.kind) {
+      case PlanStep::Kind::kKernel: out.push_back({{"kernel", step.kernel}}); break;
+      case PlanStep::Kind::kWhile:
+        out.push_back({{"while", step.instruction},
+                       {"init", movesJson(step.init)},
+                       {"state", step.state},
+                       {"condition", programJson(step.condition)},
+                       {"predicate", step.predicate},
+                       {"body", programJson(step.body)},
+                       {"update", movesJson(step.update)}});
+        break;
+      case PlanStep::Kind::kConditional: {
+        nlohmann::ordered_json branches = nlohmann::ordered_json::array();
+        nlohmann::ordered_json results = nlohmann::ordered_json::array();
+        for (size_t i = 0; i < step.branches.size(); ++i) {
+          branches.push_back(programJson(step.branches[i]));
+          results.push_back(movesJson(step.branchResults[i]));
+        }
+        out.push_back({{"conditional", step.instruction},
+                       {"selector", step.selector},
+                       {"selector_dtype", bundleDtype(step.selectorType)},
+                       {"branches", branches},
+                       {"branch_results", results},
+                       {"results", step.results}});
+        break;
       }
     }
   }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<PtxBundle> compilePtxBundle(const HloModule& input, bool fusion, const PtxOptions& options) {
+  // Calls run as their callee's instructions, as on the CPU (library fusions too: no library is linked).
+  StatusOr<std::unique_ptr<HloModule>> unwrapped = inlineLibraryFusions(input);
+  if (!unwrapped.ok()) return unwrapped.status();
+  const HloModule& module = *unwrapped ? **unwrapped : input;
   StatusOr<ExecutionPlan> plan = planExecution(module);
   if (!plan.ok()) return plan.status();
-  if (const PlanStep* step = firstControlFlowStep(*plan)) {  // reached through a call
-    return Status::error(fmt::format("{}: control flow is not supported by the nvptx bundle", step->instruction));
-  }
   if (options.blockSize <= 0 || options.blockSize % 32 != 0) {  // warp row reductions need whole warps per block
     return Status::error(fmt::format("block size {} is not a positive multiple of 32", options.blockSize));
   }
@@ -184,6 +216,9 @@ StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const
                        {"elements", kernel.elements}});
   }
   json["kernels"] = kernels;
+  // Loops and branches: the program says in which order kernels run, where the host reads a predicate or branch
+  // index back, and which buffers move at loop and branch boundaries. Absent when the kernels simply run in order.
+  if (firstControlFlowStep(p) != nullptr) json["program"] = programJson(p.steps);
   json["peak_bytes"] = p.peakBytes;
   bundle.json = json.dump(2) + "\n";
   return bundle;

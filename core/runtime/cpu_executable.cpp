@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
 #include <thread>
 
@@ -436,6 +437,40 @@ Value nextUlp(const Value& value) {
   return Value::floats(value.shape(), std::move(moved));
 }
 
+// max |e - p| over the finite elements of two values of one shape (0 where they hold no floats).
+double sensitivityOf(const Value& expected, const Value& perturbed) {
+  if (expected.isTuple() || perturbed.isTuple()) {
+    double most = 0;
+    if (expected.isTuple() && perturbed.isTuple() && expected.tupleSize() == perturbed.tupleSize()) {
+      for (int i = 0; i < expected.tupleSize(); ++i) {
+        most = std::max(most, sensitivityOf(expected.tupleElement(i), perturbed.tupleElement(i)));
+      }
+    }
+    return most;
+  }
+  if (!expected.holdsFloats() || !perturbed.holdsFloats()) return 0;
+  std::span<const double> e = expected.floatData();
+  std::span<const double> p = perturbed.floatData();
+  if (e.size() != p.size()) return 0;
+  double sensitivity = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (std::isfinite(e[i]) && std::isfinite(p[i])) sensitivity = std::max(sensitivity, std::fabs(e[i] - p[i]));
+  }
+  return sensitivity;
+}
+
+// The evaluator's result for `arguments` moved one ulp up, and the factor that bounds an f32 program's difference
+// in units of how far that moves the result; nullopt unless `module` has f32-accumulated dots in a while loop.
+std::optional<std::pair<Value, double>> perturbedReference(const HloModule& module,
+                                                           const std::vector<Value>& arguments) {
+  if (!hasF32AccumulatedDot(module) || !hasWhile(module)) return std::nullopt;
+  std::vector<Value> moved;
+  for (const Value& argument : arguments) moved.push_back(nextUlp(argument));
+  StatusOr<EvalResult> perturbed = evaluateModule(module, moved);
+  if (!perturbed.ok()) return std::nullopt;
+  return std::make_pair(std::move(perturbed->result), 32.0 + static_cast<double>(largestF32Contraction(module)) / 32.0);
+}
+
 std::string compareConditioned(const Value& expected, const Value& perturbed, const Value& actual, double factor) {
   if (expected.isTuple() || actual.isTuple() || perturbed.isTuple()) {
     if (!expected.isTuple() || !actual.isTuple() || !perturbed.isTuple() ||
@@ -454,15 +489,13 @@ std::string compareConditioned(const Value& expected, const Value& perturbed, co
     return compareNormwise(expected, actual);
   }
   std::span<const double> e = expected.floatData();
-  std::span<const double> p = perturbed.floatData();
   std::span<const double> a = actual.floatData();
   if (e.size() != a.size()) return compareValues(expected, actual);
   double scale = 1;
-  double sensitivity = 0;
   for (size_t i = 0; i < e.size(); ++i) {
     if (std::isfinite(e[i])) scale = std::max(scale, std::fabs(e[i]));
-    if (std::isfinite(e[i]) && std::isfinite(p[i])) sensitivity = std::max(sensitivity, std::fabs(e[i] - p[i]));
   }
+  const double sensitivity = sensitivityOf(expected, perturbed);
   const double bound = std::max(1e-5 * scale, factor * sensitivity);
   for (size_t i = 0; i < e.size(); ++i) {
     if (e[i] == a[i] || (std::isnan(e[i]) && std::isnan(a[i]))) continue;
@@ -487,15 +520,24 @@ std::string compareWithReference(const HloModule& module, const Value& expected,
 std::string compareWithReference(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
                                  const Value& actual) {
   std::string difference = compareWithReference(module, expected, actual);
-  if (difference.empty() || !hasF32AccumulatedDot(module) || !hasWhile(module)) return difference;
-  StatusOr<EvalResult> perturbed = evaluateModule(module, [&] {
-    std::vector<Value> moved;
-    for (const Value& argument : arguments) moved.push_back(nextUlp(argument));
-    return moved;
-  }());
-  if (!perturbed.ok()) return difference;
-  const double factor = 32.0 + static_cast<double>(largestF32Contraction(module)) / 32.0;
-  return compareConditioned(expected, perturbed->result, actual, factor);
+  if (difference.empty()) return difference;
+  std::optional<std::pair<Value, double>> perturbed = perturbedReference(module, arguments);
+  if (!perturbed) return difference;
+  return compareConditioned(expected, perturbed->first, actual, perturbed->second);
+}
+
+std::vector<double> conditionedBounds(const HloModule& module, const std::vector<Value>& arguments,
+                                      const Value& expected) {
+  std::optional<std::pair<Value, double>> perturbed = perturbedReference(module, arguments);
+  if (!perturbed) return {};
+  const Value& p = perturbed->first;
+  std::vector<double> bounds;
+  if (!expected.isTuple()) return {perturbed->second * sensitivityOf(expected, p)};
+  if (!p.isTuple() || p.tupleSize() != expected.tupleSize()) return {};
+  for (int i = 0; i < expected.tupleSize(); ++i) {
+    bounds.push_back(perturbed->second * sensitivityOf(expected.tupleElement(i), p.tupleElement(i)));
+  }
+  return bounds;
 }
 
 }  // namespace fusionscope::core

@@ -126,4 +126,10 @@ std::string compareWithReference(const HloModule& module, const Value& expected,
 std::string compareWithReference(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
                                  const Value& actual);
 
+// The conditioned check's bound, (32 + K/32) · s, per output array (the root tuple's elements in order, or the
+// one non-tuple result), for `fusionscope-cli run --save-reference` (scripts/gpu-check applies it to GPU
+// results). Empty unless the module has f32-accumulated dots inside a while loop.
+std::vector<double> conditionedBounds(const HloModule& module, const std::vector<Value>& arguments,
+                                      const Value& expected);
+
 }  // namespace fusionscope::core

@@ -46,6 +46,7 @@ const Loaded& loaded() {
     resolve(h, a.cuMemFree, "cuMemFree_v2", e);
     resolve(h, a.cuMemcpyHtoD, "cuMemcpyHtoD_v2", e);
     resolve(h, a.cuMemcpyDtoH, "cuMemcpyDtoH_v2", e);
+    resolve(h, a.cuMemcpyDtoD, "cuMemcpyDtoD_v2", e);
     resolve(h, a.cuMemsetD8, "cuMemsetD8_v2", e);
     resolve(h, a.cuModuleLoadDataEx, "cuModuleLoadDataEx", e);
     resolve(h, a.cuModuleUnload, "cuModuleUnload", e);

@@ -1,5 +1,7 @@
 #include "profiler/gpu/bundle.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -64,6 +66,89 @@ BundleValue value(const json& v, const std::string& where, bool output) {
     out.aliasesParameter = integer(v["aliases_parameter"], where + ".aliases_parameter");
   }
   return out;
+}
+
+constexpr int kMaxProgramDepth = 64;  // nested loops and branches; deeper is refused, not recursed into
+
+std::vector<BundleMove> moves(const json& list, const Bundle& b, const std::string& where) {
+  if (!list.is_array()) throw Invalid{where, "expected an array"};
+  std::vector<BundleMove> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    BundleMove move;
+    move.from = integer(field(list[i], "from", at), at + ".from");
+    move.to = integer(field(list[i], "to", at), at + ".to");
+    if (!b.buffer(move.from)) throw Invalid{at + ".from", "unknown buffer " + std::to_string(move.from)};
+    if (!b.buffer(move.to)) throw Invalid{at + ".to", "unknown buffer " + std::to_string(move.to)};
+    if (list[i].contains("swap")) {
+      if (!list[i]["swap"].is_boolean()) throw Invalid{at + ".swap", "expected true or false"};
+      move.swap = list[i]["swap"].get<bool>();
+    }
+    out.push_back(move);
+  }
+  return out;
+}
+
+int64_t bufferId(const json& value, const Bundle& b, const std::string& where) {
+  const int64_t id = integer(value, where);
+  if (!b.buffer(id)) throw Invalid{where, "unknown buffer " + std::to_string(id)};
+  return id;
+}
+
+std::vector<BundleStep> program(const json& list, const Bundle& b, const std::string& where, int depth) {
+  if (depth > kMaxProgramDepth) throw Invalid{where, "nested deeper than " + std::to_string(kMaxProgramDepth)};
+  if (!list.is_array()) throw Invalid{where, "expected an array"};
+  std::vector<BundleStep> steps;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const json& s = list[i];
+    if (!s.is_object()) throw Invalid{at, "expected an object"};
+    BundleStep step;
+    if (s.contains("kernel")) {
+      step.kernel = integer(s["kernel"], at + ".kernel");
+      if (step.kernel < 0 || step.kernel >= static_cast<int64_t>(b.kernels.size())) {
+        throw Invalid{at + ".kernel", "no kernel " + std::to_string(step.kernel) + " (the bundle has " +
+                                          std::to_string(b.kernels.size()) + ")"};
+      }
+    } else if (s.contains("while")) {
+      step.kind = BundleStep::Kind::kWhile;
+      step.instruction = text(s["while"], at + ".while");
+      step.init = moves(field(s, "init", at), b, at + ".init");
+      step.condition = program(field(s, "condition", at), b, at + ".condition", depth + 1);
+      step.predicate = bufferId(field(s, "predicate", at), b, at + ".predicate");
+      step.body = program(field(s, "body", at), b, at + ".body", depth + 1);
+      step.update = moves(field(s, "update", at), b, at + ".update");
+    } else if (s.contains("conditional")) {
+      step.kind = BundleStep::Kind::kConditional;
+      step.instruction = text(s["conditional"], at + ".conditional");
+      step.selector = bufferId(field(s, "selector", at), b, at + ".selector");
+      step.selectorDtype = text(field(s, "selector_dtype", at), at + ".selector_dtype");
+      if (step.selectorDtype != "pred" && step.selectorDtype[0] != 's' && step.selectorDtype[0] != 'u') {
+        throw Invalid{at + ".selector_dtype", "expected pred or an integer type, got \"" + step.selectorDtype + "\""};
+      }
+      if (dtypeBytes(step.selectorDtype) == 0) {
+        throw Invalid{at + ".selector_dtype", "unknown dtype \"" + step.selectorDtype + "\""};
+      }
+      const json& branches = field(s, "branches", at);
+      const json& results = field(s, "branch_results", at);
+      if (!branches.is_array() || branches.empty()) throw Invalid{at + ".branches", "expected a non-empty array"};
+      if (!results.is_array() || results.size() != branches.size()) {
+        throw Invalid{at + ".branch_results", "expected one list of moves per branch"};
+      }
+      if (step.selectorDtype == "pred" && branches.size() != 2) {
+        throw Invalid{at + ".branches", "a pred selector needs two branches"};
+      }
+      for (size_t k = 0; k < branches.size(); ++k) {
+        const std::string branch = at + ".branches[" + std::to_string(k) + "]";
+        step.branches.push_back(program(branches[k], b, branch, depth + 1));
+        step.branchResults.push_back(moves(results[k], b, at + ".branch_results[" + std::to_string(k) + "]"));
+      }
+    } else {
+      throw Invalid{at, "expected \"kernel\", \"while\" or \"conditional\""};
+    }
+    steps.push_back(std::move(step));
+  }
+  return steps;
 }
 
 Bundle parse(const json& root) {
@@ -156,7 +241,57 @@ Bundle parse(const json& root) {
     if (k.contains("elements")) kernel.elements = integer(k["elements"], where + ".elements");
     b.kernels.push_back(std::move(kernel));
   }
+  if (root.contains("program")) b.program = program(root["program"], b, "program", 0);
   return b;
+}
+
+Status moveAll(const Bundle& bundle, ProgramDevice& device, const std::vector<BundleMove>& list) {
+  for (const BundleMove& move : list) {
+    if (move.swap) {
+      device.swap(move.from, move.to);
+    } else {
+      // Both buffers hold the same shape; the smaller size is the value's (a reused buffer may be larger).
+      const int64_t bytes = std::min(bundle.buffer(move.from)->bytes, bundle.buffer(move.to)->bytes);
+      FS_RETURN_IF_ERROR(device.copy(move.from, move.to, bytes));
+    }
+  }
+  return okStatus();
+}
+
+Status runSteps(const Bundle& bundle, const std::vector<BundleStep>& steps, ProgramDevice& device,
+                const volatile int* interrupt, int64_t& launches) {
+  for (const BundleStep& step : steps) {
+    switch (step.kind) {
+      case BundleStep::Kind::kKernel:
+        FS_RETURN_IF_ERROR(device.launch(step.kernel));
+        ++launches;
+        break;
+      case BundleStep::Kind::kWhile: {
+        FS_RETURN_IF_ERROR(moveAll(bundle, device, step.init));
+        for (int64_t trip = 0;; ++trip) {
+          FS_RETURN_IF_ERROR(runSteps(bundle, step.condition, device, interrupt, launches));
+          uint8_t predicate = 0;
+          FS_RETURN_IF_ERROR(device.read(step.predicate, &predicate, 1));
+          if (predicate == 0) break;
+          if (interrupt != nullptr && *interrupt != 0) {
+            return Status::error(step.instruction + ": interrupted after " + std::to_string(trip) + " trips");
+          }
+          FS_RETURN_IF_ERROR(runSteps(bundle, step.body, device, interrupt, launches));
+          FS_RETURN_IF_ERROR(moveAll(bundle, device, step.update));
+        }
+        break;
+      }
+      case BundleStep::Kind::kConditional: {
+        uint8_t selector[8] = {};
+        FS_RETURN_IF_ERROR(device.read(step.selector, selector, dtypeBytes(step.selectorDtype)));
+        const int64_t index = branchIndex(selector, step.selectorDtype, static_cast<int64_t>(step.branches.size()));
+        FS_RETURN_IF_ERROR(runSteps(bundle, step.branches[static_cast<size_t>(index)], device, interrupt, launches));
+        FS_RETURN_IF_ERROR(moveAll(bundle, device, step.branchResults[static_cast<size_t>(index)]));
+        break;
+      }
+    }
+  }
+  return okStatus();
 }
 
 }  // namespace
@@ -172,6 +307,36 @@ const BundleBuffer* Bundle::buffer(int64_t id) const {
     if (b.id == id) return &b;
   }
   return nullptr;
+}
+
+int64_t branchIndex(const uint8_t* data, const std::string& dtype, int64_t branches) {
+  if (dtype == "pred") return data[0] != 0 ? 0 : 1;
+  const int64_t size = dtypeBytes(dtype);
+  uint64_t bits = 0;
+  std::memcpy(&bits, data, static_cast<size_t>(size));  // little-endian: the low bytes
+  int64_t index = -1;
+  if (dtype[0] == 'u') {
+    index = bits >= static_cast<uint64_t>(branches) ? -1 : static_cast<int64_t>(bits);
+  } else {
+    const int shift = 64 - static_cast<int>(size) * 8;  // sign-extend
+    index = static_cast<int64_t>(bits << shift) >> shift;
+  }
+  return index < 0 || index >= branches ? branches - 1 : index;
+}
+
+Status runProgram(const Bundle& bundle, ProgramDevice& device, const volatile int* interrupt, int64_t* launches) {
+  int64_t count = 0;
+  Status status = okStatus();
+  if (bundle.program.empty()) {
+    for (size_t k = 0; k < bundle.kernels.size() && status.ok(); ++k) {
+      status = device.launch(static_cast<int64_t>(k));
+      if (status.ok()) ++count;
+    }
+  } else {
+    status = runSteps(bundle, bundle.program, device, interrupt, count);
+  }
+  if (launches != nullptr) *launches += count;
+  return status;
 }
 
 int64_t dtypeBytes(const std::string& dtype) {

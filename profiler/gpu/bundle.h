@@ -45,6 +45,34 @@ struct BundleKernel {
   int64_t elements = 0;
 };
 
+// A value moved at a loop or branch boundary: `swap` exchanges the two buffers' pointers in the runner's table
+// (later launches see the exchanged memory), else min(both sizes) bytes are copied from `from` to `to`.
+struct BundleMove {
+  int64_t from = 0;
+  int64_t to = 0;
+  bool swap = false;
+};
+
+// One step of bundle.json's "program" (docs/BUNDLE.md, "Control flow"): launch kernels[kernel]; or a while loop
+// (moves `init`, then: run `condition`, read the pred byte in buffer `predicate`, stop when 0, else run `body` and
+// the `update` moves); or a conditional (read the branch index in `selector`, run that branch, then its
+// `branchResults` moves).
+struct BundleStep {
+  enum class Kind { kKernel, kWhile, kConditional };
+  Kind kind = Kind::kKernel;
+  int64_t kernel = -1;
+  std::string instruction;
+  std::vector<BundleMove> init;
+  std::vector<BundleStep> condition;
+  int64_t predicate = -1;
+  std::vector<BundleStep> body;
+  std::vector<BundleMove> update;
+  int64_t selector = -1;
+  std::string selectorDtype;
+  std::vector<std::vector<BundleStep>> branches;
+  std::vector<std::vector<BundleMove>> branchResults;
+};
+
 struct Bundle {
   std::string directory;
   std::string module;
@@ -57,10 +85,32 @@ struct Bundle {
   std::vector<BundleValue> parameters;
   std::vector<BundleValue> outputs;
   std::vector<BundleKernel> kernels;
+  std::vector<BundleStep> program;  // empty: the kernels run once each, in order
   int64_t peakBytes = 0;
 
   const BundleBuffer* buffer(int64_t id) const;
 };
+
+// What running a program needs from a device; fusionscope-gpurun implements it with the CUDA driver, tests with
+// host memory. Buffers are addressed by id through a table the device keeps: `swap` exchanges two entries.
+class ProgramDevice {
+ public:
+  virtual ~ProgramDevice() = default;
+  virtual Status launch(int64_t kernel) = 0;  // kernels[kernel] with the table's current pointers, in stream order
+  virtual Status read(int64_t buffer, void* out, int64_t bytes) = 0;  // after every launch before it has finished
+  virtual Status copy(int64_t from, int64_t to, int64_t bytes) = 0;   // in stream order
+  virtual void swap(int64_t a, int64_t b) = 0;
+};
+
+// Runs the bundle's program once (its kernels in order when it has none). `interrupt` (may be null) is checked
+// before every loop trip: non-zero stops the run with an error naming the loop and the trips done. `launches`
+// (may be null) counts kernel launches.
+Status runProgram(const Bundle& bundle, ProgramDevice& device, const volatile int* interrupt = nullptr,
+                  int64_t* launches = nullptr);
+
+// The branch a conditional with `branches` branches runs for the selector bytes `data` of `dtype` (XLA: a pred
+// selects branch 0 when true; an integer outside [0, branches) selects the last).
+int64_t branchIndex(const uint8_t* data, const std::string& dtype, int64_t branches);
 
 // Bytes per element of a bundle dtype (f32 f64 f16 bf16 s8 s16 s32 s64 u8 u16 u32 u64 pred); 0 when unknown.
 int64_t dtypeBytes(const std::string& dtype);

@@ -3,10 +3,11 @@
 //   fusionscope-gpurun BUNDLE_DIR [-n N] [--trace FILE] [--out DIR] [--input NAME=FILE.npy]... [--seed S] [--no-trace]
 //
 // Loads kernels.ptx with cuModuleLoadDataEx, allocates every buffer, fills parameters with seeded uniform random
-// data in [-1, 1) (integers: 0..9, pred: 0/1) or from --input files, copies constants, runs the kernels in order N
-// times, writes the trace (default BUNDLE_DIR/timeline.ctf.json) and every output as DIR/NAME.npy.
-// Exit codes: 0 ok, 1 a CUDA or CUPTI call failed (the message names the call, file and line), 2 bad usage or a
-// bad bundle/input, 3 no CUDA driver or no CUDA device.
+// data in [-1, 1) (integers: 0..9, pred: 0/1) or from --input files, copies constants, runs the kernels in order
+// (or the bundle's program, with its loops and branches; Ctrl-C stops a loop) N times, writes the trace (default
+// BUNDLE_DIR/timeline.ctf.json) and every output as DIR/NAME.npy. Exit codes: 0 ok, 1 a CUDA or CUPTI call failed (the
+// message names the call, file and line), 2 bad usage or a bad bundle/input, 3 no CUDA driver or no CUDA device.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -172,6 +173,46 @@ struct Device {
   }
 };
 
+volatile int g_interrupted = 0;
+void onInterrupt(int) {
+  g_interrupted = 1;
+}
+
+// Runs a bundle's program with the driver: launches on the legacy default stream (so every launch, copy and read
+// is ordered after the ones before it); buffer ids resolve through Device::buffers, which swaps exchange.
+class ProgramRunner : public gpu::ProgramDevice {
+ public:
+  ProgramRunner(const gpu::Bundle& bundle, Device& device, const std::vector<CUfunction>& functions)
+      : m_bundle(bundle), m_device(device), m_functions(functions) {}
+
+  Status launch(int64_t kernel) override {
+    const gpu::BundleKernel& k = m_bundle.kernels[static_cast<size_t>(kernel)];
+    std::vector<CUdeviceptr> pointers;
+    for (int64_t id : k.args) pointers.push_back(m_device.buffers.at(id));
+    std::vector<void*> params;
+    for (CUdeviceptr& p : pointers) params.push_back(&p);
+    FS_CUDA_CHECK(m_device.api->cuLaunchKernel(m_functions[static_cast<size_t>(kernel)], k.grid[0], k.grid[1],
+                                               k.grid[2], k.block[0], k.block[1], k.block[2], k.sharedBytes, nullptr,
+                                               params.data(), nullptr));
+    return okStatus();
+  }
+  Status read(int64_t buffer, void* out, int64_t bytes) override {
+    FS_CUDA_CHECK(m_device.api->cuMemcpyDtoH(out, m_device.buffers.at(buffer), static_cast<size_t>(bytes)));
+    return okStatus();
+  }
+  Status copy(int64_t from, int64_t to, int64_t bytes) override {
+    FS_CUDA_CHECK(
+        m_device.api->cuMemcpyDtoD(m_device.buffers.at(to), m_device.buffers.at(from), static_cast<size_t>(bytes)));
+    return okStatus();
+  }
+  void swap(int64_t a, int64_t b) override { std::swap(m_device.buffers.at(a), m_device.buffers.at(b)); }
+
+ private:
+  const gpu::Bundle& m_bundle;
+  Device& m_device;
+  const std::vector<CUfunction>& m_functions;
+};
+
 // What the run needs from the host side: parameter data (from --input .npy files, else generated), the constants
 // and the PTX. Read before the driver is touched, so that a bad input is reported as bad input on any machine.
 struct HostData {
@@ -268,18 +309,16 @@ Status runBundle(const gpu::Bundle& bundle, const Options& o, const HostData& ho
     if (!found.ok()) return Status::error(found.message() + " (kernel " + k.name + ")");
     functions.push_back(function);
   }
+  ProgramRunner runner(bundle, d, functions);
+  if (!bundle.program.empty()) std::signal(SIGINT, onInterrupt);  // a loop that never ends stops on Ctrl-C
+  int64_t launches = 0;
   for (int iteration = 0; iteration < o.iterations; ++iteration) {
-    for (size_t i = 0; i < bundle.kernels.size(); ++i) {
-      const gpu::BundleKernel& k = bundle.kernels[i];
-      std::vector<CUdeviceptr> pointers;
-      for (int64_t id : k.args) pointers.push_back(d.buffers.at(id));
-      std::vector<void*> params;
-      for (CUdeviceptr& p : pointers) params.push_back(&p);
-      FS_CUDA_CHECK(cu.cuLaunchKernel(functions[i], k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
-                                      k.sharedBytes, nullptr, params.data(), nullptr));
-    }
+    FS_RETURN_IF_ERROR(gpu::runProgram(bundle, runner, &g_interrupted, &launches));
   }
   FS_CUDA_CHECK(cu.cuCtxSynchronize());
+  if (!bundle.program.empty()) {
+    std::fprintf(stderr, "fusionscope-gpurun: %lld launches (loops and branches)\n", static_cast<long long>(launches));
+  }
 
   std::string outDir = o.out.empty() ? (fs::path(bundle.directory) / "outputs").string() : o.out;
   std::error_code error;

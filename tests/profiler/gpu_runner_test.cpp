@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <list>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -85,6 +87,138 @@ TEST(GpuBundleTest, RejectsBadBundlesWithTheirLocation) {
     StatusOr<Bundle> bundle = parseBundle(c.text, "bundle.json");
     ASSERT_FALSE(bundle.ok()) << c.message;
     EXPECT_NE(bundle.message().find(c.message), std::string::npos) << bundle.message();
+  }
+}
+
+// A counting loop and a branch (docs/BUNDLE.md, "Control flow"): buffer 0 holds the start value, the loop state
+// lives in buffer 1 (its body writes buffer 3, which the update swaps in), buffer 2 is the predicate, the branch
+// moves its result into buffer 4.
+const std::string kProgramBundle = R"({
+  "schema": "fusionscope.bundle/1", "module": "count", "fusion": false,
+  "target": {"triple": "nvptx64-nvidia-cuda", "sm": 90, "ptx": "kernels.ptx"},
+  "buffers": [{"id": 0, "bytes": 4}, {"id": 1, "bytes": 4}, {"id": 2, "bytes": 1}, {"id": 3, "bytes": 4},
+              {"id": 4, "bytes": 4}],
+  "parameters": [{"index": 0, "name": "start", "dtype": "s32", "dims": [], "buffer": 0}],
+  "outputs": [{"index": 0, "name": "result", "dtype": "s32", "dims": [], "buffer": 4}],
+  "kernels": [{"name": "lt3", "grid": [1, 1, 1], "block": [32, 1, 1], "args": [1, 2]},
+              {"name": "inc", "grid": [1, 1, 1], "block": [32, 1, 1], "args": [1, 3]},
+              {"name": "neg", "grid": [1, 1, 1], "block": [32, 1, 1], "args": [1, 3]}],
+  "program": [
+    {"while": "w", "init": [{"from": 0, "to": 1}], "state": [1], "condition": [{"kernel": 0}], "predicate": 2,
+     "body": [{"kernel": 1}], "update": [{"from": 3, "to": 1, "swap": true}]},
+    {"conditional": "c", "selector": 2, "selector_dtype": "pred", "branches": [[{"kernel": 2}], [{"kernel": 1}]],
+     "branch_results": [[{"from": 3, "to": 4}], [{"from": 3, "to": 4}]], "results": [4]}
+  ]
+})";
+
+// Host memory standing in for the device: buffers through a table of pointers, kernels by name.
+class HostDevice : public ProgramDevice {
+ public:
+  explicit HostDevice(const Bundle& bundle) : m_bundle(bundle) {
+    for (const BundleBuffer& b : bundle.buffers) {
+      m_memory.emplace_back(static_cast<size_t>(b.bytes), 0);
+      m_table[b.id] = m_memory.back().data();
+    }
+  }
+  Status launch(int64_t kernel) override {
+    const BundleKernel& k = m_bundle.kernels[static_cast<size_t>(kernel)];
+    const int32_t in = value(k.args[0]);
+    uint8_t* out = m_table.at(k.args[1]);
+    if (k.name == "lt3") {
+      *out = in < 3 ? 1 : 0;
+    } else {
+      const int32_t result = k.name == "inc" ? in + 1 : -in;
+      std::memcpy(out, &result, 4);
+    }
+    launched.push_back(k.name);
+    return okStatus();
+  }
+  Status read(int64_t buffer, void* out, int64_t bytes) override {
+    std::memcpy(out, m_table.at(buffer), static_cast<size_t>(bytes));
+    return okStatus();
+  }
+  Status copy(int64_t from, int64_t to, int64_t bytes) override {
+    std::memcpy(m_table.at(to), m_table.at(from), static_cast<size_t>(bytes));
+    return okStatus();
+  }
+  void swap(int64_t a, int64_t b) override { std::swap(m_table.at(a), m_table.at(b)); }
+  int32_t value(int64_t buffer) const {
+    int32_t v = 0;
+    std::memcpy(&v, m_table.at(buffer), 4);
+    return v;
+  }
+  void set(int64_t buffer, int32_t v) { std::memcpy(m_table.at(buffer), &v, 4); }
+  std::vector<std::string> launched;
+
+ private:
+  const Bundle& m_bundle;
+  std::list<std::vector<uint8_t>> m_memory;
+  std::map<int64_t, uint8_t*> m_table;
+};
+
+TEST(GpuProgramTest, LoopsRunUntilThePredicateAndBranchesFollowTheSelector) {
+  StatusOr<Bundle> bundle = parseBundle(kProgramBundle, "bundle.json");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  ASSERT_EQ(bundle->program.size(), 2u);
+  HostDevice device(*bundle);
+  device.set(0, 0);
+  int64_t launches = 0;
+  ASSERT_TRUE(runProgram(*bundle, device, nullptr, &launches).ok());
+  // 0 -> 1 -> 2 -> 3: four conditions, three bodies; the predicate is false afterwards: the second branch (inc).
+  EXPECT_EQ(device.value(1), 3);
+  EXPECT_EQ(device.value(4), 4);
+  EXPECT_EQ(launches, 8);
+  EXPECT_EQ(device.launched, (std::vector<std::string>{"lt3", "inc", "lt3", "inc", "lt3", "inc", "lt3", "inc"}));
+  // A start past the bound: no trip, and the branch still sees the predicate (false).
+  HostDevice again(*bundle);
+  again.set(0, 7);
+  ASSERT_TRUE(runProgram(*bundle, again).ok());
+  EXPECT_EQ(again.value(4), 8);
+}
+
+TEST(GpuProgramTest, InterruptStopsTheLoopNamingIt) {
+  StatusOr<Bundle> bundle = parseBundle(kProgramBundle, "bundle.json");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  HostDevice device(*bundle);
+  volatile int interrupt = 1;
+  Status status = runProgram(*bundle, device, &interrupt);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("w: interrupted after 0 trips"), std::string::npos) << status.message();
+}
+
+TEST(GpuProgramTest, BranchIndexFollowsXla) {
+  const uint8_t yes = 1;
+  const uint8_t no = 0;
+  EXPECT_EQ(branchIndex(&yes, "pred", 2), 0);
+  EXPECT_EQ(branchIndex(&no, "pred", 2), 1);
+  const int32_t two = 2;
+  const int32_t minusOne = -1;
+  const int32_t nine = 9;
+  EXPECT_EQ(branchIndex(reinterpret_cast<const uint8_t*>(&two), "s32", 3), 2);
+  EXPECT_EQ(branchIndex(reinterpret_cast<const uint8_t*>(&minusOne), "s32", 3), 2);  // out of range: the last
+  EXPECT_EQ(branchIndex(reinterpret_cast<const uint8_t*>(&nine), "s32", 3), 2);
+  const int8_t one = 1;
+  EXPECT_EQ(branchIndex(reinterpret_cast<const uint8_t*>(&one), "s8", 3), 1);
+}
+
+TEST(GpuProgramTest, RejectsBadProgramsWithTheirLocation) {
+  const std::pair<std::string, std::string> cases[] = {
+      {replaced(kProgramBundle, "\"body\": [{\"kernel\": 1}]", "\"body\": [{\"kernel\": 5}]"),
+       "program[0].body[0].kernel: no kernel 5 (the bundle has 3)"},
+      {replaced(kProgramBundle, "\"predicate\": 2", "\"predicate\": 12"), "program[0].predicate: unknown buffer 12"},
+      {replaced(kProgramBundle, "{\"from\": 3, \"to\": 1, \"swap\": true}", "{\"from\": 3, \"to\": 8}"),
+       "program[0].update[0].to: unknown buffer 8"},
+      {replaced(kProgramBundle, "\"selector_dtype\": \"pred\"", "\"selector_dtype\": \"f32\""),
+       "program[1].selector_dtype: expected pred or an integer type"},
+      {replaced(kProgramBundle, "\"branches\": [[{\"kernel\": 2}], [{\"kernel\": 1}]]", "\"branches\": []"),
+       "program[1].branches: expected a non-empty array"},
+      {replaced(kProgramBundle, "{\"kernel\": 2}", "{\"launch\": 2}"),
+       "program[1].branches[0][0]: expected \"kernel\", \"while\" or \"conditional\""},
+  };
+  for (const auto& [text, message] : cases) {
+    StatusOr<Bundle> bundle = parseBundle(text, "bundle.json");
+    ASSERT_FALSE(bundle.ok()) << message;
+    EXPECT_NE(bundle.message().find(message), std::string::npos) << bundle.message();
   }
 }
 

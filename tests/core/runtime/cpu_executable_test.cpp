@@ -784,6 +784,24 @@ TEST(CpuExecutableControlFlowTest, ConditionedCheckForLoopsOfF32Dots) {
   h[100] += 0.05;
   const Value wrong = Value::tuple({Value::floats(actual->tupleElement(0).shape(), h), actual->tupleElement(1)});
   EXPECT_NE(compareWithReference(**module, arguments, expected->result, wrong), "");
+  // The same bound, per output, for `run --save-reference` (gpu-check checks GPU results with it): above the
+  // CPU's actual error, below the 0.05 a bug gives.
+  const std::vector<double> bounds = conditionedBounds(**module, arguments, expected->result);
+  ASSERT_EQ(bounds.size(), 2u);
+  double error = 0;
+  const auto e = expected->result.tupleElement(0).floatData();
+  const auto a = actual->tupleElement(0).floatData();
+  for (size_t i = 0; i < e.size(); ++i) error = std::max(error, std::fabs(e[i] - a[i]));
+  EXPECT_GT(bounds[0], error);
+  EXPECT_LT(bounds[0], 0.05);
+  // Modules without a loop of f32 dots get none.
+  StatusOr<std::unique_ptr<HloModule>> plain =
+      parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/attention.before.txt");
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  const std::vector<Value> plainArguments = randomArguments(**plain, 1);
+  StatusOr<EvalResult> plainExpected = evaluateModule(**plain, plainArguments);
+  ASSERT_TRUE(plainExpected.ok()) << plainExpected.message();
+  EXPECT_TRUE(conditionedBounds(**plain, plainArguments, plainExpected->result).empty());
 }
 
 // A conditional in a loop body, itself holding a loop: even trips halve x, odd trips run an inner loop adding y
