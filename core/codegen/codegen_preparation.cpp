@@ -25,13 +25,18 @@ bool hasBatchNorm(const HloModule& module) {
 
 }  // namespace
 
+StatusOr<std::unique_ptr<HloModule>> expandBatchNorms(const HloModule& module) {
+  if (!hasBatchNorm(module)) return std::unique_ptr<HloModule>();
+  std::unique_ptr<HloModule> expanded = cloneModule(module);
+  PassContext context;
+  if (StatusOr<bool> changed = BatchNormExpander().run(*expanded, context); !changed.ok()) return changed.status();
+  return expanded;
+}
+
 StatusOr<std::unique_ptr<HloModule>> prepareForCodegen(const HloModule& module) {
-  std::unique_ptr<HloModule> expanded;
-  if (hasBatchNorm(module)) {
-    expanded = cloneModule(module);
-    PassContext context;
-    if (StatusOr<bool> changed = BatchNormExpander().run(*expanded, context); !changed.ok()) return changed.status();
-  }
+  StatusOr<std::unique_ptr<HloModule>> expandedOr = expandBatchNorms(module);
+  if (!expandedOr.ok()) return expandedOr.status();
+  std::unique_ptr<HloModule> expanded = std::move(*expandedOr);
   const HloModule& source = expanded ? *expanded : module;
   StatusOr<std::unique_ptr<HloModule>> inlined = inlineLibraryFusions(source);
   if (!inlined.ok()) return inlined.status();

@@ -14,4 +14,8 @@ class HloModule;
 // Returns the rewritten copy, or null when `module` needs none of it. Plan and compile the copy.
 StatusOr<std::unique_ptr<HloModule>> prepareForCodegen(const HloModule& module);
 
+// Only the batch-norm expansion (the nvptx bundle's preparation): a copy with every batch norm expanded, or null
+// when `module` has none.
+StatusOr<std::unique_ptr<HloModule>> expandBatchNorms(const HloModule& module);
+
 }  // namespace fusionscope::core

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/file_util.h"
+#include "core/codegen/codegen_preparation.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
@@ -66,7 +67,12 @@ Status linkLibdevice(llvm::Module& module, const std::string& path) {
 
 }  // namespace
 
-StatusOr<PtxBundle> compilePtxBundle(const HloModule& module, bool fusion, const PtxOptions& options) {
+StatusOr<PtxBundle> compilePtxBundle(const HloModule& input, bool fusion, const PtxOptions& options) {
+  // Batch norms have no kernels of their own: expanded here too when no preset did it (`--pipeline=none`). The
+  // plan's instruction pointers are only used while compiling, so the copy may die with this call.
+  StatusOr<std::unique_ptr<HloModule>> expanded = expandBatchNorms(input);
+  if (!expanded.ok()) return expanded.status();
+  const HloModule& module = *expanded ? **expanded : input;
   // A bundle is a flat list of kernels a host launches in order; loops and branches would need the host to read
   // device results between launches, which the bundle format has no way to say (docs/BUNDLE.md). Checked before
   // planning, so the message names the loop, not something planning its body fails on.
