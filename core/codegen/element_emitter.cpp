@@ -73,6 +73,27 @@ llvm::Value* ElementEmitter::applyComputation(const HloComputation* computation,
   return result;
 }
 
+std::vector<llvm::Value*> ElementEmitter::applyComputationValues(const HloComputation* computation,
+                                                                 const std::vector<llvm::Value*>& arguments,
+                                                                 const HloInstruction* user) {
+  const HloInstruction* root = computation->root();
+  if (root == nullptr || root->shape().isArray()) return {applyComputation(computation, arguments, user)};
+  std::vector<HloInstruction*> parameters = computation->parameters();
+  if (root->opcode() != HloOpcode::kTuple || parameters.size() != arguments.size()) {
+    fail(user, fmt::format("reducer {} must take {} scalars and return a tuple of them", computation->name(),
+                           arguments.size()));
+    return {};
+  }
+  auto savedBound = m_bound;
+  auto savedCache = saveCache();
+  for (size_t i = 0; i < parameters.size(); ++i) m_bound[parameters[i]] = arguments[i];
+  std::vector<llvm::Value*> results;
+  for (const HloInstruction* element : root->operands()) results.push_back(generate(element, Index{}));
+  m_bound = std::move(savedBound);
+  restoreCache(std::move(savedCache));
+  return results;
+}
+
 Index ElementEmitter::sameIndex(const Index& index, const HloInstruction* operand) {
   return operand->shape().rank() == 0 ? Index{} : index;
 }

@@ -208,6 +208,14 @@ class ElementEmitter {
   // Applies a scalar computation (a reducer) to bound arguments.
   llvm::Value* applyComputation(const HloComputation* computation, const std::vector<llvm::Value*>& arguments,
                                 const HloInstruction* user);
+  // The same for a computation returning a tuple of scalars (the reducer of a variadic reduce-window, the combiner
+  // of a variadic scatter: N accumulators then N elements in, N results out); one value for an array root.
+  std::vector<llvm::Value*> applyComputationValues(const HloComputation* computation,
+                                                   const std::vector<llvm::Value*>& arguments,
+                                                   const HloInstruction* user);
+  // window_emitter.cpp: the N results of a reduce-window of N inputs (N = 1: the plain one) at `index`; empty
+  // after a failure. A variadic one is tuple-shaped, so never fused: its kernel stores these to its N outputs.
+  std::vector<llvm::Value*> reduceWindowValues(const HloInstruction* instruction, const Index& index);
 
   // A 2-D dot [m,k] x [k,n] (either operand possibly transposed) as the CPU's outer loop over rows
   // [begin, end). Accumulation is in the dot's own precision as XLA's CPU backend does it: f64 dots in f64, every
@@ -321,9 +329,10 @@ class ElementEmitter {
   llvm::Value* shuffleXor(llvm::Value* value, int offset);
 
   // serial_emitter.cpp: ops that are not a function of the output index, as whole-kernel loops.
-  // scatter: `out` = the operand, then the updates applied in the evaluator's order (update elements
-  // row-major) with the combiner inlined; one range item (a thread) does it all, since updates may collide.
-  void scatterKernel(const HloInstruction* scatter, llvm::Value* out);
+  // scatter: `outs` = the operands (one output per operand: several for a variadic scatter), then the updates
+  // applied in the evaluator's order (update elements row-major) with the combiner inlined; one range item (a
+  // thread) does it all, since updates may collide.
+  void scatterKernel(const HloInstruction* scatter, const std::vector<llvm::Value*>& outs);
   // sort along one dimension: range item `slice` sorts one slice of every operand into `outs` (one per operand),
   // stably, as the evaluator's merge sort orders equal keys.
   void sortKernel(const HloInstruction* sort, const std::vector<llvm::Value*>& outs, llvm::Value* slice);

@@ -361,8 +361,8 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     // A kernel.
     std::vector<Shape> outputShapes;
     if (shape.isTuple()) {
-      // A sort of several operands writes one output per operand (emitKernels' sort kernel).
-      if (opcode != HloOpcode::kFusion && opcode != HloOpcode::kSort) {
+      if (opcode != HloOpcode::kFusion && opcode != HloOpcode::kSort && opcode != HloOpcode::kScatter &&
+          opcode != HloOpcode::kReduceWindow) {  // these of several operands: one output per operand (emitKernels)
         return Status::error(
             fmt::format("{}: cannot lower '{}' producing a tuple", instruction->name(), instruction->opcodeString()));
       }

@@ -226,13 +226,45 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       continue;
     }
     if (roots.size() == 1 && roots[0] != nullptr && roots[0]->opcode() == HloOpcode::kScatter) {
-      // One range item (one thread) applies every update: updates may collide and must apply in order.
-      emitter.ifThen(b.CreateICmpEQ(begin, emitter.i64(0)),
-                     [&]() { emitter.scatterKernel(roots[0], args[inputCount]); });
+      // One range item (one thread) applies every update: updates may collide and must apply in order. A
+      // variadic scatter (tuple-shaped, so never fused) writes its N outputs in the same pass.
+      const HloInstruction* scatter = roots[0];
+      std::vector<llvm::Value*> outs(args.begin() + static_cast<std::ptrdiff_t>(inputCount), args.end());
+      emitter.ifThen(b.CreateICmpEQ(begin, emitter.i64(0)), [&]() { emitter.scatterKernel(scatter, outs); });
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
+      const int n = (scatter->operandCount() - 1) / 2;
       emitted.push_back(
-          {kernel.name, 1, roots[0]->shape().elementCount() + roots[0]->operand(2)->shape().elementCount()});
+          {kernel.name, 1,
+           n * (scatter->operand(0)->shape().elementCount() + scatter->operand(n + 1)->shape().elementCount())});
+      continue;
+    }
+    if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kReduceWindow &&
+        kernel.instruction->shape().isTuple()) {
+      // A variadic reduce-window (tuple-shaped, so never fused): each output element's N results in one pass
+      // over its window, stored to the N outputs.
+      const HloInstruction* window = kernel.instruction;
+      const Shape& first = window->shape().tupleElement(0);
+      auto body = [&](llvm::Value* linear) {
+        std::vector<llvm::Value*> values =
+            emitter.reduceWindowValues(window, emitter.delinearize(linear, first.dimensions()));
+        for (size_t k = 0; k < values.size() && inputCount + k < args.size(); ++k) {
+          emitter.store(args[inputCount + k], window->shape().tupleElement(static_cast<int>(k)).elementType(), linear,
+                        values[k]);
+        }
+      };
+      if (target == KernelTarget::kCpu) {
+        emitter.loop(begin, end, body, "out");
+      } else {
+        emitter.ifThen(b.CreateICmpSLT(begin, emitter.i64(first.elementCount())), [&]() { body(begin); });
+      }
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      int64_t windowSize = 1;
+      if (const std::optional<Window>& w = window->attributes().window) {
+        for (const WindowDim& dim : w->dims) windowSize *= dim.size;
+      }
+      emitted.push_back({kernel.name, first.elementCount(), windowSize * (window->operandCount() / 2)});
       continue;
     }
     if (roots.size() != kernel.outputs.size()) {

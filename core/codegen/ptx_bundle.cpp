@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/file_util.h"
+#include "core/codegen/codegen_preparation.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
@@ -112,10 +113,11 @@ nlohmann::ordered_json programJson(const std::vector<PlanStep>& steps) {
 }  // namespace
 
 StatusOr<PtxBundle> compilePtxBundle(const HloModule& input, bool fusion, const PtxOptions& options) {
-  // Calls run as their callee's instructions, as on the CPU (library fusions too: no library is linked).
-  StatusOr<std::unique_ptr<HloModule>> unwrapped = inlineLibraryFusions(input);
-  if (!unwrapped.ok()) return unwrapped.status();
-  const HloModule& module = *unwrapped ? **unwrapped : input;
+  // As on the CPU: batch norms expanded when no preset did it (`--pipeline=none`), calls and library fusions
+  // inlined. The plan's instruction pointers are only used while compiling, so the copy may die with this call.
+  StatusOr<std::unique_ptr<HloModule>> prepared = prepareForCodegen(input);
+  if (!prepared.ok()) return prepared.status();
+  const HloModule& module = *prepared ? **prepared : input;
   StatusOr<ExecutionPlan> plan = planExecution(module);
   if (!plan.ok()) return plan.status();
   if (options.blockSize <= 0 || options.blockSize % 32 != 0) {  // warp row reductions need whole warps per block

@@ -18,9 +18,15 @@ bool contains(const std::vector<int64_t>& v, int64_t x) {
 
 }  // namespace
 
-void ElementEmitter::scatterKernel(const HloInstruction* scatter, llvm::Value* out) {
-  if (scatter->operandCount() != 3 || scatter->shape().isTuple()) {
-    fail(scatter, "variadic scatter");
+void ElementEmitter::scatterKernel(const HloInstruction* scatter, const std::vector<llvm::Value*>& outs) {
+  // N operands, the indices, N updates; a tuple of N results when N > 1.
+  const int n = (scatter->operandCount() - 1) / 2;
+  const Shape& resultShape = scatter->shape();
+  const std::vector<Shape> results =
+      resultShape.isTuple() ? resultShape.tupleElements() : std::vector<Shape>{resultShape};
+  if (n < 1 || scatter->operandCount() != 2 * n + 1 || static_cast<int>(results.size()) != n ||
+      outs.size() != results.size()) {
+    fail(scatter, "scatter needs N operands, indices, N updates and N results");
     return;
   }
   const HloComputation* combiner = scatter->toApply();
@@ -30,8 +36,8 @@ void ElementEmitter::scatterKernel(const HloInstruction* scatter, llvm::Value* o
   }
   const InstructionAttributes& attributes = scatter->attributes();
   const HloInstruction* operand = scatter->operand(0);
-  const HloInstruction* indices = scatter->operand(1);
-  const HloInstruction* updates = scatter->operand(2);
+  const HloInstruction* indices = scatter->operand(n);
+  const HloInstruction* updates = scatter->operand(n + 1);
   const std::vector<int64_t> windowDims = attributes.rawIntegers("update_window_dims").value_or(std::vector<int64_t>{});
   const std::vector<int64_t> inserted = attributes.rawIntegers("inserted_window_dims").value_or(std::vector<int64_t>{});
   const std::vector<int64_t> indexMap =
@@ -47,7 +53,7 @@ void ElementEmitter::scatterKernel(const HloInstruction* scatter, llvm::Value* o
     if (std::from_chars(text->data(), text->data() + text->size(), indexVectorDim).ec != std::errc())
       indexVectorDim = -1;
   }
-  const Shape& shape = scatter->shape();
+  const Shape& shape = results[0];
   const int rank = shape.rank();
   const std::vector<int64_t>& up = updates->shape().dimensions();
   std::vector<int64_t> windowOperandDims;
@@ -56,9 +62,19 @@ void ElementEmitter::scatterKernel(const HloInstruction* scatter, llvm::Value* o
   }
   if (isFloatingPoint(indices->shape().elementType()) || indexVectorDim < 0 || indexVectorDim > indicesRank ||
       windowOperandDims.size() != windowDims.size() || operandBatch.size() != indicesBatch.size() ||
-      operand->shape().dimensions() != shape.dimensions() || updates->shape().elementType() != shape.elementType()) {
+      operand->shape().dimensions() != shape.dimensions()) {
     fail(scatter, "malformed scatter dimension numbers");
     return;
+  }
+  for (int k = 0; k < n; ++k) {
+    const Shape& result = results[static_cast<size_t>(k)];
+    if (!result.isArray() || scatter->operand(k)->shape().dimensions() != shape.dimensions() ||
+        result.dimensions() != shape.dimensions() ||
+        scatter->operand(n + 1 + k)->shape().dimensions() != updates->shape().dimensions() ||
+        scatter->operand(n + 1 + k)->shape().elementType() != result.elementType()) {
+      fail(scatter, "scatter operands, updates and results must match");
+      return;
+    }
   }
   for (int64_t d : windowDims) {
     if (d < 0 || d >= static_cast<int64_t>(up.size())) {
@@ -66,11 +82,15 @@ void ElementEmitter::scatterKernel(const HloInstruction* scatter, llvm::Value* o
       return;
     }
   }
-  // The output starts as the operand (a copy; the in-place case reads and writes the same element).
+  // Each output starts as its operand (a copy; the in-place case reads and writes the same element).
   loop(
       i64(0), i64(shape.elementCount()),
       [&](llvm::Value* i) {
-        store(out, shape.elementType(), i, generate(operand, delinearize(i, shape.dimensions())));
+        const Index at = delinearize(i, shape.dimensions());
+        for (int k = 0; k < n; ++k) {
+          store(outs[static_cast<size_t>(k)], results[static_cast<size_t>(k)].elementType(), i,
+                generate(scatter->operand(k), at));
+        }
       },
       "copy");
   std::vector<int64_t> extent(static_cast<size_t>(rank), 1);
@@ -118,10 +138,18 @@ void ElementEmitter::scatterKernel(const HloInstruction* scatter, llvm::Value* o
           target[static_cast<size_t>(d)] = s;
         }
         ifThen(fits, [&]() {
+          // The combiner takes the N current values, then the N updates.
           llvm::Value* linear = linearize(target, shape.dimensions());
-          llvm::Value* current = load(out, shape.elementType(), linear);
-          llvm::Value* update = generate(updates, at);
-          store(out, shape.elementType(), linear, applyComputation(combiner, {current, update}, scatter));
+          std::vector<llvm::Value*> arguments;
+          for (int k = 0; k < n; ++k) {
+            arguments.push_back(
+                load(outs[static_cast<size_t>(k)], results[static_cast<size_t>(k)].elementType(), linear));
+          }
+          for (int k = 0; k < n; ++k) arguments.push_back(generate(scatter->operand(n + 1 + k), at));
+          std::vector<llvm::Value*> combined = applyComputationValues(combiner, arguments, scatter);
+          for (size_t k = 0; k < combined.size() && k < outs.size(); ++k) {
+            store(outs[k], results[k].elementType(), linear, combined[k]);
+          }
         });
       },
       "update");

@@ -60,20 +60,45 @@ std::string windowMismatch(const std::optional<Window>& window, const Shape& ope
 }  // namespace
 
 llvm::Value* ElementEmitter::reduceWindow(const HloInstruction* instruction, const Index& index) {
-  if (instruction->operandCount() != 2 || instruction->shape().isTuple()) {
-    return fail(instruction, "variadic reduce-window");
+  if (instruction->shape().isTuple()) return fail(instruction, "variadic reduce-window inside a fusion");
+  std::vector<llvm::Value*> values = reduceWindowValues(instruction, index);
+  return values.empty() ? nullptr : values[0];
+}
+
+std::vector<llvm::Value*> ElementEmitter::reduceWindowValues(const HloInstruction* instruction, const Index& index) {
+  // N inputs, then N init values; a tuple of N results when N > 1 (all of the first input's dimensions).
+  const int n = instruction->operandCount() / 2;
+  const Shape& shape = instruction->shape();
+  std::vector<Shape> results = shape.isTuple() ? shape.tupleElements() : std::vector<Shape>{shape};
+  bool wellFormed = n >= 1 && instruction->operandCount() == 2 * n && static_cast<int>(results.size()) == n;
+  for (int k = 0; wellFormed && k < n; ++k) {
+    wellFormed = results[static_cast<size_t>(k)].isArray() &&
+                 results[static_cast<size_t>(k)].dimensions() == results[0].dimensions() &&
+                 instruction->operand(k)->shape().dimensions() == instruction->operand(0)->shape().dimensions();
+  }
+  if (!wellFormed) {
+    fail(instruction, "reduce-window needs N inputs of one shape, N init values and N results");
+    return {};
   }
   const HloComputation* reducer = instruction->toApply();
-  if (reducer == nullptr) return fail(instruction, "reduce-window without to_apply");
+  if (reducer == nullptr) {
+    fail(instruction, "reduce-window without to_apply");
+    return {};
+  }
   const HloInstruction* operand = instruction->operand(0);
   const std::optional<Window>& window = instruction->attributes().window;
-  if (std::string why = windowMismatch(window, operand->shape(), instruction->shape()); !why.empty()) {
-    return fail(instruction, why);
+  if (std::string why = windowMismatch(window, operand->shape(), results[0]); !why.empty()) {
+    fail(instruction, why);
+    return {};
   }
   const int rank = operand->shape().rank();
-  llvm::Type* type = computeType(instruction->shape().elementType());
-  llvm::AllocaInst* accumulator = entryAlloca(type);
-  m_b.CreateStore(generate(instruction->operand(1), Index{}), accumulator);
+  std::vector<llvm::Type*> types;
+  std::vector<llvm::AllocaInst*> accumulators;
+  for (int k = 0; k < n; ++k) {
+    types.push_back(computeType(results[static_cast<size_t>(k)].elementType()));
+    accumulators.push_back(entryAlloca(types.back()));
+    m_b.CreateStore(generate(instruction->operand(n + k), Index{}), accumulators.back());
+  }
   // Window positions in row-major order, skipping padding and base-dilation holes: the evaluator's order, so
   // any reducer (not only associative ones) gives its result.
   std::vector<llvm::Value*> at(static_cast<size_t>(rank), nullptr);
@@ -83,9 +108,16 @@ llvm::Value* ElementEmitter::reduceWindow(const HloInstruction* instruction, con
       llvm::Value* all = m_b.getTrue();
       for (llvm::Value* v : inside) all = m_b.CreateAnd(all, v);
       ifThen(all, [&]() {
-        llvm::Value* element = generate(operand, Index{at, nullptr});
-        llvm::Value* acc = m_b.CreateLoad(type, accumulator);
-        m_b.CreateStore(applyComputation(reducer, {acc, element}, instruction), accumulator);
+        // The reducer takes the N accumulators, then the N elements.
+        std::vector<llvm::Value*> arguments;
+        for (int k = 0; k < n; ++k) {
+          arguments.push_back(m_b.CreateLoad(types[static_cast<size_t>(k)], accumulators[static_cast<size_t>(k)]));
+        }
+        for (int k = 0; k < n; ++k) arguments.push_back(generate(instruction->operand(k), Index{at, nullptr}));
+        std::vector<llvm::Value*> reduced = applyComputationValues(reducer, arguments, instruction);
+        for (size_t k = 0; k < reduced.size() && k < accumulators.size(); ++k) {
+          m_b.CreateStore(reduced[k], accumulators[k]);
+        }
       });
       return;
     }
@@ -103,7 +135,11 @@ llvm::Value* ElementEmitter::reduceWindow(const HloInstruction* instruction, con
     }
   };
   nest(0);
-  return m_b.CreateLoad(type, accumulator);
+  std::vector<llvm::Value*> values;
+  for (int k = 0; k < n; ++k) {
+    values.push_back(m_b.CreateLoad(types[static_cast<size_t>(k)], accumulators[static_cast<size_t>(k)]));
+  }
+  return values;
 }
 
 llvm::Value* ElementEmitter::convolution(const HloInstruction* instruction, const Index& index) {

@@ -8,6 +8,7 @@
 
 #include "core/ir/hlo_clone.h"
 #include "core/passes/algebraic_simplifier.h"
+#include "core/passes/batch_norm_expander.h"
 #include "core/passes/call_inliner.h"
 #include "core/passes/cse.h"
 #include "core/passes/dce.h"
@@ -56,6 +57,9 @@ const std::vector<Registration>& registrations() {
        factory<FusionMerger>()},
       {{"multi-output-fusion", "sibling and producer-consumer multi-output fusion (tuple roots)"},
        factory<MultiOutputFusion>()},
+      {{"batch-norm-expander",
+        "batch-norm-training/-inference/-grad into broadcasts, elementwise ops and add reductions (as XLA)"},
+       factory<BatchNormExpander>()},
   };
   return kPasses;
 }
@@ -68,7 +72,9 @@ std::string knownNames() {
 
 std::unique_ptr<PassPipeline> simplification() {
   auto pipeline = std::make_unique<PassPipeline>("simplification");
-  for (const char* name : {"inline", "simplify", "cse", "tuple-simplify", "dce"}) {
+  // XLA expands batch norms (both backends, cuDNN aside) right after inlining, before its simplifier: the
+  // simplifier, cse and tuple-simplify then clean up the expansion in the same round, and fusion sees its ops.
+  for (const char* name : {"inline", "batch-norm-expander", "simplify", "cse", "tuple-simplify", "dce"}) {
     pipeline->addPass(std::move(createPass(name)).value());
   }
   // Inlining and folding expose more folding and sharing; a few rounds reach the fixed point in practice.

@@ -23,6 +23,7 @@
 
 #include "core/base/file_util.h"
 #include "core/base/memory_limit.h"
+#include "core/codegen/codegen_preparation.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
@@ -59,7 +60,7 @@ int CpuExecutable::threadCount() const {
 
 StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule& input,
                                                                 const CpuCompileOptions& options) {
-  StatusOr<std::unique_ptr<HloModule>> unwrapped = inlineLibraryFusions(input);
+  StatusOr<std::unique_ptr<HloModule>> unwrapped = prepareForCodegen(input);
   if (!unwrapped.ok()) return unwrapped.status();
   const HloModule& module = *unwrapped ? **unwrapped : input;
   StatusOr<ExecutionPlan> plan = planExecution(module);

@@ -459,6 +459,49 @@ ENTRY e {
   }
 }
 
+TEST(PtxBundleTest, BatchNormsAndVariadicWindowOpsAssemble) {
+  // Unfused (`compile --pipeline=none`) the bundle expands the batch norm itself; the variadic reduce-window and
+  // scatter are tuple-shaped kernels of their own with two outputs each.
+  const std::string text = R"(HloModule bnv
+sums {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  s = f32[] add(a, c)
+  t = s32[] add(b, d)
+  ROOT r = (f32[], s32[]) tuple(s, t)
+}
+ENTRY e {
+  x = f32[4,3,5,6] parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  idx = s32[2,1] parameter(3)
+  bn = (f32[4,3,5,6], f32[3], f32[3]) batch-norm-training(x, scale, offset), epsilon=0.001, feature_index=1
+  y = f32[4,3,5,6] get-tuple-element(bn), index=0
+  n = s32[4,3,5,6] iota(), iota_dimension=2
+  zero = f32[] constant(0)
+  none = s32[] constant(0)
+  w = (f32[4,3,2,3], s32[4,3,2,3]) reduce-window(y, n, zero, none), window={size=1x1x2x2 stride=1x1x2x2}, to_apply=sums
+  wy = f32[4,3,2,3] get-tuple-element(w), index=0
+  wn = s32[4,3,2,3] get-tuple-element(w), index=1
+  uy = f32[2,3,2,3] slice(wy), slice={[0:2], [0:3], [0:2], [0:3]}
+  un = s32[2,3,2,3] slice(wn), slice={[0:2], [0:3], [0:2], [0:3]}
+  sc = (f32[4,3,2,3], s32[4,3,2,3]) scatter(wy, wn, idx, uy, un), update_window_dims={1,2,3}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=sums
+  sy = f32[4,3,2,3] get-tuple-element(sc), index=0
+  sn = s32[4,3,2,3] get-tuple-element(sc), index=1
+  m = f32[3] get-tuple-element(bn), index=1
+  ROOT t = (f32[4,3,2,3], s32[4,3,2,3], f32[3]) tuple(sy, sn, m)
+})";
+  for (bool fusion : {false, true}) {
+    StatusOr<PtxBundle> bundle = compileText(text, fusion);
+    ASSERT_TRUE(bundle.ok()) << bundle.message();
+    expectConsistent(nlohmann::json::parse(bundle->json), bundle->constants);
+    if (!std::filesystem::exists(kPtxas)) GTEST_SKIP() << "ptxas not found at " << kPtxas;
+    EXPECT_EQ(assemble(bundle->ptx, 90, fusion ? "bnv_fused" : "bnv"), "");
+  }
+}
+
 TEST(PtxBundleTest, RefusesABlockSizeThatSplitsWarps) {
   PtxOptions options;
   options.blockSize = 100;

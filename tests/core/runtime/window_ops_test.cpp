@@ -205,6 +205,94 @@ ENTRY e {
 })");
 }
 
+TEST(WindowOpsTest, VariadicReduceWindowPoolsValuesWithTheirIndices) {
+  // Max pooling that also returns where each maximum was (an argmax pool: values with an iota of positions, ties
+  // to the lower position) and a two-input sum; the reducer takes both accumulators, then both elements.
+  expectAllAgree(R"(HloModule vrw
+argmax {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(bv, av), direction=GT
+  eq = pred[] compare(bv, av), direction=EQ
+  lt = pred[] compare(bi, ai), direction=LT
+  tie = pred[] and(eq, lt)
+  take = pred[] or(gt, tie)
+  v = f32[] select(take, bv, av)
+  i = s32[] select(take, bi, ai)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+sums {
+  a = f32[] parameter(0)
+  b = f64[] parameter(1)
+  c = f32[] parameter(2)
+  d = f64[] parameter(3)
+  s = f32[] add(a, c)
+  t = f64[] add(b, d)
+  ROOT r = (f32[], f64[]) tuple(s, t)
+}
+ENTRY e {
+  x = f32[2,7,7,3] parameter(0)
+  y = f64[2,7,7,3] parameter(1)
+  pos = s32[2,7,7,3] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  none = s32[] constant(-1)
+  zero = f32[] constant(0)
+  zero64 = f64[] constant(0)
+  pool = (f32[2,4,4,3], s32[2,4,4,3]) reduce-window(x, pos, ninf, none), window={size=1x2x2x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, to_apply=argmax
+  sum = (f32[2,7,7,3], f64[2,7,7,3]) reduce-window(x, y, zero, zero64), window={size=1x3x3x1 pad=0_0x1_1x1_1x0_0}, to_apply=sums
+  pv = f32[2,4,4,3] get-tuple-element(pool), index=0
+  pi = s32[2,4,4,3] get-tuple-element(pool), index=1
+  sx = f32[2,7,7,3] get-tuple-element(sum), index=0
+  sy = f64[2,7,7,3] get-tuple-element(sum), index=1
+  ROOT t = (f32[2,4,4,3], s32[2,4,4,3], f32[2,7,7,3], f64[2,7,7,3]) tuple(pv, pi, sx, sy)
+})");
+}
+
+TEST(WindowOpsTest, VariadicScatterCombinesEveryOperandInOrder) {
+  // Two operands updated together: a sum and a count of the updates landing on each row (indices collide), and a
+  // combiner whose second result depends on both inputs (the update's value where it beats the current one).
+  expectAllAgree(R"(HloModule vscatter
+sumcount {
+  a = f32[] parameter(0)
+  n = s32[] parameter(1)
+  b = f32[] parameter(2)
+  m = s32[] parameter(3)
+  s = f32[] add(a, b)
+  c = s32[] add(n, m)
+  ROOT r = (f32[], s32[]) tuple(s, c)
+}
+keepmax {
+  a = f32[] parameter(0)
+  ai = f32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = f32[] parameter(3)
+  gt = pred[] compare(b, a), direction=GT
+  v = f32[] select(gt, b, a)
+  w = f32[] select(gt, bi, ai)
+  ROOT r = (f32[], f32[]) tuple(v, w)
+}
+ENTRY e {
+  x = f32[10,5] parameter(0)
+  idx = s32[8,1] parameter(1)
+  upd = f32[8,5] parameter(2)
+  other = f32[10,5] parameter(3)
+  upd2 = f32[8,5] parameter(4)
+  zero = s32[] constant(0)
+  counts = s32[10,5] broadcast(zero), dimensions={}
+  one = s32[] constant(1)
+  ones = s32[8,5] broadcast(one), dimensions={}
+  summed = (f32[10,5], s32[10,5]) scatter(x, counts, idx, upd, ones), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=sumcount
+  best = (f32[10,5], f32[10,5]) scatter(x, other, idx, upd, upd2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=keepmax
+  s = f32[10,5] get-tuple-element(summed), index=0
+  c = s32[10,5] get-tuple-element(summed), index=1
+  bv = f32[10,5] get-tuple-element(best), index=0
+  bw = f32[10,5] get-tuple-element(best), index=1
+  ROOT t = (f32[10,5], s32[10,5], f32[10,5], f32[10,5]) tuple(s, c, bv, bw)
+})");
+}
+
 TEST(WindowOpsTest, SortOneAndTwoOperandsStably) {
   // Keys floor(x) in {-1, 0} repeat, so a sort that is not stable puts the values in another order.
   expectAllAgree(R"(HloModule sort

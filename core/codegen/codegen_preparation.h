@@ -1,0 +1,17 @@
+#pragma once
+
+#include <memory>
+
+#include "core/base/status.h"
+
+namespace fusionscope::core {
+
+class HloModule;
+
+// The rewrites every compilation (CPU executable, nvptx bundle) needs before planning, whichever pipeline ran (`--pipeline=none`
+// included): batch norms expanded by `batch-norm-expander` (codegen has no batch-norm kernels; the presets
+// already ran it, so then nothing is left), then library fusions and calls inlined (inlineLibraryFusions).
+// Returns the rewritten copy, or null when `module` needs none of it. Plan and compile the copy.
+StatusOr<std::unique_ptr<HloModule>> prepareForCodegen(const HloModule& module);
+
+}  // namespace fusionscope::core
