@@ -295,6 +295,7 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   m_scene->setGraph(nullptr);
   m_options = GraphOptions();
   m_options.hops = m_hopsSpin->value();
+  m_options.stableLayout = m_actStableLayout->isChecked();
   m_neighbourhood = false;
   m_actNeighbourhood->setChecked(false);
   int64_t largest = 0;
@@ -469,7 +470,11 @@ double MainWindow::lastLayoutCpuMilliseconds() const {
 }
 
 void MainWindow::requestLayout() {
-  if (m_current >= 0) m_layouts->request(m_current, optionsFor(m_current));
+  if (m_current < 0) return;
+  // A stage step lays the new stage out around the graph shown (stable layout); a change of options does not.
+  std::shared_ptr<const GraphModel> base;
+  if (m_options.stableLayout && m_shownStage >= 0 && m_shownStage != m_current) base = m_scene->sharedGraph();
+  m_layouts->request(m_current, optionsFor(m_current), std::move(base));
 }
 
 void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::string& key) {
@@ -502,13 +507,14 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   m_scene->setGraph(std::move(graph));
   m_lastSceneMs = static_cast<double>(sceneTimer.nsecsElapsed()) / 1e6;
   const GraphModel& model = *m_scene->graph();
-  m_statusLabel->setText(QStringLiteral("Stage %1: %2 nodes, %3 edges%4")
-                             .arg(currentEntry()->index)
-                             .arg(model.instructionNodeCount())
-                             .arg(model.edges.size())
-                             .arg(lastLayoutMilliseconds() > 0
-                                      ? QStringLiteral(" (layout %1 ms)").arg(lastLayoutMilliseconds(), 0, 'f', 0)
-                                      : QString()));
+  m_statusLabel->setText(
+      QStringLiteral("Stage %1: %2 nodes, %3 edges%4%5")
+          .arg(currentEntry()->index)
+          .arg(model.instructionNodeCount())
+          .arg(model.edges.size())
+          .arg(model.pinnedNodes >= 0 ? QStringLiteral(", %1 kept in place").arg(model.pinnedNodes) : QString())
+          .arg(lastLayoutMilliseconds() > 0 ? QStringLiteral(" (layout %1 ms)").arg(lastLayoutMilliseconds(), 0, 'f', 0)
+                                            : QString()));
   if (!isLoading()) m_progressBar->hide();
   // Keep the selection across stages when the instruction still exists.
   m_selectedNode = -1;
@@ -540,9 +546,11 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     // A grouped graph is meant to be read at first sight: fitted, unless that makes its labels too small.
     if (m_options.groupScopes) {
       // From its first node: the top row's leftmost.
-      double startX = model.width / 2, top = -1;
+      double startX = model.left + model.width / 2, top = 0;
+      bool first = true;
       for (const GraphNode& node : model.nodes) {
-        if (top < 0 || node.y < top - 1 || (node.y < top + 1 && node.x + node.width / 2 < startX)) {
+        if (first || node.y < top - 1 || (node.y < top + 1 && node.x + node.width / 2 < startX)) {
+          first = false;
           top = node.y;
           startX = node.x + node.width / 2;
         }

@@ -84,6 +84,10 @@ class MainWindow : public QMainWindow {
   // Scope groups (GraphOptions::groupScopes): on by default for big modules, opened to a readable depth.
   void setGroupScopes(bool group);
   bool groupScopes() const { return m_options.groupScopes; }
+  // Stable layout across stages (View → Stable Layout Across Stages, viewer/stable_layout.h; on by default, kept in
+  // QSettings): a stage step keeps the nodes both stages draw where they were.
+  void setStableLayout(bool on);
+  bool stableLayout() const { return m_options.stableLayout; }
   // The time overlay (View → Colour by Kernel Time): nodes and fusion boxes filled by the kernel time of a linked
   // trace (viewer/time_overlay.h), with a legend; nothing without a trace.
   void setTimeOverlay(bool on);
@@ -304,6 +308,7 @@ class MainWindow : public QMainWindow {
 
   QAction* m_actCollapse = nullptr;
   QAction* m_actGroups = nullptr;
+  QAction* m_actStableLayout = nullptr;
   QAction* m_actTimeOverlay = nullptr;
   QAction* m_actSideBySide = nullptr;
   QSplitter* m_graphSplit = nullptr;

@@ -73,8 +73,8 @@ void MainWindow::updateSidePane() {
   const GraphOptions options = optionsFor(position);
   std::shared_ptr<const GraphModel> graph = m_layouts->cached(position, options);
   if (!graph) {
-    // Laid out in the background; backgroundReady brings us back.
-    m_layouts->prefetch(position, options);
+    // Laid out in the background (around the graph shown, with a stable layout); backgroundReady brings us back.
+    m_layouts->prefetch(position, options, m_scene->sharedGraph());
     return;
   }
   if (m_sideView->isHidden()) {
@@ -184,6 +184,13 @@ void MainWindow::toggleFusion(const QString& name) {
   requestLayout();
 }
 
+void MainWindow::setStableLayout(bool on) {
+  m_actStableLayout->setChecked(on);
+  if (m_options.stableLayout == on) return;
+  m_options.stableLayout = on;
+  requestLayout();
+}
+
 void MainWindow::setNeighbourhood(bool enabled, int hops) {
   m_neighbourhood = enabled;
   m_options.hops = hops;
@@ -210,7 +217,8 @@ void MainWindow::setGhosting(bool enabled) {
   m_actGhost->setChecked(enabled);
   // The ghosts stand where the removed instructions were in the previous stage's layout: lay that stage out in
   // the background when it is not cached yet (applyDiff follows), then draw them.
-  if (enabled && m_current > 0 && m_layouts->prefetch(m_current - 1, optionsFor(m_current - 1))) return;
+  if (enabled && m_current > 0 && m_layouts->prefetch(m_current - 1, optionsFor(m_current - 1), m_scene->sharedGraph()))
+    return;
   applyDiff();
 }
 
