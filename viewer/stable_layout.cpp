@@ -1,6 +1,7 @@
 #include "viewer/stable_layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -282,9 +283,17 @@ StatusOr<GraphModel> layoutModuleStable(const core::HloModule& module, const Gra
       oldEdges.emplace(std::make_pair(oldIds[static_cast<size_t>(edge.from)], oldIds[static_cast<size_t>(edge.to)]),
                        &edge);
   }
+  // A kept node whose label changed (a group's counts) changed size around its centre: its old edges would end
+  // in the air or inside it, so Graphviz's are kept for those.
+  auto sameBox = [&](int node) {
+    const int old = baseOf[static_cast<size_t>(node)];
+    if (old < 0) return false;
+    const GraphNode& a = model.nodes[static_cast<size_t>(node)];
+    const GraphNode& b = base.nodes[static_cast<size_t>(old)];
+    return std::abs(a.width - b.width) < 0.5 && std::abs(a.height - b.height) < 0.5;
+  };
   for (GraphEdge& edge : model.edges) {
-    if (edge.from < 0 || edge.to < 0) continue;
-    if (baseOf[static_cast<size_t>(edge.from)] < 0 || baseOf[static_cast<size_t>(edge.to)] < 0) continue;
+    if (edge.from < 0 || edge.to < 0 || !sameBox(edge.from) || !sameBox(edge.to)) continue;
     auto old = oldEdges.find({newIds[static_cast<size_t>(edge.from)], newIds[static_cast<size_t>(edge.to)]});
     if (old == oldEdges.end() || old->second->spline.empty()) continue;
     edge.spline = old->second->spline;
@@ -292,6 +301,14 @@ StatusOr<GraphModel> layoutModuleStable(const core::HloModule& module, const Gra
     edge.arrowTip = old->second->arrowTip;
   }
   bound(model);
+  // The drawing keeps at least the area of the one before: a smaller scene would clamp the view's scroll range
+  // and move the view although no kept node moved.
+  const double right = std::max(model.left + model.width, base.left + base.width);
+  const double bottom = std::max(model.top + model.height, base.top + base.height);
+  model.left = std::min(model.left, base.left);
+  model.top = std::min(model.top, base.top);
+  model.width = right - model.left;
+  model.height = bottom - model.top;
   model.pinnedNodes = kept;
   return model;
 }

@@ -17,8 +17,8 @@ namespace fusionscope::viewer {
 // placed anew. Graphviz still does the layout: `dot` lays the new stage out afresh, the nodes it added keep their
 // place relative to their surviving neighbours in that layout (moved by their neighbours' shift, then to the right
 // until they overlap nothing), and Graphviz's pinned engine (`neato -n2`) routes the edges through the result.
-// Edges whose two ends were kept and were joined before keep their old spline. Expanded fusions and groups are
-// boxed around what they hold.
+// Edges whose two ends were kept (at the same size) and were joined before keep their old spline. Expanded fusions and
+// groups are boxed around what they hold.
 //
 // When the stage replaced too much (fewer than kStableKeepFraction of either graph's nodes kept, e.g. the fusion
 // pass with fusions drawn expanded) the stage gets a fresh `dot` layout instead: pinning a few survivors would
