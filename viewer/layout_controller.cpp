@@ -165,4 +165,17 @@ bool LayoutController::prefetch(int position, const GraphOptions& options, std::
   return true;
 }
 
+void LayoutController::layoutModuleBeside(std::shared_ptr<const core::HloModule> module, const GraphOptions& options) {
+  if (!module) return;
+  auto* watcher = new QFutureWatcher<LayoutOutcome>(this);
+  ++m_backgroundLayouts;
+  connect(watcher, &QFutureWatcher<LayoutOutcome>::finished, this, [this, watcher, module] {
+    --m_backgroundLayouts;
+    LayoutOutcome outcome = watcher->result();
+    watcher->deleteLater();
+    emit moduleReady(module, outcome.graph, outcome.error);
+  });
+  watcher->setFuture(QtConcurrent::run([module, options]() { return layOut(module, {}, {}, options, nullptr); }));
+}
+
 }  // namespace fusionscope::viewer

@@ -44,6 +44,9 @@ class LayoutController : public QObject {
   // Lays stage `position` out in the background when it is not cached (backgroundReady follows), pinned to `base`
   // as request does; returns whether it started one.
   bool prefetch(int position, const GraphOptions& options, std::shared_ptr<const GraphModel> base = nullptr);
+  // Lays out `module`, a module that is not one of the document's stages (XLA's after_optimizations opened beside
+  // them), in the background; moduleReady follows. Not cached: the caller keeps the graph.
+  void layoutModuleBeside(std::shared_ptr<const core::HloModule> module, const GraphOptions& options);
   // The cached layout of stage `position` with `options`; null when it was not laid out.
   std::shared_ptr<const GraphModel> cached(int position, const GraphOptions& options) const;
   // The cache key of stage `position` with `options` (the graph shown is identified by it).
@@ -62,6 +65,9 @@ class LayoutController : public QObject {
   void graphReady(int position, std::shared_ptr<const GraphModel> graph, const std::string& key);
   void failed(int position, const QString& message);
   void backgroundReady();
+  // The layout layoutModuleBeside asked for: the graph, or null and the message.
+  void moduleReady(std::shared_ptr<const core::HloModule> module, std::shared_ptr<const GraphModel> graph,
+                   const QString& error);
 
  private:
   void start(int position, const GraphOptions& options, const std::string& key, std::shared_ptr<const GraphModel> base);

@@ -123,7 +123,8 @@ MainWindow::MainWindow(QWidget* parent)
     const GraphModel* graph = m_scene->graph();
     if (graph != nullptr && n.kind == GraphNode::Kind::kGroup && graph->findGroup(n.name) >= 0) {
       selectNode(graph->findGroup(n.name));
-    } else if (!selectInstruction(QString::fromStdString(n.computation), QString::fromStdString(n.name))) {
+    } else if (!selectInstruction(n.computation == side->entry ? QString() : QString::fromStdString(n.computation),
+                                  QString::fromStdString(n.name))) {
       statusBar()->showMessage(QStringLiteral("%1 is not in this stage").arg(QString::fromStdString(n.name)), 5000);
     }
   });
@@ -132,7 +133,8 @@ MainWindow::MainWindow(QWidget* parent)
     if (side == nullptr) return;
     m_sideScene->setSelectedCluster(cluster);
     const GraphCluster& box = side->clusters[static_cast<size_t>(cluster)];
-    selectInstruction(QString::fromStdString(box.computation), QString::fromStdString(box.fusionName));
+    selectInstruction(box.computation == side->entry ? QString() : QString::fromStdString(box.computation),
+                      QString::fromStdString(box.fusionName));
   });
   connect(m_slider, &QSlider::valueChanged, this, [this](int row) {
     QModelIndex index = m_stageFilter->index(row, 0);
@@ -459,6 +461,7 @@ void MainWindow::connectLayout() {
   });
   connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::applyDiff);
   connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::updateSidePane);
+  connect(m_layouts, &LayoutController::moduleReady, this, &MainWindow::onSideModuleReady);
 }
 
 double MainWindow::lastLayoutMilliseconds() const {

@@ -237,6 +237,18 @@ void MainWindow::createActions() {
     compareFusionsWith(path);
   });
   compareFusions->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+X")));
+  stage->addAction(QStringLiteral("Show XLA &Module Side by Side…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Module to Show Beside the Stages (e.g. XLA's *after_optimizations.txt)"),
+        dialogDirectory(), QStringLiteral("HLO modules (*.hlo *.txt);;All files (*)"));
+    if (path.isEmpty()) return;
+    rememberDialogDirectory(path);
+    showModuleSideBySide(path);
+  });
+  stage->addAction(QStringLiteral("Show &Previous Stage Side by Side"), this, [this] {
+    setSideBySide(true);
+    showPreviousStageBeside();
+  });
   m_actHideUnchanged = stage->addAction(QStringLiteral("&Hide Unchanged Stages"));
   m_actHideUnchanged->setCheckable(true);
   m_actHideUnchanged->setShortcut(QKeySequence(QStringLiteral("H")));
