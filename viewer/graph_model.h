@@ -33,6 +33,9 @@ struct GraphOptions : core::DotOptions {
   // groups as single nodes, except the groups named in `expandedGroups`. Ignored in neighbourhood mode.
   bool groupScopes = false;
   std::set<std::string> expandedGroups;
+  // Stable layout across stages (viewer/stable_layout.h): a stage reached from another keeps the nodes they share
+  // where the other drew them. Only the layout service reads it; the graph drawn is the same.
+  bool stableLayout = false;
 
   bool operator==(const GraphOptions&) const = default;
 };
@@ -96,9 +99,15 @@ class GraphModel {
   std::string entry;  // the entry computation's name (empty for DOT-only graphs)
   // Entry instructions hidden in collapsed scope groups -> the group's node (set by buildGroupedGraph).
   std::unordered_map<std::string, int> heldBy;
+  // The drawing's bounding box: (left, top) is 0,0 for a fresh layout; a stable layout (viewer/stable_layout.h)
+  // keeps the previous stage's coordinates, so what it adds above or left of them has negative coordinates.
+  double left = 0;
+  double top = 0;
   double width = 0;
   double height = 0;
   bool laidOut = false;
+  // Stable layouts: how many nodes were kept where the graph before drew them; -1 when laid out afresh.
+  int pinnedNodes = -1;
 
   // Index of the node drawing instruction `name` (in `computation`, or the entry when empty); -1 if not drawn.
   int findNode(const std::string& name, const std::string& computation = {}) const;

@@ -343,7 +343,7 @@ void GraphScene::rebuild() {
     addItem(new NodeItem(this, static_cast<int>(i), graph.nodes[i]));
     if (graph.nodes[i].kind != GraphNode::Kind::kStub) ++m_nodeItemCount;
   }
-  setSceneRect(QRectF(-20, -20, graph.width + 40, graph.height + 40));
+  setSceneRect(QRectF(graph.left - 20, graph.top - 20, graph.width + 40, graph.height + 40));
 }
 
 void GraphScene::refresh() {

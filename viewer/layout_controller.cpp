@@ -7,17 +7,26 @@
 
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "viewer/stable_layout.h"
+
 namespace fusionscope::viewer {
 namespace {
 
 constexpr size_t kMaxCachedLayouts = 48;
 
+// A stage's graph: pinned to `base` when the options ask for a stable layout and there is one, else afresh.
+StatusOr<GraphModel> layOutModule(const core::HloModule& module, const GraphOptions& options,
+                                  const std::shared_ptr<const GraphModel>& base) {
+  if (options.stableLayout && base) return layoutModuleStable(module, options, *base);
+  return layoutModule(module, options);
+}
+
 LayoutOutcome layOut(std::shared_ptr<const core::HloModule> module, const std::string& dot, const std::string& source,
-                     const GraphOptions& options) {
+                     const GraphOptions& options, std::shared_ptr<const GraphModel> base) {
   auto start = std::chrono::steady_clock::now();
   timespec cpuStart{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpuStart);
-  StatusOr<GraphModel> graph = module ? layoutModule(*module, options) : layoutDotText(dot, source);
+  StatusOr<GraphModel> graph = module ? layOutModule(*module, options, base) : layoutDotText(dot, source);
   timespec cpuEnd{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpuEnd);
   LayoutOutcome outcome;
@@ -46,6 +55,7 @@ void LayoutController::setDocument(std::shared_ptr<const Document> document) {
   m_cache.clear();
   m_pendingKey.clear();
   m_pendingPosition = -1;
+  m_pendingBase.reset();
 }
 
 std::string LayoutController::key(int position, const GraphOptions& options) const {
@@ -58,6 +68,7 @@ std::string LayoutController::key(int position, const GraphOptions& options) con
     key += "|g";
     for (const std::string& path : options.expandedGroups) key += "|+" + path;
   }
+  if (options.stableLayout) key += "|s";
   return key;
 }
 
@@ -70,24 +81,27 @@ bool LayoutController::isBusy() const {
   return m_watcher->isRunning() || m_pendingPosition >= 0 || m_backgroundLayouts > 0;
 }
 
-void LayoutController::request(int position, const GraphOptions& options) {
+void LayoutController::request(int position, const GraphOptions& options, std::shared_ptr<const GraphModel> base) {
   if (!m_document || position < 0 || position >= static_cast<int>(m_document->stages.size())) return;
   std::string wanted = key(position, options);
   auto cachedGraph = m_cache.find(wanted);
   if (cachedGraph != m_cache.end()) {
     m_pendingPosition = -1;
     m_pendingKey.clear();
+    m_pendingBase.reset();
     emit graphReady(position, cachedGraph->second, wanted);
     return;
   }
   m_pendingKey = wanted;
   m_pendingPosition = position;
   m_pendingOptions = options;
+  m_pendingBase = base;
   if (m_watcher->isRunning()) return;  // onFinished starts the newest request
-  start(position, options, wanted);
+  start(position, options, wanted, std::move(base));
 }
 
-void LayoutController::start(int position, const GraphOptions& options, const std::string& key) {
+void LayoutController::start(int position, const GraphOptions& options, const std::string& key,
+                             std::shared_ptr<const GraphModel> base) {
   const StageEntry& stage = m_document->stages[static_cast<size_t>(position)];
   std::shared_ptr<const core::HloModule> module = stage.module;
   std::string dot = stage.dotText;
@@ -95,7 +109,7 @@ void LayoutController::start(int position, const GraphOptions& options, const st
   m_runningKey = key;
   emit started(position);
   m_watcher->setFuture(
-      QtConcurrent::run([module, dot, source, options]() { return layOut(module, dot, source, options); }));
+      QtConcurrent::run([module, dot, source, options, base]() { return layOut(module, dot, source, options, base); }));
 }
 
 void LayoutController::onFinished() {
@@ -111,13 +125,14 @@ void LayoutController::onFinished() {
     if (m_pendingPosition >= 0) {
       const int position = m_pendingPosition;
       m_pendingPosition = -1;
-      request(position, m_pendingOptions);
+      request(position, m_pendingOptions, std::move(m_pendingBase));
     }
     return;
   }
   const int position = m_pendingPosition;
   m_pendingPosition = -1;
   m_pendingKey.clear();
+  m_pendingBase.reset();
   m_lastMs = outcome.milliseconds;
   m_lastCpuMs = outcome.cpuMilliseconds;
   if (!outcome.graph) {
@@ -127,7 +142,7 @@ void LayoutController::onFinished() {
   emit graphReady(position, outcome.graph, key);
 }
 
-bool LayoutController::prefetch(int position, const GraphOptions& options) {
+bool LayoutController::prefetch(int position, const GraphOptions& options, std::shared_ptr<const GraphModel> base) {
   if (!m_document || position < 0 || position >= static_cast<int>(m_document->stages.size())) return false;
   const std::string wanted = key(position, options);
   auto module = m_document->stages[static_cast<size_t>(position)].module;
@@ -141,13 +156,26 @@ bool LayoutController::prefetch(int position, const GraphOptions& options) {
     if (outcome.graph) m_cache[wanted] = outcome.graph;
     emit backgroundReady();
   });
-  watcher->setFuture(QtConcurrent::run([module, options]() {
+  watcher->setFuture(QtConcurrent::run([module, options, base]() {
     LayoutOutcome outcome;
-    StatusOr<GraphModel> graph = layoutModule(*module, options);
+    StatusOr<GraphModel> graph = layOutModule(*module, options, base);
     if (graph.ok()) outcome.graph = std::make_shared<const GraphModel>(std::move(*graph));
     return outcome;
   }));
   return true;
+}
+
+void LayoutController::layoutModuleBeside(std::shared_ptr<const core::HloModule> module, const GraphOptions& options) {
+  if (!module) return;
+  auto* watcher = new QFutureWatcher<LayoutOutcome>(this);
+  ++m_backgroundLayouts;
+  connect(watcher, &QFutureWatcher<LayoutOutcome>::finished, this, [this, watcher, module] {
+    --m_backgroundLayouts;
+    LayoutOutcome outcome = watcher->result();
+    watcher->deleteLater();
+    emit moduleReady(module, outcome.graph, outcome.error);
+  });
+  watcher->setFuture(QtConcurrent::run([module, options]() { return layOut(module, {}, {}, options, nullptr); }));
 }
 
 }  // namespace fusionscope::viewer

@@ -37,11 +37,16 @@ class LayoutController : public QObject {
   // finishes late is never shown).
   void setDocument(std::shared_ptr<const Document> document);
   // Asks for stage `position` laid out with `options`: graphReady at once when cached, else started() and
-  // later graphReady or failed, unless a newer request replaces this one first.
-  void request(int position, const GraphOptions& options);
-  // Lays stage `position` out in the background when it is not cached (backgroundReady follows); returns
-  // whether it started one.
-  bool prefetch(int position, const GraphOptions& options);
+  // later graphReady or failed, unless a newer request replaces this one first. With options.stableLayout, `base`
+  // (the graph shown before, of another stage) is the layout the new one keeps its shared nodes from
+  // (layoutModuleStable); the first stable layout of a stage is cached and reused, whatever it was pinned to.
+  void request(int position, const GraphOptions& options, std::shared_ptr<const GraphModel> base = nullptr);
+  // Lays stage `position` out in the background when it is not cached (backgroundReady follows), pinned to `base`
+  // as request does; returns whether it started one.
+  bool prefetch(int position, const GraphOptions& options, std::shared_ptr<const GraphModel> base = nullptr);
+  // Lays out `module`, a module that is not one of the document's stages (XLA's after_optimizations opened beside
+  // them), in the background; moduleReady follows. Not cached: the caller keeps the graph.
+  void layoutModuleBeside(std::shared_ptr<const core::HloModule> module, const GraphOptions& options);
   // The cached layout of stage `position` with `options`; null when it was not laid out.
   std::shared_ptr<const GraphModel> cached(int position, const GraphOptions& options) const;
   // The cache key of stage `position` with `options` (the graph shown is identified by it).
@@ -60,9 +65,12 @@ class LayoutController : public QObject {
   void graphReady(int position, std::shared_ptr<const GraphModel> graph, const std::string& key);
   void failed(int position, const QString& message);
   void backgroundReady();
+  // The layout layoutModuleBeside asked for: the graph, or null and the message.
+  void moduleReady(std::shared_ptr<const core::HloModule> module, std::shared_ptr<const GraphModel> graph,
+                   const QString& error);
 
  private:
-  void start(int position, const GraphOptions& options, const std::string& key);
+  void start(int position, const GraphOptions& options, const std::string& key, std::shared_ptr<const GraphModel> base);
   void onFinished();
 
   std::shared_ptr<const Document> m_document;
@@ -74,6 +82,7 @@ class LayoutController : public QObject {
   std::string m_pendingKey;
   int m_pendingPosition = -1;
   GraphOptions m_pendingOptions;
+  std::shared_ptr<const GraphModel> m_pendingBase;
   int m_backgroundLayouts = 0;
   double m_lastMs = 0;
   double m_lastCpuMs = 0;

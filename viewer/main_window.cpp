@@ -123,7 +123,8 @@ MainWindow::MainWindow(QWidget* parent)
     const GraphModel* graph = m_scene->graph();
     if (graph != nullptr && n.kind == GraphNode::Kind::kGroup && graph->findGroup(n.name) >= 0) {
       selectNode(graph->findGroup(n.name));
-    } else if (!selectInstruction(QString::fromStdString(n.computation), QString::fromStdString(n.name))) {
+    } else if (!selectInstruction(n.computation == side->entry ? QString() : QString::fromStdString(n.computation),
+                                  QString::fromStdString(n.name))) {
       statusBar()->showMessage(QStringLiteral("%1 is not in this stage").arg(QString::fromStdString(n.name)), 5000);
     }
   });
@@ -132,7 +133,8 @@ MainWindow::MainWindow(QWidget* parent)
     if (side == nullptr) return;
     m_sideScene->setSelectedCluster(cluster);
     const GraphCluster& box = side->clusters[static_cast<size_t>(cluster)];
-    selectInstruction(QString::fromStdString(box.computation), QString::fromStdString(box.fusionName));
+    selectInstruction(box.computation == side->entry ? QString() : QString::fromStdString(box.computation),
+                      QString::fromStdString(box.fusionName));
   });
   connect(m_slider, &QSlider::valueChanged, this, [this](int row) {
     QModelIndex index = m_stageFilter->index(row, 0);
@@ -295,6 +297,7 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   m_scene->setGraph(nullptr);
   m_options = GraphOptions();
   m_options.hops = m_hopsSpin->value();
+  m_options.stableLayout = m_actStableLayout->isChecked();
   m_neighbourhood = false;
   m_actNeighbourhood->setChecked(false);
   int64_t largest = 0;
@@ -458,6 +461,7 @@ void MainWindow::connectLayout() {
   });
   connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::applyDiff);
   connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::updateSidePane);
+  connect(m_layouts, &LayoutController::moduleReady, this, &MainWindow::onSideModuleReady);
 }
 
 double MainWindow::lastLayoutMilliseconds() const {
@@ -469,7 +473,11 @@ double MainWindow::lastLayoutCpuMilliseconds() const {
 }
 
 void MainWindow::requestLayout() {
-  if (m_current >= 0) m_layouts->request(m_current, optionsFor(m_current));
+  if (m_current < 0) return;
+  // A stage step lays the new stage out around the graph shown (stable layout); a change of options does not.
+  std::shared_ptr<const GraphModel> base;
+  if (m_options.stableLayout && m_shownStage >= 0 && m_shownStage != m_current) base = m_scene->sharedGraph();
+  m_layouts->request(m_current, optionsFor(m_current), std::move(base));
 }
 
 void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::string& key) {
@@ -502,13 +510,14 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
   m_scene->setGraph(std::move(graph));
   m_lastSceneMs = static_cast<double>(sceneTimer.nsecsElapsed()) / 1e6;
   const GraphModel& model = *m_scene->graph();
-  m_statusLabel->setText(QStringLiteral("Stage %1: %2 nodes, %3 edges%4")
-                             .arg(currentEntry()->index)
-                             .arg(model.instructionNodeCount())
-                             .arg(model.edges.size())
-                             .arg(lastLayoutMilliseconds() > 0
-                                      ? QStringLiteral(" (layout %1 ms)").arg(lastLayoutMilliseconds(), 0, 'f', 0)
-                                      : QString()));
+  m_statusLabel->setText(
+      QStringLiteral("Stage %1: %2 nodes, %3 edges%4%5")
+          .arg(currentEntry()->index)
+          .arg(model.instructionNodeCount())
+          .arg(model.edges.size())
+          .arg(model.pinnedNodes >= 0 ? QStringLiteral(", %1 kept in place").arg(model.pinnedNodes) : QString())
+          .arg(lastLayoutMilliseconds() > 0 ? QStringLiteral(" (layout %1 ms)").arg(lastLayoutMilliseconds(), 0, 'f', 0)
+                                            : QString()));
   if (!isLoading()) m_progressBar->hide();
   // Keep the selection across stages when the instruction still exists.
   m_selectedNode = -1;
@@ -540,9 +549,11 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     // A grouped graph is meant to be read at first sight: fitted, unless that makes its labels too small.
     if (m_options.groupScopes) {
       // From its first node: the top row's leftmost.
-      double startX = model.width / 2, top = -1;
+      double startX = model.left + model.width / 2, top = 0;
+      bool first = true;
       for (const GraphNode& node : model.nodes) {
-        if (top < 0 || node.y < top - 1 || (node.y < top + 1 && node.x + node.width / 2 < startX)) {
+        if (first || node.y < top - 1 || (node.y < top + 1 && node.x + node.width / 2 < startX)) {
+          first = false;
           top = node.y;
           startX = node.x + node.width / 2;
         }

@@ -84,6 +84,10 @@ class MainWindow : public QMainWindow {
   // Scope groups (GraphOptions::groupScopes): on by default for big modules, opened to a readable depth.
   void setGroupScopes(bool group);
   bool groupScopes() const { return m_options.groupScopes; }
+  // Stable layout across stages (View → Stable Layout Across Stages, viewer/stable_layout.h; on by default, kept in
+  // QSettings): a stage step keeps the nodes both stages draw where they were.
+  void setStableLayout(bool on);
+  bool stableLayout() const { return m_options.stableLayout; }
   // The time overlay (View → Colour by Kernel Time): nodes and fusion boxes filled by the kernel time of a linked
   // trace (viewer/time_overlay.h), with a legend; nothing without a trace.
   void setTimeOverlay(bool on);
@@ -92,6 +96,14 @@ class MainWindow : public QMainWindow {
   // selection mirrored between the panes by instruction name.
   void setSideBySide(bool on);
   bool sideBySide() const;
+  // Stage → Show XLA Module Side by Side…: the module in `path` (XLA's after_optimizations, typically) in the side
+  // pane instead of the previous stage, laid out in the background, the selection mirrored by instruction name.
+  // Returns false, with the error shown, when the file does not parse or verify. Turning side by side off (or
+  // showPreviousStageBeside) goes back to the previous stage.
+  bool showModuleSideBySide(const QString& path);
+  void showPreviousStageBeside();
+  // The module shown beside the stages; null when the side pane shows the previous stage.
+  std::shared_ptr<const core::HloModule> sideModule() const { return m_sideModule; }
   GraphScene* sideScene() const { return m_sideScene; }
   GraphView* sideView() const { return m_sideView; }
   // Expands a collapsed scope group (by path) or collapses an expanded one.
@@ -207,6 +219,8 @@ class MainWindow : public QMainWindow {
   void applyTimeOverlay();
   void updateSidePane();
   void mirrorSelection();
+  void onSideModuleReady(std::shared_ptr<const core::HloModule> module, std::shared_ptr<const GraphModel> graph,
+                         const QString& error);
   // After a stage step: keeps the node that was at the view's centre (by name) at its place in the view, then
   // moves to what the stage changed when none of it is in view.
   // A node near the view's centre before a stage step: its name, and where the centre was relative to it.
@@ -304,6 +318,7 @@ class MainWindow : public QMainWindow {
 
   QAction* m_actCollapse = nullptr;
   QAction* m_actGroups = nullptr;
+  QAction* m_actStableLayout = nullptr;
   QAction* m_actTimeOverlay = nullptr;
   QAction* m_actSideBySide = nullptr;
   QSplitter* m_graphSplit = nullptr;
@@ -311,6 +326,10 @@ class MainWindow : public QMainWindow {
   GraphView* m_sideView = nullptr;
   QLabel* m_sideLabel = nullptr;
   int m_sidePosition = -1;
+  // A module opened beside the stages (showModuleSideBySide), its file name and, once laid out, its graph.
+  std::shared_ptr<const core::HloModule> m_sideModule;
+  QString m_sideModuleName;
+  std::shared_ptr<const GraphModel> m_sideModuleGraph;
   // The scope tree the groups' first depth was chosen from (the document's first module).
   std::shared_ptr<const ScopeTree> m_scopeTree;
   QAction* m_actNeighbourhood = nullptr;

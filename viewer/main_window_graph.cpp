@@ -56,7 +56,52 @@ void MainWindow::followStageChange(const std::vector<StageAnchor>& anchors) {
 
 void MainWindow::setSideBySide(bool on) {
   m_actSideBySide->setChecked(on);
-  if (!on) m_sideScene->setGraph(nullptr);
+  if (!on) {
+    m_sideScene->setGraph(nullptr);
+    m_sideModule.reset();
+    m_sideModuleGraph.reset();
+  }
+  updateSidePane();
+}
+
+bool MainWindow::showModuleSideBySide(const QString& path) {
+  const QString title = QStringLiteral("Cannot show the module side by side");
+  StatusOr<std::unique_ptr<core::HloModule>> module = core::parseHloModuleFile(path.toStdString());
+  if (module.ok()) {
+    if (Status verified = core::verifyModule(**module); !verified.ok()) module = verified;
+  }
+  if (!module.ok()) {
+    showError(title, QString::fromStdString(module.message()));
+    return false;
+  }
+  m_sideModule = std::shared_ptr<const core::HloModule>(std::move(*module));
+  m_sideModuleName = QFileInfo(path).fileName();
+  m_sideModuleGraph.reset();
+  // Drawn as a stage of the same size would be: big modules with fusions collapsed; not grouped (its scopes are
+  // not the document's).
+  GraphOptions options;
+  options.collapseFusions =
+      m_sideModule->entry() != nullptr && m_sideModule->entry()->instructionCount() > kCollapseFusionsAbove;
+  m_layouts->layoutModuleBeside(m_sideModule, options);
+  m_actSideBySide->setChecked(true);
+  updateSidePane();
+  return true;
+}
+
+void MainWindow::onSideModuleReady(std::shared_ptr<const core::HloModule> module,
+                                   std::shared_ptr<const GraphModel> graph, const QString& error) {
+  if (module != m_sideModule) return;  // another module was opened since
+  if (!graph) {
+    showError(QStringLiteral("Cannot lay out the module"), error);
+    m_sideModule.reset();
+  }
+  m_sideModuleGraph = std::move(graph);
+  updateSidePane();
+}
+
+void MainWindow::showPreviousStageBeside() {
+  m_sideModule.reset();
+  m_sideModuleGraph.reset();
   updateSidePane();
 }
 
@@ -65,6 +110,27 @@ bool MainWindow::sideBySide() const {
 }
 
 void MainWindow::updateSidePane() {
+  if (m_sideModule) {
+    if (!m_actSideBySide->isChecked() || !m_sideModuleGraph) {
+      if (!m_actSideBySide->isChecked()) m_sideView->hide();
+      return;  // moduleReady brings us back
+    }
+    if (m_sideView->isHidden()) {
+      m_sideView->show();
+      const int half = m_graphSplit->width() / 2;
+      m_graphSplit->setSizes({half, m_graphSplit->width() - half});
+    }
+    if (m_sideModuleGraph != m_sideScene->sharedGraph()) {
+      m_sidePosition = -1;
+      m_sideScene->setTheme(m_scene->theme());
+      m_sideScene->setGraph(m_sideModuleGraph);
+      m_sideLabel->setText(QStringLiteral("%1 (opened beside the stages)").arg(m_sideModuleName));
+      m_sideLabel->adjustSize();
+      m_sideView->fitAll();
+    }
+    mirrorSelection();
+    return;
+  }
   const int position = m_current - 1;
   if (!m_actSideBySide->isChecked() || position < 0 || !document()) {
     m_sideView->hide();
@@ -73,8 +139,8 @@ void MainWindow::updateSidePane() {
   const GraphOptions options = optionsFor(position);
   std::shared_ptr<const GraphModel> graph = m_layouts->cached(position, options);
   if (!graph) {
-    // Laid out in the background; backgroundReady brings us back.
-    m_layouts->prefetch(position, options);
+    // Laid out in the background (around the graph shown, with a stable layout); backgroundReady brings us back.
+    m_layouts->prefetch(position, options, m_scene->sharedGraph());
     return;
   }
   if (m_sideView->isHidden()) {
@@ -101,7 +167,10 @@ void MainWindow::mirrorSelection() {
   if (side == nullptr || !m_sideView->isVisible()) return;
   int node = -1, cluster = -1;
   if (!m_selectedName.empty()) {
-    node = side->findNode(m_selectedName, m_selectedComputation);
+    // By name: an entry instruction is looked for in the side graph's entry, whatever that computation is called.
+    const GraphModel* shown = m_scene->graph();
+    const bool inEntry = shown != nullptr && (m_selectedComputation.empty() || m_selectedComputation == shown->entry);
+    node = side->findNode(m_selectedName, inEntry ? std::string() : m_selectedComputation);
     if (node < 0) node = side->findGroup(m_selectedName);
     if (node < 0) node = side->findHoldingGroup(m_selectedName);
     if (node < 0) cluster = side->findCluster(m_selectedName);
@@ -184,6 +253,13 @@ void MainWindow::toggleFusion(const QString& name) {
   requestLayout();
 }
 
+void MainWindow::setStableLayout(bool on) {
+  m_actStableLayout->setChecked(on);
+  if (m_options.stableLayout == on) return;
+  m_options.stableLayout = on;
+  requestLayout();
+}
+
 void MainWindow::setNeighbourhood(bool enabled, int hops) {
   m_neighbourhood = enabled;
   m_options.hops = hops;
@@ -210,7 +286,8 @@ void MainWindow::setGhosting(bool enabled) {
   m_actGhost->setChecked(enabled);
   // The ghosts stand where the removed instructions were in the previous stage's layout: lay that stage out in
   // the background when it is not cached yet (applyDiff follows), then draw them.
-  if (enabled && m_current > 0 && m_layouts->prefetch(m_current - 1, optionsFor(m_current - 1))) return;
+  if (enabled && m_current > 0 && m_layouts->prefetch(m_current - 1, optionsFor(m_current - 1), m_scene->sharedGraph()))
+    return;
   applyDiff();
 }
 

@@ -158,6 +158,14 @@ void MainWindow::createActions() {
   m_actGroups->setCheckable(true);
   m_actGroups->setShortcut(QKeySequence(QStringLiteral("G")));
   connect(m_actGroups, &QAction::triggered, this, [this](bool on) { setGroupScopes(on); });
+  m_actStableLayout = view->addAction(QStringLiteral("Stable &Layout Across Stages"));
+  m_actStableLayout->setCheckable(true);
+  m_actStableLayout->setChecked(true);
+  m_actStableLayout->setShortcut(QKeySequence(QStringLiteral("L")));
+  m_actStableLayout->setToolTip(
+      QStringLiteral("Stepping stages keeps the nodes two stages share where they were (off: each stage laid out "
+                     "afresh by Graphviz dot)"));
+  connect(m_actStableLayout, &QAction::triggered, this, [this](bool on) { setStableLayout(on); });
   m_actSideBySide = view->addAction(QStringLiteral("&Side by Side with Previous Stage"));
   m_actSideBySide->setCheckable(true);
   m_actSideBySide->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+S")));
@@ -229,6 +237,18 @@ void MainWindow::createActions() {
     compareFusionsWith(path);
   });
   compareFusions->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+X")));
+  stage->addAction(QStringLiteral("Show XLA &Module Side by Side…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Module to Show Beside the Stages (e.g. XLA's *after_optimizations.txt)"),
+        dialogDirectory(), QStringLiteral("HLO modules (*.hlo *.txt);;All files (*)"));
+    if (path.isEmpty()) return;
+    rememberDialogDirectory(path);
+    showModuleSideBySide(path);
+  });
+  stage->addAction(QStringLiteral("Show &Previous Stage Side by Side"), this, [this] {
+    setSideBySide(true);
+    showPreviousStageBeside();
+  });
   m_actHideUnchanged = stage->addAction(QStringLiteral("&Hide Unchanged Stages"));
   m_actHideUnchanged->setCheckable(true);
   m_actHideUnchanged->setShortcut(QKeySequence(QStringLiteral("H")));
@@ -506,6 +526,7 @@ void MainWindow::restoreSettings() {
   m_searchBar->hide();
   setDarkPalette(settings.value(QStringLiteral("view/dark"), false).toBool());
   m_actMinimap->setChecked(settings.value(QStringLiteral("view/minimap"), true).toBool());
+  setStableLayout(settings.value(QStringLiteral("view/stableLayout"), true).toBool());
   QString preset = settings.value(QStringLiteral("pipeline/preset"), QStringLiteral("gpu")).toString();
   core::PipelineSpec spec = m_documents->pipelineSpec();
   spec.preset = preset.toStdString();
@@ -519,6 +540,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   settings.setValue(QStringLiteral("window/state"), saveState());
   settings.setValue(QStringLiteral("view/dark"), m_actDark->isChecked());
   settings.setValue(QStringLiteral("view/minimap"), m_actMinimap->isChecked());
+  settings.setValue(QStringLiteral("view/stableLayout"), m_actStableLayout->isChecked());
   settings.setValue(QStringLiteral("pipeline/preset"), QString::fromStdString(pipelineSpec().preset));
   m_documents->cancel();
   QMainWindow::closeEvent(event);

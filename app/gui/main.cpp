@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
   QCommandLineOption sideBySide(QStringLiteral("side-by-side"),
                                 QStringLiteral("Show the previous stage in a second pane (View menu)."));
   parser.addOption(sideBySide);
+  QCommandLineOption sideModule(QStringLiteral("side-module"),
+                                QStringLiteral("Show this HLO module (e.g. XLA's after_optimizations) side by side."),
+                                QStringLiteral("file"));
+  parser.addOption(sideModule);
   parser.addOption(module);
   parser.addOption(select);
   parser.addOption(trace);
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
   fusionscope::viewer::MainWindow window;
   if (parser.isSet(timeOverlay)) window.setTimeOverlay(true);
   if (parser.isSet(sideBySide)) window.setSideBySide(true);
+  if (parser.isSet(sideModule) && !window.showModuleSideBySide(parser.value(sideModule))) return 2;
   if (parser.isSet(pipeline)) {
     fusionscope::core::PipelineSpec spec = window.pipelineSpec();
     spec.preset = parser.value(pipeline).toStdString();

@@ -222,7 +222,7 @@ class Graph {
     return okStatus();
   }
 
-  Status layout() {
+  Status layout(const char* engine = "dot") {
     m_log.clear();
     if (const int nodes = agnnodes(m_graph); nodes > kMaxLayoutNodes) {
       return errorStatus(
@@ -230,13 +230,14 @@ class Graph {
                                     "of it (the viewer's neighbourhood view, or a smaller module)",
                                     nodes, kMaxLayoutNodes));
     }
-    // gvLayout lets a `layout=...` graph attribute override the engine it is given; the API promises `dot`.
+    // gvLayout lets a `layout=...` graph attribute override the engine it is given; the API promises `engine`.
     if (agattr(m_graph, AGRAPH, const_cast<char*>("layout"), nullptr) != nullptr) {
-      agset(m_graph, const_cast<char*>("layout"), const_cast<char*>("dot"));
+      agset(m_graph, const_cast<char*>("layout"), const_cast<char*>(engine));
     }
-    if (gvLayout(m_context, m_graph, "dot") != 0) {
+    if (gvLayout(m_context, m_graph, engine) != 0) {
       const std::string detail = m_log.errorText(m_sourceName, false);
-      return detail.empty() ? errorStatus(m_sourceName, "Graphviz 'dot' layout failed") : Status::error(detail);
+      return detail.empty() ? errorStatus(m_sourceName, fmt::format("Graphviz '{}' layout failed", engine))
+                            : Status::error(detail);
     }
     m_laidOut = true;
     if (m_log.hasErrors()) return Status::error(m_log.errorText(m_sourceName, false));
@@ -387,7 +388,7 @@ StatusOr<std::string> renderDot(std::string_view dot, ImageFormat format, std::s
   return renderLocked(dot, format, sourceName);
 }
 
-StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceName) {
+StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceName, LayoutEngine engine) {
   std::lock_guard<std::mutex> lock(graphvizMutex());
   MessageLog log;
   ScopedMessageCapture capture(log);
@@ -396,7 +397,16 @@ StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceNam
 
   Graph graph(context, log, sourceName);
   FS_RETURN_IF_ERROR(graph.parse(dot));
-  FS_RETURN_IF_ERROR(graph.layout());
+  const bool pinned = engine == LayoutEngine::kPinned;
+  if (pinned) {
+    // nop2 reads every node's `pos` and would place a node without one at the origin, on top of others.
+    for (Agnode_t* node = agfstnode(graph.get()); node != nullptr; node = agnxtnode(graph.get(), node)) {
+      if (attributeOf(node, "pos", nullptr).empty()) {
+        return errorStatus(sourceName, fmt::format("node '{}' has no pos for the pinned layout", agnameof(node)));
+      }
+    }
+  }
+  FS_RETURN_IF_ERROR(graph.layout(pinned ? "nop2" : "dot"));
 
   Agraph_t* root = graph.get();
   GraphLayout result;
@@ -419,7 +429,7 @@ StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceNam
       result.edges.push_back(edgeLayoutOf(edge));
     }
   }
-  collectClusters(root, result.clusters);
+  if (!pinned) collectClusters(root, result.clusters);
   return result;
 }
 

@@ -75,9 +75,19 @@ struct GraphLayout {
   std::vector<ClusterLayout> clusters;  // every cluster, nested ones included, parents before children
 };
 
-// Lays DOT text out with the `dot` engine and returns plain structs (no Graphviz types escape). Same input rules
+// How layoutDot places the nodes.
+enum class LayoutEngine {
+  kDot,  // Graphviz `dot`: ranks, crossing minimisation, splines
+  // Graphviz `neato -n2` (the `nop2` engine): every node must carry `pos="x,y"` in points and stays there (the
+  // drawing is only translated so that its bounding box starts at 0,0); Graphviz sizes the nodes and routes the
+  // edges as the graph's `splines` attribute asks. Cluster boxes are not computed (ClusterLayout is left empty).
+  kPinned,
+};
+
+// Lays DOT text out with `engine` and returns plain structs (no Graphviz types escape). Same input rules
 // and errors as renderDot; a `layout=...` attribute in the graph does not switch engines.
-StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceName = "<dot>");
+StatusOr<GraphLayout> layoutDot(std::string_view dot, std::string_view sourceName = "<dot>",
+                                LayoutEngine engine = LayoutEngine::kDot);
 
 // True when the PNG and SVG render plugins are available (Graphviz's config was found).
 bool renderersAvailable();

@@ -384,5 +384,56 @@ TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
   EXPECT_FALSE(window->sideView()->isVisible());
 }
 
+// Side by side with XLA's own result: our cpu pipeline on XLA's MNIST step (before_optimizations) beside XLA's
+// after_optimizations of it, the selection mirrored by instruction name although the entry computations differ.
+TEST_F(ScopeWindowTest, SideBySideShowsAnXlaModuleAndMirrorsTheSelection) {
+  const std::string dir = FS_SOURCE_DIR "/tests/data/xla/mnist_step/fused/";
+  window->setPipelineSpec([] {
+    core::PipelineSpec spec;
+    spec.preset = "cpu";
+    return spec;
+  }());
+  ASSERT_TRUE(testing::openAndWait(*window, dir + "module_0018.jit_step.before_optimizations.txt"));
+  window->setCurrentStage(window->stageCount() - 1);
+  ASSERT_TRUE(testing::waitIdle(*window));
+
+  // A file that does not parse is reported and changes nothing.
+  EXPECT_FALSE(window->showModuleSideBySide(QString::fromStdString(dir + "missing_after_optimizations.txt")));
+  EXPECT_FALSE(window->lastError().isEmpty());
+  EXPECT_FALSE(window->sideModule());
+  EXPECT_FALSE(window->sideView()->isVisible());
+
+  const QString xla = QString::fromStdString(dir + "module_0018.jit_step.cpu_after_optimizations.txt");
+  ASSERT_TRUE(window->showModuleSideBySide(xla));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
+  ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_TRUE(window->sideView()->isVisible());
+  const GraphModel& side = *window->sideScene()->graph();
+  const GraphModel& graph = *window->graphScene()->graph();
+  for (const GraphNode& node : side.nodes) {
+    if (node.instruction != nullptr) EXPECT_EQ(node.instruction->parent()->parent(), window->sideModule().get());
+  }
+  // Main -> side and side -> main by name, for an instruction both modules draw (XLA keeps parameter names).
+  std::string shared, other;
+  for (const GraphNode& node : graph.nodes) {
+    if (node.kind != GraphNode::Kind::kInstruction || side.findNode(node.name) < 0) continue;
+    (shared.empty() ? shared : other) = node.name;
+  }
+  ASSERT_FALSE(shared.empty());
+  ASSERT_FALSE(other.empty());
+  window->selectNode(graph.findNode(shared));
+  EXPECT_EQ(window->sideScene()->selectedNode(), side.findNode(shared));
+  emit window->sideScene()->nodeClicked(side.findNode(other));
+  EXPECT_EQ(window->selectedName().toStdString(), other);
+  EXPECT_EQ(window->graphScene()->selectedNode(), graph.findNode(other));
+  // Stepping stages keeps XLA's module beside them; the previous stage comes back on demand.
+  window->previousStage();
+  ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_EQ(window->sideScene()->graph(), &side);
+  window->showPreviousStageBeside();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return window->sideScene()->graph() != &side; }, 60000));
+  EXPECT_FALSE(window->sideModule());
+}
+
 }  // namespace
 }  // namespace fusionscope::viewer

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -238,6 +239,40 @@ TEST(GraphvizRendererTest, LayoutAttributeCannotSwitchEngines) {
   EXPECT_NEAR(a->center.x, b->center.x, 0.5);  // neato draws this chain as a diagonal
   EXPECT_NEAR(b->center.x, c->center.x, 0.5);
   EXPECT_EQ(layout->clusters.size(), 1u);
+}
+
+TEST(GraphvizRendererTest, PinnedLayoutKeepsPositionsAndRoutesEdges) {
+  // Three nodes where the caller put them (the viewer's stable layout across stages); `a` sits between `b` and
+  // `c` on the straight line b-c, so a routed edge has to bend around it.
+  constexpr std::string_view kDot = R"(digraph g { splines=true;
+    a [pos="100,50"]; b [pos="0,50"]; c [pos="200,50"];
+    b -> c; a -> c; })";
+  StatusOr<GraphLayout> layout = layoutDot(kDot, "pinned.dot", LayoutEngine::kPinned);
+  ASSERT_TRUE(layout.ok()) << layout.message();
+  ASSERT_EQ(layout->nodes.size(), 3u);
+  std::map<std::string, PointF> at;
+  for (const NodeLayout& node : layout->nodes) at[node.name] = node.center;
+  // Only translated: the offsets between nodes are the ones given.
+  EXPECT_NEAR(at["a"].x - at["b"].x, 100, 0.01);
+  EXPECT_NEAR(at["c"].x - at["b"].x, 200, 0.01);
+  EXPECT_NEAR(at["a"].y - at["b"].y, 0, 0.01);
+  EXPECT_NEAR(layout->lowerLeft.x, 0, 0.01);
+  ASSERT_EQ(layout->edges.size(), 2u);
+  for (const EdgeLayout& edge : layout->edges) {
+    EXPECT_GE(edge.controlPoints.size(), 4u) << edge.tail << "->" << edge.head;
+    EXPECT_TRUE(edge.hasArrowHead);
+    if (edge.tail != "b") continue;
+    // Routed around `a`, not through it: some control point leaves the line y = a.y.
+    double bend = 0;
+    for (const PointF& p : edge.controlPoints) bend = std::max(bend, std::abs(p.y - at["a"].y));
+    EXPECT_GT(bend, 5);
+  }
+
+  // A node without a position is refused, not dropped at the origin.
+  StatusOr<GraphLayout> missing =
+      layoutDot("digraph g { a [pos=\"0,0\"]; b; a -> b }", "nopos.dot", LayoutEngine::kPinned);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("nopos.dot: node 'b' has no pos"), std::string::npos) << missing.message();
 }
 
 TEST(GraphvizRendererTest, ArrowsAtBothEnds) {
