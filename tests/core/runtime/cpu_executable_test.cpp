@@ -389,6 +389,38 @@ ENTRY e {
 })");
 }
 
+// A large rhs contracted on its innermost dimension (attention's q·kᵀ with 160 keys of depth 128, a 2-D [300, 96]
+// rhs whose values are computed, with a bias epilogue): the cpu preset transposes it once before the dot
+// (`dot-rhs-transpose`), the other paths read it as inner products; all agree with the evaluator.
+TEST(CpuExecutableTest, LargeRhsContractedInnermostIsTransposedOnceByTheCpuPreset) {
+  constexpr std::string_view kText = R"(HloModule qk
+ENTRY e {
+  q = f32[2,37,128] parameter(0)
+  k = f32[2,160,128] parameter(1)
+  s = f32[2,37,160] dot(q, k), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  x = f32[45,96] parameter(2)
+  w = f32[300,96] parameter(3)
+  ew = f32[300,96] exponential(w)
+  xw = f32[45,300] dot(x, ew), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  bias = f32[300] parameter(4)
+  bb = f32[45,300] broadcast(bias), dimensions={1}
+  y = f32[45,300] add(xw, bb)
+  ROOT t = (f32[2,37,160], f32[45,300]) tuple(s, y)
+})";
+  expectAllAgree(kText);
+  std::unique_ptr<HloModule> cpu = runPipelineOn(*parse(kText), "cpu");
+  int transposes = 0;
+  for (const auto& computation : cpu->computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == HloOpcode::kTranspose) ++transposes;
+      EXPECT_FALSE(inst->opcode() == HloOpcode::kDot &&
+                   inst->attributes().dot->rhsContracting[0] == inst->operand(1)->shape().rank() - 1)
+          << printModule(*cpu);
+    }
+  }
+  EXPECT_EQ(transposes, 2) << printModule(*cpu);
+}
+
 // f32 dots accumulate in f32, as XLA's CPU backend does (not in double like the evaluator): 1 + 1e-8 rounds to 1
 // in f32, so 1*1 + 1e-8*1 + (-1)*1 is exactly 0, where a double accumulator would give 1e-8.
 TEST(CpuExecutableTest, F32DotAccumulatesInF32) {
