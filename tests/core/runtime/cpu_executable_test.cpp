@@ -421,6 +421,27 @@ ENTRY e {
   EXPECT_EQ(transposes, 2) << printModule(*cpu);
 }
 
+// Transposes of the two innermost dimensions run in strips of output rows (ElementEmitter::stripTranspose): full
+// strips and a tail (37 rows), batches, 8-, 2- and 1-byte elements, a single row and a single column.
+TEST(CpuExecutableTest, InnermostTransposesInStripsMatchTheEvaluator) {
+  expectAllAgree(R"(HloModule strips
+ENTRY e {
+  a = f32[3,21,37] parameter(0)
+  ta = f32[3,37,21] transpose(a), dimensions={0,2,1}
+  b = f64[17,40] parameter(1)
+  tb = f64[40,17] transpose(b), dimensions={1,0}
+  c = bf16[18,33] parameter(2)
+  tc = bf16[33,18] transpose(c), dimensions={1,0}
+  d = s8[2,5,64] parameter(3)
+  td = s8[2,64,5] transpose(d), dimensions={0,2,1}
+  e = f32[1,50] parameter(4)
+  te = f32[50,1] transpose(e), dimensions={1,0}
+  f = f32[50,1] parameter(5)
+  tf = f32[1,50] transpose(f), dimensions={1,0}
+  ROOT t = (f32[3,37,21], f64[40,17], bf16[33,18], s8[2,64,5], f32[50,1], f32[1,50]) tuple(ta, tb, tc, td, te, tf)
+})");
+}
+
 // f32 dots accumulate in f32, as XLA's CPU backend does (not in double like the evaluator): 1 + 1e-8 rounds to 1
 // in f32, so 1*1 + 1e-8*1 + (-1)*1 is exactly 0, where a double accumulator would give 1e-8.
 TEST(CpuExecutableTest, F32DotAccumulatesInF32) {
