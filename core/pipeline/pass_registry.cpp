@@ -9,6 +9,7 @@
 #include "core/ir/hlo_clone.h"
 #include "core/passes/algebraic_simplifier.h"
 #include "core/passes/call_inliner.h"
+#include "core/passes/convolution_layout.h"
 #include "core/passes/cse.h"
 #include "core/passes/dce.h"
 #include "core/passes/dot_rhs_transpose.h"
@@ -48,6 +49,10 @@ const std::vector<Registration>& registrations() {
         "a large dot rhs contracted on its innermost dimension is transposed once before the dot (free dimension "
         "innermost)"},
        factory<DotRhsTranspose>()},
+      {{"convolution-layout",
+        "a convolution whose output feature is not innermost (NCHW, 01oi kernels) computes NHWC from an HWIO kernel "
+        "between transposes"},
+       factory<ConvolutionLayout>()},
       {{"library-fusion",
         "dots, convolutions and large reductions with their neighbours into library (kCustom) fusions"},
        factory<LibraryFusion>()},
@@ -129,6 +134,7 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
     if (spec.preset == "cpu") {
       // XLA CPU's layout assignment gives a dot's rhs the layout its GEMM reads; here, a transpose before the dot.
       fusion->addPass(std::move(createPass("dot-rhs-transpose")).value());
+      fusion->addPass(std::move(createPass("convolution-layout")).value());
       fusion->addPass(std::move(createPass("library-fusion")).value());
       // XLA CPU rewrites the reductions its library did not take into trees before loop fusion.
       fusion->addPass(std::move(createPass("tree-reduction")).value());

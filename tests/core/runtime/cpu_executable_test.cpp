@@ -442,6 +442,33 @@ ENTRY e {
 })");
 }
 
+// NCHW convolutions (strides, padding, dilation, a bias epilogue) and an 01oi kernel: the cpu preset computes them
+// NHWC between transposes (`convolution-layout`); every path agrees with the evaluator.
+TEST(CpuExecutableTest, NonNhwcConvolutionsRunNhwcInTheCpuPreset) {
+  constexpr std::string_view kText = R"(HloModule convs
+ENTRY e {
+  x = f32[2,3,11,9] parameter(0)
+  k = f32[5,3,3,2] parameter(1)
+  c = f32[2,5,6,9] convolution(x, k), window={size=3x2 stride=2x1 pad=1_1x0_1 rhs_dilate=1x1}, dim_labels=bf01_oi01->bf01
+  bias = f32[5] parameter(2)
+  bb = f32[2,5,6,9] broadcast(bias), dimensions={1}
+  y = f32[2,5,6,9] add(c, bb)
+  n = f32[1,7,7,6] parameter(3)
+  w = f32[3,3,4,6] parameter(4)
+  d = f32[1,7,7,4] convolution(n, w), window={size=3x3 pad=1_1x1_1 lhs_dilate=1x1}, dim_labels=b01f_01oi->b01f
+  ROOT t = (f32[2,5,6,9], f32[1,7,7,4]) tuple(y, d)
+})";
+  expectAllAgree(kText);
+  std::unique_ptr<HloModule> cpu = runPipelineOn(*parse(kText), "cpu");
+  for (const auto& computation : cpu->computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() != HloOpcode::kConvolution) continue;
+      const std::string labels = *inst->attributes().findRaw("dim_labels");
+      EXPECT_EQ(labels.substr(labels.find('_') + 1), "01io->b01f") << printModule(*cpu);
+    }
+  }
+}
+
 // f32 dots accumulate in f32, as XLA's CPU backend does (not in double like the evaluator): 1 + 1e-8 rounds to 1
 // in f32, so 1*1 + 1e-8*1 + (-1)*1 is exactly 0, where a double accumulator would give 1e-8.
 TEST(CpuExecutableTest, F32DotAccumulatesInF32) {
