@@ -1,6 +1,7 @@
 // fs_codegen on the CPU: fused vs unfused wall time and bytes moved for softmax, layer norm, the MLP and the MNIST
 // training step; a STREAM-style copy (plain C++ over the same threads) as the bandwidth ceiling next to an
-// elementwise fusion; JIT compile time per kernel (LLVM O3 + ORC) as counters.
+// elementwise fusion; JIT compile time per kernel (LLVM O3 + ORC) as counters. BM_DotTransposedRhs: dots whose
+// rhs is contracted on its innermost dimension, with and without the cpu preset's `dot-rhs-transpose`.
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/eval/evaluator.h"
 #include "core/ir/hlo_clone.h"
@@ -60,6 +63,36 @@ ENTRY e {
   ROOT r = f32[8388608] multiply(s, x)
 })";
 
+// m x n x k dots (batch b) whose rhs is [b, n, k], contracted on k, its innermost dimension: q·kᵀ.
+struct TransposedRhsDot {
+  const char* name;
+  int64_t b, m, n, k;
+};
+constexpr TransposedRhsDot kTransposedRhsDots[] = {
+    {"512x512x512", 1, 512, 512, 512},
+    {"64x512x256", 1, 64, 512, 256},
+    {"attention_4x128x512x64", 4, 128, 512, 64},
+};
+
+std::string transposedRhsDotText(const TransposedRhsDot& d) {
+  if (d.b == 1) {
+    return fmt::format(R"(HloModule dot_{0}
+ENTRY e {{
+  a = f32[{1},{3}] parameter(0)
+  b = f32[{2},{3}] parameter(1)
+  ROOT d = f32[{1},{2}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}
+}})",
+                       d.name, d.m, d.n, d.k);
+  }
+  return fmt::format(R"(HloModule dot_{0}
+ENTRY e {{
+  a = f32[{4},{1},{3}] parameter(0)
+  b = f32[{4},{2},{3}] parameter(1)
+  ROOT d = f32[{4},{1},{2}] dot(a, b), lhs_batch_dims={{0}}, rhs_batch_dims={{0}}, lhs_contracting_dims={{2}}, rhs_contracting_dims={{2}}
+}})",
+                     d.name, d.m, d.n, d.k, d.b);
+}
+
 struct Case {
   std::unique_ptr<core::CpuExecutable> executable;
   int64_t bytesPerRun = 0;
@@ -67,14 +100,22 @@ struct Case {
   std::string error;
 };
 
-Case& getCase(const std::string& name, bool fusion) {
+// `name` is a sample, a module above or a kTransposedRhsDots entry; `disabled` passes are skipped besides the fusion
+// passes when !fusion; threads 0 = one per core.
+Case& getCase(const std::string& name, bool fusion, const std::vector<std::string>& disabled = {}, int threads = 0) {
   static std::map<std::string, Case> cache;
-  const std::string key = name + (fusion ? "/fused" : "/unfused");
+  const std::string key =
+      fmt::format("{}/{}/{}/{}", name, fusion ? "fused" : "unfused", fmt::join(disabled, ","), threads);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   Case& c = cache[key];
+  const TransposedRhsDot* dot = nullptr;
+  for (const TransposedRhsDot& d : kTransposedRhsDots) {
+    if (name == d.name) dot = &d;
+  }
   StatusOr<std::unique_ptr<core::HloModule>> module =
-      name == "softmax"       ? core::parseHloModule(kSoftmax)
+      dot != nullptr          ? core::parseHloModule(transposedRhsDotText(*dot))
+      : name == "softmax"     ? core::parseHloModule(kSoftmax)
       : name == "elementwise" ? core::parseHloModule(kElementwise)
       : name == "layer_norm"
           ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/layer_norm/layer_norm.hlo")
@@ -88,6 +129,7 @@ Case& getCase(const std::string& name, bool fusion) {
   core::PipelineSpec spec;
   spec.preset = "cpu";
   if (!fusion) spec.disabled = {"softmax-fusion", "fusion", "fusion-merger", "multi-output-fusion"};
+  spec.disabled.insert(spec.disabled.end(), disabled.begin(), disabled.end());
   StatusOr<std::unique_ptr<core::PassPipeline>> pipeline = core::buildPipeline(spec);
   core::PassContext context(core::fusionConfigFor(core::backendFor(spec)));
   StatusOr<core::PipelineRun> run = core::runPipeline(**pipeline, **module, context);
@@ -95,7 +137,9 @@ Case& getCase(const std::string& name, bool fusion) {
     c.error = run.message();
     return c;
   }
-  StatusOr<std::unique_ptr<core::CpuExecutable>> executable = core::CpuExecutable::compile(**module);
+  core::CpuCompileOptions options;
+  if (threads > 0) options.threads = threads;
+  StatusOr<std::unique_ptr<core::CpuExecutable>> executable = core::CpuExecutable::compile(**module, options);
   if (!executable.ok()) {
     c.error = executable.message();
     return c;
@@ -111,8 +155,7 @@ Case& getCase(const std::string& name, bool fusion) {
   return c;
 }
 
-void runCase(benchmark::State& state, const std::string& name, bool fusion) {
-  Case& c = getCase(name, fusion);
+void runCase(benchmark::State& state, Case& c) {
   if (!c.executable) {
     state.SkipWithError(c.error.c_str());
     return;
@@ -141,9 +184,31 @@ void registerCases() {
     for (bool fusion : {false, true}) {
       benchmark::RegisterBenchmark(
           (std::string("BM_Codegen/") + name + (fusion ? "/fused" : "/unfused")).c_str(),
-          [name = std::string(name), fusion](benchmark::State& s) { runCase(s, name, fusion); })
+          [name = std::string(name), fusion](benchmark::State& s) { runCase(s, getCase(name, fusion)); })
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
+    }
+  }
+  // inner_products: the row dot reads rhs rows along k (no transpose); transposed: `dot-rhs-transpose`'s kernel
+  // first, then the row dot's vector tiles. GFLOPs counts the dot's 2·b·m·n·k per run, the transpose included
+  // in the time.
+  for (const TransposedRhsDot& dot : kTransposedRhsDots) {
+    for (int threads : {1, 2}) {
+      for (bool transpose : {false, true}) {
+        const std::vector<std::string> disabled =
+            transpose ? std::vector<std::string>{} : std::vector<std::string>{"dot-rhs-transpose"};
+        const double flops = 2.0 * static_cast<double>(dot.b * dot.m * dot.n * dot.k);
+        benchmark::RegisterBenchmark(fmt::format("BM_DotTransposedRhs/{}/threads:{}/{}", dot.name, threads,
+                                                 transpose ? "transposed" : "inner_products")
+                                         .c_str(),
+                                     [name = std::string(dot.name), disabled, threads, flops](benchmark::State& s) {
+                                       runCase(s, getCase(name, true, disabled, threads));
+                                       s.counters["GFLOPs"] = benchmark::Counter(
+                                           flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+                                     })
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
     }
   }
 }

@@ -7,7 +7,11 @@ import glob
 import os
 
 
-def run(iterations, profile_dir):
+def build():
+    """The jitted step and its state: (train_step, (x, y), (w, b)); train_step(x, y) returns the loss tensor.
+
+    bench/vs-xla times train_step on these inputs against FusionScope's run of the dumped module.
+    """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
@@ -26,6 +30,13 @@ def run(iterations, profile_dir):
         w.assign_sub(0.5 * gw)
         b.assign_sub(0.5 * gb)
         return loss
+
+    return train_step, (x, y), (w, b)
+
+
+def run(iterations, profile_dir):
+    train_step, (x, y), _ = build()
+    import tensorflow as tf
 
     train_step(x, y).numpy()  # compile (writes the dumps) and warm up
     if not profile_dir:

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/codegen/element_emitter.h"
+#include "core/passes/dot_rhs_transpose.h"
 
 namespace fusionscope::core {
 
@@ -153,8 +154,10 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   // be w loads k apart. Both operands' rows are contiguous along k instead, so each output is one inner product:
   // vector FMAs over k (kInnerLanes at a time into one partial vector, chunked as the other path), a horizontal
   // sum, the scalar tail.
-  // At most 16K elements (64 KB of f32) of rhs per batch go through the stack scratch.
-  constexpr int64_t kMaxTransposedRhs = 16384;
+  // At most 16K elements (64 KB of f32) of rhs per batch go through the stack scratch; the cpu preset transposes a
+  // larger one in a kernel of its own before the dot (`dot-rhs-transpose`), so inner products remain for a larger
+  // rhs only without that pass (`--pipeline=none`, the gpu preset run on the CPU).
+  constexpr int64_t kMaxTransposedRhs = DotRhsTranspose::kMinRhsElements;
   const bool transposeRhs = !rhsContiguous && rhsLeaf != m_leaves.end() &&
                             d.rhsContracting[0] == rhs->shape().rank() - 1 && rhsFree == rhs->shape().rank() - 2 &&
                             rhs->shape().elementType() == accType && k * n <= kMaxTransposedRhs &&

@@ -256,6 +256,17 @@ class ElementEmitter {
   void rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
               llvm::Value* end);
 
+  // An unfused transpose of the two innermost dimensions ([.., c, r] -> [.., r, c], both row-major), as
+  // `dot-rhs-transpose` makes: the CPU computes it in strips of kTransposeStrip output rows. Per input row c, the
+  // strip's kTransposeStrip contiguous elements are read at once and written one to each output row, so reads are
+  // whole cache lines and writes kTransposeStrip sequential streams, where the element loop reads one element per
+  // cache line. The range is the strips: batch × ceil(r / kTransposeStrip).
+  static constexpr int64_t kTransposeStrip = 16;
+  static bool isStripTranspose(const HloInstruction* transpose);
+  static int64_t stripTransposeStrips(const HloInstruction* transpose);
+  void stripTranspose(const HloInstruction* transpose, llvm::Value* in, llvm::Value* out, llvm::Value* begin,
+                      llvm::Value* end);
+
   // A convolution the CPU computes per output pixel (rowConvolution): floating point, the output feature the
   // innermost result dimension and the kernel's output feature its innermost dimension (JAX's b01f_01io->b01f,
   // TF's NHWC / HWIO), no feature or batch groups.

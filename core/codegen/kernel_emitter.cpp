@@ -305,6 +305,15 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       emitted.push_back({kernel.name, ElementEmitter::rowConvolutionRows(rowConvolution), rhs->shape().elementCount()});
       continue;
     }
+    if (singleCpuRoot && roots[0] == kernel.instruction && ElementEmitter::isStripTranspose(roots[0])) {
+      emitter.stripTranspose(roots[0], args[0], args[inputCount], begin, end);
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      const int64_t columns = roots[0]->shape().dimensions().back();
+      emitted.push_back(
+          {kernel.name, ElementEmitter::stripTransposeStrips(roots[0]), columns * ElementEmitter::kTransposeStrip});
+      continue;
+    }
     if (rowDot != nullptr) {
       emitter.rowDot(rowDot, roots[0], args[inputCount], begin, end);
       b.CreateRetVoid();

@@ -10,8 +10,10 @@
 #include "core/passes/algebraic_simplifier.h"
 #include "core/passes/batch_norm_expander.h"
 #include "core/passes/call_inliner.h"
+#include "core/passes/convolution_layout.h"
 #include "core/passes/cse.h"
 #include "core/passes/dce.h"
+#include "core/passes/dot_rhs_transpose.h"
 #include "core/passes/fusion_merger.h"
 #include "core/passes/instruction_fusion.h"
 #include "core/passes/library_fusion.h"
@@ -44,6 +46,14 @@ const std::vector<Registration>& registrations() {
       {{"tuple-simplify", "get-tuple-element of tuple, tuple of get-tuple-elements"}, factory<TupleSimplifier>()},
       {{"fusion", "producer-consumer fusion into kLoop, kInput and kOutput fusions (cost model in bytes)"},
        factory<InstructionFusion>()},
+      {{"dot-rhs-transpose",
+        "a large dot rhs contracted on its innermost dimension is transposed once before the dot (free dimension "
+        "innermost)"},
+       factory<DotRhsTranspose>()},
+      {{"convolution-layout",
+        "a convolution whose output feature is not innermost (NCHW, 01oi kernels) computes NHWC from an HWIO kernel "
+        "between transposes"},
+       factory<ConvolutionLayout>()},
       {{"library-fusion",
         "dots, convolutions and large reductions with their neighbours into library (kCustom) fusions"},
        factory<LibraryFusion>()},
@@ -128,6 +138,9 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
     auto fusion = std::make_unique<PassPipeline>("fusion");
     // XLA's CPU order: the library rewriter takes its subgraphs before the loop fusion.
     if (spec.preset == "cpu") {
+      // XLA CPU's layout assignment gives a dot's rhs the layout its GEMM reads; here, a transpose before the dot.
+      fusion->addPass(std::move(createPass("dot-rhs-transpose")).value());
+      fusion->addPass(std::move(createPass("convolution-layout")).value());
       fusion->addPass(std::move(createPass("library-fusion")).value());
       // XLA CPU rewrites the reductions its library did not take into trees before loop fusion.
       fusion->addPass(std::move(createPass("tree-reduction")).value());

@@ -389,6 +389,86 @@ ENTRY e {
 })");
 }
 
+// A large rhs contracted on its innermost dimension (attention's q·kᵀ with 160 keys of depth 128, a 2-D [300, 96]
+// rhs whose values are computed, with a bias epilogue): the cpu preset transposes it once before the dot
+// (`dot-rhs-transpose`), the other paths read it as inner products; all agree with the evaluator.
+TEST(CpuExecutableTest, LargeRhsContractedInnermostIsTransposedOnceByTheCpuPreset) {
+  constexpr std::string_view kText = R"(HloModule qk
+ENTRY e {
+  q = f32[2,37,128] parameter(0)
+  k = f32[2,160,128] parameter(1)
+  s = f32[2,37,160] dot(q, k), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  x = f32[45,96] parameter(2)
+  w = f32[300,96] parameter(3)
+  ew = f32[300,96] exponential(w)
+  xw = f32[45,300] dot(x, ew), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  bias = f32[300] parameter(4)
+  bb = f32[45,300] broadcast(bias), dimensions={1}
+  y = f32[45,300] add(xw, bb)
+  ROOT t = (f32[2,37,160], f32[45,300]) tuple(s, y)
+})";
+  expectAllAgree(kText);
+  std::unique_ptr<HloModule> cpu = runPipelineOn(*parse(kText), "cpu");
+  int transposes = 0;
+  for (const auto& computation : cpu->computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == HloOpcode::kTranspose) ++transposes;
+      EXPECT_FALSE(inst->opcode() == HloOpcode::kDot &&
+                   inst->attributes().dot->rhsContracting[0] == inst->operand(1)->shape().rank() - 1)
+          << printModule(*cpu);
+    }
+  }
+  EXPECT_EQ(transposes, 2) << printModule(*cpu);
+}
+
+// Transposes of the two innermost dimensions run in strips of output rows (ElementEmitter::stripTranspose): full
+// strips and a tail (37 rows), batches, 8-, 2- and 1-byte elements, a single row and a single column.
+TEST(CpuExecutableTest, InnermostTransposesInStripsMatchTheEvaluator) {
+  expectAllAgree(R"(HloModule strips
+ENTRY e {
+  a = f32[3,21,37] parameter(0)
+  ta = f32[3,37,21] transpose(a), dimensions={0,2,1}
+  b = f64[17,40] parameter(1)
+  tb = f64[40,17] transpose(b), dimensions={1,0}
+  c = bf16[18,33] parameter(2)
+  tc = bf16[33,18] transpose(c), dimensions={1,0}
+  d = s8[2,5,64] parameter(3)
+  td = s8[2,64,5] transpose(d), dimensions={0,2,1}
+  e = f32[1,50] parameter(4)
+  te = f32[50,1] transpose(e), dimensions={1,0}
+  f = f32[50,1] parameter(5)
+  tf = f32[1,50] transpose(f), dimensions={1,0}
+  ROOT t = (f32[3,37,21], f64[40,17], bf16[33,18], s8[2,64,5], f32[50,1], f32[1,50]) tuple(ta, tb, tc, td, te, tf)
+})");
+}
+
+// NCHW convolutions (strides, padding, dilation, a bias epilogue) and an 01oi kernel: the cpu preset computes them
+// NHWC between transposes (`convolution-layout`); every path agrees with the evaluator.
+TEST(CpuExecutableTest, NonNhwcConvolutionsRunNhwcInTheCpuPreset) {
+  constexpr std::string_view kText = R"(HloModule convs
+ENTRY e {
+  x = f32[2,3,11,9] parameter(0)
+  k = f32[5,3,3,2] parameter(1)
+  c = f32[2,5,6,9] convolution(x, k), window={size=3x2 stride=2x1 pad=1_1x0_1 rhs_dilate=1x1}, dim_labels=bf01_oi01->bf01
+  bias = f32[5] parameter(2)
+  bb = f32[2,5,6,9] broadcast(bias), dimensions={1}
+  y = f32[2,5,6,9] add(c, bb)
+  n = f32[1,7,7,6] parameter(3)
+  w = f32[3,3,4,6] parameter(4)
+  d = f32[1,7,7,4] convolution(n, w), window={size=3x3 pad=1_1x1_1 lhs_dilate=1x1}, dim_labels=b01f_01oi->b01f
+  ROOT t = (f32[2,5,6,9], f32[1,7,7,4]) tuple(y, d)
+})";
+  expectAllAgree(kText);
+  std::unique_ptr<HloModule> cpu = runPipelineOn(*parse(kText), "cpu");
+  for (const auto& computation : cpu->computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() != HloOpcode::kConvolution) continue;
+      const std::string labels = *inst->attributes().findRaw("dim_labels");
+      EXPECT_EQ(labels.substr(labels.find('_') + 1), "01io->b01f") << printModule(*cpu);
+    }
+  }
+}
+
 // f32 dots accumulate in f32, as XLA's CPU backend does (not in double like the evaluator): 1 + 1e-8 rounds to 1
 // in f32, so 1*1 + 1e-8*1 + (-1)*1 is exactly 0, where a double accumulator would give 1e-8.
 TEST(CpuExecutableTest, F32DotAccumulatesInF32) {

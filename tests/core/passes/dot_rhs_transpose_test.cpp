@@ -1,0 +1,84 @@
+// dot-rhs-transpose: a large dot rhs contracted on its innermost dimension is transposed once before the dot, as
+// XLA CPU's layout assignment gives it the layout its GEMM reads.
+#include "core/passes/dot_rhs_transpose.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/ir/hlo_computation.h"
+#include "core/text/hlo_printer.h"
+#include "tests/core/testing/pass_testing.h"
+
+namespace fusionscope::core {
+namespace {
+
+bool rewrite(HloModule& module) {
+  DotRhsTranspose pass;
+  return testing::runPass(pass, module);
+}
+
+// Attention's scores, q·kᵀ per head: k is [batch, keys, depth], contracted on depth (innermost).
+TEST(DotRhsTransposeTest, AttentionScoresReadTheKeysTransposedOnce) {
+  auto module = testing::parseOrFail(R"(HloModule m
+ENTRY main {
+  q = f32[4,128,64]{2,1,0} parameter(0)
+  k = f32[4,512,64]{2,1,0} parameter(1)
+  ROOT s = f32[4,128,512]{2,1,0} dot(q, k), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+}
+)");
+  ASSERT_TRUE(rewrite(*module)) << printModule(*module);
+  const HloInstruction* dot = module->entry()->root();
+  ASSERT_EQ(dot->opcode(), HloOpcode::kDot);
+  const HloInstruction* transpose = dot->operand(1);
+  ASSERT_EQ(transpose->opcode(), HloOpcode::kTranspose) << printModule(*module);
+  EXPECT_EQ(transpose->operand(0)->name(), "k");
+  EXPECT_EQ(transpose->shape().toString(), "f32[4,64,512]{2,1,0}");
+  EXPECT_EQ(*transpose->attributes().dimensions, (std::vector<int64_t>{0, 2, 1}));
+  const DotDimensionNumbers& d = *dot->attributes().dot;
+  EXPECT_EQ(d.rhsBatch, (std::vector<int64_t>{0}));
+  EXPECT_EQ(d.rhsContracting, (std::vector<int64_t>{1}));
+  EXPECT_EQ(d.lhsContracting, (std::vector<int64_t>{2}));
+  EXPECT_EQ(dot->shape().toString(), "f32[4,128,512]{2,1,0}");
+  EXPECT_FALSE(rewrite(*module)) << "a second run changes nothing\n" << printModule(*module);
+}
+
+// A backward pass's dW = dY·Xᵀ with the batch dimension after the free one: [free, batch, contracting].
+TEST(DotRhsTransposeTest, BatchDimensionsMoveToTheFrontOfTheTransposedRhs) {
+  auto module = testing::parseOrFail(R"(HloModule m
+ENTRY main {
+  a = f32[2,64,96] parameter(0)
+  b = f32[300,2,96] parameter(1)
+  ROOT d = f32[2,64,300] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+}
+)");
+  ASSERT_TRUE(rewrite(*module)) << printModule(*module);
+  const HloInstruction* transpose = module->entry()->root()->operand(1);
+  ASSERT_EQ(transpose->opcode(), HloOpcode::kTranspose) << printModule(*module);
+  EXPECT_EQ(transpose->shape().toString(false), "f32[2,96,300]");
+  EXPECT_EQ(*transpose->attributes().dimensions, (std::vector<int64_t>{1, 2, 0}));
+  EXPECT_EQ(module->entry()->root()->attributes().dot->rhsBatch, (std::vector<int64_t>{0}));
+}
+
+TEST(DotRhsTransposeTest, SmallOrAlreadyRowMajorRhsAndIntegerDotsAreLeftAlone) {
+  auto module = testing::parseOrFail(R"(HloModule m
+ENTRY main {
+  q = f32[8,128,64] parameter(0)
+  k = f32[8,128,64] parameter(1)
+  small = f32[8,128,128] dot(q, k), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  x = f32[64,512] parameter(2)
+  w = f32[512,256] parameter(3)
+  rowmajor = f32[64,256] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  i = s32[64,512] parameter(4)
+  j = s32[256,512] parameter(5)
+  integer = s32[64,256] dot(i, j), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  c = f32[256,512]{0,1} parameter(6)
+  columnmajor = f32[64,256] dot(x, c), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT t = (f32[8,128,128], f32[64,256], s32[64,256], f32[64,256]) tuple(small, rowmajor, integer, columnmajor)
+}
+)");
+  EXPECT_FALSE(rewrite(*module)) << printModule(*module);
+}
+
+}  // namespace
+}  // namespace fusionscope::core
