@@ -158,7 +158,7 @@ def cmd_kernels(args):
     # the others as often as their loop trips or branch is taken.
     names = [k["name"] for k in bundle["kernels"]]
     once = ([names[s["kernel"]] for s in bundle["program"] if "kernel" in s] if "program" in bundle else names)
-    launches = min((len(durations.get(name, [])) for name in once), default=0)
+    launches = args.rounds if args.rounds else min((len(durations.get(name, [])) for name in once), default=0)
     result = {"bundle": args.bundle, "module": bundle.get("module"), "fusion": bundle.get("fusion"),
               "kernels_in_plan": len(plan), "rounds": launches,
               "kernel_ns_per_round": sum(k["total_ns"] for k in kernels) / launches if launches else None,
@@ -352,6 +352,8 @@ def main():
     k = sub.add_parser("kernels")
     k.add_argument("trace")
     k.add_argument("bundle")
+    k.add_argument("--rounds", type=int, help="runs of the module in the trace (gpurun -n); needed when every "
+                   "kernel is inside a loop or branch")
     k.add_argument("-o")
     b = sub.add_parser("bandwidth")
     b.add_argument("copy")

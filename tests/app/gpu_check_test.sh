@@ -80,4 +80,42 @@ text = open(os.path.join(r, "summary.txt")).read()
 assert "NO GPU: nothing ran" in text, text
 assert not os.path.exists(os.path.join(r, "bundles")), "no bundle may have run"
 EOF
+# check.py on a bundle whose kernels all run inside a loop (a bundle program): time per run comes from --rounds,
+# and the conditioned rule of reference.json accepts a scan's f32 drift but not a wrong element.
+if python3 -c "import numpy" 2>/dev/null; then
+python3 - "$(dirname "$script")/gpu_check/check.py" "$work/program" <<'EOF' || fail "check.py on a loop bundle (above)"
+import json, os, subprocess, sys
+import numpy as np
+check, d = sys.argv[1], sys.argv[2]
+os.makedirs(os.path.join(d, "ref", "expected"), exist_ok=True)
+os.makedirs(os.path.join(d, "out"), exist_ok=True)
+bundle = {"kernels": [{"name": "cond", "bytes_read": 4, "bytes_written": 1},
+                      {"name": "body", "bytes_read": 8, "bytes_written": 8}],
+          "program": [{"while": "w", "init": [], "state": [], "condition": [{"kernel": 0}], "predicate": 0,
+                       "body": [{"kernel": 1}], "update": []}],
+          "outputs": [{"index": 0, "name": "h"}]}
+json.dump(bundle, open(os.path.join(d, "bundle.json"), "w"))
+events = [{"ph": "X", "cat": "kernel", "name": n, "ts": 0, "dur": 1.0} for n in ["cond"] * 6 + ["body"] * 4]
+json.dump({"traceEvents": events}, open(os.path.join(d, "trace.json"), "w"))
+subprocess.run([sys.executable, check, "kernels", os.path.join(d, "trace.json"), d, "--rounds", "2",
+                "-o", os.path.join(d, "kernels.json")], check=True, stdout=subprocess.DEVNULL)
+k = json.load(open(os.path.join(d, "kernels.json")))
+assert k["rounds"] == 2 and abs(k["kernel_ns_per_round"] - 5000) < 1e-6 and k["ok"], k
+np.save(os.path.join(d, "ref", "expected", "output_0.npy"), np.array([1.0, 2.0, 3.0], dtype=np.float32))
+reference = {"normwise_fallback": True, "outputs": [{"index": 0, "file": "expected/output_0.npy",
+             "relative": 1e-5, "absolute": 1e-5, "conditioned_bound": 0.01}]}
+json.dump(reference, open(os.path.join(d, "ref", "reference.json"), "w"))
+def compare(values):
+    np.save(os.path.join(d, "out", "h.npy"), np.array(values, dtype=np.float32))
+    r = subprocess.run([sys.executable, check, "compare", d, os.path.join(d, "out"), os.path.join(d, "ref"),
+                        "-o", os.path.join(d, "compare.json")], stdout=subprocess.DEVNULL)
+    return r.returncode, json.load(open(os.path.join(d, "compare.json")))
+rc, c = compare([1.0, 2.005, 3.0])
+assert rc == 0 and c["outputs"][0]["rule"] == "conditioned", c
+rc, c = compare([1.0, 2.05, 3.0])
+assert rc != 0, c
+EOF
+else
+  echo "check.py program/conditioned checks skipped: no NumPy for $(command -v python3)"
+fi
 echo "gpu-check no-GPU path: ok"
