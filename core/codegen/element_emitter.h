@@ -336,6 +336,9 @@ class ElementEmitter {
                          const std::vector<RowOutput>& rowOutputs, const std::vector<RowOutput>& elementwise,
                          llvm::Value* thread);
 
+  // Combines every lane's partial result of `reduce` in `partial` with butterfly shuffles: afterwards every lane
+  // holds the warp's total. Every lane of the warp must reach it.
+  void warpCombine(const HloInstruction* reduce, llvm::AllocaInst* partial);
   // shfl.sync.bfly over the full warp; wider or narrower scalars travel as 32-bit pieces.
   llvm::Value* shuffleXor(llvm::Value* value, int offset);
 

@@ -7,6 +7,25 @@
 #include "core/passes/fusion_utils.h"
 
 namespace fusionscope::core {
+namespace {
+
+// Lane `lane` of a warp visits columns lane, lane + 32, ... of a dimension of `inner` >= 32 elements (so every lane
+// has a first column: visit(j, true)).
+void forLaneColumns(ElementEmitter& e, llvm::Value* lane, int64_t inner,
+                    const std::function<void(llvm::Value*, bool)>& visit) {
+  constexpr int64_t kWarp = ElementEmitter::kWarp;
+  llvm::IRBuilder<>& b = e.builder();
+  visit(lane, true);
+  e.loop(
+      e.i64(1), e.i64(inner / kWarp),
+      [&](llvm::Value* step) { visit(b.CreateAdd(b.CreateMul(step, e.i64(kWarp)), lane), false); }, "col");
+  if (inner % kWarp != 0) {
+    llvm::Value* j = b.CreateAdd(e.i64(inner / kWarp * kWarp), lane);
+    e.ifThen(b.CreateICmpULT(j, e.i64(inner)), [&]() { visit(j, false); });
+  }
+}
+
+}  // namespace
 
 int ElementEmitter::warpReducedDimension(const HloInstruction* reduce) {
   if (reduce->opcode() != HloOpcode::kReduce || reduce->operandCount() != 2 || !reduce->shape().isArray() ||
@@ -62,30 +81,9 @@ void ElementEmitter::warpRowReduce(const std::vector<const HloInstruction*>& red
     }
     restoreCache(std::move(saved));
   };
-  visit(lane, true);  // inner >= 32: every lane has a first column
-  loop(
-      i64(1), i64(inner / kWarp),
-      [&](llvm::Value* step) { visit(m_b.CreateAdd(m_b.CreateMul(step, i64(kWarp)), lane), false); }, "col");
-  if (inner % kWarp != 0) {
-    llvm::Value* j = m_b.CreateAdd(i64(inner / kWarp * kWarp), lane);
-    llvm::BasicBlock* tail = llvm::BasicBlock::Create(m_context, "row_tail", m_function);
-    llvm::BasicBlock* after = llvm::BasicBlock::Create(m_context, "row_tail_done", m_function);
-    m_b.CreateCondBr(m_b.CreateICmpULT(j, i64(inner)), tail, after);
-    m_b.SetInsertPoint(tail);
-    visit(j, false);
-    m_b.CreateBr(after);
-    m_b.SetInsertPoint(after);
-  }
+  forLaneColumns(*this, lane, inner, visit);
   // Every lane of the warp reaches here (rows * 32 threads, blocks a multiple of 32): full-mask shuffles.
-  for (size_t k = 0; k < reduces.size(); ++k) {
-    const HloInstruction* reduce = reduces[k];
-    llvm::Type* type = partial[k]->getAllocatedType();
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      llvm::Value* mine = m_b.CreateLoad(type, partial[k]);
-      llvm::Value* theirs = shuffleXor(mine, offset);
-      m_b.CreateStore(applyComputation(reduce->toApply(), {mine, theirs}, reduce), partial[k]);
-    }
-  }
+  for (size_t k = 0; k < reduces.size(); ++k) warpCombine(reduces[k], partial[k]);
   llvm::BasicBlock* write = llvm::BasicBlock::Create(m_context, "row_write", m_function);
   m_b.CreateCondBr(m_b.CreateICmpEQ(lane, i64(0)), write, done);
   m_b.SetInsertPoint(write);
@@ -133,21 +131,10 @@ void ElementEmitter::warpNormalization(const std::vector<const HloInstruction*>&
     index.linear = m_b.CreateAdd(rowStart, j);
     return index;
   };
-  // Lane l visits columns l, l + 32, ... (inner >= 32: every lane has a first column).
-  auto strided = [&](const std::function<void(llvm::Value*, bool)>& visit) {
-    visit(lane, true);
-    loop(
-        i64(1), i64(inner / kWarp),
-        [&](llvm::Value* step) { visit(m_b.CreateAdd(m_b.CreateMul(step, i64(kWarp)), lane), false); }, "col");
-    if (inner % kWarp != 0) {
-      llvm::Value* j = m_b.CreateAdd(i64(inner / kWarp * kWarp), lane);
-      ifThen(m_b.CreateICmpULT(j, i64(inner)), [&]() { visit(j, false); });
-    }
-  };
   for (const HloInstruction* reduce : reductions) {
     llvm::AllocaInst* partial = entryAlloca(computeType(reduce->shape().elementType()));
     llvm::Type* type = partial->getAllocatedType();
-    strided([&](llvm::Value* j, bool first) {
+    forLaneColumns(*this, lane, inner, [&](llvm::Value* j, bool first) {
       auto saved = saveCache();
       llvm::Value* element = generate(reduce->operand(0), elementIndex(j));
       m_b.CreateStore(
@@ -156,15 +143,12 @@ void ElementEmitter::warpNormalization(const std::vector<const HloInstruction*>&
       restoreCache(std::move(saved));
     });
     // Every lane of the warp reaches the shuffles (blocks are whole warps); afterwards every lane has the total.
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      llvm::Value* mine = m_b.CreateLoad(type, partial);
-      m_b.CreateStore(applyComputation(reduce->toApply(), {mine, shuffleXor(mine, offset)}, reduce), partial);
-    }
+    warpCombine(reduce, partial);
     llvm::Value* init = generate(reduce->operand(1), Index{});
     m_cache[CacheKey{reduce, outer.dims}] =
         applyComputation(reduce->toApply(), {init, m_b.CreateLoad(type, partial)}, reduce);
   }
-  strided([&](llvm::Value* j, bool) {
+  forLaneColumns(*this, lane, inner, [&](llvm::Value* j, bool) {
     auto saved = saveCache();
     const Index index = elementIndex(j);
     for (const RowOutput& e : elementwise) {
@@ -180,6 +164,14 @@ void ElementEmitter::warpNormalization(const std::vector<const HloInstruction*>&
   }
   m_b.CreateBr(done);
   m_b.SetInsertPoint(done);
+}
+
+void ElementEmitter::warpCombine(const HloInstruction* reduce, llvm::AllocaInst* partial) {
+  llvm::Type* type = partial->getAllocatedType();
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    llvm::Value* mine = m_b.CreateLoad(type, partial);
+    m_b.CreateStore(applyComputation(reduce->toApply(), {mine, shuffleXor(mine, offset)}, reduce), partial);
+  }
 }
 
 llvm::Value* ElementEmitter::shuffleXor(llvm::Value* value, int offset) {
