@@ -218,6 +218,11 @@ TEST(StableLayoutTest, StagesOfMobilenetGrouped) {
 
 // The ungrouped graph (fusions collapsed): 2,000-2,900 nodes per stage, new edges drawn straight.
 TEST(StableLayoutTest, StagesOfMobilenetUngrouped) {
+#if defined(__SANITIZE_ADDRESS__)
+  // 6.7 min in the dev build, over 25 min under AddressSanitizer (Graphviz on 2-4k nodes per stage): the dev suite
+  // runs it; the grouped mobilenet and LLM steps cover the same code under the sanitizers.
+  GTEST_SKIP() << "too slow under AddressSanitizer; runs in the dev suite";
+#endif
   stepThroughStages(kMobilenet, false);
 }
 
