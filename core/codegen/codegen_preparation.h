@@ -9,8 +9,9 @@ namespace fusionscope::core {
 class HloModule;
 
 // The rewrites every compilation (CPU executable, nvptx bundle) needs before planning, whichever pipeline ran (`--pipeline=none`
-// included): batch norms expanded by `batch-norm-expander` (codegen has no batch-norm kernels; the presets
-// already ran it, so then nothing is left), then library fusions and calls inlined (inlineLibraryFusions).
+// included): batch norms and random-number generators expanded by `batch-norm-expander` and
+// `rng-bit-generator-expander` (codegen has no kernels of their own; the presets already ran both, so then
+// nothing is left), then library fusions and calls inlined (inlineLibraryFusions).
 // Returns the rewritten copy, or null when `module` needs none of it. Plan and compile the copy.
 StatusOr<std::unique_ptr<HloModule>> prepareForCodegen(const HloModule& module);
 

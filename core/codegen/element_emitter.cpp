@@ -538,24 +538,7 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
       if (dims.size() != 1) return fail(instruction, "concatenate without one dimension");
       return concatenate(instruction, index, dims[0], 0, 0);
     }
-    case HloOpcode::kBitcastConvert: {
-      // Same-width reinterpretation only (a width change reshapes the dimensions: not lowered). Through the
-      // storage representation, so f16/bf16 keep their exact bits.
-      const PrimitiveType from = instruction->operand(0)->shape().elementType();
-      if (from == PrimitiveType::kPred || type == PrimitiveType::kPred ||
-          elementByteSize(from) != elementByteSize(type) ||
-          instruction->operand(0)->shape().dimensions() != shape.dimensions()) {
-        return fail(instruction, "only same-width bitcast-convert between non-pred types");
-      }
-      llvm::Value* bits = toStorage(from, operandAt(instruction, 0, index));
-      if (bits->getType() != storageType(type)) bits = m_b.CreateBitCast(bits, storageType(type));
-      switch (type) {
-        case PrimitiveType::kF16: return m_b.CreateFPExt(bits, m_b.getFloatTy());
-        case PrimitiveType::kBF16:
-          return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateZExt(bits, m_b.getInt32Ty()), 16), m_b.getFloatTy());
-        default: return bits;
-      }
-    }
+    case HloOpcode::kBitcastConvert: return bitcastConvert(instruction, index);
     case HloOpcode::kPad: return pad(instruction, index);
     case HloOpcode::kReduce: return reduce(instruction, index);
     case HloOpcode::kDot: return dot(instruction, index);
@@ -579,6 +562,57 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
   }
   if (opcode == HloOpcode::kCopy) return operandAt(instruction, 0, index);
   return fail(instruction, "opcode not supported by the elemental emitter");
+}
+
+// XLA's bitcast-convert: the same bits under another element type. Between types of one width it is elementwise;
+// to a type k times narrower the result gains a last dimension of k parts, least significant first (little
+// endian, as XLA defines it); to a type k times wider the operand's last dimension of k parts is consumed. Bits
+// go through the storage representation, so f16/bf16 keep theirs exactly.
+llvm::Value* ElementEmitter::bitcastConvert(const HloInstruction* instruction, const Index& index) {
+  const HloInstruction* operand = instruction->operand(0);
+  const PrimitiveType from = operand->shape().elementType();
+  const PrimitiveType to = instruction->shape().elementType();
+  if (from == PrimitiveType::kPred || to == PrimitiveType::kPred) return fail(instruction, "bitcast-convert of pred");
+  const auto fromBits = static_cast<unsigned>(8 * elementByteSize(from));
+  const auto toBits = static_cast<unsigned>(8 * elementByteSize(to));
+  const std::vector<int64_t>& in = operand->shape().dimensions();
+  const std::vector<int64_t>& out = instruction->shape().dimensions();
+  auto bitsOf = [&](const Index& operandIndex) {
+    return m_b.CreateBitCast(toStorage(from, generate(operand, operandIndex)), m_b.getIntNTy(fromBits));
+  };
+  llvm::Value* bits = nullptr;
+  if (fromBits == toBits) {
+    if (in != out) return fail(instruction, "bitcast-convert changing the dimensions");
+    bits = bitsOf(index);
+  } else if (fromBits > toBits) {
+    const int64_t parts = fromBits / toBits;
+    if (out.empty() || out.back() != parts || std::vector<int64_t>(out.begin(), out.end() - 1) != in) {
+      return fail(instruction, "bitcast-convert to a narrower type needs the operand's dimensions plus one of the parts");
+    }
+    Index operandIndex{std::vector<llvm::Value*>(index.dims.begin(), index.dims.end() - 1), nullptr};
+    llvm::Value* shift = m_b.CreateMul(m_b.CreateZExtOrTrunc(index.dims.back(), m_b.getIntNTy(fromBits)),
+                                       llvm::ConstantInt::get(m_b.getIntNTy(fromBits), toBits));
+    bits = m_b.CreateTrunc(m_b.CreateLShr(bitsOf(operandIndex), shift), m_b.getIntNTy(toBits));
+  } else {
+    const int64_t parts = toBits / fromBits;
+    if (in.empty() || in.back() != parts || std::vector<int64_t>(in.begin(), in.end() - 1) != out) {
+      return fail(instruction, "bitcast-convert to a wider type needs a last operand dimension of the parts");
+    }
+    bits = llvm::ConstantInt::get(m_b.getIntNTy(toBits), 0);
+    for (int64_t part = 0; part < parts; ++part) {
+      Index operandIndex{index.dims, nullptr};
+      operandIndex.dims.push_back(i64(part));
+      llvm::Value* piece = m_b.CreateZExt(bitsOf(operandIndex), m_b.getIntNTy(toBits));
+      bits = m_b.CreateOr(bits, m_b.CreateShl(piece, static_cast<uint64_t>(part) * fromBits));
+    }
+  }
+  if (bits->getType() != storageType(to)) bits = m_b.CreateBitCast(bits, storageType(to));
+  switch (to) {
+    case PrimitiveType::kF16: return m_b.CreateFPExt(bits, m_b.getFloatTy());
+    case PrimitiveType::kBF16:
+      return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateZExt(bits, m_b.getInt32Ty()), 16), m_b.getFloatTy());
+    default: return bits;
+  }
 }
 
 llvm::Value* ElementEmitter::concatenate(const HloInstruction* instruction, const Index& index, int64_t dim,

@@ -404,6 +404,7 @@ class ElementEmitter {
                            int64_t offset);
 
   llvm::Value* pad(const HloInstruction* instruction, const Index& index);
+  llvm::Value* bitcastConvert(const HloInstruction* instruction, const Index& index);
   llvm::Value* clampedStart(const HloInstruction* instruction, int operand, int64_t maxStart);
   llvm::Value* dynamicUpdateSlice(const HloInstruction* instruction, const Index& index);
 

@@ -206,23 +206,38 @@ StatusOr<Value> evalConvert(const HloInstruction& inst, const Value& operand) {
 StatusOr<Value> reinterpretBits(const Value& operand, const Shape& shape) {
   PrimitiveType from = operand.elementType();
   PrimitiveType to = shape.elementType();
-  if (primitiveTypeBitWidth(from) != primitiveTypeBitWidth(to)) {
-    return Status::error(
-        fmt::format("reinterpreting {} as {} (different widths) is not supported", typeName(from), typeName(to)));
+  const int fromWidth = primitiveTypeBitWidth(from);
+  const int toWidth = primitiveTypeBitWidth(to);
+  const auto inCount = static_cast<size_t>(operand.elementCount());
+  const auto n = static_cast<size_t>(shape.elementCount());
+  // XLA's rule for a width change: a k times narrower type splits each element into k (a new last dimension),
+  // least significant part first; a k times wider one joins the operand's last dimension of k parts.
+  const bool widthsDivide = fromWidth > 0 && toWidth > 0 &&
+                            (fromWidth >= toWidth ? fromWidth % toWidth == 0 : toWidth % fromWidth == 0);
+  if (!widthsDivide || inCount * static_cast<size_t>(fromWidth) != n * static_cast<size_t>(toWidth)) {
+    return Status::error(fmt::format("reinterpreting {} {} as {} does not keep the bits", typeName(from),
+                                     operand.shape().toString(false), shape.toString(false)));
   }
-  FS_RETURN_IF_ERROR(checkOperandCount(operand, shape.elementCount(), 0, false));
-  auto n = static_cast<size_t>(shape.elementCount());
-  std::vector<uint64_t> bits(n);
-  int width = primitiveTypeBitWidth(from);
-  uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  for (size_t i = 0; i < n; ++i) {
+  auto maskOf = [](int width) { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; };
+  std::vector<uint64_t> in(inCount);
+  for (size_t i = 0; i < inCount; ++i) {
     if (operand.holdsFloats()) {
-      if (!floatToBits(from, operand.floatData()[i], bits[i])) {
+      if (!floatToBits(from, operand.floatData()[i], in[i])) {
         return Status::error(fmt::format("reinterpreting the bits of {} is not supported", typeName(from)));
       }
     } else {
-      bits[i] = static_cast<uint64_t>(operand.intData()[i]) & mask;
+      in[i] = static_cast<uint64_t>(operand.intData()[i]) & maskOf(fromWidth);
     }
+  }
+  std::vector<uint64_t> bits(n, 0);
+  if (fromWidth >= toWidth) {
+    const size_t parts = static_cast<size_t>(fromWidth / toWidth);
+    for (size_t i = 0; i < n; ++i) {
+      bits[i] = (in[i / parts] >> ((i % parts) * static_cast<size_t>(toWidth))) & maskOf(toWidth);
+    }
+  } else {
+    const size_t parts = static_cast<size_t>(toWidth / fromWidth);
+    for (size_t i = 0; i < inCount; ++i) bits[i / parts] |= in[i] << ((i % parts) * static_cast<size_t>(fromWidth));
   }
   if (isFloatingPoint(to)) {
     std::vector<double> out(n);

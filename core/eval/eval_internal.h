@@ -276,6 +276,10 @@ StatusOr<Value> evalBatchNormTraining(const HloInstruction& inst, Operands opera
 StatusOr<Value> evalBatchNormInference(const HloInstruction& inst, Operands operands);
 StatusOr<Value> evalBatchNormGrad(const HloInstruction& inst, Operands operands);
 
+// ---- random.cpp ---------------------------------------------------------------------------------------
+
+StatusOr<Value> evalRngBitGenerator(const HloInstruction& inst, Operands operands);
+
 // Shared checks.
 Status expectArray(const Value& v, std::string_view what);
 Status expectSameDims(const Value& v, const Shape& shape, std::string_view what);

@@ -78,7 +78,8 @@ bool isEvaluableOpcode(HloOpcode op) {
     case HloOpcode::kConvolution:
     case HloOpcode::kBatchNormTraining:
     case HloOpcode::kBatchNormInference:
-    case HloOpcode::kBatchNormGrad: return true;
+    case HloOpcode::kBatchNormGrad:
+    case HloOpcode::kRngBitGenerator: return true;
     default: return false;
   }
 }
@@ -265,6 +266,8 @@ class WorkEstimator {
       case HloOpcode::kBatchNormTraining:
       case HloOpcode::kBatchNormInference:
       case HloOpcode::kBatchNormGrad: return 4 * operandElements(0);
+      // Ten Philox rounds (twenty ThreeFry ones) per number.
+      case HloOpcode::kRngBitGenerator: return 40 * out;
       default: return out;
     }
   }

@@ -332,6 +332,7 @@ class Evaluator {
       case HloOpcode::kBatchNormTraining: return eval::evalBatchNormTraining(inst, operands);
       case HloOpcode::kBatchNormInference: return eval::evalBatchNormInference(inst, operands);
       case HloOpcode::kBatchNormGrad: return eval::evalBatchNormGrad(inst, operands);
+      case HloOpcode::kRngBitGenerator: return eval::evalRngBitGenerator(inst, operands);
       default: break;
     }
     if (eval::isEvaluableOpcode(op) && isElementwise(op)) return eval::evalElementwise(inst, operands);

@@ -48,7 +48,7 @@ StatusOr<EvalResult> evaluateModule(const HloModule& module, const std::vector<V
 std::vector<Value> randomArguments(const HloModule& module, uint64_t seed);
 
 // OK when every instruction of every computation reachable from the entry can be evaluated. Otherwise an
-// error listing what cannot, with counts: `cannot evaluate: unsupported opcode(s) rng-bit-generator (2),
+// error listing what cannot, with counts: `cannot evaluate: unsupported opcode(s) cholesky (2),
 // custom-call AwsNeuronGelu (1)`, followed where relevant by `; unsupported element type(s) c64 (1)` and
 // `; elided constant(s) (3)`.
 Status checkEvaluable(const HloModule& module);

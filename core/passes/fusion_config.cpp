@@ -13,7 +13,6 @@ FusionConfig fusionConfigFor(Backend backend) {
     // XLA's CPU backend (CpuInstructionFusion): loop fusion everywhere, reductions included; no multi-output
     // fusion and no fusion merger.
     config.maxOperands = 64;
-    config.maxFusedInstructions = 128;
     config.loopFusionOnly = true;
     config.multiOutputFusion = false;
   }

@@ -15,8 +15,10 @@ struct FusionConfig {
   Backend backend = Backend::kGpu;
   // Most operands (kernel parameters) a fusion may have.
   int maxOperands = 96;
-  // Most instructions inside one fusion (excluding parameters).
-  int maxFusedInstructions = 200;
+  // Most instructions inside one fusion (excluding parameters): a bound on the code one kernel becomes. XLA counts
+  // no instructions (its GPU backend bounds an IR size estimate); a generator's ThreeFry or Philox rounds alone
+  // are about 200 instructions, and they fuse with their consumer as in XLA.
+  int maxFusedInstructions = 512;
   // XLA CPU's loop fusion (cpu_fusion_rules.cpp): every fusion is kLoop (a reduce inside is computed per output
   // element), only plain instructions are fused into a consumer, and only an unbatched matrix-vector dot takes
   // an epilogue (an add, kOutput). Off: the gpu rules below.

@@ -18,6 +18,7 @@
 #include "core/passes/instruction_fusion.h"
 #include "core/passes/library_fusion.h"
 #include "core/passes/multi_output_fusion.h"
+#include "core/passes/rng_bit_generator_expander.h"
 #include "core/passes/softmax_fusion.h"
 #include "core/passes/tree_reduction.h"
 #include "core/passes/tuple_simplifier.h"
@@ -70,6 +71,9 @@ const std::vector<Registration>& registrations() {
       {{"batch-norm-expander",
         "batch-norm-training/-inference/-grad into broadcasts, elementwise ops and add reductions (as XLA)"},
        factory<BatchNormExpander>()},
+      {{"rng-bit-generator-expander",
+        "rng-bit-generator into the elementwise ThreeFry or Philox rounds that compute its numbers (as XLA)"},
+       factory<RngBitGeneratorExpander>()},
   };
   return kPasses;
 }
@@ -82,9 +86,11 @@ std::string knownNames() {
 
 std::unique_ptr<PassPipeline> simplification() {
   auto pipeline = std::make_unique<PassPipeline>("simplification");
-  // XLA expands batch norms (both backends, cuDNN aside) right after inlining, before its simplifier: the
-  // simplifier, cse and tuple-simplify then clean up the expansion in the same round, and fusion sees its ops.
-  for (const char* name : {"inline", "batch-norm-expander", "simplify", "cse", "tuple-simplify", "dce"}) {
+  // XLA expands batch norms (both backends, cuDNN aside) and random-number generators right after inlining,
+  // before its simplifier: the simplifier, cse and tuple-simplify then clean up the expansions in the same round,
+  // and fusion sees their ops.
+  for (const char* name :
+       {"inline", "batch-norm-expander", "rng-bit-generator-expander", "simplify", "cse", "tuple-simplify", "dce"}) {
     pipeline->addPass(std::move(createPass(name)).value());
   }
   // Inlining and folding expose more folding and sharing; a few rounds reach the fixed point in practice.

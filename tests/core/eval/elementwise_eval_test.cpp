@@ -427,6 +427,27 @@ TEST(ElementwiseEvalTest, BitcastConvertReinterpretsBits) {
   EXPECT_EQ(element(v, 4), "f32[2] {1, -2.5}");
 }
 
+// A width change splits or joins elements along a last dimension, least significant part first (XLA's rule, as
+// JAX's rng keys use it: u32[4] key data as u64[2]).
+TEST(ElementwiseEvalTest, BitcastConvertChangingTheWidthSplitsAndJoinsParts) {
+  Value v = evalValue(R"(
+    ENTRY e {
+      k = u32[2,2] constant({{1, 2}, {3, 4}})
+      joined = u64[2] bitcast-convert(k)
+      split = u32[2,2] bitcast-convert(joined)
+      f = f32[] constant(1)
+      halves = u16[2] bitcast-convert(f)
+      bytes = u8[2,2,4] bitcast-convert(k)
+      ROOT t = (u64[2], u32[2,2], u16[2], u8[2,2,4]) tuple(joined, split, halves, bytes)
+    })");
+  // numpy: np.array([[1, 2], [3, 4]], np.uint32).view(np.uint64) = [8589934593, 17179869187];
+  // np.float32(1).view(np.uint16) = [0, 16256].
+  EXPECT_EQ(element(v, 0), "u64[2] {8589934593, 17179869187}");
+  EXPECT_EQ(element(v, 1), "u32[2,2] {{1, 2}, {3, 4}}");
+  EXPECT_EQ(element(v, 2), "u16[2] {0, 16256}");
+  EXPECT_EQ(element(v, 3), "u8[2,2,4] {{{1, 0, 0, 0}, {2, 0, 0, 0}}, {{3, 0, 0, 0}, {4, 0, 0, 0}}}");
+}
+
 TEST(ElementwiseEvalTest, ReducePrecisionToF16Range) {
   Value v = evalValue(R"(
     ENTRY e {

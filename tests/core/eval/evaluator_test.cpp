@@ -529,18 +529,18 @@ TEST(ModuleEvalTest, ArgumentCountAndShapeAreChecked) {
 TEST(ModuleEvalTest, UnsupportedOpcodesAreNamedWithCounts) {
   std::string hlo = R"(
     ENTRY e {
-      s = u64[2] parameter(0)
-      g = (u64[2], u32[4]) rng-bit-generator(s), algorithm=rng_default
-      h = (u64[2], u32[4]) rng-bit-generator(s), algorithm=rng_default
+      a = f32[4,4] parameter(0)
+      g = f32[4,4] cholesky(a), lower=true
+      h = f32[4,4] cholesky(a), lower=false
       x = f32[4] parameter(1)
       c = f32[4] custom-call(x), custom_call_target="AwsNeuronGelu"
-      ROOT t = ((u64[2], u32[4]), (u64[2], u32[4]), f32[4]) tuple(g, h, c)
+      ROOT t = (f32[4,4], f32[4,4], f32[4]) tuple(g, h, c)
     })";
   StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(hlo);
   ASSERT_TRUE(module.ok()) << module.message();
   Status status = checkEvaluable(**module);
   EXPECT_EQ(status.message(),
-            "cannot evaluate: unsupported opcode(s) custom-call AwsNeuronGelu (1), rng-bit-generator (2)");
+            "cannot evaluate: unsupported opcode(s) cholesky (2), custom-call AwsNeuronGelu (1)");
   StatusOr<EvalResult> result = evaluateModule(**module, randomArguments(**module, 1));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.message(), status.message());

@@ -382,5 +382,26 @@ ENTRY e {
 })");
 }
 
+// Width changes (jax.random's rbg keys: u32[4] data as the generator's u64[2] state), unfused and fused with
+// their neighbours: a narrower type adds a last dimension of parts, a wider one consumes it.
+TEST(WindowOpsTest, WidthChangingBitcastConvertSplitsAndJoinsParts) {
+  expectAllAgree(R"(HloModule bc
+ENTRY e {
+  k = u32[3,2] parameter(0)
+  one = u32[] constant(1)
+  ones = u32[3,2] broadcast(one), dimensions={}
+  k1 = u32[3,2] add(k, ones)
+  wide = u64[3] bitcast-convert(k1)
+  x = f32[5] parameter(1)
+  halves = u16[5,2] bitcast-convert(x)
+  bytes = s8[3,8] bitcast-convert(wide)
+  h = f16[6,2] parameter(2)
+  f = f32[6] bitcast-convert(h)
+  d = f64[4] parameter(3)
+  words = s32[4,2] bitcast-convert(d)
+  ROOT t = (u64[3], u16[5,2], s8[3,8], f32[6], s32[4,2]) tuple(wide, halves, bytes, f, words)
+})");
+}
+
 }  // namespace
 }  // namespace fusionscope::core
