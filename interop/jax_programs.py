@@ -102,4 +102,20 @@ def mnist_step():
     return jax.jit(step), (jnp.zeros((784, 10)), jnp.zeros(10), x, y)
 
 
-PROGRAMS = {f.__name__: f for f in (mlp_train, attention, layernorm_gelu, conv_pool, loops, scan_rnn, mnist_step)}
+def dropout_mlp():
+    """Two-layer MLP with dropout on the hidden layer; the mask comes from jax.random's `rbg` generator, which
+    is XLA's rng-bit-generator (the key is passed as its u32[4] data)."""
+    def f(key_data, x, w1, w2):
+        key = jax.random.wrap_key_data(key_data, impl="rbg")
+        h = jax.nn.relu(x @ w1)
+        keep = jax.random.bernoulli(key, 0.9, h.shape)
+        h = jnp.where(keep, h / 0.9, 0.0)
+        return h @ w2
+
+    key_data = jax.random.key_data(jax.random.key(42, impl="rbg"))
+    return jax.jit(f), (key_data, jax.random.normal(_key(0), (64, 256)), jax.random.normal(_key(1), (256, 512)) * 0.05,
+                        jax.random.normal(_key(2), (512, 10)) * 0.05)
+
+
+PROGRAMS = {f.__name__: f for f in (mlp_train, attention, layernorm_gelu, conv_pool, loops, scan_rnn, mnist_step,
+                                     dropout_mlp)}

@@ -283,7 +283,8 @@ INSTANTIATE_TEST_SUITE_P(
         CorpusCase{"scan_rnn", "modules/scan_rnn.before.txt", "modules/scan_rnn.after.txt", 8, 1.0, 1.0},
         CorpusCase{"mnist_step", "mnist_step/fused/module_0018.jit_step.before_optimizations.txt",
                    "mnist_step/fused/module_0018.jit_step.cpu_after_optimizations.txt", 22, 1.0, 1.0},
-        CorpusCase{"tf_mnist", "modules/tf_mnist.before.txt", "modules/tf_mnist.after.txt", 40, 1.0, 1.0}),
+        CorpusCase{"tf_mnist", "modules/tf_mnist.before.txt", "modules/tf_mnist.after.txt", 40, 1.0, 1.0},
+        CorpusCase{"dropout_mlp", "modules/dropout_mlp.before.txt", "modules/dropout_mlp.after.txt", 6, 1.0, 1.0}),
     [](const ::testing::TestParamInfo<CorpusCase>& info) { return std::string(info.param.program); });
 
 }  // namespace
