@@ -47,6 +47,7 @@ struct RunCommands {
   int steps = 1000;
   std::vector<std::string> feeds;
   int threads = 0;
+  int vectorBytes = 0;  // 0: the host's vector registers
   uint64_t seed = 1;
   bool noCheck = false;
   bool json = false;
@@ -443,7 +444,7 @@ struct CheckOutcome {
 nlohmann::ordered_json runReport(const RunCommands& args, const core::ExecutionPlan& plan,
                                  const std::vector<core::ExecutionSpan>& spans,
                                  const std::vector<size_t>& iterationEnds, const std::vector<int64_t>& wallNs,
-                                 const CheckOutcome& outcome, int threads) {
+                                 const CheckOutcome& outcome, int threads, int vectorBytes) {
   std::vector<int64_t> kernelNs;
   std::map<std::string, std::vector<int64_t>> perKernel;
   size_t begin = 0;
@@ -464,6 +465,7 @@ nlohmann::ordered_json runReport(const RunCommands& args, const core::ExecutionP
   j["fusion"] = args.fusion;
   j["iterations"] = wallNs.size();
   j["threads"] = threads;
+  j["vector_bytes"] = vectorBytes;
   j["seed"] = args.seed;
   j["wall_ns_per_iteration"] = median(wallNs);
   j["kernel_ns_per_iteration"] = median(kernelNs);
@@ -535,6 +537,7 @@ int runRun(const RunCommands& args) {
   compileSpans.push_back({"passes (" + args.pipeline + ", fusion " + args.fusion + ")", "passes", passStart, nowNs()});
   core::CpuCompileOptions options;
   options.threads = args.threads;
+  options.vectorRegisterBytes = args.vectorBytes;
   options.interrupt = &g_interruptSignal;  // a while loop that never ends stops at Ctrl-C
   OutputDirectoryGuard dumpIrDirectory(args.dumpIr);
   if (!args.dumpIr.empty()) {
@@ -561,9 +564,10 @@ int runRun(const RunCommands& args) {
   const core::ExecutionPlan& plan = executable.plan();
   fmt::print(human,
              "{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); LLVM O3 {:.1f} ms, "
-             "JIT {:.1f} ms, {} threads\n",
+             "JIT {:.1f} ms, {} threads, kernels blocked for {}-byte vectors\n",
              plan.module, plan.kernels.size(), plan.buffers.size(), plan.peakBytes / 1e6,
-             plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount());
+             plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount(),
+             executable.vectorRegisterBytes());
 
   std::vector<core::ExecutionSpan> spans;
   std::vector<size_t> iterationEnds;
@@ -571,7 +575,9 @@ int runRun(const RunCommands& args) {
   CheckOutcome outcome;
   if (args.noCheck) outcome.reason = "--no-check";
   auto printReport = [&] {
-    fmt::print("{}\n", runReport(args, plan, spans, iterationEnds, wallNs, outcome, executable.threadCount()).dump(2));
+    fmt::print("{}\n", runReport(args, plan, spans, iterationEnds, wallNs, outcome, executable.threadCount(),
+                                 executable.vectorRegisterBytes())
+                           .dump(2));
   };
   if (args.loop) {
     int code = runLoop(args, executable, spans);
@@ -741,6 +747,12 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
                     "NAME=FILE.npy with --loop: a dataset of rows [N, ...]; each step feeds the next batch of them");
   c.run->add_option("--threads", c.threads, "Worker threads per kernel (0: all cores)")
       ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  c.run
+      ->add_option("--vector-bytes", c.vectorBytes,
+                   "Vector registers (bytes) to block dots and convolutions for: 0 the host's, or 16 (SSE), 32 (AVX2), "
+                   "64 (AVX-512) to see another CPU's tiling on this one")
+      ->check(CLI::IsMember({0, 16, 32, 64}))
       ->capture_default_str();
   c.run->add_option("--seed", c.seed, "Seed of the random inputs")->capture_default_str();
   c.run->add_flag("--no-check", c.noCheck, "Do not compare with the evaluator");

@@ -37,13 +37,19 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   const std::vector<int64_t> batchDims(dot->shape().dimensions().begin(),
                                        dot->shape().dimensions().begin() + batchRank);
   llvm::Type* acc = computeType(accType);
-  // Columns are computed in tiles of `width` (all n when n <= kVectorN): a tile row's accumulators are one
+  // Columns are computed in tiles of `width` (all n when n <= vectorN()): a tile row's accumulators are one
   // vector. Rows per block: enough independent FMA chains to hide FMA latency, few enough that a block's
-  // accumulators and partial sums stay in the 32 vector registers (AVX-512) with room for the rhs row.
-  const int64_t width = std::min(n, kVectorN);
-  const int64_t rowBlock = rowDotBlock(dot);
+  // partial sums stay in the vector registers with room for the rhs row (rowDotBlock).
+  const int64_t width = std::min(n, vectorN());
+  const int64_t rowBlock = rowDotBlock(dot, m_vectors);
   const int64_t fullTiles = n / width;
   const int64_t tailWidth = n % width;
+  // A tile of w columns is computed in vectors of padded(w) lanes, whole vector registers (MNIST's 10 columns as 16
+  // lanes): an odd-sized vector (<10 x float>) is split by LLVM into pieces that do not stay in registers on AVX2
+  // (its 100x10x784 dot took 230 us, Eigen 45). The extra lanes compute zeros and are never written.
+  const int64_t accBytes = elementByteSize(accType);
+  const int64_t lanes = std::max<int64_t>(1, m_vectors.registerBytes / accBytes);
+  auto padded = [&](int64_t w) { return (w + lanes - 1) / lanes * lanes; };
   // Per row of a block and tile width: its total and its partial sums (vectors), and a stack row of `width`
   // the epilogue reads the sums from.
   std::map<int64_t, std::vector<llvm::AllocaInst*>> totals;
@@ -58,13 +64,13 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
     };
     for (int64_t w : {width, tailWidth}) {
       if (w == 0 || totals.count(w) != 0) continue;
-      llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+      llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(padded(w)));
       for (int64_t r = 0; r < rowBlock; ++r) {
         totals[w].push_back(slot(vector));
         partials[w].push_back(slot(vector));
       }
     }
-    sums = slot(llvm::ArrayType::get(acc, static_cast<uint64_t>(width)));
+    sums = slot(llvm::ArrayType::get(acc, static_cast<uint64_t>(padded(width))));
   }
   auto toAcc = [&](PrimitiveType from, llvm::Value* v) -> llvm::Value* { return convert(from, accType, v); };
   // An operand's index: batch dimension `batch[b]` takes batch coordinate b, the contracting dimension `kk`,
@@ -107,21 +113,37 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   };
   // In transposed-rhs mode (below): the current batch's rhs as [k][n], in the accumulation type.
   llvm::Value* rhsScratch = nullptr;
-  // Columns [j0, j0 + w) of rhs row kk of the batch `batchIndex`, as one vector of accumulation-type values.
+  // While a packed tile is current (below): its k rows of padded(w) values, contiguous.
+  llvm::Value* rhsPacked = nullptr;
+  // w contiguous values at `pointer` as a vector of padded(w) lanes, the extra lanes zero (a masked load: no
+  // access past the w values).
+  auto loadColumns = [&](llvm::Value* pointer, int64_t w) -> llvm::Value* {
+    llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(padded(w)));
+    if (padded(w) == w) return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(accBytes));
+    std::vector<llvm::Constant*> mask;
+    for (int64_t j = 0; j < padded(w); ++j) mask.push_back(m_b.getInt1(j < w));
+    return m_b.CreateMaskedLoad(vector, pointer, llvm::Align(accBytes), llvm::ConstantVector::get(mask),
+                                llvm::Constant::getNullValue(vector));
+  };
+  // Columns [j0, j0 + w) of rhs row kk of the batch `batchIndex`, as one vector of padded(w) accumulation-type
+  // values.
   auto rhsTile = [&](const std::vector<llvm::Value*>& batchIndex, llvm::Value* kk, llvm::Value* j0,
                      int64_t w) -> llvm::Value* {
-    llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+    llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(padded(w)));
+    if (rhsPacked != nullptr) {
+      llvm::Value* pointer = m_b.CreateInBoundsGEP(acc, rhsPacked, m_b.CreateMul(kk, i64(padded(w))));
+      return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(accBytes));
+    }
     if (rhsScratch != nullptr) {  // the current batch's rhs, transposed to [k][n]
-      llvm::Value* pointer = m_b.CreateInBoundsGEP(acc, rhsScratch, m_b.CreateAdd(m_b.CreateMul(kk, i64(n)), j0));
-      return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(elementByteSize(accType)));
+      return loadColumns(m_b.CreateInBoundsGEP(acc, rhsScratch, m_b.CreateAdd(m_b.CreateMul(kk, i64(n)), j0)), w);
     }
     if (rhsContiguous) {
       const Index first = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, j0);
-      llvm::Value* pointer = m_b.CreateInBoundsGEP(storageType(rhs->shape().elementType()), rhsLeaf->second,
-                                                   linearize(first.dims, rhs->shape().dimensions()));
-      return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(elementByteSize(accType)));
+      return loadColumns(m_b.CreateInBoundsGEP(storageType(rhs->shape().elementType()), rhsLeaf->second,
+                                               linearize(first.dims, rhs->shape().dimensions())),
+                         w);
     }
-    llvm::Value* tile = llvm::PoisonValue::get(vector);
+    llvm::Value* tile = llvm::Constant::getNullValue(vector);
     for (int64_t j = 0; j < w; ++j) {
       const Index index =
           operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, m_b.CreateAdd(j0, i64(j)));
@@ -170,7 +192,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
                              physicalStrides(rhs->shape()) == rowMajorStrides(rhs->shape().dimensions()) &&
                              physicalStrides(lhs->shape()) == rowMajorStrides(lhs->shape().dimensions());
   if (innerProducts) {
-    const int64_t lanes = 64 / elementByteSize(accType);  // one AVX-512 register
+    const int64_t lanes = m_vectors.registerBytes / elementByteSize(accType);  // one vector register
     llvm::Type* laneVector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(lanes));
     llvm::AllocaInst* partial = entryAlloca(laneVector);
     llvm::AllocaInst* total = entryAlloca(acc);
@@ -241,7 +263,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   // Rows first .. first + rows - 1, columns [j0, j0 + w): each rhs tile load is shared by the rows when they
   // share a batch (always without batch dimensions; with them, each row loads its own batch's rhs tile).
   auto block = [&](llvm::Value* first, int64_t rows, llvm::Value* j0, int64_t w) {
-    llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(w));
+    llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(padded(w)));
     const std::vector<llvm::AllocaInst*>& total = totals[w];
     const std::vector<llvm::AllocaInst*>& partial = partials[w];
     std::vector<RowCoordinates> rowCoordinates;
@@ -262,7 +284,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
               llvm::Value* a = toAcc(lhs->shape().elementType(), generate(lhs, lhsIndex));
               llvm::Value* tile = shared != nullptr ? shared : rhsTile(c.batchIndex, kk, j0, w);
               llvm::AllocaInst* slot = partial[static_cast<size_t>(r)];
-              llvm::Value* broadcast = m_b.CreateVectorSplat(static_cast<unsigned>(w), a);
+              llvm::Value* broadcast = m_b.CreateVectorSplat(static_cast<unsigned>(padded(w)), a);
               m_b.CreateStore(intrinsic(llvm::Intrinsic::fmuladd, {broadcast, tile, m_b.CreateLoad(vector, slot)}),
                               slot);
             }
@@ -293,31 +315,73 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
       writeRow(rowCoordinates[static_cast<size_t>(r)], j0, w);
     }
   };
-  // Rows `first` .. `first + rows - 1` over every column tile: the full tiles in a loop, then the narrower
-  // tail tile.
-  auto rowsAllColumns = [&](llvm::Value* first, int64_t rows) {
-    loop(
-        i64(0), i64(fullTiles), [&](llvm::Value* t) { block(first, rows, m_b.CreateMul(t, i64(width)), width); },
-        "tile");
-    if (tailWidth != 0) block(first, rows, i64(fullTiles * width), tailWidth);
-  };
-  // Whole blocks of rowBlock rows, then what remains in blocks of halving size (4 + 2 + 1 for 7 rows left, not
-  // 7 single-row FMA chains bound by FMA latency); the last size, 1, takes every row still left.
-  auto rowsRange = [&](llvm::Value* lo, llvm::Value* hi) {
+  // Rows [lo, hi) of the column tile [j0, j0 + w): whole blocks of rowBlock rows, then what remains in blocks of
+  // halving size (4 + 2 + 1 for 7 rows left, not 7 single-row FMA chains bound by FMA latency); the last size, 1,
+  // takes every row still left.
+  auto rowsOfTile = [&](llvm::Value* lo, llvm::Value* hi, llvm::Value* j0, int64_t w) {
     llvm::Value* blocks = m_b.CreateUDiv(m_b.CreateSub(hi, lo), i64(rowBlock));
     loop(
         i64(0), blocks,
-        [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(lo, m_b.CreateMul(b, i64(rowBlock))), rowBlock); },
+        [&](llvm::Value* b) { block(m_b.CreateAdd(lo, m_b.CreateMul(b, i64(rowBlock))), rowBlock, j0, w); },
         "rowblock");
     llvm::Value* next = m_b.CreateAdd(lo, m_b.CreateMul(blocks, i64(rowBlock)));
     for (int64_t size = rowBlock / 2; size >= 1; size /= 2) {
       llvm::Value* count = m_b.CreateUDiv(m_b.CreateSub(hi, next), i64(size));
       llvm::Value* first = next;
       loop(
-          i64(0), count,
-          [&](llvm::Value* b) { rowsAllColumns(m_b.CreateAdd(first, m_b.CreateMul(b, i64(size))), size); }, "rowtail");
+          i64(0), count, [&](llvm::Value* b) { block(m_b.CreateAdd(first, m_b.CreateMul(b, i64(size))), size, j0, w); },
+          "rowtail");
       next = m_b.CreateAdd(next, m_b.CreateMul(count, i64(size)));
     }
+  };
+  // The range's rows in groups whose lhs rows stay in the L2 cache (kDotRowGroupBytes); per group, each column
+  // tile over all the group's rows. When the rows of a block share their rhs tile (no batch dimensions, or the
+  // transposed scratch of one batch) and the dot has more rows than one block, the tile's k rows of w columns are
+  // first packed into a contiguous stack scratch of k x padded(w) (BLAS's packing of B): the row blocks then
+  // stream it from L1/L2 at unit stride, where the rhs rows themselves lie n elements apart and, for n a multiple
+  // of 1024 f32, all fall into the same few cache sets (256x1024x1024: the tile thrashed even L2). Packing costs
+  // one pass over the tile per group; a single-block dot (a matrix-vector product) reads the rhs directly.
+  const int64_t groupRows =
+      std::max<int64_t>(rowBlock, kDotRowGroupBytes / std::max<int64_t>(1, k * accBytes) / rowBlock * rowBlock);
+  const bool pack = (batchRank == 0 || transposeRhs) && m > rowBlock && k * padded(width) * accBytes <= kDotPackedBytes;
+  llvm::AllocaInst* packed = nullptr;
+  if (pack) {
+    llvm::IRBuilder<> entry(&m_function->getEntryBlock(), m_function->getEntryBlock().begin());
+    packed = entry.CreateAlloca(llvm::ArrayType::get(acc, static_cast<uint64_t>(k * padded(width))));
+    packed->setAlignment(llvm::Align(64));
+  }
+  // Rows [lo, hi) of the tile [j0, j0 + w), packed first when `pack`.
+  auto tileRows = [&](llvm::Value* lo, llvm::Value* hi, llvm::Value* j0, int64_t w) {
+    if (!pack) {
+      rowsOfTile(lo, hi, j0, w);
+      return;
+    }
+    loop(
+        i64(0), i64(k),
+        [&](llvm::Value* kk) {
+          m_b.CreateAlignedStore(rhsTile({}, kk, j0, w),
+                                 m_b.CreateInBoundsGEP(acc, packed, m_b.CreateMul(kk, i64(padded(w)))),
+                                 llvm::Align(accBytes));
+        },
+        "pack");
+    rhsPacked = packed;
+    rowsOfTile(lo, hi, j0, w);
+    rhsPacked = nullptr;
+  };
+  auto rowsRange = [&](llvm::Value* lo, llvm::Value* hi) {
+    llvm::Value* groups = m_b.CreateUDiv(m_b.CreateAdd(m_b.CreateSub(hi, lo), i64(groupRows - 1)), i64(groupRows));
+    loop(
+        i64(0), groups,
+        [&](llvm::Value* g) {
+          llvm::Value* groupLo = m_b.CreateAdd(lo, m_b.CreateMul(g, i64(groupRows)));
+          llvm::Value* groupEnd = m_b.CreateAdd(groupLo, i64(groupRows));
+          llvm::Value* groupHi = m_b.CreateSelect(m_b.CreateICmpSLT(groupEnd, hi), groupEnd, hi);
+          loop(
+              i64(0), i64(fullTiles),
+              [&](llvm::Value* t) { tileRows(groupLo, groupHi, m_b.CreateMul(t, i64(width)), width); }, "tile");
+          if (tailWidth != 0) tileRows(groupLo, groupHi, i64(fullTiles * width), tailWidth);
+        },
+        "rowgroup");
   };
   // The rhs contracted on its innermost dimension and small enough (a transposed weight, attention's k): per batch
   // the range touches, its [n][k] matrix is copied once into a stack scratch as [k][n], and the rows read their

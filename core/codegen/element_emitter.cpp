@@ -587,7 +587,8 @@ llvm::Value* ElementEmitter::bitcastConvert(const HloInstruction* instruction, c
   } else if (fromBits > toBits) {
     const int64_t parts = fromBits / toBits;
     if (out.empty() || out.back() != parts || std::vector<int64_t>(out.begin(), out.end() - 1) != in) {
-      return fail(instruction, "bitcast-convert to a narrower type needs the operand's dimensions plus one of the parts");
+      return fail(instruction,
+                  "bitcast-convert to a narrower type needs the operand's dimensions plus one of the parts");
     }
     Index operandIndex{std::vector<llvm::Value*>(index.dims.begin(), index.dims.end() - 1), nullptr};
     llvm::Value* shift = m_b.CreateMul(m_b.CreateZExtOrTrunc(index.dims.back(), m_b.getIntNTy(fromBits)),

@@ -46,8 +46,8 @@ struct Index {
 // parameters are bound scalars, and everything else is computed from operands at derived indices.
 class ElementEmitter {
  public:
-  ElementEmitter(llvm::Module& module, KernelTarget target)
-      : m_module(module), m_context(module.getContext()), m_b(m_context), m_target(target) {}
+  ElementEmitter(llvm::Module& module, KernelTarget target, VectorUnit vectors = {})
+      : m_module(module), m_context(module.getContext()), m_b(m_context), m_target(target), m_vectors(vectors) {}
 
   Status status() const { return m_status; }
   llvm::IRBuilder<>& builder() { return m_b; }
@@ -223,7 +223,7 @@ class ElementEmitter {
   // summed in chunks of kDotChunk (each in increasing k order into a fresh partial sum, then added to the total),
   // each term as a fused multiply-add where the CPU has one (llvm.fmuladd). The evaluator
   // sums in double, so an f32 dot differs from it by the f32 rounding of K partial sums (see docs/CODEGEN.md).
-  // Loop structure (what LLVM vectorises): columns in tiles of up to kVectorN, each tile row's accumulators one
+  // Loop structure (what LLVM vectorises): columns in tiles of up to vectorN(), each tile row's accumulators one
   // LLVM vector kept in registers across the k loop (broadcast the lhs element, load the rhs tile as a vector,
   // one vector FMA per row: on AVX-512 a vfmadd231ps with an embedded broadcast); rows register-blocked, up to 8
   // at a time sharing each rhs tile load, the remaining rows in blocks of halving size.
@@ -235,20 +235,32 @@ class ElementEmitter {
     const int64_t n = dot->shape().dimension(dot->shape().rank() - 1);
     return n == 0 ? 0 : dot->shape().elementCount() / n;
   }
-  static constexpr int64_t kVectorN = 32;
-  // Rows per register block: enough independent FMA chains to hide FMA latency, few enough that a block's
-  // accumulators and partial sums stay in the 32 vector registers (AVX-512) with room for the rhs tile.
-  static int64_t rowDotBlock(const HloInstruction* dot) {
+  // Columns per tile of the blocked kernels: two vector registers of f32 (32 on AVX-512, 16 on AVX2, 8 on SSE).
+  static int64_t vectorN(VectorUnit vectors) { return 2 * vectors.registerBytes / 4; }
+  int64_t vectorN() const { return vectorN(m_vectors); }
+  // Vector registers one row of a row dot's column tile takes (its partial sums).
+  static int64_t rowDotRegistersPerRow(const HloInstruction* dot, VectorUnit vectors) {
     const int64_t n = dot->shape().dimension(dot->shape().rank() - 1);
-    const int64_t width = std::clamp<int64_t>(n, 1, kVectorN);
+    const int64_t width = std::clamp<int64_t>(n, 1, vectorN(vectors));
     const int64_t bytes = elementByteSize(dotAccumulationType(dot->shape().elementType()));
-    const int64_t registersPerRow = (width * bytes + 63) / 64;
-    return std::clamp<int64_t>(12 / registersPerRow, 1, 8);
+    return (width * bytes + vectors.registerBytes - 1) / vectors.registerBytes;
+  }
+  // Rows per register block: enough independent FMA chains to hide FMA latency, few enough that a block's
+  // partial sums stay in registers with room for the rhs tile and the broadcast lhs element: at most 12
+  // accumulator registers, and no more than the register file minus four (AVX-512: 6 rows of 2 zmm; AVX2: the
+  // classic 6x16 block of 12 ymm, the rhs tile's 2 and the broadcast making 15 of 16).
+  static int64_t rowDotBlock(const HloInstruction* dot, VectorUnit vectors) {
+    const int64_t budget = std::min<int64_t>(12, vectors.registers - 4);
+    return std::clamp<int64_t>(budget / rowDotRegistersPerRow(dot, vectors), 1, 8);
   }
   // Terms summed into a fresh partial sum before it is added to the row's total: bounds the f32 rounding error
   // growth by about kDotChunk + K / kDotChunk roundings instead of K (blocked summation, as k-blocked BLAS
   // kernels get for free), at one vector add per row per chunk.
   static constexpr int64_t kDotChunk = 32;
+  // The lhs rows a row dot keeps in the L2 cache while it walks the column tiles over them (see rowsRange).
+  static constexpr int64_t kDotRowGroupBytes = 128 * 1024;
+  // The largest rhs tile (k x padded columns) a row dot packs into a stack scratch (see rowsRange).
+  static constexpr int64_t kDotPackedBytes = 256 * 1024;
   // The accumulation type of a dot producing `type`.
   static PrimitiveType dotAccumulationType(PrimitiveType type);
   // `root` is the dot itself or an elementwise epilogue over it (bias add, ReLU: a kOutput fusion): each output
@@ -277,7 +289,7 @@ class ElementEmitter {
     return features == 0 ? 0 : convolution->shape().elementCount() / features;
   }
   // Output pixels [begin, end) of `convolution`, written through `root` (the convolution or an elementwise
-  // epilogue of it, as rowDot's): per pixel and tile of up to kVectorN output features, one vector accumulator;
+  // epilogue of it, as rowDot's): per pixel and tile of up to vectorN() output features, one vector accumulator;
   // per kernel position inside the input and per input feature, the input element broadcast times the kernel's
   // contiguous row of output features (one vector load when the kernel is an f32 argument buffer) in one vector
   // llvm.fmuladd. The terms are summed in the elemental order (kernel positions row-major, input features
@@ -439,6 +451,7 @@ class ElementEmitter {
   llvm::LLVMContext& m_context;
   llvm::IRBuilder<> m_b;
   KernelTarget m_target;
+  VectorUnit m_vectors;
   llvm::Function* m_function = nullptr;
   Status m_status;
   std::unordered_map<const HloInstruction*, llvm::Value*> m_leaves;

@@ -140,9 +140,10 @@ std::optional<WarpNormalizationPlan> warpNormalizationPlan(const std::vector<con
 
 }  // namespace
 
-StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, KernelTarget target, llvm::Module& module) {
+StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, KernelTarget target, llvm::Module& module,
+                                                 VectorUnit vectors) {
   llvm::LLVMContext& context = module.getContext();
-  ElementEmitter emitter(module, target);
+  ElementEmitter emitter(module, target, vectors);
   llvm::IRBuilder<>& b = emitter.builder();
   std::vector<EmittedKernel> emitted;
   llvm::Type* ptrType = llvm::PointerType::get(context, 0);
@@ -321,7 +322,7 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       const int64_t k =
           rowDot->operand(0)->shape().dimension(static_cast<int>(rowDot->attributes().dot->lhsContracting[0]));
       emitted.push_back({kernel.name, ElementEmitter::rowDotRows(rowDot), rowDot->shape().dimensions().back() * k,
-                         ElementEmitter::rowDotBlock(rowDot)});
+                         ElementEmitter::rowDotBlock(rowDot, vectors)});
       continue;
     }
     // (reduce(e) over rows, e): one loop over rows computes each row of e once, writes it and reduces it.

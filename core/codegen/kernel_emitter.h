@@ -18,6 +18,16 @@ namespace fusionscope::core {
 
 enum class KernelTarget { kCpu, kNvptx };
 
+// The CPU vector registers the blocked kernels (row dots, row convolutions) size their tiles for: two registers
+// of f32 lanes per tile row, as many rows as leave room for the rhs tile and the broadcast operand. The default
+// is AVX-512 (32 registers of 64 bytes); an AVX/AVX2 host has 16 of 32 bytes and an SSE-only one 16 of 16
+// (hostVectorUnit in cpu_executable.cpp reads them off the JIT's target). Tiles sized for AVX-512 on an AVX2 host
+// need twice the registers it has and spill in the innermost loop (64x512x256 f32 dot: 692 us against 150).
+struct VectorUnit {
+  int registerBytes = 64;
+  int registers = 32;
+};
+
 // Launch facts of one emitted kernel (for the NVPTX bundle: the element range its threads cover).
 struct EmittedKernel {
   std::string name;
@@ -34,7 +44,9 @@ struct EmittedKernel {
 // elements than the range cover the proportional part), so the range can be split across threads.
 // NVPTX: `void name(ptr addrspace(1) arg0, ...)`, one thread per element of the range, guarded by the count.
 // Fails, naming the instruction and opcode, on anything the elemental emitter cannot lower.
-StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, KernelTarget target, llvm::Module& module);
+// `vectors`: the CPU's vector registers (ignored for NVPTX).
+StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, KernelTarget target, llvm::Module& module,
+                                                 VectorUnit vectors = {});
 
 // Kernel argument count: inputs then outputs.
 inline int kernelArgumentCount(const PlanKernel& kernel) {

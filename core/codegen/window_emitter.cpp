@@ -483,7 +483,7 @@ void ElementEmitter::rowConvolution(const HloInstruction* convolution, const Hlo
   const int64_t kernelIn = rhs->shape().dimension(static_cast<int>(labels->rhsInput));
   if (features == 0) return;
   const std::vector<int64_t> pixelDims(outDims.begin(), outDims.end() - 1);
-  const int64_t width = std::min(features, kVectorN);
+  const int64_t width = std::min(features, vectorN());
   const int64_t fullTiles = features / width;
   const int64_t tailWidth = features % width;
   std::map<int64_t, llvm::AllocaInst*> accumulators;

@@ -17,6 +17,7 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -43,6 +44,24 @@ int64_t nowNs() {
 
 std::string llvmErrorText(llvm::Error error) {
   return llvm::toString(std::move(error));
+}
+
+// The vector registers of the CPU the JIT compiles for (x86: AVX-512, AVX/AVX2, else SSE's), or those of
+// `registerBytes` when set (16, 32 or 64: another x86 generation's).
+StatusOr<VectorUnit> vectorUnitFor(const llvm::TargetMachine& machine, int registerBytes) {
+  if (registerBytes == 0) {
+    const llvm::MCSubtargetInfo* info = machine.getMCSubtargetInfo();
+    if (info != nullptr && info->checkFeatures("+avx512f")) return VectorUnit{64, 32};
+    if (info != nullptr && info->checkFeatures("+avx")) return VectorUnit{32, 16};
+    return VectorUnit{16, 16};
+  }
+  switch (registerBytes) {
+    case 64: return VectorUnit{64, 32};
+    case 32: return VectorUnit{32, 16};
+    case 16: return VectorUnit{16, 16};
+    default:
+      return Status::error(fmt::format("vector registers of {} bytes: 16, 32 or 64 (0 for the host's)", registerBytes));
+  }
 }
 
 }  // namespace
@@ -85,6 +104,9 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine = builder->createTargetMachine();
   if (!machine) return Status::error("cannot create the host target machine: " + llvmErrorText(machine.takeError()));
+  StatusOr<VectorUnit> vectors = vectorUnitFor(**machine, options.vectorRegisterBytes);
+  if (!vectors.ok()) return vectors.status();
+  executable->m_vectorRegisterBytes = vectors->registerBytes;
   auto jit = std::make_unique<Jit>();
   jit->machine = std::move(*machine);
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> lljit =
@@ -133,7 +155,7 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     llvmModule->setDataLayout(layout);
     llvmModule->setTargetTriple(jit->machine->getTargetTriple().str());
     int64_t start = nowNs();
-    StatusOr<std::vector<EmittedKernel>> emitted = emitKernels(single, KernelTarget::kCpu, *llvmModule);
+    StatusOr<std::vector<EmittedKernel>> emitted = emitKernels(single, KernelTarget::kCpu, *llvmModule, *vectors);
     if (!emitted.ok()) return emitted.status();
     if (Status verified = verifyLlvmModule(*llvmModule); !verified.ok()) {
       return Status::error(kernel.name + ": " + verified.message());

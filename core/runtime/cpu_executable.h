@@ -21,6 +21,10 @@ struct CpuCompileOptions {
   int64_t minParallelRange = 4096;
   // Vectorise math calls through glibc's libmvec when it can be loaded.
   bool vectorMath = true;
+  // The vector register width (bytes) the blocked kernels (row dots, row convolutions) size their tiles for: 0 for
+  // the host's (64 with AVX-512, 32 with AVX/AVX2, else 16), or 16, 32 or 64 to emit them as for such a CPU (the
+  // code still runs on this one: LLVM splits wider vectors). Tests use it to cover every tiling on any host.
+  int vectorRegisterBytes = 0;
   // When set, each kernel's optimised LLVM IR is written to DIR/KERNEL.ll (the directory must exist).
   std::string dumpIrDirectory;
   // When set, checked before every iteration of a while loop: once nonzero, execute() stops and fails (a loop
@@ -57,6 +61,8 @@ class CpuExecutable {
   // Emit, optimise and JIT spans, one of each per kernel.
   const std::vector<ExecutionSpan>& compileSpans() const { return m_compileSpans; }
   int threadCount() const;
+  // The vector register width (bytes) the kernels were blocked for (CpuCompileOptions::vectorRegisterBytes).
+  int vectorRegisterBytes() const { return m_vectorRegisterBytes; }
 
   // Copies an argument into parameter `index`'s buffer (shape must be compatible).
   Status setParameter(int64_t index, const Value& value);
@@ -91,6 +97,7 @@ class CpuExecutable {
 
   ExecutionPlan m_plan;
   CpuCompileOptions m_options;
+  int m_vectorRegisterBytes = 64;
   std::unique_ptr<Jit> m_jit;
   std::unique_ptr<ThreadPool> m_pool;
   Status runSteps(const std::vector<PlanStep>& steps, std::vector<ExecutionSpan>* spans);

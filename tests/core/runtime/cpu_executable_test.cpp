@@ -389,6 +389,53 @@ ENTRY e {
 })");
 }
 
+// The blocked kernels sized for each x86 generation's vector registers (SSE 16 bytes, AVX2 32, AVX-512 64: tiles of
+// 8, 16 or 32 columns, 6 rows of two registers) compute the same on any host: n below, at and between the tile
+// widths, rows not a multiple of the block, f64 (four registers a row), batch dims, an epilogue, and a row
+// convolution (NHWC/HWIO) whose features span several tiles.
+TEST(CpuExecutableTest, BlockedKernelsMatchTheEvaluatorForEveryVectorWidth) {
+  std::unique_ptr<HloModule> module = parse(R"(HloModule widths
+ENTRY e {
+  x = f32[37,70] parameter(0)
+  w10 = f32[70,10] parameter(1)
+  d10 = f32[37,10] dot(x, w10), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  w40 = f32[70,40] parameter(2)
+  d40 = f32[37,40] dot(x, w40), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b40 = f32[40] parameter(3)
+  bb = f32[37,40] broadcast(b40), dimensions={1}
+  e40 = f32[37,40] add(d40, bb)
+  w100 = f32[70,100] parameter(4)
+  d100 = f32[37,100] dot(x, w100), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  f = f64[13,50] parameter(5)
+  fw = f64[50,21] parameter(6)
+  fd = f64[13,21] dot(f, fw), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  a = f32[3,9,70] parameter(7)
+  b = f32[3,70,24] parameter(8)
+  bd = f32[3,9,24] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  img = f32[2,7,7,5] parameter(9)
+  k = f32[3,3,5,40] parameter(10)
+  conv = f32[2,7,7,40] convolution(img, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[37,10], f32[37,40], f32[37,100], f64[13,21], f32[3,9,24], f32[2,7,7,40]) tuple(d10, e40, d100, fd, bd, conv)
+})");
+  ASSERT_NE(module, nullptr);
+  std::unique_ptr<HloModule> fused = runPipelineOn(*module, "cpu");
+  for (int bytes : {16, 32, 64}) {
+    EXPECT_EQ(compareWithEvaluator(*module, 7, 2, bytes), "") << bytes << "-byte vectors, unfused";
+    EXPECT_EQ(compareWithEvaluator(*fused, 7, 2, bytes), "") << bytes << "-byte vectors, cpu preset";
+  }
+  CpuCompileOptions host;
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*module, host);
+  ASSERT_TRUE(executable.ok()) << executable.message();
+  EXPECT_TRUE((*executable)->vectorRegisterBytes() == 16 || (*executable)->vectorRegisterBytes() == 32 ||
+              (*executable)->vectorRegisterBytes() == 64)
+      << (*executable)->vectorRegisterBytes();
+  CpuCompileOptions odd;
+  odd.vectorRegisterBytes = 24;
+  StatusOr<std::unique_ptr<CpuExecutable>> refused = CpuExecutable::compile(*module, odd);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("vector registers of 24 bytes"), std::string::npos) << refused.message();
+}
+
 // A large rhs contracted on its innermost dimension (attention's q·kᵀ with 160 keys of depth 128, a 2-D [300, 96]
 // rhs whose values are computed, with a bias epilogue): the cpu preset transposes it once before the dot
 // (`dot-rhs-transpose`), the other paths read it as inner products; all agree with the evaluator.

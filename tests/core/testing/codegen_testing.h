@@ -22,15 +22,19 @@
 namespace fusionscope::testing {
 
 // Runs `module` with seeded random arguments on the CPU and in the evaluator; returns "" when they agree.
-inline std::string compareWithEvaluator(const core::HloModule& module, uint64_t seed = 7, int threads = 2) {
+// `vectorBytes`: CpuCompileOptions::vectorRegisterBytes (0: the host's).
+inline std::string compareWithEvaluator(const core::HloModule& module, uint64_t seed = 7, int threads = 2,
+                                        int vectorBytes = 0) {
   std::vector<core::Value> arguments = core::randomArguments(module, seed);
   StatusOr<core::EvalResult> expected = core::evaluateModule(module, arguments);
   if (!expected.ok()) return "evaluator: " + expected.message();
   core::CpuCompileOptions options;
   options.threads = threads;
   options.minParallelRange = 16;  // exercise the split ranges even on small shapes
+  options.vectorRegisterBytes = vectorBytes;
   StatusOr<std::unique_ptr<core::CpuExecutable>> executable = core::CpuExecutable::compile(module, options);
   if (!executable.ok()) return "compile: " + executable.message();
+  if (vectorBytes != 0 && (*executable)->vectorRegisterBytes() != vectorBytes) return "not blocked as asked";
   StatusOr<core::Value> actual = (*executable)->run(arguments);
   if (!actual.ok()) return "run: " + actual.message();
   // compareWithReference: elementwise toleranceFor, normwise for f32-accumulated dots (see its comment).
