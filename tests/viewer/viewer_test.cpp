@@ -415,7 +415,9 @@ void expectNonTrivial(const QImage& image, const std::string& what) {
 
 TEST_F(ViewerTest, ScreenshotsOfThreeStagesAreNotBlank) {
   ASSERT_TRUE(openAndWait(*window, kMnist));
-  QDir out(QDir::currentPath());
+  // Kept for a look after the run, in the temp directory (the working directory may be the source tree).
+  QDir out(QDir::temp().filePath(QStringLiteral("fusionscope_viewer_screenshots")));
+  ASSERT_TRUE(out.mkpath(QStringLiteral("."))) << out.path().toStdString();
   for (int position : {0, 1, 2}) {
     ASSERT_TRUE(showStage(*window, position));
     QImage image = window->grab().toImage();
