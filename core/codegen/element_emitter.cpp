@@ -234,7 +234,6 @@ llvm::Value* ElementEmitter::integerUnary(const HloInstruction* instruction, Pri
 }
 
 llvm::Value* ElementEmitter::floatBinary(const HloInstruction* instruction, llvm::Value* x, llvm::Value* y) {
-  llvm::Type* type = x->getType();
   switch (instruction->opcode()) {
     case HloOpcode::kAdd: return m_b.CreateFAdd(x, y);
     case HloOpcode::kSubtract: return m_b.CreateFSub(x, y);
@@ -246,14 +245,38 @@ llvm::Value* ElementEmitter::floatBinary(const HloInstruction* instruction, llvm
       return m_target == KernelTarget::kNvptx ? mathCall("pow", {x, y}) : intrinsic(llvm::Intrinsic::pow, {x, y});
     case HloOpcode::kAtan2: return mathCall("atan2", {x, y});
     case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum: {
-      // XLA: NaN if either is NaN, else the larger (smaller); ties keep the second operand.
-      llvm::Value* pick =
-          instruction->opcode() == HloOpcode::kMaximum ? m_b.CreateFCmpOGT(x, y) : m_b.CreateFCmpOLT(x, y);
-      llvm::Value* r = m_b.CreateSelect(pick, x, y);
-      return m_b.CreateSelect(m_b.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(type), r);
-    }
+    case HloOpcode::kMinimum: return floatMaxMin(instruction->opcode() == HloOpcode::kMaximum, x, y);
     default: return fail(instruction, "no floating-point lowering");
+  }
+}
+
+// XLA: NaN if either is NaN, else the larger (smaller); ties keep the second operand. Scalars or vectors.
+llvm::Value* ElementEmitter::floatMaxMin(bool maximum, llvm::Value* x, llvm::Value* y) {
+  llvm::Value* pick = maximum ? m_b.CreateFCmpOGT(x, y) : m_b.CreateFCmpOLT(x, y);
+  llvm::Value* r = m_b.CreateSelect(pick, x, y);
+  return m_b.CreateSelect(m_b.CreateFCmpUNO(x, y), llvm::ConstantFP::getNaN(x->getType()), r);
+}
+
+llvm::Value* ElementEmitter::integerMaxMin(bool maximum, bool isSigned, llvm::Value* x, llvm::Value* y) {
+  if (maximum) return m_b.CreateSelect(isSigned ? m_b.CreateICmpSLT(x, y) : m_b.CreateICmpULT(x, y), y, x);
+  return m_b.CreateSelect(isSigned ? m_b.CreateICmpSLT(y, x) : m_b.CreateICmpULT(y, x), y, x);
+}
+
+llvm::Value* ElementEmitter::reductionStep(HloOpcode op, PrimitiveType type, llvm::Value* x, llvm::Value* y) {
+  const bool isFloat = isFloatingPoint(type);
+  const bool isPred = type == PrimitiveType::kPred;
+  switch (op) {
+    case HloOpcode::kAdd: return isFloat ? m_b.CreateFAdd(x, y) : isPred ? m_b.CreateOr(x, y) : m_b.CreateAdd(x, y);
+    case HloOpcode::kMultiply:
+      return isFloat ? m_b.CreateFMul(x, y) : isPred ? m_b.CreateAnd(x, y) : m_b.CreateMul(x, y);
+    case HloOpcode::kAnd: return m_b.CreateAnd(x, y);
+    case HloOpcode::kOr: return m_b.CreateOr(x, y);
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum: {
+      const bool maximum = op == HloOpcode::kMaximum;
+      return isFloat ? floatMaxMin(maximum, x, y) : integerMaxMin(maximum, isSignedInteger(type), x, y);
+    }
+    default: return nullptr;  // reductionLanes admits only the ops above
   }
 }
 
@@ -270,10 +293,8 @@ llvm::Value* ElementEmitter::integerBinary(const HloInstruction* instruction, Pr
     case HloOpcode::kAnd: return m_b.CreateAnd(x, y);
     case HloOpcode::kOr: return m_b.CreateOr(x, y);
     case HloOpcode::kXor: return m_b.CreateXor(x, y);
-    case HloOpcode::kMaximum:
-      return m_b.CreateSelect(isSigned ? m_b.CreateICmpSLT(x, y) : m_b.CreateICmpULT(x, y), y, x);
-    case HloOpcode::kMinimum:
-      return m_b.CreateSelect(isSigned ? m_b.CreateICmpSLT(y, x) : m_b.CreateICmpULT(y, x), y, x);
+    case HloOpcode::kMaximum: return integerMaxMin(true, isSigned, x, y);
+    case HloOpcode::kMinimum: return integerMaxMin(false, isSigned, x, y);
     case HloOpcode::kDivide:
     case HloOpcode::kRemainder: {
       // XLA: x / 0 = -1, x % 0 = x, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. Divide by a safe divisor and fix.

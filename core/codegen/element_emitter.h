@@ -402,6 +402,11 @@ class ElementEmitter {
   llvm::Value* floatBinary(const HloInstruction* instruction, llvm::Value* x, llvm::Value* y);
 
   llvm::Value* integerBinary(const HloInstruction* instruction, PrimitiveType type, llvm::Value* x, llvm::Value* y);
+  llvm::Value* floatMaxMin(bool maximum, llvm::Value* x, llvm::Value* y);
+  llvm::Value* integerMaxMin(bool maximum, bool isSigned, llvm::Value* x, llvm::Value* y);
+  // One step of a reductionLanes reducer (add, multiply, and, or, maximum, minimum) on scalars or vectors of
+  // `type`, as the reducer computes it.
+  llvm::Value* reductionStep(HloOpcode op, PrimitiveType type, llvm::Value* x, llvm::Value* y);
 
   llvm::Value* compare(const HloInstruction* instruction, llvm::Value* x, llvm::Value* y);
 

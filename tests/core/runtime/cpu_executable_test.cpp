@@ -248,6 +248,103 @@ ENTRY e {
 })");
 }
 
+// The vector partials of row reductions for every reducer they take and row lengths from 8 (four lanes, two
+// blocks) to past one full block of 32 (tails): NaN-propagating max and min over short rows, signed and unsigned
+// integer max/min (inputs shifted below zero, so the same bits order differently), f64 products, bitwise and/or; pred
+// rows stay in order.
+TEST(CpuExecutableTest, RowReductionsOfEveryWidthAndReducer) {
+  expectAllAgree(R"(HloModule widths
+fmax {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+fmin {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] minimum(a, b)
+}
+smax {
+  a = s8[] parameter(0)
+  b = s8[] parameter(1)
+  ROOT m = s8[] maximum(a, b)
+}
+umin {
+  a = u8[] parameter(0)
+  b = u8[] parameter(1)
+  ROOT m = u8[] minimum(a, b)
+}
+dmul {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT m = f64[] multiply(a, b)
+}
+uand {
+  a = u32[] parameter(0)
+  b = u32[] parameter(1)
+  ROOT m = u32[] and(a, b)
+}
+uor {
+  a = u32[] parameter(0)
+  b = u32[] parameter(1)
+  ROOT m = u32[] or(a, b)
+}
+por {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT m = pred[] or(a, b)
+}
+ENTRY e {
+  x8 = f32[3,8] parameter(0)
+  x12 = f32[3,12] parameter(1)
+  x20 = f32[3,20] parameter(2)
+  x70 = f32[3,70] parameter(3)
+  zero = f32[] constant(0)
+  z12 = f32[3,12] broadcast(zero), dimensions={}
+  nan12 = f32[3,12] divide(z12, z12)
+  col = s32[3,12] iota(), iota_dimension=1
+  row = s32[3,12] iota(), iota_dimension=0
+  five = s32[] constant(5)
+  fives = s32[3,12] broadcast(five), dimensions={}
+  one = s32[] constant(1)
+  ones = s32[3,12] broadcast(one), dimensions={}
+  c1 = pred[3,12] compare(col, fives), direction=EQ
+  c2 = pred[3,12] compare(row, ones), direction=EQ
+  mask = pred[3,12] and(c1, c2)
+  y12 = f32[3,12] select(mask, nan12, x12)
+  ninf = f32[] constant(-inf)
+  inf = f32[] constant(inf)
+  m8 = f32[3] reduce(x8, ninf), dimensions={1}, to_apply=fmax
+  m12 = f32[3] reduce(y12, ninf), dimensions={1}, to_apply=fmax
+  n12 = f32[3] reduce(y12, inf), dimensions={1}, to_apply=fmin
+  n70 = f32[3] reduce(x70, inf), dimensions={1}, to_apply=fmin
+  s0 = s8[4,40] parameter(4)
+  sfour = s8[] constant(4)
+  sfours = s8[4,40] broadcast(sfour), dimensions={}
+  s = s8[4,40] subtract(s0, sfours)
+  sinit = s8[] constant(-128)
+  ms = s8[4] reduce(s, sinit), dimensions={1}, to_apply=smax
+  u0 = u8[4,40] parameter(5)
+  ufour = u8[] constant(4)
+  ufours = u8[4,40] broadcast(ufour), dimensions={}
+  u = u8[4,40] subtract(u0, ufours)
+  uinit = u8[] constant(255)
+  mu = u8[4] reduce(u, uinit), dimensions={1}, to_apply=umin
+  d = f64[2,20] parameter(6)
+  done = f64[] constant(1)
+  pd = f64[2] reduce(d, done), dimensions={1}, to_apply=dmul
+  w = u32[2,33] parameter(7)
+  all = u32[] constant(4294967295)
+  none = u32[] constant(0)
+  aw = u32[2] reduce(w, all), dimensions={1}, to_apply=uand
+  ow = u32[2] reduce(w, none), dimensions={1}, to_apply=uor
+  p = pred[2,40] parameter(8)
+  false = pred[] constant(false)
+  op = pred[2] reduce(p, false), dimensions={1}, to_apply=por
+  ROOT t = (f32[3], f32[3], f32[3], f32[3], s8[4], u8[4], f64[2], u32[2], u32[2], pred[2]) tuple(m8, m12, n12, n70, ms, mu, pd, aw, ow, op)
+})");
+}
+
 // A kOutput fusion (dot + bias + ReLU) is computed row by row around the dot; a dot whose user is not
 // elementwise (a transpose) is not, and both agree with the evaluator.
 TEST(CpuExecutableTest, DotEpilogueFusions) {
