@@ -10,19 +10,33 @@
 namespace fusionscope::core {
 namespace {
 
+// Every vector through the cpu preset (the expansion fused: a kernel for the bits, one for the state), and one
+// ThreeFry vector also as written, one kernel per op of the expansion (about 300; Philox runs unfused in the
+// dropout test below). Compiling all ~120 vectors unfused took 12 minutes, 28 under AddressSanitizer, for nothing
+// the fused runs and the expander's own test against the evaluator do not already cover.
 TEST(RngBitGeneratorRunTest, CompiledGeneratorsReturnXlasNumbers) {
+  CpuCompileOptions options;
+  options.threads = 2;
+  options.minParallelRange = 16;
+  bool unfusedDone = false;
   for (const testing::RngVector& v : testing::loadRngVectors()) {
     std::unique_ptr<HloModule> module = testing::parseOrFail(v.module());
     ASSERT_NE(module, nullptr);
-    CpuCompileOptions options;
-    options.threads = 2;
-    options.minParallelRange = 16;
-    StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*module, options);
-    ASSERT_TRUE(executable.ok()) << v.label() << ": " << executable.message();
-    StatusOr<Value> result = (*executable)->run({v.stateValue()});
-    ASSERT_TRUE(result.ok()) << v.label() << ": " << result.message();
-    EXPECT_EQ(v.mismatch(*result), "") << v.label();
+    std::vector<std::unique_ptr<HloModule>> variants;
+    variants.push_back(testing::runPipelineOn(*module, "cpu"));
+    if (!unfusedDone && v.algorithm == "rng_three_fry" && v.dims.size() > 1) {
+      unfusedDone = true;
+      variants.push_back(std::move(module));
+    }
+    for (const std::unique_ptr<HloModule>& variant : variants) {
+      StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(*variant, options);
+      ASSERT_TRUE(executable.ok()) << v.label() << ": " << executable.message();
+      StatusOr<Value> result = (*executable)->run({v.stateValue()});
+      ASSERT_TRUE(result.ok()) << v.label() << ": " << result.message();
+      EXPECT_EQ(v.mismatch(*result), "") << v.label() << (variant == variants.front() ? " (cpu preset)" : " (unfused)");
+    }
   }
+  EXPECT_TRUE(unfusedDone) << "a ThreeFry vector ran unfused";
 }
 
 // Dropout as jax.random's rbg generator writes it (the key as u32[4] data), unfused and through both presets.
