@@ -21,7 +21,7 @@ TEST(RngBitGeneratorRunTest, CompiledGeneratorsReturnXlasNumbers) {
   bool unfusedDone = false;
 #if defined(__SANITIZE_ADDRESS__)
   // Each vector's pipeline + JIT takes ~4 s under AddressSanitizer (over 8 min for all ~120); there every 8th
-  // vector runs (both algorithms, every size class), the dev suite runs all of them.
+  // vector runs (all three algorithms, every output width), the dev suite runs all of them.
   constexpr size_t kStride = 8;
 #else
   constexpr size_t kStride = 1;
