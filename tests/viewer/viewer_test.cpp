@@ -562,8 +562,11 @@ TEST_F(ViewerTest, MobilenetFirstFrameAndCancel) {
   std::printf("mobilenet stage 0 ungrouped: layout %.0f ms (cpu %.0f ms), scene %.0f ms, %d nodes\n",
               window->lastLayoutMilliseconds(), window->lastLayoutCpuMilliseconds(), window->lastSceneMilliseconds(),
               window->graphScene()->nodeItemCount());
+  // Under a sanitizer each of these layouts takes a minute or more: the first and the last stage there (the same
+  // code on the same graphs), every stage in the dev suite.
   for (int position = 1; position < window->stageCount(); ++position) {
-    ASSERT_TRUE(showStage(*window, position));
+    if (testing::kSlowdown > 1 && position != 1 && position != window->stageCount() - 1) continue;
+    ASSERT_TRUE(showStage(*window, position)) << position;
     std::printf("mobilenet stage %d: layout %.0f ms (cpu %.0f ms), scene %.0f ms, %d nodes\n", position,
                 window->lastLayoutMilliseconds(), window->lastLayoutCpuMilliseconds(), window->lastSceneMilliseconds(),
                 window->graphScene()->nodeItemCount());
@@ -606,7 +609,7 @@ TEST_F(ViewerTest, LateLayoutOfThePreviousDocumentIsDropped) {
   if (!std::filesystem::exists(kMobilenet)) GTEST_SKIP() << "corpus not found at " << kCorpus;
   QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
   window->openPath(QString::fromStdString(kMobilenet));
-  ASSERT_TRUE(QTest::qWaitFor([&] { return loaded.count() == 1; }, 60000));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return loaded.count() == 1; }, 60000 * testing::kSlowdown));
   ASSERT_TRUE(window->isLayingOut());  // mobilenet's stage 0 takes a good fraction of a second
   ASSERT_TRUE(openAndWait(*window, kMnist));
   auto document = window->document();
