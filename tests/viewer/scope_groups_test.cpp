@@ -344,7 +344,7 @@ TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
   ASSERT_TRUE(testing::waitIdle(*window));
   EXPECT_FALSE(window->sideView()->isVisible());
   window->setSideBySide(true);
-  ASSERT_TRUE(QTest::qWaitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
   ASSERT_TRUE(testing::waitIdle(*window));
   EXPECT_TRUE(window->sideView()->isVisible());
   const auto document = window->document();
@@ -405,13 +405,15 @@ TEST_F(ScopeWindowTest, SideBySideShowsAnXlaModuleAndMirrorsTheSelection) {
 
   const QString xla = QString::fromStdString(dir + "module_0018.jit_step.cpu_after_optimizations.txt");
   ASSERT_TRUE(window->showModuleSideBySide(xla));
-  ASSERT_TRUE(QTest::qWaitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
   ASSERT_TRUE(testing::waitIdle(*window));
   EXPECT_TRUE(window->sideView()->isVisible());
   const GraphModel& side = *window->sideScene()->graph();
   const GraphModel& graph = *window->graphScene()->graph();
   for (const GraphNode& node : side.nodes) {
-    if (node.instruction != nullptr) EXPECT_EQ(node.instruction->parent()->parent(), window->sideModule().get());
+    if (node.instruction != nullptr) {
+      EXPECT_EQ(node.instruction->parent()->parent(), window->sideModule().get());
+    }
   }
   // Main -> side and side -> main by name, for an instruction both modules draw (XLA keeps parameter names).
   std::string shared, other;
@@ -431,7 +433,7 @@ TEST_F(ScopeWindowTest, SideBySideShowsAnXlaModuleAndMirrorsTheSelection) {
   ASSERT_TRUE(testing::waitIdle(*window));
   EXPECT_EQ(window->sideScene()->graph(), &side);
   window->showPreviousStageBeside();
-  ASSERT_TRUE(QTest::qWaitFor([&] { return window->sideScene()->graph() != &side; }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != &side; }, 60000));
   EXPECT_FALSE(window->sideModule());
 }
 

@@ -20,7 +20,7 @@
 
 namespace fusionscope::viewer::testing {
 
-// How much longer the waits are in a sanitizer build: Graphviz runs about 20x slower under ASan, and CI runs the
+// How much longer the waits are in a sanitizer build: Graphviz runs 5-20x slower under ASan, and CI runs the
 // suite two tests at a time on two cores, so mobilenet's layouts take minutes there (docs/RELIABILITY.md).
 #ifdef __SANITIZE_ADDRESS__
 constexpr int kSlowdown = 5;
@@ -28,9 +28,15 @@ constexpr int kSlowdown = 5;
 constexpr int kSlowdown = 1;
 #endif
 
+// QTest::qWaitFor with the timeout kSlowdown times longer in a sanitizer build: for waits on the window's workers.
+template <typename Predicate>
+bool waitFor(Predicate predicate, int timeoutMs) {
+  return QTest::qWaitFor(predicate, timeoutMs * kSlowdown);
+}
+
 // Waits until the window has nothing running, then one more event turn.
 inline bool waitIdle(MainWindow& window, int timeoutMs = 60000) {
-  bool idle = QTest::qWaitFor([&] { return !window.isBusy(); }, timeoutMs * kSlowdown);
+  bool idle = waitFor([&] { return !window.isBusy(); }, timeoutMs);
   QCoreApplication::processEvents();
   return idle;
 }
@@ -40,7 +46,7 @@ inline bool openAndWait(MainWindow& window, const std::string& path) {
   QSignalSpy loaded(&window, &MainWindow::documentLoaded);
   QSignalSpy failed(&window, &MainWindow::loadFailed);
   window.openPath(QString::fromStdString(path));
-  bool done = QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 120000 * kSlowdown);
+  bool done = waitFor([&] { return loaded.count() + failed.count() > 0; }, 120000);
   return done && loaded.count() == 1 && waitIdle(window);
 }
 
@@ -49,7 +55,7 @@ inline bool openTraceAndWait(MainWindow& window, const QString& path) {
   QSignalSpy loaded(&window, &MainWindow::traceLoaded);
   QSignalSpy failed(&window, &MainWindow::loadFailed);
   window.openTrace(path);
-  return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 120000) && loaded.count() == 1;
+  return waitFor([&] { return loaded.count() + failed.count() > 0; }, 120000) && loaded.count() == 1;
 }
 
 // Names of the fusions in the entry of the open document's last stage, in instruction order.
