@@ -77,13 +77,6 @@ std::string syntheticTrace(int n) {
   return text;
 }
 
-bool waitForTrace(MainWindow& window, const std::function<void()>& open) {
-  QSignalSpy loaded(&window, &MainWindow::traceLoaded);
-  QSignalSpy failed(&window, &MainWindow::loadFailed);
-  open();
-  return testing::waitFor([&] { return loaded.count() + failed.count() > 0; }, 120000) && loaded.count() == 1;
-}
-
 using TimelineWindowTest = testing::MainWindowTest;
 
 // Every corpus trace: the model shows what the importer read, each slice in exactly one lane and row, rows
@@ -170,7 +163,7 @@ TEST_F(TimelineWindowTest, EveryCorpusTraceOpensWithTheImportersLanes) {
   if (files.empty()) GTEST_SKIP() << "corpus traces not found at " << kTraces;
   for (const auto& file : files) {
     SCOPED_TRACE(file.filename().string());
-    ASSERT_TRUE(waitForTrace(*window, [&] { window->openTrace(QString::fromStdString(file.string())); }))
+    ASSERT_TRUE(testing::openTraceAndWait(*window, QString::fromStdString(file.string())))
         << window->lastError().toStdString();
     StatusOr<profiler::Trace> imported = profiler::importChromeTrace(file.string());
     ASSERT_TRUE(imported.ok());
@@ -406,7 +399,7 @@ TEST(TimelineViewTest, ClickSelectsAndFillsTheDetailsRangeSelectSummarises) {
 TEST_F(TimelineWindowTest, BadTraceKeepsTheCurrentOne) {
   const auto files = corpusTraces();
   if (files.empty()) GTEST_SKIP() << "corpus traces not found at " << kTraces;
-  ASSERT_TRUE(waitForTrace(*window, [&] { window->openTrace(QString::fromStdString(files.front().string())); }));
+  ASSERT_TRUE(testing::openTraceAndWait(*window, QString::fromStdString(files.front().string())));
   auto shown = window->timeline()->view()->groups()[0].model;
   QTemporaryDir dir;
   const QString bad = dir.filePath(QStringLiteral("broken.json"));
@@ -426,7 +419,7 @@ TEST_F(TimelineWindowTest, ComparisonTableMatchesCompareJson) {
   const std::string after = kTraces + "/kineto_mtia_inference_rank0.json";
   if (!std::filesystem::exists(before) || !std::filesystem::exists(after))
     GTEST_SKIP() << "corpus traces not found at " << kTraces;
-  ASSERT_TRUE(waitForTrace(
+  ASSERT_TRUE(testing::waitForTrace(
       *window, [&] { window->openTraceComparison(QString::fromStdString(before), QString::fromStdString(after)); }));
   TimelinePanel* panel = window->timeline();
   ASSERT_TRUE(panel->isComparison());
@@ -553,7 +546,7 @@ TEST_F(TimelineWindowTest, KernelSelectsItsFusionAndBack) {
   QTemporaryDir dir;
   const QString path = dir.filePath(QStringLiteral("mnist_kernels.json"));
   std::ofstream(path.toStdString()) << text;
-  ASSERT_TRUE(waitForTrace(*window, [&] { window->openTrace(path); }));
+  ASSERT_TRUE(testing::openTraceAndWait(*window, path));
 
   TimelinePanel* panel = window->timeline();
   const auto model = panel->view()->groups()[0].model;

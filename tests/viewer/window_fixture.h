@@ -8,6 +8,7 @@
 #include <QStandardPaths>
 #include <QString>
 #include <QTest>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,12 +51,17 @@ inline bool openAndWait(MainWindow& window, const std::string& path) {
   return done && loaded.count() == 1 && waitIdle(window);
 }
 
-// Opens a trace file; true once it loaded (not failed).
-inline bool openTraceAndWait(MainWindow& window, const QString& path) {
+// Runs `open` (opening a trace or a trace comparison); true once one trace load finished and did not fail.
+inline bool waitForTrace(MainWindow& window, const std::function<void()>& open) {
   QSignalSpy loaded(&window, &MainWindow::traceLoaded);
   QSignalSpy failed(&window, &MainWindow::loadFailed);
-  window.openTrace(path);
+  open();
   return waitFor([&] { return loaded.count() + failed.count() > 0; }, 120000) && loaded.count() == 1;
+}
+
+// Opens a trace file; true once it loaded (not failed).
+inline bool openTraceAndWait(MainWindow& window, const QString& path) {
+  return waitForTrace(window, [&] { window.openTrace(path); });
 }
 
 // Names of the fusions in the entry of the open document's last stage, in instruction order.
