@@ -85,6 +85,7 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
   StatusOr<ExecutionPlan> plan = planExecution(module);
   if (!plan.ok()) return plan.status();
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
+  executable->m_preparedModule = std::move(*unwrapped);
   executable->m_plan = std::move(*plan);
   executable->m_options = options;
   const ExecutionPlan& p = executable->m_plan;
