@@ -361,15 +361,27 @@ StatusOr<Value> CpuExecutable::run(const std::vector<Value>& arguments, std::vec
 
 namespace {
 
+// A sum reduction (reduce or reduce-window whose reducer adds) in a floating type narrower than f64: it accumulates
+// many terms in that type, in an order the emitter chooses (vector partials, then a tree), as a dot does.
+bool isNarrowFloatSum(const HloInstruction& instruction) {
+  if (instruction.opcode() != HloOpcode::kReduce && instruction.opcode() != HloOpcode::kReduceWindow) return false;
+  const HloComputation* reducer = instruction.toApply();
+  if (reducer == nullptr || reducer->root() == nullptr || reducer->root()->opcode() != HloOpcode::kAdd) return false;
+  const Shape& shape = instruction.shape();
+  return shape.isArray() && isFloatingPoint(shape.elementType()) && shape.elementType() != PrimitiveType::kF64;
+}
+
 bool hasF32AccumulatedDot(const HloModule& module) {
   for (const auto& computation : module.computations()) {
     if (computation == nullptr) continue;
     for (const auto& instruction : computation->instructions()) {
-      // A convolution accumulates as a dot does (docs/CODEGEN.md "Dot accumulation"), with the same error.
+      // A convolution accumulates as a dot does (docs/CODEGEN.md "Dot accumulation"), with the same error; so does
+      // a sum reduction in f32 (or narrower).
       if (instruction != nullptr &&
-          (instruction->opcode() == HloOpcode::kDot || instruction->opcode() == HloOpcode::kConvolution) &&
-          instruction->shape().isArray() && isFloatingPoint(instruction->shape().elementType()) &&
-          instruction->shape().elementType() != PrimitiveType::kF64) {
+          (((instruction->opcode() == HloOpcode::kDot || instruction->opcode() == HloOpcode::kConvolution) &&
+            instruction->shape().isArray() && isFloatingPoint(instruction->shape().elementType()) &&
+            instruction->shape().elementType() != PrimitiveType::kF64) ||
+           isNarrowFloatSum(*instruction))) {
         return true;
       }
     }
