@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "bench/hlo_generator.h"
 #include "core/base/file_util.h"
 #include "core/dot/dot_writer.h"
+#include "core/eval/evaluator.h"
 #include "core/ir/hlo_equal.h"
 #include "core/ir/hlo_verifier.h"
 #include "core/text/hlo_parser.h"
@@ -191,6 +193,33 @@ void verifyBench(benchmark::State& state, const Input& input) {
   }
   setCommonCounters(state, input);
 }
+
+// The evaluator on 1M elements of add, multiply and exp (the reference every stage is checked against): items are
+// elements. Was a timed unit test; a per-element allocation or a quadratic loop shows here.
+void BM_EvaluateElementwise1M(benchmark::State& state) {
+  StatusOr<std::unique_ptr<core::HloModule>> module = core::parseHloModule(R"(
+    ENTRY e {
+      x = f32[1024,1024] parameter(0)
+      a = f32[1024,1024] add(x, x)
+      m = f32[1024,1024] multiply(a, x)
+      ROOT e = f32[1024,1024] exponential(m)
+    })");
+  if (!module.ok()) {
+    state.SkipWithError(module.message().c_str());
+    return;
+  }
+  std::vector<core::Value> arguments = core::randomArguments(**module, 1);
+  for (auto _ : state) {
+    StatusOr<core::EvalResult> result = core::evaluateModule(**module, arguments);
+    if (!result.ok()) {
+      state.SkipWithError(result.message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(result->result);
+  }
+  state.SetItemsProcessed(state.iterations() * (int64_t{1} << 20));
+}
+BENCHMARK(BM_EvaluateElementwise1M)->Unit(benchmark::kMillisecond);
 
 using BenchFn = void (*)(benchmark::State&, const Input&);
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -300,14 +299,14 @@ TEST(RunCliInterruptTest, SigintStopsAnEndlessWhileLoop) {
   }
   ASSERT_TRUE(ready) << "run never installed its SIGINT handler";
   ::usleep(1000000);  // compiled and looping by now on a loaded machine (the loop is the only thing to run)
-  const auto start = std::chrono::steady_clock::now();
   ::kill(pid, SIGINT);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << "stopped by the grace period";
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
   const std::string errText = readAll(err);
+  // Stopped by the loop's own check, not by the grace period's alarm (which says so): a state, not a duration.
+  EXPECT_EQ(errText.find("did not finish within"), std::string::npos) << errText;
   EXPECT_TRUE(std::regex_search(errText, std::regex("w: interrupted after [0-9]+ iterations"))) << errText;
   // The trace is written (with the loop's launches, unless the signal came before the first trip).
   nlohmann::json json = nlohmann::json::parse(readAll(trace));

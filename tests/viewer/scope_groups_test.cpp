@@ -344,7 +344,7 @@ TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
   ASSERT_TRUE(testing::waitIdle(*window));
   EXPECT_FALSE(window->sideView()->isVisible());
   window->setSideBySide(true);
-  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != nullptr; }));
   ASSERT_TRUE(testing::waitIdle(*window));
   EXPECT_TRUE(window->sideView()->isVisible());
   const auto document = window->document();
@@ -405,7 +405,7 @@ TEST_F(ScopeWindowTest, SideBySideShowsAnXlaModuleAndMirrorsTheSelection) {
 
   const QString xla = QString::fromStdString(dir + "module_0018.jit_step.cpu_after_optimizations.txt");
   ASSERT_TRUE(window->showModuleSideBySide(xla));
-  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != nullptr; }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != nullptr; }));
   ASSERT_TRUE(testing::waitIdle(*window));
   EXPECT_TRUE(window->sideView()->isVisible());
   const GraphModel& side = *window->sideScene()->graph();
@@ -433,7 +433,7 @@ TEST_F(ScopeWindowTest, SideBySideShowsAnXlaModuleAndMirrorsTheSelection) {
   ASSERT_TRUE(testing::waitIdle(*window));
   EXPECT_EQ(window->sideScene()->graph(), &side);
   window->showPreviousStageBeside();
-  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != &side; }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != &side; }));
   EXPECT_FALSE(window->sideModule());
 }
 

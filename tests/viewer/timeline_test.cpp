@@ -406,7 +406,7 @@ TEST_F(TimelineWindowTest, BadTraceKeepsTheCurrentOne) {
   std::ofstream(bad.toStdString()) << "[{\"ph\":\"X\",\"ts\":1,";
   QSignalSpy failed(window.get(), &MainWindow::loadFailed);
   window->openTrace(bad);
-  ASSERT_TRUE(testing::waitFor([&] { return failed.count() > 0; }, 30000));
+  ASSERT_TRUE(testing::waitFor([&] { return failed.count() > 0; }));
   EXPECT_TRUE(window->lastError().contains(QStringLiteral("broken.json"))) << window->lastError().toStdString();
   ASSERT_EQ(window->timeline()->view()->groups().size(), 1u);
   EXPECT_EQ(window->timeline()->view()->groups()[0].model, shown);
@@ -444,7 +444,7 @@ TEST_F(TimelineWindowTest, ComparisonTableMatchesCompareJson) {
     QProcess cli;
     cli.start(QStringLiteral(FS_CLI_PATH), {QStringLiteral("compare"), QString::fromStdString(before),
                                             QString::fromStdString(after), QStringLiteral("--json")});
-    ASSERT_TRUE(cli.waitForFinished(120000));
+    ASSERT_TRUE(testing::waitForProcess(cli));
     ASSERT_EQ(cli.exitCode(), 0) << cli.readAllStandardError().toStdString();
     jsonText = cli.readAllStandardOutput().toStdString();
   } else {
@@ -524,9 +524,9 @@ TEST(TimelineViewTest, ComparisonSelectionHighlightsReplacedKernels) {
 TEST_F(TimelineWindowTest, KernelSelectsItsFusionAndBack) {
   QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
   window->openPath(QString::fromStdString(kMnistModule));
-  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() > 0 && !window->isBusy(); }, 120000));
+  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() > 0 && !window->isBusy(); }));
   window->setCurrentStage(0);
-  ASSERT_TRUE(testing::waitFor([&] { return !window->isBusy(); }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return !window->isBusy(); }));
   const auto document = window->document();
   const StageEntry& last = document->stages.back();
   ASSERT_TRUE(last.module);
@@ -554,7 +554,7 @@ TEST_F(TimelineWindowTest, KernelSelectsItsFusionAndBack) {
   const std::vector<uint32_t> launches = model->eventsNamed(target);
   ASSERT_EQ(launches.size(), 2u);
   panel->view()->selectEvent(0, launches[0], true);
-  ASSERT_TRUE(testing::waitFor([&] { return !window->isBusy(); }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return !window->isBusy(); }));
   EXPECT_EQ(window->currentStage(), static_cast<int>(document->stages.size()) - 1);
   EXPECT_EQ(window->selectedName().toStdString(), target);
   // The inspector shows the kernel's timing next to the fusion's bytes, and the achieved bandwidth.
@@ -586,12 +586,12 @@ TEST_F(TimelineWindowTest, RunFusionOffAndOnOpensAComparison) {
   window->setPipelineSpec(spec);
   QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
   window->openPath(QString::fromStdString(kMnistModule));
-  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() > 0 && !window->isBusy(); }, 120000));
+  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() > 0 && !window->isBusy(); }));
   QSignalSpy traces(window.get(), &MainWindow::traceLoaded);
   QSignalSpy failed(window.get(), &MainWindow::loadFailed);
   ASSERT_TRUE(window->runFusionComparison()) << window->lastError().toStdString();
   EXPECT_TRUE(window->isRunning());
-  ASSERT_TRUE(testing::waitFor([&] { return traces.count() + failed.count() > 0; }, 300000));
+  ASSERT_TRUE(testing::waitFor([&] { return traces.count() + failed.count() > 0; }));
   ASSERT_EQ(traces.count(), 1) << window->lastError().toStdString();
   TimelinePanel* panel = window->timeline();
   ASSERT_TRUE(panel->isComparison());

@@ -291,7 +291,7 @@ TEST_F(ViewerTest, BadFilesKeepTheCurrentState) {
     if (!text.empty()) std::ofstream(path) << text;
     QSignalSpy failed(window.get(), &MainWindow::loadFailed);
     window->openPath(QString::fromStdString(path));
-    ASSERT_TRUE(testing::waitFor([&] { return failed.count() > 0; }, 30000)) << name;
+    ASSERT_TRUE(testing::waitFor([&] { return failed.count() > 0; })) << name;
     ASSERT_TRUE(waitIdle(*window));
     EXPECT_TRUE(window->lastError().contains(QString::fromStdString(name))) << window->lastError().toStdString();
     EXPECT_EQ(window->document(), before) << name;
@@ -302,7 +302,7 @@ TEST_F(ViewerTest, BadFilesKeepTheCurrentState) {
   std::ofstream(dir.filePath("stages.json").toStdString()) << "{ not json";
   QSignalSpy failed(window.get(), &MainWindow::loadFailed);
   window->openPath(dir.path());
-  ASSERT_TRUE(testing::waitFor([&] { return failed.count() > 0; }, 30000));
+  ASSERT_TRUE(testing::waitFor([&] { return failed.count() > 0; }));
   EXPECT_TRUE(window->lastError().contains("stages.json")) << window->lastError().toStdString();
   EXPECT_EQ(window->document(), before);
 }
@@ -312,7 +312,7 @@ TEST_F(ViewerTest, OpensADumpDirectoryAndADotFile) {
   QTemporaryDir dir;
   QProcess cli;
   cli.start(FS_CLI_PATH, {"dump", QString::fromStdString(kMnist), "-o", dir.path()});
-  ASSERT_TRUE(cli.waitForFinished(60000));
+  ASSERT_TRUE(testing::waitForProcess(cli));
   ASSERT_EQ(cli.exitCode(), 0) << cli.readAllStandardError().toStdString();
   ASSERT_TRUE(openAndWait(*window, dir.path().toStdString())) << window->lastError().toStdString();
   auto document = window->document();
@@ -473,7 +473,7 @@ TEST_F(ViewerTest, KeyboardDropAndPlay) {
   EXPECT_TRUE(enter.isAccepted());
   QDropEvent drop(QPointF(100, 100), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
   QApplication::sendEvent(window.get(), &drop);
-  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() == 1; }, 30000));
+  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() == 1; }));
   ASSERT_TRUE(waitIdle(*window));
   EXPECT_EQ(window->currentStage(), 0);
   // j / k and the arrows step through the stages.
@@ -494,7 +494,7 @@ TEST_F(ViewerTest, KeyboardDropAndPlay) {
   // Play (Space) walks to the last stage and stops there.
   QTest::keyClick(window->graphView(), Qt::Key_Space);
   int last = window->stageCount() - 1;
-  EXPECT_TRUE(testing::waitFor([&] { return window->currentStage() == last; }, 20000));
+  EXPECT_TRUE(testing::waitFor([&] { return window->currentStage() == last; }));
   QTest::qWait(1500);
   EXPECT_EQ(window->currentStage(), last);
 }
@@ -515,7 +515,7 @@ TEST_F(ViewerTest, PipelineChoiceIsRerunWithoutRestarting) {
   window->setPipelineSpec(bad);
   QSignalSpy failed(window.get(), &MainWindow::loadFailed);
   window->openPath(QString::fromStdString(kMnist));
-  ASSERT_TRUE(testing::waitFor([&] { return failed.count() > 0; }, 30000));
+  ASSERT_TRUE(testing::waitFor([&] { return failed.count() > 0; }));
   EXPECT_TRUE(window->lastError().contains("no-such-pass")) << window->lastError().toStdString();
   EXPECT_EQ(window->document(), before);
   window->setPipelineSpec(core::PipelineSpec{});
@@ -565,7 +565,7 @@ TEST_F(ViewerTest, MobilenetFirstFrameAndCancel) {
   // Under a sanitizer each of these layouts takes a minute or more: the first and the last stage there (the same
   // code on the same graphs), every stage in the dev suite.
   for (int position = 1; position < window->stageCount(); ++position) {
-    if (testing::kSlowdown > 1 && position != 1 && position != window->stageCount() - 1) continue;
+    if (testing::kSanitized && position != 1 && position != window->stageCount() - 1) continue;
     ASSERT_TRUE(showStage(*window, position)) << position;
     std::printf("mobilenet stage %d: layout %.0f ms (cpu %.0f ms), scene %.0f ms, %d nodes\n", position,
                 window->lastLayoutMilliseconds(), window->lastLayoutCpuMilliseconds(), window->lastSceneMilliseconds(),
@@ -609,7 +609,7 @@ TEST_F(ViewerTest, LateLayoutOfThePreviousDocumentIsDropped) {
   if (!std::filesystem::exists(kMobilenet)) GTEST_SKIP() << "corpus not found at " << kCorpus;
   QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
   window->openPath(QString::fromStdString(kMobilenet));
-  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() == 1; }, 60000));
+  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() == 1; }));
   ASSERT_TRUE(window->isLayingOut());  // mobilenet's stage 0 takes a good fraction of a second
   ASSERT_TRUE(openAndWait(*window, kMnist));
   auto document = window->document();
@@ -743,7 +743,7 @@ TEST_F(ViewerTest, XlaDumpDirectoryModuleCanBeChosen) {
   EXPECT_EQ(window->document()->xlaModules, (std::vector<std::string>{"0001 jit_g", "0018 jit_step"}));
   QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
   window->openPath(QString::fromStdString(target.string()), QStringLiteral("jit_g"));
-  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() > 0; }, 60000)) << window->lastError().toStdString();
+  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() > 0; })) << window->lastError().toStdString();
   testing::waitIdle(*window);
   EXPECT_EQ(window->document()->xlaModule, "jit_g");
   EXPECT_EQ(window->stageCount(), 2);

@@ -152,7 +152,7 @@ TEST_F(WindowUsabilityTest, StageListHighlightFollowsKeysPlayAndSlider) {
   // Play walks to the last stage; the highlight walks with it.
   QTest::keyClick(window->graphView(), Qt::Key_Space);
   const int last = window->stageCount() - 1;
-  ASSERT_TRUE(testing::waitFor([&] { return window->currentStage() == last; }, 20000));
+  ASSERT_TRUE(testing::waitFor([&] { return window->currentStage() == last; }));
   ASSERT_TRUE(waitIdle(*window));
   EXPECT_TRUE(highlighted(last));
   EXPECT_GE(selectionChanged.count(), 3 + last);
