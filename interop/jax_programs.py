@@ -117,5 +117,67 @@ def dropout_mlp():
                         jax.random.normal(_key(2), (512, 10)) * 0.05)
 
 
+def mobilenet_v2_small_train():
+    """One SGD step of a MobileNetV2-style classifier at a test's size (batch 2, 32x32x3 images): a strided 3x3 stem,
+    inverted residual blocks (1x1 expand, depthwise 3x3 as a grouped convolution, 1x1 project, residual add),
+    training-mode batch norm, ReLU6 as clip, global average pool, dense, softmax cross-entropy. The ops of the
+    corpus's torch_xla MobileNetV2 training step (~1e11 scalar operations, 79 GB of values to interpret) at a size
+    the evaluator checks in a unit test (tests/data/corpus/jax_mobilenet_v2_small_train.hlo)."""
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def bn(x, gamma, beta):
+        mean = jnp.mean(x, axis=(0, 1, 2))
+        var = jnp.mean(jnp.square(x - mean), axis=(0, 1, 2))
+        return (x - mean) * jax.lax.rsqrt(var + 1e-5) * gamma + beta
+
+    def conv(x, k, stride=1, groups=1):
+        return jax.lax.conv_general_dilated(x, k, (stride, stride), "SAME", dimension_numbers=dn,
+                                            feature_group_count=groups)
+
+    def relu6(x):
+        return jnp.clip(x, 0.0, 6.0)
+
+    # (input channels, expansion, output channels, stride) of each inverted residual block.
+    blocks = [(8, 1, 8, 1), (8, 4, 12, 2), (12, 4, 12, 1), (12, 4, 16, 2)]
+
+    def init():
+        keys = iter(jax.random.split(_key(0), 64))
+        p = {"stem": jax.random.normal(next(keys), (3, 3, 3, 8)) * 0.2, "stem_bn": (jnp.ones(8), jnp.zeros(8))}
+        for i, (cin, e, cout, _) in enumerate(blocks):
+            hidden = cin * e
+            p[f"b{i}"] = {
+                "expand": jax.random.normal(next(keys), (1, 1, cin, hidden)) * 0.2,
+                "bn1": (jnp.ones(hidden), jnp.zeros(hidden)),
+                "dw": jax.random.normal(next(keys), (3, 3, 1, hidden)) * 0.2,
+                "bn2": (jnp.ones(hidden), jnp.zeros(hidden)),
+                "project": jax.random.normal(next(keys), (1, 1, hidden, cout)) * 0.2,
+                "bn3": (jnp.ones(cout), jnp.zeros(cout)),
+            }
+        p["head"] = jax.random.normal(next(keys), (16, 10)) * 0.2
+        p["head_b"] = jnp.zeros(10)
+        return p
+
+    def forward(p, x):
+        y = relu6(bn(conv(x, p["stem"], 2), *p["stem_bn"]))
+        for i, (cin, e, cout, stride) in enumerate(blocks):
+            b = p[f"b{i}"]
+            h = relu6(bn(conv(y, b["expand"]), *b["bn1"])) if e != 1 else y
+            h = relu6(bn(conv(h, b["dw"], stride, groups=h.shape[-1]), *b["bn2"]))
+            h = bn(conv(h, b["project"]), *b["bn3"])
+            y = y + h if stride == 1 and cin == cout else h
+        return jnp.mean(y, axis=(1, 2)) @ p["head"] + p["head_b"]
+
+    def loss(p, x, labels):
+        return -jnp.mean(jnp.sum(jax.nn.log_softmax(forward(p, x)) * labels, axis=-1))
+
+    def step(p, x, labels):
+        grads = jax.grad(loss)(p, x, labels)
+        return jax.tree_util.tree_map(lambda a, g: a - 0.05 * g, p, grads)
+
+    x = jax.random.normal(_key(1), (2, 32, 32, 3))
+    labels = jax.nn.one_hot(jnp.array([3, 7]), 10)
+    return jax.jit(step), (init(), x, labels)
+
+
 PROGRAMS = {f.__name__: f for f in (mlp_train, attention, layernorm_gelu, conv_pool, loops, scan_rnn, mnist_step,
-                                     dropout_mlp)}
+                                     dropout_mlp, mobilenet_v2_small_train)}

@@ -14,9 +14,8 @@
 namespace fusionscope::core {
 namespace {
 
-// Modules estimated above this many scalar operations are skipped (the interpreter does roughly 1e8 simple
-// operations a second; mobilenet training is billions).
-constexpr int64_t kMaxWork = 50'000'000;
+// Modules estimated above the evaluator's budget (testing::kEvaluationBudget) are skipped with a message.
+constexpr int64_t kMaxWork = fusionscope::testing::kEvaluationBudget;
 
 bool bitIdentical(const Value& a, const Value& b) {
   if (!a.shape().compatible(b.shape())) return false;
@@ -90,7 +89,7 @@ TEST_P(CorpusEvalTest, EvaluatesOrNamesWhatIsUnsupported) {
     return;
   }
   int64_t work = estimateEvaluationWork(**module);
-  if (work > kMaxWork) GTEST_SKIP() << "estimated " << work << " scalar operations, too many to interpret in a test";
+  if (work > kMaxWork) GTEST_SKIP() << fusionscope::testing::tooExpensiveToInterpret(work, kMaxWork);
   std::vector<Value> args = randomArguments(**module, 1);
   StatusOr<EvalResult> result = evaluateModule(**module, args);
   ASSERT_TRUE(result.ok()) << result.message();

@@ -5,10 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <set>
 #include <span>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/eval/evaluator.h"
@@ -1357,31 +1362,157 @@ ENTRY e {
   expectMatchesEvaluatorFusedAndUnfused(*module);
 }
 
-// Every sample and corpus module: unfused, gpu preset, cpu preset.
-constexpr int64_t kMaxWork = 300'000'000;
+// Every sample and corpus module: unfused, gpu preset, cpu preset, within the evaluator's budget
+// (testing::kEvaluationBudget).
+constexpr int64_t kMaxWork = testing::kEvaluationBudget;
+
+// What checking one module's code against the evaluator found. Only what cannot be checked skips: no reference
+// (the evaluator cannot run an op) or too much work to interpret. A module that does not lower or compile, or
+// that computes something else, fails: a lowering that breaks must never pass as a skip.
+struct ModuleVerdict {
+  enum Kind { kPass, kSkip, kFail } kind = kPass;
+  std::string message;
+};
+
+// Modules where the result check (compareWithReference: 1e-5 of an output's largest magnitude, after the elementwise
+// tolerance) is tighter than f32's own rounding error, and why. For these the compiled results must agree with the
+// evaluator within kLooseNormwise instead, and the test prints the error it saw; a module that does not compile or
+// is off by more still fails. Issue 37's per-output error bounds replace this list.
+const std::map<std::string, std::string> kResultCheckTooTight = {
+    {"jax_mobilenet_v2_small_train",
+     "a training step through twelve training-mode batch norms at batch 2: at seed 7 the updated parameters "
+     "differ from the evaluator's double-accumulated ones by up to 3.4e-5 of their largest magnitude (1e-5 "
+     "allowed) while the unfused, gpu- and cpu-fused programs agree with one another to 2e-7"},
+};
+constexpr double kLooseNormwise = 1e-4;
+
+// max over output arrays of max|e - a| / max(1, max|e|) for `module` compiled and run on seed 7, or what failed.
+StatusOr<double> normwiseError(const HloModule& module) {
+  std::vector<Value> arguments = randomArguments(module, 7);
+  StatusOr<EvalResult> expected = evaluateModule(module, arguments);
+  if (!expected.ok()) return Status::error("evaluator: " + expected.message());
+  CpuCompileOptions options;
+  options.threads = 2;
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(module, options);
+  if (!executable.ok()) return Status::error("compile: " + executable.message());
+  StatusOr<Value> actual = (*executable)->run(arguments);
+  if (!actual.ok()) return Status::error("run: " + actual.message());
+  std::function<double(const Value&, const Value&)> error = [&](const Value& e, const Value& a) -> double {
+    if (e.isTuple() != a.isTuple()) return -1;
+    if (e.isTuple()) {
+      double worst = 0;
+      for (int i = 0; i < e.tupleSize() && i < a.tupleSize(); ++i) {
+        const double one = error(e.tupleElement(i), a.tupleElement(i));
+        if (one < 0) return -1;
+        worst = std::max(worst, one);
+      }
+      return worst;
+    }
+    if (!e.holdsFloats()) return compareValues(e, a).empty() ? 0 : 1;
+    double scale = 1, worst = 0;
+    for (size_t i = 0; i < e.floatData().size(); ++i) {
+      if (std::isfinite(e.floatData()[i])) scale = std::max(scale, std::fabs(e.floatData()[i]));
+      worst = std::max(worst, std::fabs(e.floatData()[i] - a.floatData()[i]));
+    }
+    return worst / scale;
+  };
+  const double worst = error(expected->result, *actual);
+  if (worst < 0) return Status::error("the result's structure differs from the evaluator's");
+  return worst;
+}
+
+ModuleVerdict checkModuleCodegen(const HloModule& module, int64_t maxWork) {
+  if (Status evaluable = checkEvaluable(module); !evaluable.ok()) {
+    return {ModuleVerdict::kSkip, "no reference: " + evaluable.message()};
+  }
+  const int64_t work = estimateEvaluationWork(module);
+  if (work > maxWork) return {ModuleVerdict::kSkip, testing::tooExpensiveToInterpret(work, maxWork)};
+  // compareWithEvaluator compiles as `run` does (calls inlined first); "compile: ... cannot lower ..." is a failure.
+  std::string failures;
+  if (std::string unfused = compareWithEvaluator(module); !unfused.empty()) failures += "unfused: " + unfused + "\n";
+  for (const char* preset : {"gpu", "cpu"}) {
+    std::unique_ptr<HloModule> fused = runPipelineOn(module, preset);
+    if (std::string diff = compareWithEvaluator(*fused); !diff.empty()) {
+      failures += std::string(preset) + ": " + diff + "\n";
+    }
+  }
+  if (!failures.empty()) return {ModuleVerdict::kFail, failures};
+  return {};
+}
+
+ModuleVerdict checkModuleCodegen(const std::string& path, const HloModule& module, int64_t maxWork) {
+  auto tooTight = kResultCheckTooTight.find(std::filesystem::path(path).stem().string());
+  if (tooTight == kResultCheckTooTight.end()) return checkModuleCodegen(module, maxWork);
+  if (Status evaluable = checkEvaluable(module); !evaluable.ok()) return {ModuleVerdict::kFail, evaluable.message()};
+  if (const int64_t work = estimateEvaluationWork(module); work > maxWork) {
+    return {ModuleVerdict::kSkip, testing::tooExpensiveToInterpret(work, maxWork)};
+  }
+  std::string report;
+  for (const char* preset : {"unfused", "gpu", "cpu"}) {
+    std::unique_ptr<HloModule> copy =
+        std::string(preset) == "unfused" ? cloneModule(module) : runPipelineOn(module, preset);
+    StatusOr<double> error = normwiseError(*copy);
+    if (!error.ok()) return {ModuleVerdict::kFail, fmt::format("{}: {}", preset, error.message())};
+    report += fmt::format("{} {:.3g}; ", preset, *error);
+    if (*error > kLooseNormwise) {
+      return {ModuleVerdict::kFail,
+              fmt::format("normwise error {}over {:.0e} (the loosened check: {})", report, kLooseNormwise,
+                          tooTight->second)};
+    }
+  }
+  std::printf("%s: the result check is too tight here (%s); normwise error within %.0e: %s\n", path.c_str(),
+              tooTight->second.c_str(), kLooseNormwise, report.c_str());
+  return {};
+}
 
 class ModuleCodegenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ModuleCodegenTest, MatchesTheEvaluatorUnfusedAndFused) {
   StatusOr<std::unique_ptr<HloModule>> parsed = parseHloModuleFile(GetParam());
   ASSERT_TRUE(parsed.ok()) << parsed.message();
-  HloModule& module = **parsed;
-  if (Status evaluable = checkEvaluable(module); !evaluable.ok()) {
-    GTEST_SKIP() << "no reference: " << evaluable.message();
+  ModuleVerdict verdict = checkModuleCodegen(GetParam(), **parsed, kMaxWork);
+  if (verdict.kind == ModuleVerdict::kSkip) GTEST_SKIP() << verdict.message;
+  EXPECT_EQ(verdict.kind, ModuleVerdict::kPass) << verdict.message;
+}
+
+// The rule above, shown on modules that stand for a regression: an op the evaluator runs but codegen cannot lower
+// (a variadic reduce: argmax) is a failure, not a skip; a module the evaluator cannot run is a skip that says why.
+// When codegen learns variadic reduces, replace the first module with another op it cannot lower.
+TEST(ModuleCodegenVerdictTest, ALoweringThatFailsIsAFailureNotASkip) {
+  std::unique_ptr<HloModule> argmax = parse(R"(HloModule argmax
+argmax_reducer {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  ge = pred[] compare(v0, v1), direction=GE
+  v = f32[] select(ge, v0, v1)
+  i = s32[] select(ge, i0, i1)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  idx = s32[4,8] iota(), iota_dimension=1
+  lo = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT r = (f32[4], s32[4]) reduce(x, idx, lo, zero), dimensions={1}, to_apply=argmax_reducer
+})");
+  ASSERT_TRUE(checkEvaluable(*argmax).ok()) << "the evaluator must run it for this test to mean anything";
+  ModuleVerdict verdict = checkModuleCodegen(*argmax, kMaxWork);
+  if (verdict.kind == ModuleVerdict::kPass) {
+    GTEST_SKIP() << "codegen lowers variadic reduces now: pick another op it cannot lower for this test";
   }
-  if (estimateEvaluationWork(module) > kMaxWork) GTEST_SKIP() << "too expensive to interpret in a unit test";
-  if (StatusOr<ExecutionPlan> plan = planExecution(module); !plan.ok()) {
-    GTEST_SKIP() << "not lowerable by codegen: " << plan.message();
-  }
-  std::string unfused = compareWithEvaluator(module);
-  if (unfused.rfind("compile: ", 0) == 0 && unfused.find("cannot lower") != std::string::npos) {
-    GTEST_SKIP() << unfused;
-  }
-  EXPECT_EQ(unfused, "") << "unfused";
-  for (const char* preset : {"gpu", "cpu"}) {
-    std::unique_ptr<HloModule> fused = runPipelineOn(module, preset);
-    EXPECT_EQ(compareWithEvaluator(*fused), "") << preset;
-  }
+  EXPECT_EQ(verdict.kind, ModuleVerdict::kFail) << verdict.message;
+  EXPECT_NE(verdict.message.find("lower"), std::string::npos) << verdict.message;
+
+  std::unique_ptr<HloModule> opaque = parse(R"(HloModule opaque
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(x), custom_call_target="SomeVendorKernel"
+})");
+  ModuleVerdict skipped = checkModuleCodegen(*opaque, kMaxWork);
+  EXPECT_EQ(skipped.kind, ModuleVerdict::kSkip) << skipped.message;
+  EXPECT_NE(skipped.message.find("no reference"), std::string::npos) << skipped.message;
 }
 
 std::vector<std::string> modulesOrPlaceholder() {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,28 @@
 #include <vector>
 
 namespace fusionscope::testing {
+
+// How much interpretation one test may ask of the evaluator, in estimateEvaluationWork's scalar operations per
+// evaluation. The evaluator does about 1e9 a second in the dev build (xla_isolated_convolution, 1.9e9 estimated:
+// 1.5 s) and 5-10x fewer under the sanitizers, so there the budget is lower and the dev suite checks the modules
+// above it: their skip message says so (scripts/skip-report lists it). Mobilenet's training step (~1e11) is over
+// both; tests/data/corpus holds smaller programs of the same ops.
+#ifdef __SANITIZE_ADDRESS__
+inline constexpr bool kSanitizedBuild = true;
+inline constexpr int64_t kEvaluationBudget = 300'000'000;
+#else
+inline constexpr bool kSanitizedBuild = false;
+inline constexpr int64_t kEvaluationBudget = 4'000'000'000;
+#endif
+
+// The skip message of a module whose evaluation costs `work` operations, over `budget`.
+inline std::string tooExpensiveToInterpret(int64_t work, int64_t budget) {
+  std::ostringstream out;
+  out << "too expensive to interpret " << (kSanitizedBuild ? "under the sanitizers" : "in a unit test") << " (~"
+      << static_cast<double>(work) << " operations per evaluation, budget " << static_cast<double>(budget) << ")"
+      << (kSanitizedBuild && work <= 4'000'000'000 ? ": the dev suite checks it" : "");
+  return out.str();
+}
 
 // The shared corpus lives beside the repository (../shared/corpus); tests that use it skip with a message
 // when it is absent.
