@@ -121,7 +121,9 @@ FusionComparisonDialog::FusionComparisonDialog(core::FusionComparison comparison
   }
   if (m_comparison.differences.empty()) {
     auto* none = new QTreeWidgetItem(m_tree);
-    none->setText(0, QStringLiteral("A and B group every matched op alike."));
+    none->setText(0, m_comparison.coverageSufficient()
+                         ? QStringLiteral("A and B group every matched op alike.")
+                         : QStringLiteral("The matched ops are grouped alike; the unmatched are not compared."));
     none->setFirstColumnSpanned(true);
   }
   connect(m_tree, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) { activate(item); });
@@ -134,6 +136,13 @@ FusionComparisonDialog::FusionComparisonDialog(core::FusionComparison comparison
 }
 
 QString FusionComparisonDialog::summaryText() const {
+  if (!m_comparison.coverageSufficient()) {
+    return QStringLiteral("pairs of matched ops fused together: %1 in both, %2 only in A, %3 only in B · %4")
+        .arg(m_comparison.pairsBoth)
+        .arg(m_comparison.pairsOnlyA)
+        .arg(m_comparison.pairsOnlyB)
+        .arg(QString::fromStdString(m_comparison.coverageShortfall()));
+  }
   return QStringLiteral(
              "pairs of matched ops fused together: %1 in both, %2 only in A, %3 only in B · precision %4 · "
              "recall %5")

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_output.h"
@@ -64,9 +65,15 @@ std::string ratio(const std::optional<double>& value) {
 constexpr size_t kUnmatchedShown = 12;
 
 std::string sideText(const char* which, const std::string& label, const core::ComparedSide& side) {
-  std::string out = fmt::format("{}: {}: {} ops in {} groups ({} fusions); {} matched ({} by name)\n", which, label,
-                                side.ops, side.groups, side.fusions, side.matched, side.matchedByName);
+  std::string out = fmt::format(
+      "{}: {}: {} ops in {} groups ({} fusions); {} matched, {:.1f}% ({} by name, {} as parts of one source op, {} to "
+      "a bitcast or folded into their user there)\n",
+      which, label, side.ops, side.groups, side.fusions, side.matched, 100 * side.matchedFraction(),
+      side.matchedByName, side.matchedBySource, side.matchedToPlumbing);
   if (side.unmatched.empty()) return out;
+  std::vector<std::string> kinds;
+  for (const auto& [opcode, count] : side.unmatchedByKind) kinds.push_back(fmt::format("{} {}", opcode, count));
+  out += fmt::format("   unmatched by kind: {}\n", fmt::join(kinds, ", "));
   out += fmt::format("   no counterpart ({}):", side.unmatched.size());
   for (size_t i = 0; i < std::min(side.unmatched.size(), kUnmatchedShown); ++i) {
     out += fmt::format(" {} ({})", side.unmatched[i].name, side.unmatched[i].opcode);
@@ -82,6 +89,12 @@ nlohmann::ordered_json sideJson(const std::string& file, const core::ComparedSid
   j["ops"] = side.ops;
   j["matched"] = side.matched;
   j["matched_by_name"] = side.matchedByName;
+  j["matched_by_source_op"] = side.matchedBySource;
+  j["matched_to_plumbing"] = side.matchedToPlumbing;
+  j["matched_fraction"] = side.matchedFraction();
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
+  for (const auto& [opcode, count] : side.unmatchedByKind) kinds[opcode] = count;
+  j["unmatched_by_kind"] = std::move(kinds);
   j["groups"] = side.groups;
   j["fusions"] = side.fusions;
   nlohmann::ordered_json unmatched = nlohmann::ordered_json::array();
@@ -116,11 +129,16 @@ std::string comparisonText(const core::FusionComparison& comparison, const std::
   std::string out = sideText("A", aLabel, comparison.a) + sideText("B", bLabel, comparison.b);
   out += fmt::format("pairs of matched ops fused together: {} in both, {} only in A, {} only in B\n",
                      comparison.pairsBoth, comparison.pairsOnlyA, comparison.pairsOnlyB);
-  out += fmt::format("precision {} (of A's fused pairs, B fuses {} of {})\n", ratio(comparison.precision()),
-                     comparison.pairsBoth, comparison.pairsBoth + comparison.pairsOnlyA);
-  out += fmt::format("recall    {} (of B's fused pairs, A fuses {} of {})\n", ratio(comparison.recall()),
-                     comparison.pairsBoth, comparison.pairsBoth + comparison.pairsOnlyB);
-  if (comparison.differences.empty()) return out + "\nA and B group every matched op alike.\n";
+  if (!comparison.coverageSufficient()) {
+    out += comparison.coverageShortfall() + "\n";
+    if (comparison.differences.empty()) return out + "\nThe matched ops are grouped alike; the unmatched are not compared.\n";
+  } else {
+    out += fmt::format("precision {} (of A's fused pairs, B fuses {} of {})\n", ratio(comparison.precision()),
+                       comparison.pairsBoth, comparison.pairsBoth + comparison.pairsOnlyA);
+    out += fmt::format("recall    {} (of B's fused pairs, A fuses {} of {})\n", ratio(comparison.recall()),
+                       comparison.pairsBoth, comparison.pairsBoth + comparison.pairsOnlyB);
+    if (comparison.differences.empty()) return out + "\nA and B group every matched op alike.\n";
+  }
   out += fmt::format(
       "\n{} difference(s); a group is `fusion: ops` or an unfused op; B's ops show A's name after `=` where it "
       "differs; `*` marks an op with no counterpart:\n",
@@ -158,6 +176,9 @@ std::string comparisonJson(const core::FusionComparison& comparison, const std::
   root["b"] = sideJson(bFile, comparison.b);
   root["pairs"] = {
       {"both", comparison.pairsBoth}, {"only_a", comparison.pairsOnlyA}, {"only_b", comparison.pairsOnlyB}};
+  root["coverage_sufficient"] = comparison.coverageSufficient();
+  root["coverage_needed"] = core::kCoverageForAgreement;
+  if (!comparison.coverageSufficient()) root["agreement_withheld"] = comparison.coverageShortfall();
   root["precision"] = ratioJson(comparison.precision());
   root["recall"] = ratioJson(comparison.recall());
   nlohmann::ordered_json differences = nlohmann::ordered_json::array();

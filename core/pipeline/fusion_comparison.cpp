@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
@@ -12,6 +17,7 @@
 #include "core/passes/fusion_utils.h"
 #include "core/pipeline/fusion_correspondence.h"
 #include "core/pipeline/stage.h"
+#include "core/text/hlo_printer.h"
 
 namespace fusionscope::core {
 namespace {
@@ -24,6 +30,8 @@ struct Occurrence {
   int group = 0;
   int identity = kUnmatched;
   bool byName = false;
+  bool bySource = false;  // matched as part of one source op's expansion (matchBySourceOp)
+  bool toPlumbing = false;  // no op of its own on the other side: a bitcast there, or folded into its user
 };
 
 struct Side {
@@ -141,19 +149,421 @@ int matchIdentities(Side& a, Side& b) {
   return next;
 }
 
+// ---- Matching by dataflow -------------------------------------------------------------------------------------
+// What names and metadata leave unmatched (XLA renames what it fuses and rewrites what it inlines; JAX's helpers
+// such as clip and where leave no op_name of their own) is matched by what an op computes from what: opcode, shape,
+// attributes (names, metadata and called computations aside) and where each operand's value comes from. A value's
+// origin looks through the plumbing the two compilers place differently: fusion parameters (the fusion's operand),
+// get-tuple-element of tuples and multi-output fusions, bitcasts, copies, reshapes and transposes (XLA's layout
+// assignment turns many of these into bitcasts or copies); it ends at an entry parameter (its number), a constant
+// (its value), a loop's state (the origin of the loop's initial value) or a compared op (its identity, once it has
+// one). Matching proceeds from the entry parameters and constants outwards until nothing more matches.
+
+// The compared-op attributes that say what an op computes: everything the printer writes but names, metadata,
+// called computations and backend hints.
+std::string computingAttributes(const HloInstruction& inst) {
+  const std::string text = printAttributes(inst);
+  std::string kept;
+  int depth = 0;
+  bool quoted = false;
+  size_t start = 0;
+  auto keep = [&](size_t end) {
+    std::string_view part = std::string_view(text).substr(start, end - start);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    const std::string_view key = part.substr(0, part.find('='));
+    static const std::set<std::string_view> kIgnored = {
+        "metadata", "to_apply", "calls", "body", "condition", "branch_computations", "true_computation",
+        "false_computation", "backend_config", "frontend_attributes", "sharding", "statistics", "kind",
+        "origin", "operand_precision", "precision_config", "algorithm", "largest"};
+    if (!part.empty() && !kIgnored.count(key)) {
+      kept += part;
+      kept += ';';
+    }
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"' && (i == 0 || text[i - 1] != '\\')) quoted = !quoted;
+    if (quoted) continue;
+    if (c == '{' || c == '(' || c == '[') ++depth;
+    if (c == '}' || c == ')' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      keep(i);
+      start = i + 1;
+    }
+  }
+  keep(text.size());
+  return kept;
+}
+
+bool isCommutative(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kXor: return true;
+    default: return false;
+  }
+}
+
+// Where a computation's parameters get their values: the instruction that calls it (fusion, while, conditional,
+// call) and, for a conditional's branch, which operand feeds it.
+struct Caller {
+  const HloInstruction* inst = nullptr;
+  int operandBase = 0;  // parameter 0 of the computation is operand `operandBase` of the caller
+  bool loop = false;    // a while's body or condition: parameter 0 is the loop state
+};
+
+// Origins as small integers, shared by the two sides of one comparison (equal keys, equal origins).
+using Interner = std::unordered_map<std::string, int>;
+
+class Dataflow {
+ public:
+  Dataflow(const HloModule& module, Side& side, Interner& interner) : m_interner(interner) {
+    for (const auto& computation : module.computations()) {
+      for (const auto& inst : computation->instructions()) {
+        for (const HloComputation* called : inst->calledComputations()) {
+          if (called == nullptr) continue;
+          Caller caller{inst.get(), 0, inst->opcode() == HloOpcode::kWhile};
+          if (inst->opcode() == HloOpcode::kConditional) {
+            const std::vector<HloComputation*> branches = inst->calledComputations();
+            caller.operandBase = static_cast<int>(std::find(branches.begin(), branches.end(), called) -
+                                                  branches.begin()) + 1;
+          }
+          if (inst->opcode() == HloOpcode::kFusion || inst->opcode() == HloOpcode::kWhile ||
+              inst->opcode() == HloOpcode::kConditional || inst->opcode() == HloOpcode::kCall) {
+            m_callers.emplace(called, caller);
+          }
+        }
+      }
+    }
+    for (Occurrence& op : side.ops) m_occurrence.emplace(op.inst, &op);
+  }
+
+  void startRound() { m_origins.clear(); }
+
+  // The interned origin of `inst`'s value, or nullopt while it depends on an op with no identity yet.
+  std::optional<int> origin(const HloInstruction* inst) {
+    auto cached = m_origins.find(inst);
+    if (cached != m_origins.end()) return cached->second;
+    m_origins.emplace(inst, std::nullopt);  // cycles (none in valid HLO) end unknown
+    std::optional<int> result = computeOrigin(inst);
+    m_origins[inst] = result;
+    return result;
+  }
+
+  // What `op` computes from what, or nullopt while an operand's origin is unknown. `withAttributes` false: a
+  // looser signature for a second round (XLA rewrites some attributes: layouts, comparison types).
+  std::optional<std::string> signature(const HloInstruction& op, bool withAttributes) {
+    std::vector<int> operands;
+    for (const HloInstruction* operand : op.operands()) {
+      std::optional<int> o = origin(operand);
+      if (!o) return std::nullopt;
+      operands.push_back(*o);
+    }
+    if (isCommutative(op.opcode())) std::sort(operands.begin(), operands.end());
+    std::string text = std::string(op.opcodeString()) + " " + op.shape().toString(false);
+    if (withAttributes) text += " {" + computingAttributes(op) + "}";
+    for (int o : operands) text += " " + std::to_string(o);
+    return text;
+  }
+
+  // The origins of `op`'s operands, sorted; nullopt when one is unknown.
+  std::optional<std::vector<int>> operandOrigins(const HloInstruction& op) {
+    std::vector<int> origins;
+    for (const HloInstruction* operand : op.operands()) {
+      std::optional<int> o = origin(operand);
+      if (!o) return std::nullopt;
+      origins.push_back(*o);
+    }
+    std::sort(origins.begin(), origins.end());
+    return origins;
+  }
+
+  const Occurrence* occurrenceOf(const HloInstruction* inst) const {
+    auto found = m_occurrence.find(inst);
+    return found == m_occurrence.end() ? nullptr : found->second;
+  }
+
+  int intern(const std::string& key) {
+    auto [it, added] = m_interner.emplace(key, static_cast<int>(m_interner.size()));
+    return it->second;
+  }
+
+ private:
+  std::optional<int> computeOrigin(const HloInstruction* inst) {
+    switch (inst->opcode()) {
+      case HloOpcode::kBitcast:
+      case HloOpcode::kCopy:
+      case HloOpcode::kReshape:
+      case HloOpcode::kTranspose: return origin(inst->operand(0));
+      case HloOpcode::kConstant: {
+        std::string text = printInstruction(*inst);
+        const size_t equals = text.find(" = ");
+        const size_t metadata = text.find(", metadata=");
+        text = text.substr(equals == std::string::npos ? 0 : equals + 3,
+                           metadata == std::string::npos ? std::string::npos : metadata - equals - 3);
+        // Layouts aside: `f32[2]{0} constant({1, 2})` and `f32[2] constant({1, 2})` are one value.
+        return intern("const " + inst->shape().toString(false) + " " + text.substr(text.find(' ') + 1));
+      }
+      case HloOpcode::kParameter: return parameterOrigin(inst);
+      case HloOpcode::kGetTupleElement: {
+        const int64_t index = inst->attributes().tupleIndex.value_or(-1);
+        const HloInstruction* tuple = throughPlumbing(inst->operand(0));
+        if (tuple->opcode() == HloOpcode::kTuple && index >= 0 && index < tuple->operandCount()) {
+          return origin(tuple->operand(static_cast<int>(index)));
+        }
+        std::optional<int> whole = origin(tuple);
+        if (!whole) return std::nullopt;
+        return intern("gte " + std::to_string(index) + " " + std::to_string(*whole));
+      }
+      case HloOpcode::kTuple: {
+        std::string key = "tuple";
+        for (const HloInstruction* operand : inst->operands()) {
+          std::optional<int> o = origin(operand);
+          if (!o) return std::nullopt;
+          key += " " + std::to_string(*o);
+        }
+        return intern(key);
+      }
+      case HloOpcode::kWhile: {
+        std::optional<int> init = origin(inst->operand(0));
+        if (!init) return std::nullopt;
+        return intern("loop result " + std::to_string(*init));
+      }
+      default: break;
+    }
+    if (inst->isFusion() && inst->fusedComputation() && inst->fusedComputation()->root()) {
+      return origin(inst->fusedComputation()->root());
+    }
+    auto found = m_occurrence.find(inst);
+    if (found == m_occurrence.end() || found->second->identity == kUnmatched) return std::nullopt;
+    return intern("op " + std::to_string(found->second->identity));
+  }
+
+  const HloInstruction* throughPlumbing(const HloInstruction* inst) {
+    while (inst->opcode() == HloOpcode::kBitcast || inst->opcode() == HloOpcode::kCopy) inst = inst->operand(0);
+    if (inst->isFusion() && inst->fusedComputation() && inst->fusedComputation()->root()) {
+      return throughPlumbing(inst->fusedComputation()->root());
+    }
+    if (inst->opcode() == HloOpcode::kParameter) {
+      auto caller = m_callers.find(inst->parent());
+      if (caller != m_callers.end() && !caller->second.loop) {
+        const int operand = caller->second.operandBase + static_cast<int>(inst->parameterNumber());
+        if (operand < caller->second.inst->operandCount()) return throughPlumbing(caller->second.inst->operand(operand));
+      }
+    }
+    return inst;
+  }
+
+  std::optional<int> parameterOrigin(const HloInstruction* inst) {
+    auto caller = m_callers.find(inst->parent());
+    if (caller == m_callers.end()) return intern("entry parameter " + std::to_string(inst->parameterNumber()));
+    const Caller& c = caller->second;
+    if (c.loop) {
+      std::optional<int> init = origin(c.inst->operand(0));
+      if (!init) return std::nullopt;
+      return intern("loop state " + std::to_string(*init));
+    }
+    const int operand = c.operandBase + static_cast<int>(inst->parameterNumber());
+    if (operand >= c.inst->operandCount()) return std::nullopt;
+    return origin(c.inst->operand(operand));
+  }
+
+  Interner& m_interner;
+  std::unordered_map<const HloComputation*, Caller> m_callers;
+  std::unordered_map<const HloInstruction*, Occurrence*> m_occurrence;
+  std::unordered_map<const HloInstruction*, std::optional<int>> m_origins;
+};
+
+// Gives identities to the ops of `a` and `b` that compute the same thing from the same values, round after round
+// until nothing changes; `next` is the next free identity. Ops with one signature on a side count as one op (copies
+// of a duplicated producer; distinct ops that compute one value).
+int matchByDataflow(const HloModule& moduleA, Side& a, const HloModule& moduleB, Side& b, int next) {
+  Interner interner;
+  Dataflow flowA(moduleA, a, interner);
+  Dataflow flowB(moduleB, b, interner);
+  for (bool withAttributes : {true, false}) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      flowA.startRound();
+      flowB.startRound();
+      std::map<std::string, std::vector<Occurrence*>> signaturesA;
+      std::map<std::string, std::vector<Occurrence*>> signaturesB;
+      for (auto [side, flow, signatures] : {std::tuple{&a, &flowA, &signaturesA}, std::tuple{&b, &flowB, &signaturesB}}) {
+        for (Occurrence& op : side->ops) {
+          if (op.identity != kUnmatched) continue;
+          if (std::optional<std::string> sig = flow->signature(*op.inst, withAttributes)) (*signatures)[*sig].push_back(&op);
+        }
+      }
+      for (auto& [sig, opsA] : signaturesA) {
+        auto found = signaturesB.find(sig);
+        if (found == signaturesB.end()) continue;
+        // Without attributes, only one op by name on each side: a looser key must not pair distinct ops.
+        if (!withAttributes && (distinctNames(opsA) != 1 || distinctNames(found->second) != 1)) continue;
+        for (Occurrence* op : opsA) op->identity = next;
+        for (Occurrence* op : found->second) op->identity = next;
+        ++next;
+        changed = true;
+      }
+    }
+  }
+  return next;
+}
+
+// Ops that neither names nor dataflow match but that both sides made from one source op (an rng-bit-generator,
+// a batch norm or a softmax each compiler expands its own way: XLA's and our expansions share the source op's
+// metadata, not their ops): all of them, on both sides, become one identity, as copies of a duplicated op do. An
+// approximation: ops of two source ops with one name (two `mul`s left unmatched) become one identity too.
+bool matchBySourceOp(Side& a, Side& b, int& next) {
+  // The last component of op_name: XLA's call inliner prefixes the caller's path (`jit(f)/jit(_uniform)/
+  // rng_bit_generator` for our `rng_bit_generator`) and replaces source lines by stack frames.
+  auto sourceKey = [](const HloInstruction& inst) -> std::string {
+    if (!hasMetadata(inst) || inst.metadata()->opName.empty()) return "";
+    const std::string& opName = inst.metadata()->opName;
+    return opName.substr(opName.rfind('/') + 1);
+  };
+  std::map<std::string, std::vector<Occurrence*>> keysA;
+  std::map<std::string, std::vector<Occurrence*>> keysB;
+  for (auto [side, keys] : {std::pair{&a, &keysA}, std::pair{&b, &keysB}}) {
+    for (Occurrence& op : side->ops) {
+      if (op.identity != kUnmatched) continue;
+      if (std::string key = sourceKey(*op.inst); !key.empty()) (*keys)[key].push_back(&op);
+    }
+  }
+  bool changed = false;
+  for (auto& [key, opsA] : keysA) {
+    auto found = keysB.find(key);
+    if (found == keysB.end()) continue;
+    for (Occurrence* op : opsA) op->identity = next, op->bySource = true;
+    for (Occurrence* op : found->second) op->identity = next, op->bySource = true;
+    ++next;
+    changed = true;
+  }
+  return changed;
+}
+
+// Ops still unmatched that have a counterpart which is not an op of its own: a copy of a value (XLA's copy insertion
+// for loop state and layouts; a copy computes nothing), a reshape or transpose the other side made a bitcast (same
+// operand origin, same dimensions: layout assignment does this), or an op the other side
+// folded into its user (a transpose of a dot's result becomes the dot's own output order: our dot's user is
+// matched to a dot there that reads the dot's operands directly). They count as matched and take no part in the
+// pair counts (the user's identity, when folded).
+// The compared ops that read `inst`'s value: through fusion parameters, bitcasts and copies.
+std::vector<const HloInstruction*> effectiveUsers(const HloInstruction& inst) {
+  std::vector<const HloInstruction*> result;
+  for (const HloInstruction* user : inst.users()) {
+    if (user->isFusion() && user->fusedComputation()) {
+      for (int i = 0; i < user->operandCount(); ++i) {
+        if (user->operand(i) != &inst) continue;
+        for (const HloInstruction* parameter : user->fusedComputation()->parameters()) {
+          if (parameter != nullptr && parameter->parameterNumber() == i) {
+            std::vector<const HloInstruction*> inner = effectiveUsers(*parameter);
+            result.insert(result.end(), inner.begin(), inner.end());
+          }
+        }
+      }
+    } else if (user->opcode() == HloOpcode::kBitcast || user->opcode() == HloOpcode::kCopy) {
+      std::vector<const HloInstruction*> inner = effectiveUsers(*user);
+      result.insert(result.end(), inner.begin(), inner.end());
+    } else {
+      result.push_back(user);
+    }
+  }
+  return result;
+}
+
+void matchToPlumbing(const HloModule& moduleA, Side& a, const HloModule& moduleB, Side& b) {
+  Interner interner;
+  Dataflow flowA(moduleA, a, interner);
+  Dataflow flowB(moduleB, b, interner);
+  auto bitcastKeys = [](const HloModule& module, Dataflow& flow) {
+    std::set<std::string> keys;
+    for (const auto& computation : module.computations()) {
+      for (const auto& inst : computation->instructions()) {
+        if (inst->opcode() != HloOpcode::kBitcast && inst->opcode() != HloOpcode::kCopy) continue;
+        if (std::optional<int> o = flow.origin(inst->operand(0))) {
+          keys.insert(inst->shape().toString(false) + " " + std::to_string(*o));
+        }
+      }
+    }
+    return keys;
+  };
+  // Each matched op's operand origins, by identity, on each side.
+  auto originsByIdentity = [](Side& side, Dataflow& flow) {
+    std::map<int, std::vector<std::vector<int>>> byIdentity;
+    for (Occurrence& op : side.ops) {
+      if (op.identity == kUnmatched) continue;
+      if (auto origins = flow.operandOrigins(*op.inst)) byIdentity[op.identity].push_back(*origins);
+    }
+    return byIdentity;
+  };
+  const std::set<std::string> bitcastsA = bitcastKeys(moduleA, flowA);
+  const std::set<std::string> bitcastsB = bitcastKeys(moduleB, flowB);
+  const auto originsA = originsByIdentity(a, flowA);
+  const auto originsB = originsByIdentity(b, flowB);
+  for (auto [side, flow, otherBitcasts, otherOrigins] :
+       {std::tuple{&a, &flowA, &bitcastsB, &originsB}, std::tuple{&b, &flowB, &bitcastsA, &originsA}}) {
+    for (Occurrence& op : side->ops) {
+      if (op.identity != kUnmatched) continue;
+      const HloOpcode opcode = op.inst->opcode();
+      // A copy the other side does not make (XLA's copy insertion for loop state and layouts): the same value.
+      if (opcode == HloOpcode::kCopy && flow->origin(op.inst->operand(0))) {
+        op.toPlumbing = true;
+        continue;
+      }
+      if ((opcode == HloOpcode::kReshape || opcode == HloOpcode::kTranspose || opcode == HloOpcode::kCopy) &&
+          op.inst->operandCount() == 1) {
+        std::optional<int> o = flow->origin(op.inst->operand(0));
+        if (o && otherBitcasts->count(op.inst->shape().toString(false) + " " + std::to_string(*o))) {
+          op.toPlumbing = true;
+          continue;
+        }
+      }
+      // Folded into its user: the one user is matched, and its counterpart reads this op's operands directly.
+      std::vector<const HloInstruction*> users = effectiveUsers(*op.inst);
+      if (users.size() != 1) continue;
+      const Occurrence* user = flow->occurrenceOf(users.front());
+      std::optional<std::vector<int>> mine = flow->operandOrigins(*op.inst);
+      if (user == nullptr || user->identity == kUnmatched || !mine) continue;
+      auto counterpart = otherOrigins->find(user->identity);
+      if (counterpart == otherOrigins->end()) continue;
+      for (const std::vector<int>& theirs : counterpart->second) {
+        if (theirs == *mine) {
+          op.toPlumbing = true;
+          break;
+        }
+      }
+    }
+  }
+}
+
 ComparedSide countSide(const Side& side) {
   ComparedSide counts;
   counts.ops = static_cast<int64_t>(side.ops.size());
   std::set<std::string> listed;
+  std::map<std::string, int64_t> kinds;
   for (const Occurrence& op : side.ops) {
+    if (op.toPlumbing) {
+      ++counts.matched;
+      ++counts.matchedToPlumbing;
+      continue;
+    }
     if (op.identity == kUnmatched) {
+      ++kinds[std::string(op.inst->opcodeString())];
       std::string name = normalizedInstructionName(op.inst->name());
       if (listed.insert(name).second) counts.unmatched.push_back({name, std::string(op.inst->opcodeString()), ""});
       continue;
     }
     ++counts.matched;
     if (op.byName) ++counts.matchedByName;
+    if (op.bySource) ++counts.matchedBySource;
   }
+  counts.unmatchedByKind.assign(kinds.begin(), kinds.end());
+  std::stable_sort(counts.unmatchedByKind.begin(), counts.unmatchedByKind.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
   counts.groups = static_cast<int64_t>(side.groups.size());
   counts.fusions = std::count_if(side.groups.begin(), side.groups.end(), [](const auto& g) { return g.fusion; });
   return counts;
@@ -255,13 +665,25 @@ bool isComparedOp(const HloInstruction& inst) {
   }
 }
 
+bool FusionComparison::coverageSufficient() const {
+  return a.matchedFraction() >= kCoverageForAgreement && b.matchedFraction() >= kCoverageForAgreement;
+}
+
+std::string FusionComparison::coverageShortfall() const {
+  if (coverageSufficient()) return "";
+  return fmt::format(
+      "no agreement figure: {:.1f}% of A's ops and {:.1f}% of B's have a counterpart ({:.0f}% needed); the pair counts "
+      "see only the matched ops",
+      100 * a.matchedFraction(), 100 * b.matchedFraction(), 100 * kCoverageForAgreement);
+}
+
 std::optional<double> FusionComparison::precision() const {
-  if (pairsBoth + pairsOnlyA == 0) return std::nullopt;
+  if (!coverageSufficient() || pairsBoth + pairsOnlyA == 0) return std::nullopt;
   return static_cast<double>(pairsBoth) / static_cast<double>(pairsBoth + pairsOnlyA);
 }
 
 std::optional<double> FusionComparison::recall() const {
-  if (pairsBoth + pairsOnlyB == 0) return std::nullopt;
+  if (!coverageSufficient() || pairsBoth + pairsOnlyB == 0) return std::nullopt;
   return static_cast<double>(pairsBoth) / static_cast<double>(pairsBoth + pairsOnlyB);
 }
 
@@ -288,7 +710,9 @@ std::string comparedGroupText(const ComparedGroup& group, bool showCounterpart) 
 FusionComparison compareFusions(const HloModule& a, const HloModule& b, const PipelineRun* run) {
   Side sideA = collectSide(a);
   Side sideB = collectSide(b);
-  int identities = matchIdentities(sideA, sideB);
+  int identities = matchByDataflow(a, sideA, b, sideB, matchIdentities(sideA, sideB));
+  while (matchBySourceOp(sideA, sideB, identities)) identities = matchByDataflow(a, sideA, b, sideB, identities);
+  matchToPlumbing(a, sideA, b, sideB);
   FusionComparison result;
   result.a = countSide(sideA);
   result.b = countSide(sideB);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/passes/fusion_decision.h"
@@ -27,6 +28,9 @@ std::string normalizedInstructionName(std::string_view name);
 // plumbing, and XLA turns reshapes and transposes into bitcasts after layout assignment), and control flow
 // (while, conditional, call: the ops of their bodies are compared instead).
 bool isComparedOp(const HloInstruction& inst);
+
+// The share of each side's ops that must have a counterpart before a comparison states an agreement figure.
+inline constexpr double kCoverageForAgreement = 0.95;
 
 // One instruction of a group as the comparison shows it.
 struct ComparedMember {
@@ -57,10 +61,16 @@ struct GroupDifference {
 struct ComparedSide {
   int64_t ops = 0;            // compared ops, each copy of a duplicated op counted
   int64_t matched = 0;        // of those, the ones with a counterpart in the other module
-  int64_t matchedByName = 0;  // ... found by normalized name (the rest by metadata)
+  int64_t matchedByName = 0;  // ... found by normalized name (the rest by metadata or dataflow)
+  int64_t matchedBySource = 0;  // ... as part of one source op that each side expanded its own way
+  int64_t matchedToPlumbing = 0;  // ... to a bitcast of the other side, or folded into its user there
+  // matched / ops (1 when there are no ops): how much of this side the pair counts see.
+  double matchedFraction() const { return ops == 0 ? 1.0 : static_cast<double>(matched) / static_cast<double>(ops); }
   int64_t groups = 0;         // fusions plus unfused ops
   int64_t fusions = 0;
   std::vector<ComparedMember> unmatched;  // the ops without a counterpart, in text order (copies once)
+  // The ops without a counterpart by opcode, most first (each copy counted, as in `ops`).
+  std::vector<std::pair<std::string, int64_t>> unmatchedByKind;
 };
 
 // The result of compareFusions. Pairs are unordered pairs of matched instructions; "together" means some group
@@ -73,9 +83,15 @@ struct FusionComparison {
   int64_t pairsOnlyB = 0;
   std::vector<GroupDifference> differences;  // in A's text order
 
-  // Of the pairs A fuses, the share B fuses too; nullopt when A fuses no matched pair.
+  // Whether both sides have a counterpart for at least kCoverageForAgreement of their ops. Below it the pair counts
+  // see too little of the program to stand for it: precision() and recall() are withheld (nullopt) and the
+  // comparison says why (coverageShortfall()).
+  bool coverageSufficient() const;
+  // "" when coverageSufficient(), else the sentence that says how much each side matched.
+  std::string coverageShortfall() const;
+  // Of the pairs A fuses, the share B fuses too; nullopt when A fuses no matched pair or coverage is insufficient.
   std::optional<double> precision() const;
-  // Of the pairs B fuses, the share A fuses too; nullopt when B fuses no matched pair.
+  // Of the pairs B fuses, the share A fuses too; nullopt when B fuses no matched pair or coverage is insufficient.
   std::optional<double> recall() const;
 };
 
@@ -88,7 +104,11 @@ std::string comparedGroupText(const ComparedGroup& group, bool showCounterpart);
 // of control flow). Instructions are matched, in this order: by normalized name when the two agree on opcode,
 // shape and metadata; by opKey (opcode, shape, metadata with source line), since XLA renames the instructions it
 // fuses; by opcode, shape and the last component of op_name when one op on each side has them (XLA's call
-// inliner rewrites the metadata of what it inlines, ours does not). Ops without metadata match by name only.
+// inliner rewrites the metadata of what it inlines, ours does not); then by dataflow, rounds outwards from the
+// entry parameters and constants: opcode, shape, attributes and the matched origins of the operands, looking
+// through fusion parameters, tuples, bitcasts, copies, reshapes and transposes (this survives renaming, inlining
+// and helpers that leave no metadata); last, ops left over that each side made from one source op (same last
+// op_name component: an rng-bit-generator or batch norm each compiler expands its own way) become one op.
 // Copies of one op (a producer duplicated into several fusions), and distinct ops with one opKey, count as one
 // instruction. `run`, when A is the module it produced, supplies the decisions shown with each difference.
 FusionComparison compareFusions(const HloModule& a, const HloModule& b, const PipelineRun* run = nullptr);

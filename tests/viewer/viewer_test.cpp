@@ -756,7 +756,7 @@ namespace fusionscope::viewer {
 namespace {
 
 // Stage → Compare Fusions with a Module: our cpu preset's final stage of the JAX MNIST step against XLA CPU's own
-// result; every pair agrees, so the dialog says so. Against the unfused module (stage 0 of XLA's pipeline)
+// result; too few of our ops have a counterpart for an agreement figure, so the dialog says that instead. Against the unfused module (stage 0 of XLA's pipeline)
 // every fused pair of ours differs, and double-clicking one of our groups selects it.
 TEST_F(ViewerTest, CompareFusionsWithXlasModuleShowsTheFiguresAndSelectsOurGroups) {
   const std::string dir = FS_SOURCE_DIR "/tests/data/xla/mnist_step/fused/";
@@ -770,8 +770,12 @@ TEST_F(ViewerTest, CompareFusionsWithXlasModuleShowsTheFiguresAndSelectsOurGroup
   ASSERT_TRUE(window->compareFusionsWith(QString::fromStdString(after))) << window->lastError().toStdString();
   FusionComparisonDialog* dialog = window->fusionComparisonDialog();
   ASSERT_NE(dialog, nullptr);
-  EXPECT_TRUE(dialog->summaryText().contains("precision 1.000")) << dialog->summaryText().toStdString();
-  EXPECT_EQ(dialog->comparison().pairsOnlyA, 0);
+  // 31 of our 33 ops have a counterpart in XLA's module (two reshapes do not): under the 95 % a figure needs, the
+  // dialog withholds precision and recall and says why (it said "precision 1.000" after matching 22 ops).
+  EXPECT_TRUE(dialog->summaryText().contains("no agreement figure")) << dialog->summaryText().toStdString();
+  EXPECT_FALSE(dialog->summaryText().contains("precision")) << dialog->summaryText().toStdString();
+  EXPECT_LT(dialog->comparison().a.matchedFraction(), core::kCoverageForAgreement);
+  EXPECT_GE(dialog->comparison().a.matched, 31);
 
   ASSERT_TRUE(window->compareFusionsWith(QString::fromStdString(before))) << window->lastError().toStdString();
   dialog = window->fusionComparisonDialog();

@@ -3,6 +3,7 @@
 // programs of tests/data/xla pin how close our cpu preset comes to XLA:CPU.
 #include "core/pipeline/fusion_comparison.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -163,19 +164,22 @@ ENTRY main {
 )");
   FusionComparison c = compareFusions(*a, *b);
   EXPECT_EQ(c.a.ops, 3);  // b.1, mul.6, sub.1
-  EXPECT_EQ(c.a.matched, 1);
   EXPECT_EQ(c.a.matchedByName, 0);
   EXPECT_EQ(c.b.ops, 3);  // broadcast.2, mul.3, sub.1
-  EXPECT_EQ(c.b.matched, 1);
-  ASSERT_EQ(c.a.unmatched.size(), 2u);
-  EXPECT_EQ(c.a.unmatched[0].name, "b.1");
-  EXPECT_EQ(c.a.unmatched[1].name, "sub.1");
-  EXPECT_EQ(c.a.unmatched[1].opcode, "subtract");
-  EXPECT_EQ(c.pairsBoth + c.pairsOnlyA + c.pairsOnlyB, 0);  // one matched op makes no pair
+  // mul by metadata; the broadcasts of the constant 2 by dataflow; the two sub.1 (a subtract here, a broadcast
+  // there) are not matched by their name, only as what each side made of one source op (f.py:4, `sub`).
+  EXPECT_EQ(c.a.matched, 3);
+  EXPECT_EQ(c.b.matched, 3);
+  EXPECT_EQ(c.a.matchedBySource, 1);
+  EXPECT_EQ(c.b.matchedBySource, 1);
+  EXPECT_TRUE(c.a.unmatched.empty());
+  EXPECT_EQ(c.pairsBoth, 0);
+  EXPECT_EQ(c.pairsOnlyB, 3);  // B fuses all three
 }
 
 // XLA's call inliner prefixes the call's op_name and rewrites the stack frame of what it inlines; ours keeps the
-// callee's metadata. The last component of op_name matches them when it is unambiguous on both sides.
+// callee's metadata. The last component of op_name matches them when it is unambiguous on both sides; dataflow
+// matches the rest (the two adds: add(tanh, x) and add(add, x)).
 TEST(CompareFusions, MatchesInlinedOpsByTheLastComponentOfOpName) {
   auto a = parseOrDie(R"(HloModule a
 ENTRY main {
@@ -200,10 +204,9 @@ ENTRY main {
 }
 )");
   FusionComparison c = compareFusions(*a, *b);
-  EXPECT_EQ(c.a.matched, 2);  // mul and tanh; the two adds are ambiguous
-  ASSERT_EQ(c.a.unmatched.size(), 2u);
-  EXPECT_EQ(c.a.unmatched[0].name, "add.1");
-  EXPECT_EQ(c.pairsOnlyB, 1);
+  EXPECT_EQ(c.a.matched, 4);  // mul and tanh by op_name; the two adds, ambiguous by op_name, by dataflow
+  EXPECT_TRUE(c.a.unmatched.empty());
+  EXPECT_EQ(c.pairsOnlyB, 6);  // B fuses all four
 }
 
 // With the run that produced A, each difference carries our decisions about its instructions, and only those.
@@ -234,13 +237,104 @@ TEST(CompareFusions, DifferencesCarryOurDecisionsAboutTheirInstructions) {
 // copies in tests/data/xla). The floors are the figures measured when the comparison was written (docs/PIPELINES.md,
 // "Compared with XLA CPU"): a change to the cpu preset that lowers one fails here; one that raises it should
 // raise the floor.
+// Dataflow identity: B is A with every instruction renamed, no metadata, and another grouping (XLA renames what it
+// fuses; JAX's helpers leave no op_name of their own). Every op is matched by what it computes from what.
+TEST(CompareFusions, MatchesRenamedOpsWithoutMetadataByDataflow) {
+  auto a = parseOrDie(R"(HloModule a
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  y = f32[8]{0} parameter(1)
+  c = f32[] constant(2)
+  b = f32[8]{0} broadcast(c), dimensions={}
+  m = f32[8]{0} multiply(x, b)
+  s = f32[8]{0} subtract(m, y)
+  s2 = f32[8]{0} subtract(y, m)
+  r = f32[4,2]{1,0} reshape(s)
+  ROOT t = (f32[4,2]{1,0}, f32[8]{0}) tuple(r, s2)
+}
+)");
+  auto b = parseOrDie(R"(HloModule b
+fused {
+  p0 = f32[8]{0} parameter(0)
+  p1 = f32[8]{0} parameter(1)
+  k = f32[] constant(2)
+  bk = f32[8]{0} broadcast(k), dimensions={}
+  q = f32[8]{0} multiply(bk, p0)
+  d1 = f32[8]{0} subtract(q, p1)
+  d2 = f32[8]{0} subtract(p1, q)
+  ROOT out = (f32[8]{0}, f32[8]{0}) tuple(d1, d2)
+}
+ENTRY e {
+  in0 = f32[8]{0} parameter(0)
+  in1 = f32[8]{0} parameter(1)
+  f = (f32[8]{0}, f32[8]{0}) fusion(in0, in1), kind=kLoop, calls=fused
+  g0 = f32[8]{0} get-tuple-element(f), index=0
+  g1 = f32[8]{0} get-tuple-element(f), index=1
+  bc = f32[4,2]{1,0} bitcast(g0)
+  ROOT t = (f32[4,2]{1,0}, f32[8]{0}) tuple(bc, g1)
+}
+)");
+  FusionComparison c = compareFusions(*a, *b);
+  EXPECT_EQ(c.a.matched, c.a.ops) << "unmatched in A: " << c.a.unmatched.size();
+  EXPECT_EQ(c.b.matched, c.b.ops);
+  EXPECT_EQ(c.a.matchedByName, 0);
+  EXPECT_EQ(c.a.matchedToPlumbing, 1) << "A's reshape is B's bitcast";
+  // The two subtracts read the same values in another order: told apart, not swapped.
+  ASSERT_TRUE(c.coverageSufficient());
+  EXPECT_EQ(c.pairsOnlyA, 0);
+  EXPECT_GT(c.pairsOnlyB, 0);  // B fuses broadcast, multiply and both subtracts; A fuses nothing
+  EXPECT_FALSE(c.differences.empty());
+  for (const GroupDifference& d : c.differences) {
+    for (const ComparedGroup& g : d.b) {
+      for (const ComparedMember& m : g.members) {
+        if (m.name == "d1") EXPECT_EQ(m.counterpart, "s");
+        if (m.name == "d2") EXPECT_EQ(m.counterpart, "s2");
+      }
+    }
+  }
+}
+
+// Below 95 % of either side's ops matched, no precision or recall: the figures would describe a fifth of the program.
+TEST(CompareFusions, WithholdsAgreementBelowTheCoverageNeeded) {
+  auto a = parseOrDie(R"(HloModule a
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  e = f32[8]{0} exponential(x)
+  ROOT n = f32[8]{0} negate(e)
+}
+)");
+  auto b = parseOrDie(R"(HloModule b
+fused {
+  p = f32[8]{0} parameter(0)
+  e = f32[8]{0} exponential(p)
+  ROOT n = f32[8]{0} negate(e)
+}
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  f = f32[8]{0} fusion(x), kind=kLoop, calls=fused
+  l = f32[8]{0} log(x)
+  ROOT s = f32[8]{0} sine(l)
+}
+)");
+  FusionComparison c = compareFusions(*a, *b);
+  EXPECT_EQ(c.b.ops, 4);
+  EXPECT_EQ(c.b.matched, 2);
+  EXPECT_DOUBLE_EQ(c.b.matchedFraction(), 0.5);
+  EXPECT_FALSE(c.coverageSufficient());
+  EXPECT_FALSE(c.precision().has_value());
+  EXPECT_FALSE(c.recall().has_value());
+  EXPECT_NE(c.coverageShortfall().find("50.0% of B's"), std::string::npos) << c.coverageShortfall();
+  ASSERT_EQ(c.b.unmatchedByKind.size(), 2u);
+}
+
 struct CorpusCase {
   const char* program;
   const char* before;  // relative to tests/data/xla
   const char* after;
   int64_t minMatchedA;
-  double minPrecision;
+  double minPrecision;  // -1: withheld (coverage under kCoverageForAgreement)
   double minRecall;
+  double minCoverage;  // of both sides' ops, the share matched
 };
 
 class CpuPresetAgainstXla : public ::testing::TestWithParam<CorpusCase> {};
@@ -267,24 +361,37 @@ TEST_P(CpuPresetAgainstXla, AgreesAtLeastAsMeasured) {
       static_cast<long>(c.b.ops), static_cast<long>(c.pairsBoth), static_cast<long>(c.pairsOnlyA),
       static_cast<long>(c.pairsOnlyB), c.precision().value_or(-1), c.recall().value_or(-1));
   EXPECT_GE(c.a.matched, param.minMatchedA);
-  EXPECT_GE(c.precision().value_or(1.0), param.minPrecision);
-  EXPECT_GE(c.recall().value_or(1.0), param.minRecall);
+  EXPECT_GE(std::min(c.a.matchedFraction(), c.b.matchedFraction()), param.minCoverage);
+  if (param.minPrecision < 0) {
+    EXPECT_FALSE(c.coverageSufficient());
+    EXPECT_FALSE(c.precision().has_value()) << "withheld below the coverage needed";
+    EXPECT_NE(c.coverageShortfall().find("no agreement figure"), std::string::npos);
+  } else {
+    EXPECT_TRUE(c.coverageSufficient()) << c.coverageShortfall();
+    EXPECT_GE(c.precision().value_or(1.0), param.minPrecision);
+    EXPECT_GE(c.recall().value_or(1.0), param.minRecall);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Programs, CpuPresetAgainstXla,
     ::testing::Values(
-        CorpusCase{"mlp_train", "modules/mlp_train.before.txt", "modules/mlp_train.after.txt", 38, 1.0, 1.0},
-        CorpusCase{"attention", "modules/attention.before.txt", "modules/attention.after.txt", 13, 1.0, 1.0},
-        CorpusCase{"layernorm_gelu", "modules/layernorm_gelu.before.txt", "modules/layernorm_gelu.after.txt", 26, 1.0,
-                   1.0},
-        CorpusCase{"conv_pool", "modules/conv_pool.before.txt", "modules/conv_pool.after.txt", 13, 1.0, 1.0},
-        CorpusCase{"loops", "modules/loops.before.txt", "modules/loops.after.txt", 13, 1.0, 1.0},
-        CorpusCase{"scan_rnn", "modules/scan_rnn.before.txt", "modules/scan_rnn.after.txt", 8, 1.0, 1.0},
+        // Measured 2026-11-28 with dataflow matching (before it, mlp_train and tf_mnist read 1.000 after matching
+        // 38 and 40 ops; dropout_mlp matched 6 of 236).
+        CorpusCase{"mlp_train", "modules/mlp_train.before.txt", "modules/mlp_train.after.txt", 50, 0.87, 1.0, 0.96},
+        CorpusCase{"attention", "modules/attention.before.txt", "modules/attention.after.txt", 13, 1.0, 1.0, 1.0},
+        CorpusCase{"layernorm_gelu", "modules/layernorm_gelu.before.txt", "modules/layernorm_gelu.after.txt", 38, 1.0,
+                   1.0, 0.95},
+        CorpusCase{"conv_pool", "modules/conv_pool.before.txt", "modules/conv_pool.after.txt", 13, 1.0, 1.0, 1.0},
+        // One of our 16 ops (the s32 loop counter's add) has no counterpart: 93.8 %, so no agreement figure.
+        CorpusCase{"loops", "modules/loops.before.txt", "modules/loops.after.txt", 15, -1, -1, 0.93},
+        CorpusCase{"scan_rnn", "modules/scan_rnn.before.txt", "modules/scan_rnn.after.txt", 12, 1.0, 1.0, 1.0},
+        // 31 of our 33 ops have a counterpart (93.9 %): no agreement figure.
         CorpusCase{"mnist_step", "mnist_step/fused/module_0018.jit_step.before_optimizations.txt",
-                   "mnist_step/fused/module_0018.jit_step.cpu_after_optimizations.txt", 22, 1.0, 1.0},
-        CorpusCase{"tf_mnist", "modules/tf_mnist.before.txt", "modules/tf_mnist.after.txt", 40, 1.0, 1.0},
-        CorpusCase{"dropout_mlp", "modules/dropout_mlp.before.txt", "modules/dropout_mlp.after.txt", 6, 1.0, 1.0}),
+                   "mnist_step/fused/module_0018.jit_step.cpu_after_optimizations.txt", 31, -1, -1, 0.93},
+        CorpusCase{"tf_mnist", "modules/tf_mnist.before.txt", "modules/tf_mnist.after.txt", 48, 0.91, 1.0, 0.95},
+        CorpusCase{"dropout_mlp", "modules/dropout_mlp.before.txt", "modules/dropout_mlp.after.txt", 236, 1.0, 1.0,
+                   0.96}),
     [](const ::testing::TestParamInfo<CorpusCase>& info) { return std::string(info.param.program); });
 
 }  // namespace
