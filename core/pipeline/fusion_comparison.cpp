@@ -174,7 +174,7 @@ std::string computingAttributes(const HloInstruction& inst) {
     static const std::set<std::string_view> kIgnored = {
         "metadata", "to_apply", "calls", "body", "condition", "branch_computations", "true_computation",
         "false_computation", "backend_config", "frontend_attributes", "sharding", "statistics", "kind",
-        "origin", "operand_precision", "precision_config", "algorithm", "largest"};
+        "origin", "operand_precision", "precision_config", "algorithm"};
     if (!part.empty() && !kIgnored.count(key)) {
       kept += part;
       kept += ';';
