@@ -57,16 +57,18 @@ FusionComparisonDialog::FusionComparisonDialog(core::FusionComparison comparison
   m_summary = new QLabel(this);
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_summary->setWordWrap(true);
-  m_summary->setText(QStringLiteral("<b>A</b> (ours): %1 — %2 ops in %3 groups, %4 matched<br/>"
-                                    "<b>B</b>: %5 — %6 ops in %7 groups, %8 matched<br/>%9")
+  m_summary->setText(QStringLiteral("<b>A</b> (ours): %1 — %2 ops in %3 groups, %4 matched (%5%)<br/>"
+                                    "<b>B</b>: %6 — %7 ops in %8 groups, %9 matched (%10%)<br/>%11")
                          .arg(aLabel.toHtmlEscaped())
                          .arg(m_comparison.a.ops)
                          .arg(m_comparison.a.groups)
                          .arg(m_comparison.a.matched)
+                         .arg(100 * m_comparison.a.matchedFraction(), 0, 'f', 1)
                          .arg(bLabel.toHtmlEscaped())
                          .arg(m_comparison.b.ops)
                          .arg(m_comparison.b.groups)
                          .arg(m_comparison.b.matched)
+                         .arg(100 * m_comparison.b.matchedFraction(), 0, 'f', 1)
                          .arg(summaryText().toHtmlEscaped()));
   layout->addWidget(m_summary);
 
