@@ -392,10 +392,30 @@ int matchByDataflow(const HloModule& moduleA, Side& a, const HloModule& moduleB,
       flowB.startRound();
       std::map<std::string, std::vector<Occurrence*>> signaturesA;
       std::map<std::string, std::vector<Occurrence*>> signaturesB;
+      // What the matched ops compute, by signature: an unmatched op computing one of those values is a duplicate
+      // the other side merged (XLA's CSE and while-loop simplifier keep one `i + 1` where we have two).
+      std::map<std::string, int> matchedValues;
       for (auto [side, flow, signatures] : {std::tuple{&a, &flowA, &signaturesA}, std::tuple{&b, &flowB, &signaturesB}}) {
         for (Occurrence& op : side->ops) {
-          if (op.identity != kUnmatched) continue;
-          if (std::optional<std::string> sig = flow->signature(*op.inst, withAttributes)) (*signatures)[*sig].push_back(&op);
+          std::optional<std::string> sig = flow->signature(*op.inst, withAttributes);
+          if (!sig) continue;
+          if (op.identity != kUnmatched) {
+            if (withAttributes) matchedValues.emplace(*sig, op.identity);
+            continue;
+          }
+          (*signatures)[*sig].push_back(&op);
+        }
+      }
+      for (auto* signatures : {&signaturesA, &signaturesB}) {
+        for (auto it = signatures->begin(); it != signatures->end();) {
+          auto value = matchedValues.find(it->first);
+          if (value == matchedValues.end()) {
+            ++it;
+            continue;
+          }
+          for (Occurrence* op : it->second) op->identity = value->second;
+          changed = true;
+          it = signatures->erase(it);
         }
       }
       for (auto& [sig, opsA] : signaturesA) {

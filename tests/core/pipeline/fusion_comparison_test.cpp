@@ -287,11 +287,44 @@ ENTRY e {
   for (const GroupDifference& d : c.differences) {
     for (const ComparedGroup& g : d.b) {
       for (const ComparedMember& m : g.members) {
-        if (m.name == "d1") EXPECT_EQ(m.counterpart, "s");
-        if (m.name == "d2") EXPECT_EQ(m.counterpart, "s2");
+        if (m.name == "d1") {
+          EXPECT_EQ(m.counterpart, "s");
+        }
+        if (m.name == "d2") {
+          EXPECT_EQ(m.counterpart, "s2");
+        }
       }
     }
   }
+}
+
+// A value computed twice on one side and once on the other (CSE merged the copies there): the copy the name tier
+// matched and the one it left are both matched to the one op.
+TEST(CompareFusions, MatchesADuplicateTheOtherSideMerged) {
+  auto a = parseOrDie(R"(HloModule a
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  ex = f32[8]{0} exponential(x)
+  e2 = f32[8]{0} exponential(x)
+  n = f32[8]{0} negate(ex)
+  s = f32[8]{0} sine(e2)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(n, s)
+}
+)");
+  auto b = parseOrDie(R"(HloModule b
+ENTRY main {
+  p = f32[8]{0} parameter(0)
+  ex = f32[8]{0} exponential(p)
+  ng = f32[8]{0} negate(ex)
+  sn = f32[8]{0} sine(ex)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(ng, sn)
+}
+)");
+  FusionComparison c = compareFusions(*a, *b);
+  EXPECT_EQ(c.a.ops, 4);
+  EXPECT_EQ(c.a.matched, 4) << "unmatched: " << (c.a.unmatched.empty() ? "" : c.a.unmatched.front().name);
+  EXPECT_EQ(c.b.matched, 3);
+  EXPECT_TRUE(c.coverageSufficient());
 }
 
 // Below 95 % of either side's ops matched, no precision or recall: the figures would describe a fifth of the program.
