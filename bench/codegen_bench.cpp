@@ -21,6 +21,7 @@
 #include "core/runtime/cpu_executable.h"
 #include "core/runtime/thread_pool.h"
 #include "core/text/hlo_parser.h"
+#include "tests/common/source_paths.h"
 
 namespace {
 

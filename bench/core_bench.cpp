@@ -20,10 +20,7 @@
 #include "core/ir/hlo_verifier.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
-
-#ifndef FS_SOURCE_DIR
-#define FS_SOURCE_DIR "."
-#endif
+#include "tests/common/source_paths.h"
 
 namespace {
 

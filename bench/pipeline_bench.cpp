@@ -21,10 +21,7 @@
 #include "core/pipeline/pass_registry.h"
 #include "core/pipeline/stage.h"
 #include "core/text/hlo_parser.h"
-
-#ifndef FS_SOURCE_DIR
-#define FS_SOURCE_DIR "."
-#endif
+#include "tests/common/source_paths.h"
 
 namespace {
 
@@ -45,7 +42,7 @@ const core::HloModule* corpusModule() {
   static std::unique_ptr<core::HloModule> module = [] {
     const char* dir = std::getenv("FS_BENCH_CORPUS_DIR");
     std::string path =
-        std::string(dir ? dir : FS_SOURCE_DIR "/../shared/corpus/hlo") + "/model_mobilenet_v2_torchxla_train.hlo";
+        (dir ? std::string(dir) : std::string(FS_SOURCE_DIR) + "/../shared/corpus/hlo") + "/model_mobilenet_v2_torchxla_train.hlo";
     StatusOr<std::string> text = readFile(path);
     if (!text.ok()) return std::unique_ptr<core::HloModule>();
     return parseOrDie(*text, path);

@@ -26,13 +26,14 @@
 #include "viewer/main_window.h"
 #include "viewer/timeline_model.h"
 #include "viewer/timeline_view.h"
+#include "tests/common/source_paths.h"
 
 namespace {
 
 using namespace fusionscope;
 using namespace fusionscope::viewer;
 
-const std::string kCorpus = FS_SOURCE_DIR "/../shared/corpus/hlo";
+const std::string kCorpus = std::string(FS_SOURCE_DIR) + "/../shared/corpus/hlo";
 
 double paintFrame(GraphView& view) {
   QImage image(view.viewport()->size(), QImage::Format_ARGB32_Premultiplied);

@@ -48,6 +48,8 @@ struct TraceCommands {
   size_t top = 20;
 };
 
+const char* builtInjectionLibrary();  // injection_library.cpp: this build's CUPTI injection library, or nullptr
+
 namespace {
 
 constexpr int kExitNoCuda = 3;
@@ -183,9 +185,7 @@ int runCompare(const TraceCommands& c) {
 // The injection library: the one this build made, else lib/ next to the installed binary.
 std::string injectionLibrary() {
   namespace fs = std::filesystem;
-#ifdef FS_INJECTION_LIBRARY
-  if (fs::exists(FS_INJECTION_LIBRARY)) return FS_INJECTION_LIBRARY;
-#endif
+  if (const char* built = builtInjectionLibrary(); built != nullptr && fs::exists(built)) return built;
   std::error_code error;
   fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (!error) {
@@ -227,10 +227,10 @@ std::string collectedSummary(const std::string& path) {
 }
 
 int runTrace(const TraceCommands& c) {
-#ifndef FS_INJECTION_LIBRARY
-  std::fprintf(stderr, "fusionscope-cli trace: this build has no CUPTI collector (the CUDA toolkit was not found)\n");
-  return kExitNoCuda;
-#endif
+  if (builtInjectionLibrary() == nullptr) {
+    std::fprintf(stderr, "fusionscope-cli trace: this build has no CUPTI collector (the CUDA toolkit was not found)\n");
+    return kExitNoCuda;
+  }
   void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (driver == nullptr) {
     std::fprintf(stderr, "fusionscope-cli trace: no CUDA driver found (libcuda.so.1 cannot be loaded)\n");

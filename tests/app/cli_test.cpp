@@ -17,12 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/common/cli_runner.h"
+#include "tests/common/source_paths.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kMlpSample = FS_SOURCE_DIR "/samples/mlp/mlp.hlo";
+const std::string kMlpSample = std::string(FS_SOURCE_DIR) + "/samples/mlp/mlp.hlo";
 
 constexpr const char* kSmallModule = R"hlo(HloModule small
 
@@ -199,8 +200,8 @@ TEST_F(CliTest, NoVerifyDrawsABrokenModuleButRunsNoPassesOnIt) {
 TEST_F(CliTest, PrintIsAFixedPoint) {
   // Printing the printed text gives the same text again, for a hand-written module and every sample.
   std::vector<fs::path> inputs = {writeInput("small.hlo", kSmallModule)};
-  if (fs::is_directory(FS_SOURCE_DIR "/samples")) {
-    for (const auto& entry : fs::recursive_directory_iterator(FS_SOURCE_DIR "/samples")) {
+  if (fs::is_directory(std::string(FS_SOURCE_DIR) + "/samples")) {
+    for (const auto& entry : fs::recursive_directory_iterator(std::string(FS_SOURCE_DIR) + "/samples")) {
       if (entry.path().extension() == ".hlo") inputs.push_back(entry.path());
     }
   }
@@ -405,7 +406,7 @@ TEST_F(CliTest, DumpOfMalformedModuleWritesNothing) {
 
 // ---- pipeline: dump stages, explain, verify -------------------------------------------------------------
 
-const std::string kMnistSample = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kMnistSample = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
 
 // The stage dump of the MNIST training step through the gpu preset: which passes change it, in which order,
 // and the files each stage gets.

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/core/testing/corpus.h"
+#include "tests/common/source_paths.h"
 
 namespace {
 

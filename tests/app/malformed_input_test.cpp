@@ -18,6 +18,7 @@
 
 #include "tests/common/cli_runner.h"
 #include "tests/common/malformed_files.h"
+#include "tests/common/source_paths.h"
 
 namespace {
 

@@ -16,6 +16,7 @@
 
 #include "core/io/npy.h"
 #include "tests/common/cli_runner.h"
+#include "tests/common/source_paths.h"
 
 namespace {
 

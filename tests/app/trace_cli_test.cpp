@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/common/cli_runner.h"
+#include "tests/common/source_paths.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/common/cli_runner.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope {
 namespace {

@@ -18,6 +18,7 @@
 #include "profiler/gpu/annotate.h"
 #include "profiler/gpu/bundle.h"
 #include "profiler/gpu/npy.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::profiler::gpu {
 namespace {

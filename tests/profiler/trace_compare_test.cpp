@@ -13,6 +13,7 @@
 #include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
 #include "tests/profiler/trace_testing.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::profiler {
 namespace {

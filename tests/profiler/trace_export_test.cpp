@@ -11,6 +11,7 @@
 #include "profiler/trace/chrome_json_export.h"
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/json_text.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::profiler {
 namespace {

@@ -12,6 +12,7 @@
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/json_text.h"
 #include "tests/profiler/trace_testing.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::profiler {
 namespace {

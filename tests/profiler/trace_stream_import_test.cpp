@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "profiler/trace/chrome_json_import.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::profiler {
 namespace {

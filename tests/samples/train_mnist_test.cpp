@@ -10,6 +10,7 @@
 
 #include "core/io/idx.h"
 #include "tests/common/cli_runner.h"
+#include "tests/common/source_paths.h"
 
 namespace {
 

@@ -16,6 +16,7 @@
 #include "viewer/main_window.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 using fusionscope::testing::Kind;
 using fusionscope::testing::MalformedFile;
 
-const std::string kMnistSample = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kMnistSample = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
 
 class MalformedFilesWindowTest : public testing::MainWindowTest {
  protected:

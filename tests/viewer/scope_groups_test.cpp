@@ -23,13 +23,14 @@
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
 namespace {
 
-const std::string kLlm = FS_SOURCE_DIR "/tests/data/xla/modules/llm_train.before.txt";
-const std::string kMnist = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
-const std::string kMobilenet = FS_SOURCE_DIR "/../shared/corpus/hlo/model_mobilenet_v2_torchxla_train.hlo";
+const std::string kLlm = std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/llm_train.before.txt";
+const std::string kMnist = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kMobilenet = std::string(FS_SOURCE_DIR) + "/../shared/corpus/hlo/model_mobilenet_v2_torchxla_train.hlo";
 
 int countKind(const GraphModel& graph, GraphNode::Kind kind) {
   int n = 0;
@@ -387,7 +388,7 @@ TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
 // Side by side with XLA's own result: our cpu pipeline on XLA's MNIST step (before_optimizations) beside XLA's
 // after_optimizations of it, the selection mirrored by instruction name although the entry computations differ.
 TEST_F(ScopeWindowTest, SideBySideShowsAnXlaModuleAndMirrorsTheSelection) {
-  const std::string dir = FS_SOURCE_DIR "/tests/data/xla/mnist_step/fused/";
+  const std::string dir = std::string(FS_SOURCE_DIR) + "/tests/data/xla/mnist_step/fused/";
   window->setPipelineSpec([] {
     core::PipelineSpec spec;
     spec.preset = "cpu";

@@ -18,13 +18,14 @@
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/scope_groups.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
 namespace {
 
-const std::string kLlm = FS_SOURCE_DIR "/tests/data/xla/modules/llm_train.before.txt";
-const std::string kMnist = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
-const std::string kMobilenet = FS_SOURCE_DIR "/../shared/corpus/hlo/model_mobilenet_v2_torchxla_train.hlo";
+const std::string kLlm = std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/llm_train.before.txt";
+const std::string kMnist = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kMobilenet = std::string(FS_SOURCE_DIR) + "/../shared/corpus/hlo/model_mobilenet_v2_torchxla_train.hlo";
 
 // A stage and the one after it: the pass put abs.2 between mul.1 and sub.1; everything else is kept.
 constexpr const char* kBefore = R"(HloModule m

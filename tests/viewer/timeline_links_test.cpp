@@ -31,11 +31,12 @@
 #include "viewer/timeline_model.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
 namespace {
 
-const std::string kMnist = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kMnist = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
 
 std::shared_ptr<const TimelineModel> traceModel(const std::string& text) {
   StatusOr<profiler::Trace> trace = profiler::importChromeTraceText(text, "test.json");
@@ -214,7 +215,7 @@ TEST_F(LinkWindowTest, RunOnGpuReportsTheRunnerAndKeepsTheState) {
   QAction* action = window->runOnGpuAction();
   ASSERT_NE(action, nullptr);
   const QByteArray savedRunner = qgetenv("FUSIONSCOPE_GPURUN");
-  const QString runner = savedRunner.isEmpty() ? QStringLiteral(FS_GPURUN_PATH) : QString::fromLocal8Bit(savedRunner);
+  const QString runner = savedRunner.isEmpty() ? QString::fromUtf8(FS_GPURUN_PATH) : QString::fromLocal8Bit(savedRunner);
   qputenv("FUSIONSCOPE_GPURUN", "/nonexistent/fusionscope-gpurun");
   window->updateGpuRunAction();
   EXPECT_FALSE(action->isEnabled());

@@ -31,12 +31,13 @@
 #include "viewer/timeline_model.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
 namespace {
 
-const std::string kTraces = FS_SOURCE_DIR "/../shared/corpus/traces";
-const std::string kMnistModule = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kTraces = std::string(FS_SOURCE_DIR) + "/../shared/corpus/traces";
+const std::string kMnistModule = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
 
 std::vector<std::filesystem::path> corpusTraces() {
   std::vector<std::filesystem::path> files;
@@ -442,7 +443,7 @@ TEST_F(TimelineWindowTest, ComparisonTableMatchesCompareJson) {
   std::string jsonText;
   if (std::filesystem::exists(FS_CLI_PATH)) {
     QProcess cli;
-    cli.start(QStringLiteral(FS_CLI_PATH), {QStringLiteral("compare"), QString::fromStdString(before),
+    cli.start(QString::fromUtf8(FS_CLI_PATH), {QStringLiteral("compare"), QString::fromStdString(before),
                                             QString::fromStdString(after), QStringLiteral("--json")});
     ASSERT_TRUE(testing::waitForProcess(cli));
     ASSERT_EQ(cli.exitCode(), 0) << cli.readAllStandardError().toStdString();

@@ -33,6 +33,7 @@
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
 #include "viewer/stage_list_model.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
 namespace {
@@ -41,8 +42,8 @@ using core::HloComputation;
 using core::HloInstruction;
 using core::HloOpcode;
 
-const std::string kMnist = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
-const std::string kCorpus = FS_SOURCE_DIR "/../shared/corpus";
+const std::string kMnist = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kCorpus = std::string(FS_SOURCE_DIR) + "/../shared/corpus";
 const std::string kMobilenet = kCorpus + "/hlo/model_mobilenet_v2_torchxla_train.hlo";
 
 bool inlinedConstant(const HloInstruction& inst) {
@@ -689,7 +690,7 @@ namespace {
 // A real `--xla_dump_to` directory (jaxlib 0.10.2, the MNIST step; tests/data/xla/README.md): opened as XLA's
 // pipeline stage by stage, with pass names and counts, and XLA's profile linked to the last stage.
 TEST_F(ViewerTest, XlaDumpDirectoryOpensAsXlasStagesAndLinksItsProfile) {
-  const std::string dir = FS_SOURCE_DIR "/tests/data/xla/mnist_step";
+  const std::string dir = std::string(FS_SOURCE_DIR) + "/tests/data/xla/mnist_step";
   if (!std::filesystem::is_directory(dir + "/fused")) GTEST_SKIP() << "tests/data/xla is absent";
   ASSERT_TRUE(openAndWait(*window, dir + "/fused")) << window->lastError().toStdString();
   auto document = window->document();
@@ -725,7 +726,7 @@ TEST_F(ViewerTest, XlaDumpDirectoryOpensAsXlasStagesAndLinksItsProfile) {
 // Several modules in one dump directory: the default pick, then another by name, and the list for the chooser.
 TEST_F(ViewerTest, XlaDumpDirectoryModuleCanBeChosen) {
   namespace fs = std::filesystem;
-  const fs::path source = FS_SOURCE_DIR "/tests/data/xla/mnist_step/fused";
+  const fs::path source = std::string(FS_SOURCE_DIR) + "/tests/data/xla/mnist_step/fused";
   if (!fs::is_directory(source)) GTEST_SKIP() << "tests/data/xla is absent";
   QTemporaryDir dir;
   const fs::path target = dir.path().toStdString();
@@ -759,7 +760,7 @@ namespace {
 // result; too few of our ops have a counterpart for an agreement figure, so the dialog says that instead. Against the unfused module (stage 0 of XLA's pipeline)
 // every fused pair of ours differs, and double-clicking one of our groups selects it.
 TEST_F(ViewerTest, CompareFusionsWithXlasModuleShowsTheFiguresAndSelectsOurGroups) {
-  const std::string dir = FS_SOURCE_DIR "/tests/data/xla/mnist_step/fused/";
+  const std::string dir = std::string(FS_SOURCE_DIR) + "/tests/data/xla/mnist_step/fused/";
   const std::string before = dir + "module_0018.jit_step.before_optimizations.txt";
   const std::string after = dir + "module_0018.jit_step.cpu_after_optimizations.txt";
   core::PipelineSpec spec;

@@ -39,11 +39,12 @@
 #include "viewer/timeline_model.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
 namespace {
 
-const std::string kMnist = FS_SOURCE_DIR "/samples/mnist_softmax/mnist_softmax.hlo";
+const std::string kMnist = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
 
 // Two TensorFlow-style lanes whose names differ only at the end (TF's step-stats timeline).
 const char kTfLanes[] = R"({"traceEvents":[

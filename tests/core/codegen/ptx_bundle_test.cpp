@@ -20,6 +20,7 @@
 #include "core/pipeline/stage.h"
 #include "core/text/hlo_parser.h"
 #include "tests/core/testing/corpus.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::core {
 namespace {

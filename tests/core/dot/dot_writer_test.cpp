@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text/hlo_parser.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::core {
 namespace {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text/hlo_parser.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::core {
 namespace {
@@ -573,13 +574,13 @@ ENTRY e {
 }
 
 TEST(HloVerifier, SharedCorpusVerifies) {
-  std::filesystem::path dir = FS_SOURCE_DIR "/../shared/corpus/hlo";
+  std::filesystem::path dir = std::string(FS_SOURCE_DIR) + "/../shared/corpus/hlo";
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "HLO corpus not found at " << dir;
   expectAllVerify(dir);
 }
 
 TEST(HloVerifier, SamplesVerify) {
-  std::filesystem::path dir = FS_SOURCE_DIR "/samples";
+  std::filesystem::path dir = std::string(FS_SOURCE_DIR) + "/samples";
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "samples not found at " << dir;
   expectAllVerify(dir);
 }

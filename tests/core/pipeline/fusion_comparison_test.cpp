@@ -13,6 +13,7 @@
 #include "core/pipeline/pass_registry.h"
 #include "core/pipeline/stage.h"
 #include "core/text/hlo_parser.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::core {
 namespace {

@@ -13,6 +13,7 @@
 #include "core/ir/hlo_module.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::core {
 namespace {

@@ -14,13 +14,14 @@
 #include "core/pipeline/stage.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::core {
 namespace {
 
 std::vector<std::string> findings() {
   std::vector<std::string> files;
-  const std::filesystem::path dir = FS_SOURCE_DIR "/tests/data/fuzz/hlo_parser";
+  const std::filesystem::path dir = std::string(FS_SOURCE_DIR) + "/tests/data/fuzz/hlo_parser";
   if (std::filesystem::is_directory(dir)) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path().string());
   }

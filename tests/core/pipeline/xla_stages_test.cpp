@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/file_util.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::core {
 namespace {

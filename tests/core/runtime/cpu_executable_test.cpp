@@ -24,6 +24,7 @@
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/codegen_testing.h"
 #include "tests/core/testing/corpus.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::core {
 namespace {

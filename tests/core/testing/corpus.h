@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::testing {
 

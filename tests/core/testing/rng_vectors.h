@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/eval/value.h"
+#include "tests/common/source_paths.h"
 
 namespace fusionscope::testing {
 
