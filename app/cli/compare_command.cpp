@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/json_output.h"
 #include "app/cli/cli_output.h"
 #include "app/cli/pipeline_commands.h"
 #include "core/pipeline/stage.h"
@@ -200,7 +201,7 @@ std::string comparisonJson(const core::FusionComparison& comparison, const std::
     differences.push_back(std::move(d));
   }
   root["differences"] = std::move(differences);
-  return root.dump(1) + "\n";
+  return jsonOutputText(root, 1) + "\n";
 }
 
 std::shared_ptr<CompareCommand> addCompareCommand(CLI::App& app) {

@@ -1,4 +1,5 @@
 #include "app/cli/info_command.h"
+#include "core/base/json_output.h"
 
 #include <algorithm>
 #include <map>
@@ -158,7 +159,7 @@ std::string moduleInfoJson(const HloModule& module) {
                        {"instructions", source.instructions}});
   }
   if (!sources.empty()) j["sources"] = sources;
-  return j.dump(2) + "\n";
+  return jsonOutputText(j, 2) + "\n";
 }
 
 }  // namespace fusionscope::cli

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/json_output.h"
 #include "core/passes/fusion_cost.h"
 #include "core/pipeline/pass_pipeline.h"
 
@@ -171,7 +172,7 @@ std::string explainJson(const core::PipelineRun& run, const ExplainFilter& filte
   nlohmann::ordered_json root;
   root["pipeline"] = run.pipeline;
   root["decisions"] = std::move(list);
-  return root.dump(1) + "\n";
+  return jsonOutputText(root, 1) + "\n";
 }
 
 }  // namespace fusionscope::cli

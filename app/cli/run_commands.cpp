@@ -15,6 +15,7 @@
 
 #include "app/cli/cli_output.h"
 #include "core/base/file_util.h"
+#include "core/base/json_output.h"
 #include "core/base/memory_limit.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/ptx_bundle.h"
@@ -50,6 +51,7 @@ struct RunCommands {
   int vectorBytes = 0;  // 0: the host's vector registers
   uint64_t seed = 1;
   bool noCheck = false;
+  int64_t maxTrips = 100'000'000;  // per execution of one while loop; 0: no limit
   bool json = false;
   std::string dumpIr;
   // compile
@@ -307,7 +309,7 @@ Status saveReference(const core::HloModule& module, const core::ExecutionPlan& p
     if (static_cast<size_t>(i) < conditioned.size()) e["conditioned_bound"] = conditioned[static_cast<size_t>(i)];
     j["outputs"].push_back(std::move(e));
   }
-  return writeFileAtomic((std::filesystem::path(dir) / "reference.json").string(), j.dump(2) + "\n");
+  return writeFileAtomic((std::filesystem::path(dir) / "reference.json").string(), jsonOutputText(j, 2) + "\n");
 }
 
 // `NAME=FILE.npy` (--input, --feed): the parameter called NAME and the array in FILE.
@@ -539,6 +541,7 @@ int runRun(const RunCommands& args) {
   options.threads = args.threads;
   options.vectorRegisterBytes = args.vectorBytes;
   options.interrupt = &g_interruptSignal;  // a while loop that never ends stops at Ctrl-C
+  options.maxWhileTrips = args.maxTrips;    // ... and by itself after --max-trips
   OutputDirectoryGuard dumpIrDirectory(args.dumpIr);
   if (!args.dumpIr.empty()) {
     if (Status s = makeDirectories(args.dumpIr); !s.ok()) {
@@ -575,9 +578,9 @@ int runRun(const RunCommands& args) {
   CheckOutcome outcome;
   if (args.noCheck) outcome.reason = "--no-check";
   auto printReport = [&] {
-    fmt::print("{}\n", runReport(args, plan, spans, iterationEnds, wallNs, outcome, executable.threadCount(),
-                                 executable.vectorRegisterBytes())
-                           .dump(2));
+    fmt::print("{}\n", jsonOutputText(runReport(args, plan, spans, iterationEnds, wallNs, outcome,
+                                                executable.threadCount(), executable.vectorRegisterBytes()),
+                                      2));
   };
   if (args.loop) {
     int code = runLoop(args, executable, spans);
@@ -756,6 +759,12 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
       ->capture_default_str();
   c.run->add_option("--seed", c.seed, "Seed of the random inputs")->capture_default_str();
   c.run->add_flag("--no-check", c.noCheck, "Do not compare with the evaluator");
+  c.run
+      ->add_option("--max-trips", c.maxTrips,
+                   "Most trips one while loop may make before run stops with an error (a loop that never ends); 0: "
+                   "no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   c.run->add_flag("--json", c.json,
                   "Print one JSON object on stdout (timings, kernels, check; docs/CODEGEN.md); other text to stderr");
   c.run->add_option("--dump-llvm-ir", c.dumpIr, "Write each kernel's optimised LLVM IR to DIR/KERNEL.ll");

@@ -63,18 +63,48 @@ StatusOr<std::string> writeTemporary(const std::string& path, std::string_view c
 
 }  // namespace
 
-StatusOr<std::string> readFile(const std::string& path, size_t extraCapacity) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status::error(fmt::format("{}: error: cannot read: is a directory", path));
+static std::string_view fileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";  // every kind is named above; kept for a system with more
+}
+
+StatusOr<int> openRegularFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; the type is checked on the
+  // descriptor itself (no window between a stat and the open). A regular file ignores the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::error(fmt::format("{}: error: cannot read: {}", path, errnoText(errno)));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Status::error(fmt::format("{}: error: cannot read: {}", path, errnoText(err)));
   }
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::error(fmt::format("{}: error: cannot read: {}", path, errnoText(errno)));
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return Status::error(fmt::format("{}: error: cannot read: is {}", path, fileKind(info.st_mode)));
+  }
+  return fd;
+}
+
+StatusOr<std::string> readFile(const std::string& path, size_t extraCapacity) {
+  StatusOr<int> opened = openRegularFile(path);
+  if (!opened.ok()) return opened.status();
+  FILE* f = ::fdopen(*opened, "rb");
+  if (!f) {
+    int err = errno;
+    ::close(*opened);
+    return Status::error(fmt::format("{}: error: cannot read: {}", path, errnoText(err)));
+  }
   // Read straight into the string (a 200 MB trace must not be copied through a bounce buffer); the loop
-  // also copes with files whose size changes or is unknown (pipes).
+  // also copes with files whose size changes or is unknown (/proc).
   std::string content;
-  auto size = std::filesystem::file_size(path, ec);
-  size_t capacity = ec ? (size_t{1} << 16) : static_cast<size_t>(size) + 1;
+  struct stat info {};
+  size_t capacity = ::fstat(*opened, &info) == 0 && info.st_size > 0 ? static_cast<size_t>(info.st_size) + 1
+                                                                       : (size_t{1} << 16);
   content.reserve(capacity + extraCapacity);
   size_t used = 0;
   for (;;) {
@@ -136,9 +166,19 @@ Status writeFilesAtomic(const std::vector<FileContent>& files) {
       if (!b.empty()) ::unlink(b.c_str());
     }
   };
+  static std::atomic<unsigned> backupCounter{0};
   for (size_t i = 0; i < files.size(); ++i) {
-    std::string backup = files[i].path + ".bak.fs";
-    if (::link(files[i].path.c_str(), backup.c_str()) == 0) backups[i] = backup;
+    // A fresh name per backup (PATH.bak.PID.N): a backup a killed run left behind is never reused, so a failure
+    // here still restores the file as it was before this call.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      std::string backup =
+          fmt::format("{}.bak.{}.{}", files[i].path, static_cast<long>(::getpid()), backupCounter++);
+      if (::link(files[i].path.c_str(), backup.c_str()) == 0) {
+        backups[i] = backup;
+        break;
+      }
+      if (errno != EEXIST) break;  // no file to keep (ENOENT), or a file system without hard links
+    }
     if (::rename(temporaries[i].c_str(), files[i].path.c_str()) != 0) {
       int err = errno;
       if (!backups[i].empty()) ::unlink(backups[i].c_str());

@@ -10,7 +10,13 @@ namespace fusionscope {
 
 // Reads a whole file. Errors read `PATH: error: cannot read: REASON`. `extraCapacity` bytes are reserved
 // past the end (parsers such as simdjson need padding after the text) without changing the size.
+// Only regular files are read: a directory, FIFO, device or socket is refused before any byte is read
+// ("is a FIFO (named pipe)"), so /dev/zero cannot fill memory and a FIFO with no writer cannot hang the caller.
 StatusOr<std::string> readFile(const std::string& path, size_t extraCapacity = 0);
+
+// Opens `path` for reading, refusing what readFile refuses, without blocking on a FIFO; the caller closes the
+// descriptor.
+StatusOr<int> openRegularFile(const std::string& path);
 
 // Writes `content` to `path` atomically: a temporary file in the same directory is written, flushed and
 // renamed over `path`, so readers see the old file or the new one, never half of it. On failure the

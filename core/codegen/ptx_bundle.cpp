@@ -17,6 +17,7 @@
 #include <llvm/Target/TargetOptions.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/json_output.h"
 #include "core/base/file_util.h"
 #include "core/codegen/codegen_preparation.h"
 #include "core/codegen/element_types.h"
@@ -222,7 +223,7 @@ StatusOr<PtxBundle> compilePtxBundle(const HloModule& input, bool fusion, const 
   // index back, and which buffers move at loop and branch boundaries. Absent when the kernels simply run in order.
   if (firstControlFlowStep(p) != nullptr) json["program"] = programJson(p.steps);
   json["peak_bytes"] = p.peakBytes;
-  bundle.json = json.dump(2) + "\n";
+  bundle.json = jsonOutputText(json, 2) + "\n";
   return bundle;
 }
 

@@ -1,12 +1,14 @@
 #include "core/dump/dump_directory.h"
 
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/base/file_util.h"
 #include "core/dot/dot_writer.h"
@@ -58,17 +60,72 @@ StatusOr<DumpedStage> dumpStage(const HloModule& module, int index, std::string_
 
 namespace {
 
-// A dump directory describes one run: stage files a previous, longer run left behind would contradict
-// stages.json, so they go once the new files are in place.
-void removeStaleStageFiles(const std::string& directory, const std::vector<FileContent>& written) {
+// The names of the files an earlier dump into `directory` wrote, as its stages.json lists them (relative to the
+// directory, stages.json included); nullopt when there is no stages.json, and an empty set when there is one that
+// is not ours (not JSON, no "schema").
+std::optional<std::set<std::string>> filesOfEarlierDump(const std::string& directory) {
+  const std::string index = directory + "/stages.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(index, ec))) return std::nullopt;
+  std::set<std::string> names;
+  StatusOr<std::string> text = readFile(index);
+  if (!text.ok()) return names;
+  const nlohmann::json root = nlohmann::json::parse(*text, nullptr, false);
+  if (root.is_discarded() || !root.is_object() || !root.contains("schema") || !root.contains("stages") ||
+      !root["stages"].is_array()) {
+    return names;
+  }
+  names.insert("stages.json");
+  for (const nlohmann::json& stage : root["stages"]) {
+    if (!stage.is_object() || !stage.contains("files") || !stage["files"].is_object()) continue;
+    for (const auto& [kind, name] : stage["files"].items()) {
+      // Only plain names: a stages.json that names ../x or /x must not make us delete outside the directory.
+      if (name.is_string() && name.get<std::string>().find('/') == std::string::npos) {
+        names.insert(name.get<std::string>());
+      }
+    }
+  }
+  return names;
+}
+
+// The dump never replaces a file it did not write: each name it is about to write that exists in `directory` must
+// be listed by an earlier dump's stages.json there. A folder of the user's own (module_7.txt, hlo_graph_42.png,
+// another tool's stages.json) is refused before any work, with the first such file named.
+Status checkOnlyOwnFilesReplaced(const std::string& directory, const std::vector<std::string>& names,
+                                 const std::optional<std::set<std::string>>& earlier) {
+  std::error_code ec;
+  for (const std::string& name : names) {
+    const std::filesystem::path path = std::filesystem::path(directory) / name;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) continue;
+    if (earlier && earlier->count(name) && std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec))) {
+      continue;
+    }
+    return Status::error(fmt::format(
+        "{}: error: would replace {}, which no earlier dump into this directory wrote ({}); choose a new or empty "
+        "directory, or move that file",
+        directory, name,
+        !earlier ? "there is no stages.json"
+                 : earlier->empty() ? "its stages.json is not a FusionScope stages.json"
+                                    : "its stages.json does not list it, or it is not a regular file"));
+  }
+  return okStatus();
+}
+
+// A dump directory describes one run: stage files an earlier, longer dump left behind would contradict
+// stages.json, so they go once the new files are in place. Only files that earlier dump's stages.json lists are
+// removed: nothing the user put there.
+void removeStaleStageFiles(const std::string& directory, const std::vector<FileContent>& written,
+                           const std::optional<std::set<std::string>>& earlier) {
+  if (!earlier) return;
   std::set<std::string> keep;
   for (const FileContent& file : written) keep.insert(std::filesystem::path(file.path).filename().string());
   static const std::regex kStageFile(R"((hlo_graph_\d+\.(dot|png|svg))|(module_\d+\.txt))");
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(directory, ec)) {
-    std::string name = entry.path().filename().string();
-    if (entry.is_regular_file(ec) && std::regex_match(name, kStageFile) && !keep.count(name)) {
-      std::filesystem::remove(entry.path(), ec);
+  for (const std::string& name : *earlier) {
+    const std::filesystem::path path = std::filesystem::path(directory) / name;
+    if (std::regex_match(name, kStageFile) && !keep.count(name) &&
+        std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec))) {
+      std::filesystem::remove(path, ec);
     }
   }
 }
@@ -80,6 +137,19 @@ StatusOr<std::vector<DumpedStage>> dumpStages(const std::vector<StageDumpRequest
                                               const std::vector<std::pair<std::string, std::string>>& extraFiles) {
   std::error_code ec;
   bool existed = std::filesystem::exists(directory, ec);
+  const std::optional<std::set<std::string>> earlier =
+      existed ? filesOfEarlierDump(directory) : std::optional<std::set<std::string>>();
+  if (existed) {
+    std::vector<std::string> names;
+    for (const StageDumpRequest& request : stages) {
+      names.push_back(fmt::format("hlo_graph_{}.dot", request.index));
+      if (options.png) names.push_back(fmt::format("hlo_graph_{}.png", request.index));
+      if (options.svg) names.push_back(fmt::format("hlo_graph_{}.svg", request.index));
+      if (options.moduleText) names.push_back(fmt::format("module_{}.txt", request.index));
+    }
+    for (const auto& extra : extraFiles) names.push_back(extra.first);
+    FS_RETURN_IF_ERROR(checkOnlyOwnFilesReplaced(directory, names, earlier));
+  }
   FS_RETURN_IF_ERROR(makeDirectories(directory));
   auto fail = [&](Status status) -> StatusOr<std::vector<DumpedStage>> {
     if (!existed) std::filesystem::remove(directory, ec);
@@ -125,7 +195,7 @@ StatusOr<std::vector<DumpedStage>> dumpStages(const std::vector<StageDumpRequest
   for (size_t i = 0; i < stages.size(); ++i) files.push_back({dumped[i].dotPath, std::move(dots[i])});
   for (const auto& [name, content] : extraFiles) files.push_back({fmt::format("{}/{}", directory, name), content});
   if (Status written = writeFilesAtomic(files); !written.ok()) return fail(written);
-  removeStaleStageFiles(directory, files);
+  removeStaleStageFiles(directory, files, earlier);
   return dumped;
 }
 

@@ -425,6 +425,24 @@ class Verifier {
     sameShapeAs(inst, shapes.size() == 1 ? shapes.front() : Shape::tuple(shapes), "operands");
     dimensionsInRange(inst, inst.attributes().dimensions, first.rank(), "sort");
     expectCalleeParams(inst, inst.toApply(), 2 * inst.operandCount(), "comparator");
+    // The comparator answers "a before b": a pred scalar, and its parameters are scalars of the operands' types
+    // in pairs. The emitters and the evaluator branch on that one bit.
+    if (const HloComputation* comparator = inst.toApply(); comparator != nullptr && comparator->root() != nullptr) {
+      const Shape& answer = comparator->root()->shape();
+      if (!answer.isArray() || answer.rank() != 0 || answer.elementType() != PrimitiveType::kPred) {
+        report(&inst, fmt::format("sort comparator {} returns {}, not pred[]", comparator->name(), str(answer)));
+      }
+      const std::vector<HloInstruction*> parameters = comparator->parameters();
+      for (int i = 0; i < static_cast<int>(parameters.size()) && i < 2 * inst.operandCount(); ++i) {
+        const HloInstruction* parameter = parameters[static_cast<size_t>(i)];
+        const Shape& operandShape = inst.operand(i / 2)->shape();
+        if (parameter != nullptr && (!parameter->shape().isArray() || parameter->shape().rank() != 0 ||
+                                     parameter->shape().elementType() != operandShape.elementType())) {
+          report(&inst, fmt::format("sort comparator {} parameter {} is {}, operand {} holds {}", comparator->name(),
+                                    i, str(parameter->shape()), i / 2, primitiveTypeName(operandShape.elementType())));
+        }
+      }
+    }
   }
 
   void scatter(const HloInstruction& inst) {
@@ -449,6 +467,7 @@ class Verifier {
     }
     sameShapeAs(inst, n == 1 ? shapes.front() : Shape::tuple(shapes), "operands");
     expectCalleeParams(inst, inst.toApply(), 2 * n, "to_apply");
+    shapeRule(inst, checkScatterShape(inst));
   }
 
   // The dimensions a window slides over `in` to, or nullopt (reported) when the window does not fit `in`.

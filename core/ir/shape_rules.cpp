@@ -141,6 +141,139 @@ StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& inst) {
   return dims;
 }
 
+namespace {
+
+// index_vector_dim as written (`index_vector_dim=1` or braced), else the indices' rank (XLA's default); -1 when the
+// text is not a number.
+int64_t indexVectorDimOf(const InstructionAttributes& a, int indicesRank) {
+  if (const std::optional<std::vector<int64_t>> braced = a.rawIntegers("index_vector_dim")) {
+    return braced->empty() ? -1 : braced->front();
+  }
+  if (const std::string* text = a.findRaw("index_vector_dim")) {
+    char* end = nullptr;
+    const long long value = std::strtoll(text->c_str(), &end, 10);
+    return end != text->c_str() && *end == '\0' ? value : -1;
+  }
+  return indicesRank;
+}
+
+// Each entry in [0, bound), no entry twice, and (when `sorted`) ascending; else what is wrong with `name`.
+Status checkDimensionNumbers(const std::vector<int64_t>& list, int64_t bound, const char* name, bool sorted) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i] < 0 || list[i] >= bound) {
+      return Status::error(fmt::format("{} {} names dimension {}, out of range [0, {})", name,
+                                       dimensionListText(list), list[i], bound));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (list[j] == list[i] || (sorted && list[j] > list[i])) {
+        return Status::error(fmt::format("{} {} must be {}", name, dimensionListText(list),
+                                         sorted ? "sorted and without repeats" : "without repeats"));
+      }
+    }
+  }
+  return okStatus();
+}
+
+bool contains(const std::vector<int64_t>& list, int64_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+}  // namespace
+
+// XLA's scatter shape rule (every operand, the indices and every update), which the evaluator and the emitters
+// index by: the window, inserted and batching dimensions partition the operand's; the updates' other dimensions
+// are the indices' batch dimensions (all but index_vector_dim), in order and of the same sizes; each window is no
+// larger than the operand dimension it covers.
+Status checkScatterShape(const HloInstruction& inst) {
+  if (inst.operandCount() < 3 || inst.operandCount() % 2 == 0) {
+    return Status::error(
+        fmt::format("scatter takes N operands, indices and N updates, has {} operand(s)", inst.operandCount()));
+  }
+  const int n = (inst.operandCount() - 1) / 2;
+  const Shape& operand = inst.operand(0)->shape();
+  const Shape& indices = inst.operand(n)->shape();
+  const Shape& updates = inst.operand(n + 1)->shape();
+  const InstructionAttributes& a = inst.attributes();
+  const std::optional<std::vector<int64_t>> windowDims = a.rawIntegers("update_window_dims");
+  const std::optional<std::vector<int64_t>> indexMap = a.rawIntegers("scatter_dims_to_operand_dims");
+  const std::vector<int64_t> inserted = a.rawIntegers("inserted_window_dims").value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> operandBatch = a.rawIntegers("input_batching_dims").value_or(std::vector<int64_t>{});
+  const std::vector<int64_t> indicesBatch =
+      a.rawIntegers("scatter_indices_batching_dims").value_or(std::vector<int64_t>{});
+  if (!operand.isArray() || !indices.isArray() || !updates.isArray() || !windowDims || !indexMap) {
+    return Status::error("scatter needs array operands and updates, array indices, update_window_dims and "
+                         "scatter_dims_to_operand_dims");
+  }
+  for (int i = 1; i < n; ++i) {
+    if (!inst.operand(n + 1 + i)->shape().isArray() ||
+        inst.operand(n + 1 + i)->shape().dimensions() != updates.dimensions()) {
+      return Status::error(fmt::format("scatter update {} is {}, update 0 is {}", i,
+                                       inst.operand(n + 1 + i)->shape().toString(false), updates.toString(false)));
+    }
+  }
+  const int64_t rank = operand.rank();
+  const int64_t indexVectorDim = indexVectorDimOf(a, indices.rank());
+  if (indexVectorDim < 0 || indexVectorDim > indices.rank()) {
+    return Status::error(fmt::format("index_vector_dim {} is out of range for indices {}", indexVectorDim,
+                                     indices.toString(false)));
+  }
+  FS_RETURN_IF_ERROR(checkDimensionNumbers(*windowDims, updates.rank(), "update_window_dims", true));
+  FS_RETURN_IF_ERROR(checkDimensionNumbers(inserted, rank, "inserted_window_dims", true));
+  FS_RETURN_IF_ERROR(checkDimensionNumbers(operandBatch, rank, "input_batching_dims", false));
+  FS_RETURN_IF_ERROR(checkDimensionNumbers(*indexMap, rank, "scatter_dims_to_operand_dims", false));
+  FS_RETURN_IF_ERROR(
+      checkDimensionNumbers(indicesBatch, indices.rank(), "scatter_indices_batching_dims", false));
+  for (int64_t d : operandBatch) {
+    if (contains(inserted, d) || contains(*indexMap, d)) {
+      return Status::error(fmt::format("input_batching_dims {} overlaps inserted_window_dims or "
+                                       "scatter_dims_to_operand_dims", dimensionListText(operandBatch)));
+    }
+  }
+  if (indicesBatch.size() != operandBatch.size() || contains(indicesBatch, indexVectorDim)) {
+    return Status::error(fmt::format("scatter_indices_batching_dims {} must pair with input_batching_dims {} and "
+                                     "leave out index_vector_dim {}",
+                                     dimensionListText(indicesBatch), dimensionListText(operandBatch), indexVectorDim));
+  }
+  if (static_cast<int64_t>(windowDims->size() + inserted.size() + operandBatch.size()) != rank) {
+    return Status::error(fmt::format(
+        "update_window_dims {}, inserted_window_dims {} and input_batching_dims {} must together count the "
+        "operand's {} dimension(s)",
+        dimensionListText(*windowDims), dimensionListText(inserted), dimensionListText(operandBatch), rank));
+  }
+  const int64_t vectorSize = indexVectorDim == indices.rank() ? 1 : indices.dimension(static_cast<int>(indexVectorDim));
+  if (static_cast<int64_t>(indexMap->size()) != vectorSize) {
+    return Status::error(fmt::format("scatter_dims_to_operand_dims {} names {} dimension(s), the index vector has {}",
+                                     dimensionListText(*indexMap), indexMap->size(), vectorSize));
+  }
+  // The updates' scatter dimensions against the indices' batch dimensions, in order.
+  std::vector<int64_t> indexBatchSizes;
+  for (int d = 0; d < indices.rank(); ++d) {
+    if (d != indexVectorDim) indexBatchSizes.push_back(indices.dimension(d));
+  }
+  std::vector<int64_t> updateScatterSizes;
+  for (int d = 0; d < updates.rank(); ++d) {
+    if (!contains(*windowDims, d)) updateScatterSizes.push_back(updates.dimension(d));
+  }
+  if (updateScatterSizes != indexBatchSizes) {
+    return Status::error(fmt::format("the updates {} have scatter dimensions {} but the indices {} have batch "
+                                     "dimensions {} (all but index_vector_dim {})",
+                                     updates.toString(false), dimensionListText(updateScatterSizes),
+                                     indices.toString(false), dimensionListText(indexBatchSizes), indexVectorDim));
+  }
+  // Each window dimension against the operand dimension it covers (the operand's dimensions that are neither
+  // inserted nor batching, in order).
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (contains(inserted, d) || contains(operandBatch, d)) continue;
+    const int64_t window = updates.dimension(static_cast<int>((*windowDims)[next++]));
+    if (window > operand.dimension(static_cast<int>(d))) {
+      return Status::error(fmt::format("update window of {} elements is larger than dimension {} of the operand {}",
+                                       window, d, operand.toString(false)));
+    }
+  }
+  return okStatus();
+}
+
 // XLA's gather shape rule: the result holds the batch dimensions of the indices (all but index_vector_dim) and,
 // at offset_dims, the slice sizes of the operand dimensions that are neither collapsed nor batching.
 Status checkGatherShape(const HloInstruction& inst) {
@@ -154,12 +287,7 @@ Status checkGatherShape(const HloInstruction& inst) {
   std::optional<std::vector<int64_t>> startIndexMap = a.rawIntegers("start_index_map");
   const std::vector<int64_t> collapsed = a.rawIntegers("collapsed_slice_dims").value_or(std::vector<int64_t>{});
   const std::vector<int64_t> batching = a.rawIntegers("operand_batching_dims").value_or(std::vector<int64_t>{});
-  int64_t indexVectorDim = indices.rank();
-  if (const std::optional<std::vector<int64_t>> braced = a.rawIntegers("index_vector_dim")) {
-    indexVectorDim = braced->empty() ? -1 : braced->front();
-  } else if (const std::string* text = a.findRaw("index_vector_dim")) {
-    indexVectorDim = std::strtoll(text->c_str(), nullptr, 10);
-  }
+  const int64_t indexVectorDim = indexVectorDimOf(a, indices.rank());
   if (!operand.isArray() || !indices.isArray() || !isInteger(indices.elementType()) || !offsetDims || !sliceSizes ||
       !startIndexMap) {
     return Status::error(

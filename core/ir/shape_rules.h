@@ -39,6 +39,12 @@ StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& convolution);
 // the index vector. OK, or what does not match.
 Status checkGatherShape(const HloInstruction& gather);
 
+// A scatter's dimension numbers against its operands, indices and updates as XLA's shape inference checks them: the
+// window, inserted and batching dimensions partition the operand's; the updates' scatter dimensions are the
+// indices' batch dimensions; scatter_dims_to_operand_dims as long as the index vector; windows within the operand.
+// Codegen and the evaluator index by these, so a scatter that breaks them must never reach them.
+Status checkScatterShape(const HloInstruction& scatter);
+
 // bitcast-convert: equal widths keep the dimensions; a wider source gains a last dimension of the width ratio, a
 // narrower one loses it.
 Status checkBitcastConvertShape(const HloInstruction& bitcastConvert);

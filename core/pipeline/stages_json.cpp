@@ -1,4 +1,5 @@
 #include "core/pipeline/stages_json.h"
+#include "core/base/json_output.h"
 
 #include <nlohmann/json.hpp>
 
@@ -111,7 +112,7 @@ std::string stagesToJson(const PipelineRun& run, const StagesJsonInfo& info) {
     passes.push_back(std::move(p));
   }
   root["passes"] = std::move(passes);
-  return root.dump(1) + "\n";
+  return jsonOutputText(root, 1) + "\n";
 }
 
 }  // namespace fusionscope::core

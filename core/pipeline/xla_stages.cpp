@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/json_output.h"
 #include "core/base/file_util.h"
 #include "core/text/hlo_parser.h"
 
@@ -411,7 +412,7 @@ std::string xlaStagesToJson(const XlaStages& stages) {
     list.push_back(std::move(s));
   }
   root["stages"] = list;
-  return root.dump(2) + "\n";
+  return jsonOutputText(root, 2) + "\n";
 }
 
 }  // namespace fusionscope::core

@@ -305,6 +305,11 @@ Status CpuExecutable::runSteps(const std::vector<PlanStep>& steps, std::vector<E
           if (m_options.interrupt != nullptr && *m_options.interrupt != 0) {
             return Status::error(fmt::format("{}: interrupted after {} iterations", step.instruction, iteration));
           }
+          if (m_options.maxWhileTrips > 0 && iteration >= m_options.maxWhileTrips) {
+            return Status::error(fmt::format("{}: the while loop made {} trips and its condition is still true "
+                                             "(the limit; a loop that never ends?)",
+                                             step.instruction, iteration));
+          }
           FS_RETURN_IF_ERROR(runSteps(step.body, spans));
           move(step.update);
         }

@@ -30,6 +30,9 @@ struct CpuCompileOptions {
   // When set, checked before every iteration of a while loop: once nonzero, execute() stops and fails (a loop
   // that never ends stays interruptible; the CLI points it at its SIGINT/SIGTERM flag).
   const volatile std::sig_atomic_t* interrupt = nullptr;
+  // The most trips one execution of a while loop may make before execute() stops and fails naming the loop (a
+  // loop whose condition never turns false would otherwise run forever); 0: no limit.
+  int64_t maxWhileTrips = 0;
 };
 
 // A timed phase: compile phases ("llvm-optimize fusion.3", "jit fusion.3") or a kernel launch.

@@ -303,6 +303,57 @@ bool Parser::resolveCalls() {
       ref.computations.push_back(callee);
     }
   }
+  return rejectCallCycles();
+}
+
+// A computation that reaches itself through calls of any length (a calls b, b calls a) would make inlining,
+// evaluation and every walk over the call graph endless; the parser refuses it at the call that closes the cycle.
+// Iterative depth-first search: a call graph may be deep.
+bool Parser::rejectCallCycles() {
+  struct Edge {
+    const HloComputation* callee;
+    const OperandRef* at;
+    std::string_view key;
+  };
+  std::unordered_map<const HloComputation*, std::vector<Edge>> edges;
+  for (const PendingCall& call : m_pendingCalls) {
+    const CalledComputationRef& ref = call.instruction->calledComputationRefs()[call.refIndex];
+    for (size_t i = 0; i < ref.computations.size() && i < call.names.size(); ++i) {
+      edges[call.instruction->parent()].push_back({ref.computations[i], &call.names[i], ref.key});
+    }
+  }
+  enum class Mark { kNew, kOnPath, kDone };
+  std::unordered_map<const HloComputation*, Mark> mark;
+  for (const auto& start : m_module->computations()) {
+    if (mark[start.get()] != Mark::kNew) continue;
+    std::vector<std::pair<const HloComputation*, size_t>> stack = {{start.get(), 0}};
+    mark[start.get()] = Mark::kOnPath;
+    while (!stack.empty()) {
+      auto& [computation, next] = stack.back();
+      const std::vector<Edge>& out = edges[computation];
+      if (next == out.size()) {
+        mark[computation] = Mark::kDone;
+        stack.pop_back();
+        continue;
+      }
+      const Edge& edge = out[next++];
+      Mark& calleeMark = mark[edge.callee];
+      if (calleeMark == Mark::kDone) continue;
+      if (calleeMark == Mark::kOnPath) {
+        std::string path;
+        bool onCycle = false;
+        for (const auto& [frame, unused] : stack) {
+          onCycle = onCycle || frame == edge.callee;
+          if (onCycle) path += fmt::format("'{}' calls ", frame->name());
+        }
+        return fail(edge.at->at, fmt::format("call cycle: {}'{}' again (through '{}'); a computation may not reach "
+                                             "itself through calls",
+                                             path, edge.callee->name(), edge.key));
+      }
+      calleeMark = Mark::kOnPath;
+      stack.emplace_back(edge.callee, 0);
+    }
+  }
   return true;
 }
 

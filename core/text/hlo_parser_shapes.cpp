@@ -74,14 +74,16 @@ bool Parser::parseShape(Shape& shape, int depth) {
     } while (m_cursor.consume(','));
     if (!expect(']', "to close dimensions")) return false;
   }
-  int64_t elements = 1;
+  // A shape with a zero dimension holds nothing, whatever the others say.
+  int64_t elements = std::find(dims.begin(), dims.end(), 0) != dims.end() ? 0 : 1;
   for (int64_t d : dims) {
-    if (d > 0 && __builtin_mul_overflow(elements, d, &elements)) {
+    if (elements > 0 && __builtin_mul_overflow(elements, d, &elements)) {
       return fail(at, fmt::format("shape {}[{}] has more than 2^63 elements", typeName, fmt::join(dims, ",")));
     }
   }
-  // Sizes in bytes must fit too, with room to add a few (buffer plans sum them).
-  if (const int64_t width = (primitiveTypeBitWidth(type) + 7) / 8; width > 1 && elements > (int64_t{1} << 60) / width) {
+  // Sizes in bytes must fit too, with room to add a few (buffer plans sum them): 2^60 bytes, one-byte types
+  // included (s8[2^63-1] is 2^63 bytes).
+  if (const int64_t width = (primitiveTypeBitWidth(type) + 7) / 8; width >= 1 && elements > (int64_t{1} << 60) / width) {
     return fail(at, fmt::format("shape {}[{}] has more than 2^60 bytes", typeName, fmt::join(dims, ",")));
   }
   shape = Shape(type, std::move(dims));

@@ -121,6 +121,7 @@ class Parser {
   bool resolveOperands(HloComputation& comp, std::vector<PendingInstruction>& pending);
 
   bool resolveCalls();
+  bool rejectCallCycles();
 
   // A braced attribute value that runs onto a later line and ends with a '}' that starts its line is most
   // likely unterminated and swallowed the computation's '}'. Kept per computation so that the missing '}'

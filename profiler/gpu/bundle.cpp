@@ -1,6 +1,11 @@
 #include "profiler/gpu/bundle.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +53,10 @@ std::array<uint32_t, 3> shape3(const json& value, const std::string& where) {
   return out;
 }
 
+// The most bytes one buffer, value or the whole bundle may hold (64 GiB: a fifth of an H200's memory to spare for
+// the host copies the runner makes). A bundle past it is refused before anything is allocated.
+constexpr int64_t kMaxBundleBytes = int64_t{1} << 36;
+
 BundleValue value(const json& v, const std::string& where, bool output) {
   BundleValue out;
   out.index = integer(field(v, "index", where), where + ".index");
@@ -60,6 +69,17 @@ BundleValue value(const json& v, const std::string& where, bool output) {
     int64_t d = integer(dims[i], where + ".dims[" + std::to_string(i) + "]");
     if (d < 0) throw Invalid{where + ".dims[" + std::to_string(i) + "]", "negative dimension"};
     out.dims.push_back(d);
+  }
+  // The product is checked as it grows: 3e9 x 3e9 must be refused here, not wrap and allocate later.
+  int64_t elements = 1;
+  for (int64_t d : out.dims) {
+    if (d != 0 && elements > kMaxBundleBytes / d) {
+      throw Invalid{where + ".dims", "more than " + std::to_string(kMaxBundleBytes) + " elements"};
+    }
+    elements *= d;
+  }
+  if (elements > kMaxBundleBytes / dtypeBytes(out.dtype)) {
+    throw Invalid{where + ".dims", "more than " + std::to_string(kMaxBundleBytes) + " bytes"};
   }
   out.buffer = integer(field(v, "buffer", where), where + ".buffer");
   if (output && v.contains("aliases_parameter")) {
@@ -169,12 +189,18 @@ Bundle parse(const json& root) {
   const json& buffers = field(root, "buffers", "bundle");
   if (!buffers.is_array()) throw Invalid{"buffers", "expected an array"};
   std::set<int64_t> ids;
+  int64_t totalBytes = 0;
   for (size_t i = 0; i < buffers.size(); ++i) {
     std::string where = "buffers[" + std::to_string(i) + "]";
     BundleBuffer buffer;
     buffer.id = integer(field(buffers[i], "id", where), where + ".id");
     buffer.bytes = integer(field(buffers[i], "bytes", where), where + ".bytes");
     if (buffer.bytes <= 0) throw Invalid{where + ".bytes", "must be positive"};
+    if (buffer.bytes > kMaxBundleBytes - totalBytes) {
+      throw Invalid{where + ".bytes", "the buffers hold more than " + std::to_string(kMaxBundleBytes) +
+                                          " bytes in all (the runner's limit)"};
+    }
+    totalBytes += buffer.bytes;
     if (buffers[i].contains("constant_offset")) {
       buffer.constantOffset = integer(buffers[i]["constant_offset"], where + ".constant_offset");
       if (*buffer.constantOffset < 0) throw Invalid{where + ".constant_offset", "negative offset"};
@@ -368,15 +394,40 @@ StatusOr<Bundle> parseBundle(const std::string& text, const std::string& name) {
   }
 }
 
+StatusOr<std::string> readRegularFile(const std::string& path, int64_t maxBytes) {
+  // O_NONBLOCK: a FIFO with no writer must not hang the open; the type is checked on the descriptor.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::error(path + ": error: cannot read: " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": error: cannot read: not a regular file (a FIFO, device or directory)");
+  }
+  if (info.st_size > maxBytes) {
+    ::close(fd);
+    return Status::error(path + ": error: cannot read: " + std::to_string(info.st_size) + " bytes, more than the " +
+                         std::to_string(maxBytes) + " this file may have");
+  }
+  std::string bytes(static_cast<size_t>(info.st_size), '\0');
+  size_t used = 0;
+  while (used < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + used, bytes.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    used += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (used != bytes.size()) return Status::error(path + ": error: cannot read: the file changed while being read");
+  return bytes;
+}
+
 StatusOr<Bundle> loadBundle(const std::string& directory) {
   namespace fs = std::filesystem;
   fs::path dir(directory);
   fs::path path = dir / "bundle.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(path.string() + ": error: cannot read bundle.json");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  StatusOr<Bundle> bundle = parseBundle(buffer.str(), path.string());
+  StatusOr<std::string> text = readRegularFile(path.string(), int64_t{1} << 28);
+  if (!text.ok()) return text.status();
+  StatusOr<Bundle> bundle = parseBundle(*text, path.string());
   if (!bundle.ok()) return bundle;
   bundle->directory = directory;
   std::error_code error;
@@ -390,7 +441,7 @@ StatusOr<Bundle> loadBundle(const std::string& directory) {
     }
     auto size = static_cast<int64_t>(fs::file_size(constants, error));
     for (const BundleBuffer& b : bundle->buffers) {
-      if (b.constantOffset && *b.constantOffset + b.bytes > size) {
+      if (b.constantOffset && *b.constantOffset > size - b.bytes) {  // no overflow: both are checked positive
         return Status::error(path.string() + ": error: buffer " + std::to_string(b.id) + ": constant bytes [" +
                              std::to_string(*b.constantOffset) + ", " + std::to_string(*b.constantOffset + b.bytes) +
                              ") lie outside " + constants.string() + " (" + std::to_string(size) + " bytes)");

@@ -120,6 +120,10 @@ int64_t dtypeBytes(const std::string& dtype);
 // "NAME: error: kernels[2].args[1]: unknown buffer 17".
 StatusOr<Bundle> parseBundle(const std::string& json, const std::string& name);
 
+// Reads a whole regular file of at most `maxBytes` (a FIFO, device or directory is refused without blocking, a
+// larger file before reading it).
+StatusOr<std::string> readRegularFile(const std::string& path, int64_t maxBytes);
+
 // Reads DIR/bundle.json and checks that the files it names exist (and constants fit constants.bin).
 StatusOr<Bundle> loadBundle(const std::string& directory);
 

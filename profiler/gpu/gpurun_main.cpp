@@ -7,6 +7,8 @@
 // (or the bundle's program, with its loops and branches; Ctrl-C stops a loop) N times, writes the trace (default
 // BUNDLE_DIR/timeline.ctf.json) and every output as DIR/NAME.npy. Exit codes: 0 ok, 1 a CUDA or CUPTI call failed (the
 // message names the call, file and line), 2 bad usage or a bad bundle/input, 3 no CUDA driver or no CUDA device.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -111,11 +113,7 @@ bool parseArgs(int argc, char** argv, Options& o, std::string& error) {
 }
 
 StatusOr<std::string> readBinary(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(path + ": error: cannot read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return gpu::readRegularFile(path, int64_t{1} << 36);  // no file a bundle names is larger than its buffers' limit
 }
 
 // Seeded host data for one parameter.
@@ -360,6 +358,20 @@ int main(int argc, char** argv) {
   if (!bundle.ok()) {
     std::fprintf(stderr, "%s\n", bundle.message().c_str());
     return kExitBadInput;
+  }
+  // The host keeps a copy of every parameter and output: a bundle whose buffers exceed this machine's memory is
+  // refused with the figures instead of aborting in an allocation.
+  int64_t bundleBytes = 0;
+  for (const gpu::BundleBuffer& buffer : bundle->buffers) bundleBytes += buffer.bytes;  // parseBundle bounds the sum
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long pageSize = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0 && bundleBytes > static_cast<int64_t>(pages) * pageSize / 2) {
+    std::fprintf(stderr,
+                 "%s/bundle.json: error: its buffers hold %lld bytes, more than half of this machine's memory (%lld "
+                 "bytes); the runner keeps a host copy of each\n",
+                 options.bundle.c_str(), static_cast<long long>(bundleBytes),
+                 static_cast<long long>(pages) * static_cast<long long>(pageSize));
+    return kExitFailed;
   }
   StatusOr<HostData> host = prepareHost(*bundle, options);
   if (!host.ok()) {

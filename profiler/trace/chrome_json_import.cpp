@@ -364,8 +364,10 @@ StatusOr<Trace> importChromeTrace(const std::string& path) {
 }
 
 StatusOr<Trace> importChromeTrace(const std::string& path, const ImportOptions& options) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
+  StatusOr<int> opened = openRegularFile(path);  // a FIFO or device is refused here, before any read
+  if (!opened.ok()) return opened.status();
+  {
+    const int fd = *opened;
     struct stat info {};
     unsigned char magic[2] = {0, 0};
     bool stream = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&

@@ -6,12 +6,48 @@
 
 namespace fusionscope::profiler {
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence that starts at text[i] (Unicode's table 3-7), 0 when there is none.
+size_t utf8SequenceLength(std::string_view text, size_t i) {
+  const auto at = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+  const unsigned c = at(0);
+  const auto continuation = [&](size_t k, unsigned low = 0x80, unsigned high = 0xbf) {
+    return at(k) >= low && at(k) <= high;
+  };
+  if (c >= 0xc2 && c <= 0xdf) return continuation(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const bool second = c == 0xe0 ? continuation(1, 0xa0) : c == 0xed ? continuation(1, 0x80, 0x9f) : continuation(1);
+    return second && continuation(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const bool second = c == 0xf0 ? continuation(1, 0x90) : c == 0xf4 ? continuation(1, 0x80, 0x8f) : continuation(1);
+    return second && continuation(2) && continuation(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void appendJsonString(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   size_t plainStart = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      // Names come from input as bytes: a byte that does not start well-formed UTF-8 becomes U+FFFD, so the file
+      // written is JSON that every reader accepts.
+      const size_t length = utf8SequenceLength(text, i);
+      if (length > 0) {
+        i += length - 1;
+        continue;
+      }
+      out.append(text, plainStart, i - plainStart);
+      out += "\xef\xbf\xbd";
+      plainStart = i + 1;
+      continue;
+    }
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(text, plainStart, i - plainStart);
     plainStart = i + 1;

@@ -7,7 +7,8 @@
 
 namespace fusionscope::profiler {
 
-// Appends `text` as a quoted JSON string, escaping quotes, backslashes and control characters; UTF-8 passes through.
+// Appends `text` as a quoted JSON string, escaping quotes, backslashes and control characters; well-formed UTF-8
+// passes through and each byte that does not start a well-formed sequence becomes U+FFFD.
 void appendJsonString(std::string& out, std::string_view text);
 
 // Parses a decimal microsecond value ("123", "123.4567", "-5", "1.5e3") into nanoseconds, rounding half away from

@@ -318,6 +318,29 @@ TEST_F(CliTest, InfoJsonIsValidAndCounts) {
   EXPECT_EQ(j["output"]["shape"], "f32[64,10]{1,0}");
 }
 
+// Names come from input as bytes: a path and metadata that are not UTF-8 took `info --json` and
+// `dump` down with an uncaught JSON exception (SIGABRT). Each bad byte is written as U+FFFD; the output is JSON.
+TEST_F(CliTest, BytesThatAreNotUtf8BecomeReplacementCharactersInJson) {
+  const std::string module =
+      "HloModule bad_name\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
+      "  ROOT n = f32[4] negate(p), metadata={op_name=\"jit(f)/neg\" source_file=\"/src/\xfe\xff.py\" "
+      "source_line=7}\n}\n";
+  fs::path input = work() / "in\xff.hlo";
+  writeAll(input, module);
+  CliResult info = run({"info", "--json", input.string()});
+  ASSERT_EQ(info.exitCode, 0) << info.err;
+  nlohmann::json j = nlohmann::json::parse(info.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << "not JSON:\n" << info.out;
+  EXPECT_EQ(j["module"], "bad_name");
+
+  fs::path out = work() / "out\xfe";
+  CliResult dumped = run({"dump", input.string(), "-o", out.string(), "--pipeline=none"});
+  ASSERT_EQ(dumped.exitCode, 0) << dumped.err;
+  nlohmann::json stages = nlohmann::json::parse(readAll(out / "stages.json"), nullptr, false);
+  ASSERT_FALSE(stages.is_discarded());
+  EXPECT_NE(stages["source"].get<std::string>().find("in\xef\xbf\xbd.hlo"), std::string::npos) << stages["source"];
+}
+
 // ---- dump --------------------------------------------------------------------------------------------
 
 TEST_F(CliTest, DumpWritesDotPngAndSvg) {
@@ -368,14 +391,14 @@ TEST_F(CliTest, DumpIntoProcFailsAndCreatesNothing) {
 }
 
 TEST_F(CliTest, FailedDumpLeavesNoTemporaries) {
-  // A directory where hlo_graph_0.png should go makes the last rename fail, after every temporary was
-  // written; they must all be removed.
+  // A directory where hlo_graph_0.png should go is no file an earlier dump wrote: the dump is refused before any
+  // file is written, and nothing new is left. (A rename that fails half-way rolls back: file_util_test.)
   fs::path input = writeInput("small.hlo", kSmallModule);
   fs::path dir = work() / "dump";
   fs::create_directories(dir / "hlo_graph_0.png");
   CliResult r = run({"dump", input.string(), "-o", dir.string(), "--png", "--svg"});
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_NE(r.err.find("hlo_graph_0.png: error: cannot write"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("would replace hlo_graph_0.png"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(hasTemporaries(dir)) << ::testing::PrintToString(listing(dir));
   EXPECT_FALSE(fs::exists(dir / "hlo_graph_0.svg"));
@@ -402,6 +425,35 @@ TEST_F(CliTest, DumpOfMalformedModuleWritesNothing) {
   CliResult drawn = run({"dump", "--no-verify", "--pipeline=none", input.string(), "-o", dir.string()});
   EXPECT_EQ(drawn.exitCode, 0) << drawn.err;
   EXPECT_EQ(listing(dir), (std::vector<std::string>{"hlo_graph_0.dot", "module_0.txt", "stages.json"}));
+}
+
+// A dump never deletes or replaces a file it did not write (it deleted a user's module_7.txt and hlo_graph_42.png
+// when pointed at their folder): files of the user's own are left alone, and a name it would overwrite is refused.
+TEST_F(CliTest, DumpIntoAUsersFolderTouchesNoFileOfTheirs) {
+  fs::path dir = work() / "users_folder";
+  fs::create_directories(dir);
+  writeAll(dir / "module_7.txt", "my notes\n");
+  writeAll(dir / "hlo_graph_42.png", "my picture");
+  CliResult r = run({"dump", kMlpSample, "-o", dir.string()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(readAll(dir / "module_7.txt"), "my notes\n");
+  EXPECT_EQ(readAll(dir / "hlo_graph_42.png"), "my picture");
+  // A second dump into the same folder replaces its own files and still leaves the user's.
+  CliResult again = run({"dump", kMlpSample, "-o", dir.string(), "--pipeline=none"});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_FALSE(fs::exists(dir / "hlo_graph_1.dot"));  // the earlier, longer dump's stage file is gone
+  EXPECT_EQ(readAll(dir / "module_7.txt"), "my notes\n");
+
+  fs::path other = work() / "other_folder";
+  fs::create_directories(other);
+  writeAll(other / "module_0.txt", "not a dump\n");
+  CliResult refused = run({"dump", kMlpSample, "-o", other.string()});
+  EXPECT_EQ(refused.exitCode, 1);
+  EXPECT_NE(refused.err.find("would replace module_0.txt, which no earlier dump into this directory wrote"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(readAll(other / "module_0.txt"), "not a dump\n");
+  EXPECT_EQ(listing(other), std::vector<std::string>{"module_0.txt"});
 }
 
 // ---- pipeline: dump stages, explain, verify -------------------------------------------------------------

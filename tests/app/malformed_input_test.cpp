@@ -109,16 +109,7 @@ class MalformedInputTest : public ::testing::TestWithParam<Case> {
     fs::remove_all(m_dir, ec);
   }
 
-  fs::path materialize(const MalformedFile& file) {
-    fs::path path = m_dir / "in" / file.name;
-    if (file.name.rfind("missing", 0) == 0) return path;
-    if (!file.content) {
-      fs::create_directories(path);
-      return path;
-    }
-    std::ofstream(path, std::ios::binary) << file.content();
-    return path;
-  }
+  fs::path materialize(const MalformedFile& file) { return materializeMalformed(m_dir / "in", file); }
 
   fs::path goodFile(Kind kind) {
     switch (kind) {

@@ -171,6 +171,37 @@ TEST_F(RunCliTest, UnsupportedOpcodeIsNamedAndExitsOne) {
   EXPECT_NE(result.err.find("cannot lower cholesky"), std::string::npos) << result.err;
 }
 
+// A while loop whose condition never turns false: the JIT had no bound and ran forever. --max-trips stops it with
+// the loop named (the default is 1e8 trips per execution of a loop).
+TEST_F(RunCliTest, ALoopThatNeverEndsStopsAtTheTripLimit) {
+  const fs::path module = m_dir / "forever.hlo";
+  std::ofstream(module) << R"hlo(HloModule forever
+cond {
+  c = (s32[], f32[4]) parameter(0)
+  ROOT t = pred[] constant(true)
+}
+body {
+  b = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(b), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[4] get-tuple-element(b), index=1
+  y = f32[4] negate(x)
+  ROOT r = (s32[], f32[4]) tuple(j, y)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[4] parameter(0)
+  init = (s32[], f32[4]) tuple(z, p)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}
+)hlo";
+  CliResult result = run({"run", module.string(), "--pipeline=none", "--no-check", "--max-trips", "1000"});
+  EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
+  EXPECT_NE(result.err.find("w: the while loop made 1000 trips and its condition is still true"), std::string::npos)
+      << result.err;
+}
+
 TEST_F(RunCliTest, CompileWritesABundle) {
   const fs::path bundle = m_dir / "bundle";
   CliResult result = run({"compile", kMnist, "--target=nvptx", "--sm=90", "-o", bundle.string()});

@@ -3,9 +3,12 @@
 // and the viewer's (tests/viewer), which must both reject every one cleanly.
 #pragma once
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,7 +22,30 @@ struct MalformedFile {
   Kind kind;
   std::function<std::string()> content;  // empty function: the path is a directory, or (name "missing") absent
   bool hasPosition = false;              // the message must carry FILE:LINE:COL
+  // With no content: "fifo" makes the path a named pipe nobody writes (a reader that opens it blocks forever),
+  // "devzero" a symbolic link to /dev/zero (a reader that reads it to the end fills memory).
+  std::string special = {};
 };
+
+// Creates `file` under `dir` as the suite describes it and returns its path.
+inline std::filesystem::path materializeMalformed(const std::filesystem::path& dir, const MalformedFile& file) {
+  const std::filesystem::path path = dir / file.name;
+  if (file.name.rfind("missing", 0) == 0) return path;
+  if (file.special == "fifo") {
+    ::mkfifo(path.c_str(), 0600);
+    return path;
+  }
+  if (file.special == "devzero") {
+    std::filesystem::create_symlink("/dev/zero", path);
+    return path;
+  }
+  if (!file.content) {
+    std::filesystem::create_directories(path);
+    return path;
+  }
+  std::ofstream(path, std::ios::binary) << file.content();
+  return path;
+}
 
 inline std::string repeat(const std::string& s, size_t n) {
   std::string out;
@@ -161,6 +187,8 @@ inline std::vector<MalformedFile> malformedFiles() {
       }(),
       false);
   files.push_back({"directory.hlo", Kind::kHlo, nullptr, false});
+  files.push_back({"fifo.hlo", Kind::kHlo, nullptr, false, "fifo"});
+  files.push_back({"devzero.hlo", Kind::kHlo, nullptr, false, "devzero"});
   files.push_back({"missing.hlo", Kind::kHlo, nullptr, false});
 
   // ---- Chrome trace JSON (file-level corruption; a single bad event is counted and skipped instead) ----
@@ -183,12 +211,15 @@ inline std::vector<MalformedFile> malformedFiles() {
   trace("gzip_of_not_json.json.gz", gzipped(kGoodHlo));
   trace("truncated_gzip.json.gz", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xab\x56", 12));
   files.push_back({"directory.json", Kind::kTrace, nullptr, false});
+  files.push_back({"fifo.json", Kind::kTrace, nullptr, false, "fifo"});
+  files.push_back({"devzero.json", Kind::kTrace, nullptr, false, "devzero"});
   files.push_back({"missing.json", Kind::kTrace, nullptr, false});
 
   // ---- stages.json (read by `compare --stages`) ----
   auto stages = [&](std::string name, std::string text) {
     files.push_back({std::move(name), Kind::kStages, [text] { return text; }, false});
   };
+  files.push_back({"stages_fifo.json", Kind::kStages, nullptr, false, "fifo"});
   stages("stages_empty.json", "");
   stages("stages_not_json.json", "stages: [1, 2]");
   stages("stages_no_stages.json", R"({"schema":"fusionscope.stages/1"})");
@@ -209,6 +240,8 @@ inline std::vector<MalformedFile> malformedFiles() {
     out += static_cast<char>(header.size() >> 8);
     return out + header;
   };
+  files.push_back({"fifo.npy", Kind::kNpy, nullptr, false, "fifo"});
+  files.push_back({"devzero.npy", Kind::kNpy, nullptr, false, "devzero"});
   npy("empty.npy", "");
   npy("bad_magic.npy", "NOTNUMPY" + std::string(120, ' '));
   npy("truncated_header.npy", npyHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }").substr(0, 30));

@@ -1,5 +1,7 @@
 // The GPU runner without a GPU: bundle parsing and validation, .npy encoding/decoding, and the no-driver path of
 // the real fusionscope-gpurun binary.
+#include <sys/stat.h>
+
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,6 +85,16 @@ TEST(GpuBundleTest, RejectsBadBundlesWithTheirLocation) {
       {replaced(kBundle, "\"aliases_parameter\": 1", "\"aliases_parameter\": 4"),
        "outputs[0].aliases_parameter: no parameter with index 4"},
       {replaced(kBundle, "\"module\": \"mnist_softmax_train_step\",", ""), "bundle: missing \"module\""},
+      // Sizes are refused before anything is allocated: 3e9 elements (the runner aborted allocating them), a product
+      // that would wrap around, buffers past the runner's limit.
+      {replaced(kBundle, "\"dims\": [100, 784]", "\"dims\": [30000000000, 784]"),
+       "parameters[0].dims: more than 68719476736 elements"},
+      {replaced(kBundle, "\"dims\": [100, 784]", "\"dims\": [30000000000]"),
+       "parameters[0].dims: more than 68719476736 bytes"},
+      {replaced(kBundle, "\"dims\": [100, 784]", "\"dims\": [4294967296, 4294967296, 4]"),
+       "parameters[0].dims: more than 68719476736 elements"},
+      {replaced(kBundle, "{\"id\": 0, \"bytes\": 313600}", "{\"id\": 0, \"bytes\": 9223372036854775807}"),
+       "buffers[0].bytes: the buffers hold more than 68719476736 bytes in all"},
   };
   for (const Case& c : cases) {
     StatusOr<Bundle> bundle = parseBundle(c.text, "bundle.json");
@@ -242,6 +254,26 @@ TEST(GpuBundleTest, LoadChecksFilesAndConstantRanges) {
   fs::remove_all(dir);
 }
 
+// bundle.json and the files it names are regular files: a FIFO would block the runner forever and /dev/zero fill
+// its memory.
+TEST(GpuBundleTest, SpecialFilesAreRefusedWithoutBlocking) {
+  fs::path dir = fs::temp_directory_path() / ("fs_gpu_bundle_fifo_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir / "bundle.json").c_str(), 0600), 0);
+  StatusOr<Bundle> fifo = loadBundle(dir.string());
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.message().find("not a regular file"), std::string::npos) << fifo.message();
+  StatusOr<std::string> zero = readRegularFile("/dev/zero", 1 << 20);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.message().find("not a regular file"), std::string::npos) << zero.message();
+  std::ofstream(dir / "big.bin") << std::string(100, 'x');
+  StatusOr<std::string> big = readRegularFile((dir / "big.bin").string(), 64);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.message().find("100 bytes, more than the 64"), std::string::npos) << big.message();
+  fs::remove_all(dir);
+}
+
 TEST(GpuAnnotateTest, KernelEventsGetTheirInstructionAndBytes) {
   StatusOr<Bundle> bundle = parseBundle(kBundle, "bundle.json");
   ASSERT_TRUE(bundle.ok()) << bundle.message();
@@ -312,7 +344,8 @@ TEST(GpuRunnerTest, BadUsageAndBadBundleExitTwo) {
   EXPECT_EQ(runGpurun("", err), 2);
   EXPECT_NE(err.find("usage:"), std::string::npos) << err;
   EXPECT_EQ(runGpurun("/nonexistent/bundle", err), 2);
-  EXPECT_NE(err.find("cannot read bundle.json"), std::string::npos) << err;
+  EXPECT_NE(err.find("/nonexistent/bundle/bundle.json: error: cannot read: No such file or directory"), std::string::npos)
+      << err;
 }
 
 TEST(GpuRunnerTest, WithoutDriverSaysSoAndExitsThree) {

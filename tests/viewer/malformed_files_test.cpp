@@ -32,14 +32,8 @@ class MalformedFilesWindowTest : public testing::MainWindowTest {
 
   // Writes `file` under dir (a directory for directory entries, nothing for "missing") and returns its path.
   QString materialize(const QTemporaryDir& dir, const MalformedFile& file) {
-    const QString path = dir.filePath(QString::fromStdString(file.name));
-    if (file.name.rfind("missing", 0) == 0) return path;
-    if (!file.content) {
-      std::filesystem::create_directories(path.toStdString());
-      return path;
-    }
-    std::ofstream(path.toStdString(), std::ios::binary) << file.content();
-    return path;
+    return QString::fromStdString(
+        fusionscope::testing::materializeMalformed(dir.path().toStdString(), file).string());
   }
 
   // Runs `open` and waits for its failure; false when it loaded instead or nothing happened.

@@ -2,6 +2,7 @@
 #include "core/base/file_util.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -75,6 +76,35 @@ TEST(FileUtil, UnwritableDirectoryWritesNothing) {
 TEST(FileUtil, ReadErrorsNameThePath) {
   EXPECT_EQ(readFile("/nonexistent/x").message(), "/nonexistent/x: error: cannot read: No such file or directory");
   EXPECT_EQ(readFile("/tmp").message(), "/tmp: error: cannot read: is a directory");
+}
+
+// Only regular files are read: /dev/zero would fill memory and a FIFO with no writer would block forever.
+TEST(FileUtil, SpecialFilesAreRefusedWithoutReadingOrBlocking) {
+  EXPECT_EQ(readFile("/dev/zero").message(), "/dev/zero: error: cannot read: is a character device");
+  fs::path dir = testing::scratchDirectory("fs_file_util_fifo");
+  const std::string fifo = (dir / "pipe").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(readFile(fifo).message(), fifo + ": error: cannot read: is a FIFO (named pipe)");  // returns: no writer
+  StatusOr<int> opened = openRegularFile(fifo);
+  EXPECT_FALSE(opened.ok());
+  fs::remove_all(dir);
+}
+
+// A backup a killed run left behind (PATH.bak.PID.N) is never taken for this run's: a failure half-way still
+// restores the file as it was.
+TEST(FileUtil, StaleBackupsDoNotStopARollback) {
+  fs::path dir = testing::scratchDirectory("fs_file_util_stale_backup");
+  std::string first = (dir / "one.txt").string();
+  ASSERT_TRUE(writeFileAtomic(first, "old").ok());
+  for (int n = 0; n < 8; ++n) {
+    ASSERT_TRUE(writeFileAtomic(first + ".bak." + std::to_string(::getpid()) + "." + std::to_string(n), "stale").ok());
+    ASSERT_TRUE(writeFileAtomic(first + ".bak.fs", "stale").ok());
+  }
+  fs::create_directories(dir / "two.txt" / "blocker");
+  Status status = writeFilesAtomic({{first, "new"}, {(dir / "two.txt").string(), "new"}});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(*readFile(first), "old");
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -372,6 +372,79 @@ TEST(HloVerifier, ScatterProducesItsOperandsShape) {
             Problems{"computation e, %s: scatter must produce f32[8] (the shape of its operands), not f32[9]"});
 }
 
+// The updates' scatter dimensions must be the indices' batch dimensions: 25 updates for 2 indices passed, and the
+// JIT then read past the indices buffer (a SIGSEGV with 1e6 updates).
+TEST(HloVerifier, ScatterUpdatesMustMatchTheIndicesBatch) {
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
+  p = f32[8] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[25] parameter(2)
+  ROOT s = f32[8] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)hlo"),
+            Problems{"computation e, %s: the updates f32[25] have scatter dimensions {25} but the indices s32[2,1] "
+                     "have batch dimensions {2} (all but index_vector_dim 1)"});
+  // A window larger than the operand dimension it covers, and dimension numbers that do not count the operand's.
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
+  p = f32[4,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[2,5] parameter(2)
+  ROOT s = f32[4,3] scatter(p, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)hlo"),
+            Problems{"computation e, %s: update window of 5 elements is larger than dimension 1 of the operand "
+                     "f32[4,3]"});
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
+  p = f32[4,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[2] parameter(2)
+  ROOT s = f32[4,3] scatter(p, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)hlo"),
+            Problems{"computation e, %s: update_window_dims {}, inserted_window_dims {0} and input_batching_dims {} "
+                     "must together count the operand's 2 dimension(s)"});
+  // The well-formed row scatter verifies.
+  EXPECT_EQ(problems(std::string(kAdd) + R"hlo(ENTRY e {
+  p = f32[4,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  u = f32[2,3] parameter(2)
+  ROOT s = f32[4,3] scatter(p, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)hlo"),
+            Problems{});
+}
+
+// A comparator answers with one pred: an f32 answer reached LLVM ("generated LLVM IR does not verify").
+TEST(HloVerifier, SortComparatorReturnsPredOverScalarsOfTheOperandsTypes) {
+  EXPECT_EQ(problems(R"hlo(
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT d = f32[] subtract(a, b)
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT s = f32[8] sort(p), dimensions={0}, to_apply=less
+}
+)hlo"),
+            Problems{"computation e, %s: sort comparator less returns f32[], not pred[]"});
+  EXPECT_EQ(problems(R"hlo(
+less {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  ROOT s = f32[8] sort(p), dimensions={0}, to_apply=less
+}
+)hlo"),
+            (Problems{"computation e, %s: sort comparator less parameter 0 is s32[], operand 0 holds f32",
+                      "computation e, %s: sort comparator less parameter 1 is s32[], operand 0 holds f32"}));
+}
+
 TEST(HloVerifier, PadResultShape) {
   EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
                      "  ROOT r = f32[10] pad(p, z), padding=1_2_1\n}\n"),

@@ -740,6 +740,38 @@ TEST(HloParserErrors, ElementCountOverflow) {
             "bad.hlo:2:12: error: shape f32[4294967296,4294967296,4] has more than 2^63 elements");
 }
 
+// The 2^60-byte limit holds for one-byte types too (s8[2^63-1] parsed, and `compile` reported a negative peak).
+TEST(HloParserErrors, ByteSizeLimitCountsOneByteTypes) {
+  EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT p = s8[9223372036854775807] parameter(0)\n}\n"),
+            "bad.hlo:2:12: error: shape s8[9223372036854775807] has more than 2^60 bytes");
+  EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT p = pred[2305843009213693952] parameter(0)\n}\n"),
+            "bad.hlo:2:12: error: shape pred[2305843009213693952] has more than 2^60 bytes");
+  // A zero dimension holds nothing: the other sizes cannot overflow it.
+  EXPECT_TRUE(parseHloModule("ENTRY e {\n  ROOT p = f32[0,4294967296,4294967296] parameter(0)\n}\n", "ok.hlo").ok());
+}
+
+// A cycle through calls of any length is refused where it closes (self-calls were; a -> b -> a was not, and walked
+// every pass and the evaluator into endless recursion).
+TEST(HloParserErrors, CallCycleThroughSeveralComputations) {
+  EXPECT_EQ(firstErrorLine(R"hlo(a {
+  x = f32[2] parameter(0)
+  ROOT c = f32[2] call(x), to_apply=b
+}
+
+b {
+  y = f32[2] parameter(0)
+  ROOT d = f32[2] call(y), to_apply=a
+}
+
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT r = f32[2] call(p), to_apply=a
+}
+)hlo"),
+            "bad.hlo:8:37: error: call cycle: 'a' calls 'b' calls 'a' again (through 'to_apply'); a computation may "
+            "not reach itself through calls");
+}
+
 TEST(HloParserErrors, LayoutThatIsNotAPermutation) {
   EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT p = f32[2,3]{5,0} parameter(0)\n}\n"),
             "bad.hlo:2:20: error: layout {5,0} is not a permutation of the dimensions 0..1");
