@@ -13,9 +13,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/json_output.h"
+#include "core/eval/result_check.h"
 #include "app/cli/cli_output.h"
 #include "core/base/file_util.h"
-#include "core/base/json_output.h"
 #include "core/base/memory_limit.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/ptx_bundle.h"
@@ -52,6 +53,7 @@ struct RunCommands {
   uint64_t seed = 1;
   bool noCheck = false;
   int64_t maxTrips = 100'000'000;  // per execution of one while loop; 0: no limit
+  int checkSamples = 3;            // noisy evaluations behind the result check's bounds
   bool json = false;
   std::string dumpIr;
   // compile
@@ -235,22 +237,6 @@ Status saveOutputs(const core::CpuExecutable& executable, const std::string& dir
   return okStatus();
 }
 
-// Whether compareWithReference falls back to its normwise check for this module (an f32/f16/bf16 dot anywhere):
-// written into reference.json so that a checker on a machine without fusionscope applies the same rule.
-bool hasFloatDotBelowF64(const core::HloModule& module) {
-  for (const auto& computation : module.computations()) {
-    if (computation == nullptr) continue;
-    for (const auto& instruction : computation->instructions()) {
-      if (instruction != nullptr && instruction->opcode() == core::HloOpcode::kDot && instruction->shape().isArray() &&
-          core::isFloatingPoint(instruction->shape().elementType()) &&
-          instruction->shape().elementType() != core::PrimitiveType::kF64) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 StatusOr<nlohmann::ordered_json> writeNpyEntry(const core::Value& value, const std::string& dir,
                                                const std::string& file) {
   StatusOr<std::vector<uint8_t>> bytes = core::valueToBytes(value);
@@ -268,19 +254,21 @@ StatusOr<nlohmann::ordered_json> writeNpyEntry(const core::Value& value, const s
 }
 
 // --save-reference DIR: the arguments of the checked run (DIR/inputs/NAME.npy, for `fusionscope-gpurun --input`),
-// the evaluator's result for them (DIR/expected/output_I.npy, I = position in the root tuple) and DIR/reference.json
-// saying which is which and the tolerances `run`'s own check uses; reference.json is written last.
-Status saveReference(const core::HloModule& module, const core::ExecutionPlan& plan,
-                     const std::vector<core::Value>& arguments, const core::Value& expected, uint64_t seed,
+// the evaluator's result for them (DIR/expected/output_I.npy, I = position in the flattened result), each output's
+// per-element bounds (DIR/expected/bound_I.npy, f64: the result check's, core/eval/result_check.h) and
+// DIR/reference.json saying which is which; reference.json is written last. A checker elsewhere (scripts/gpu-check)
+// applies the same bounds instead of recomputing them.
+Status saveReference(const core::ExecutionPlan& plan, const std::vector<core::Value>& arguments,
+                     const core::Value& expected, const core::ResultBounds& bounds, uint64_t seed,
                      const std::string& dir) {
   for (const char* sub : {"inputs", "expected"}) {
     FS_RETURN_IF_ERROR(makeDirectories((std::filesystem::path(dir) / sub).string()));
   }
   nlohmann::ordered_json j;
-  j["schema"] = "fusionscope.reference/1";
+  j["schema"] = "fusionscope.reference/2";
   j["module"] = plan.module;
   j["seed"] = seed;
-  j["normwise_fallback"] = hasFloatDotBelowF64(module);
+  j["bound_samples"] = bounds.samples;
   j["inputs"] = nlohmann::ordered_json::array();
   for (const core::PlanParameter& p : plan.parameters) {
     StatusOr<nlohmann::ordered_json> entry =
@@ -293,20 +281,18 @@ Status saveReference(const core::HloModule& module, const core::ExecutionPlan& p
     j["inputs"].push_back(std::move(e));
   }
   j["outputs"] = nlohmann::ordered_json::array();
-  const int count = expected.isTuple() ? expected.tupleSize() : 1;
-  // A recurrence over f32 dots: each output's bound from how far the reference moves when the inputs move one ulp.
-  const std::vector<double> conditioned = core::conditionedBounds(module, arguments, expected);
-  for (int i = 0; i < count; ++i) {
-    const core::Value& value = expected.isTuple() ? expected.tupleElement(i) : expected;
-    StatusOr<nlohmann::ordered_json> entry = writeNpyEntry(value, dir, fmt::format("expected/output_{}.npy", i));
+  const std::vector<const core::Value*> outputs = core::outputArrays(expected);
+  if (outputs.size() != bounds.bounds.size()) return Status::error("the bounds do not match the outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    StatusOr<nlohmann::ordered_json> entry = writeNpyEntry(*outputs[i], dir, fmt::format("expected/output_{}.npy", i));
     if (!entry.ok()) return Status::error(fmt::format("output {}: {}", i, entry.message()));
-    const core::Tolerance tolerance = core::toleranceFor(value.shape().elementType());
+    StatusOr<nlohmann::ordered_json> bound = writeNpyEntry(bounds.bounds[i], dir, fmt::format("expected/bound_{}.npy", i));
+    if (!bound.ok()) return Status::error(fmt::format("output {} bounds: {}", i, bound.message()));
     nlohmann::ordered_json e;
     e["index"] = i;
+    e["name"] = i < bounds.names.size() ? bounds.names[i] : fmt::format("output {}", i);
     e.update(*entry);
-    e["relative"] = tolerance.relative;
-    e["absolute"] = tolerance.absolute;
-    if (static_cast<size_t>(i) < conditioned.size()) e["conditioned_bound"] = conditioned[static_cast<size_t>(i)];
+    e["bound_file"] = (*bound)["file"];
     j["outputs"].push_back(std::move(e));
   }
   return writeFileAtomic((std::filesystem::path(dir) / "reference.json").string(), jsonOutputText(j, 2) + "\n");
@@ -439,6 +425,8 @@ struct CheckOutcome {
   std::string check = "skipped";
   std::string reason;
   double maxError = NAN;
+  int samples = 0;                          // noisy evaluations behind the bounds
+  std::vector<core::OutputCheck> outputs;  // per output array: its error against its bound
 };
 
 // The one JSON object of `run --json` (docs/CODEGEN.md lists the fields). `iterationEnds[i]` is the size of
@@ -486,6 +474,21 @@ nlohmann::ordered_json runReport(const RunCommands& args, const core::ExecutionP
   j["check"] = outcome.check;
   if (!outcome.reason.empty()) j["check_reason"] = outcome.reason;
   j["max_error"] = std::isnan(outcome.maxError) ? nlohmann::ordered_json() : nlohmann::ordered_json(outcome.maxError);
+  // Per output: the largest error, the bound it was checked against (the largest per-element bound) and the
+  // largest magnitude, so that a reader sees how tight the check was (docs/CODEGEN.md, "Result check").
+  j["outputs"] = nlohmann::ordered_json::array();
+  for (const core::OutputCheck& output : outcome.outputs) {
+    nlohmann::ordered_json o;
+    o["name"] = output.name;
+    o["type"] = output.type;
+    o["elements"] = output.elements;
+    o["max_error"] = output.maxError;
+    o["bound"] = output.bound;
+    o["max_abs"] = output.maxAbs;
+    o["failures"] = output.failures;
+    j["outputs"].push_back(std::move(o));
+  }
+  if (outcome.samples > 0) j["check_samples"] = outcome.samples;
   return j;
 }
 
@@ -639,8 +642,21 @@ int runRun(const RunCommands& args) {
             fmt::print(stderr, "--save-reference: the evaluator failed: {}\n", expected.message());
             return kExitFailed;
           }
-        } else if (!args.saveReference.empty()) {
-          if (Status s = saveReference(*module, plan, arguments, expected->result, args.seed, args.saveReference);
+        }
+        // Each output element's bound: how far rounding can move it (core/eval/result_check.h).
+        StatusOr<core::ResultBounds> bounds =
+            expected.ok() ? core::resultBounds(*module, arguments, expected->result, args.checkSamples)
+                          : StatusOr<core::ResultBounds>(expected.status());
+        if (bounds.ok()) {
+          outcome.samples = bounds->samples;
+          outcome.outputs = core::checkResult(*bounds, expected->result, *result);
+        }
+        if (expected.ok() && !args.saveReference.empty()) {
+          if (!bounds.ok()) {
+            fmt::print(stderr, "--save-reference: the bounds could not be computed: {}\n", bounds.message());
+            return kExitFailed;
+          }
+          if (Status s = saveReference(plan, arguments, expected->result, *bounds, args.seed, args.saveReference);
               !s.ok()) {
             fmt::print(stderr, "--save-reference: {}\n", s.message());
             return kExitFailed;
@@ -648,12 +664,18 @@ int runRun(const RunCommands& args) {
           fmt::print(human, "reference: {}/reference.json\n", args.saveReference);
         }
         if (expected.ok() && !args.noCheck) {
-          const std::string difference = core::compareWithReference(*module, arguments, expected->result, *result);
+          const std::string difference = bounds.ok() ? core::resultCheckFailure(outcome.outputs) : bounds.message();
           outcome.maxError = maxError(expected->result, *result);
           outcome.check = difference.empty() ? "ok" : "failed";
           if (!difference.empty()) outcome.reason = difference;
           fmt::print(human, "check against the evaluator: max error {:.3g}: {}\n", outcome.maxError,
                      difference.empty() ? "ok" : "MISMATCH, " + difference);
+          for (const core::OutputCheck& output : outcome.outputs) {
+            fmt::print(human, "  {} ({}, {} elements): max error {:.3g}, bound {:.3g} ({:.2g} of max |value| {:.3g}){}\n",
+                       output.name, output.type, output.elements, output.maxError, output.bound,
+                       output.maxAbs > 0 ? output.bound / output.maxAbs : 0.0, output.maxAbs,
+                       output.passed() ? "" : fmt::format(", {} outside", output.failures));
+          }
           if (!difference.empty()) {
             fmt::print(stderr, "{}: the compiled module's results differ from the evaluator's: {}\n", args.input,
                        difference);
@@ -759,6 +781,12 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
       ->capture_default_str();
   c.run->add_option("--seed", c.seed, "Seed of the random inputs")->capture_default_str();
   c.run->add_flag("--no-check", c.noCheck, "Do not compare with the evaluator");
+  c.run
+      ->add_option("--check-samples", c.checkSamples,
+                   "Noisy evaluations behind each element's bound in the check (docs/CODEGEN.md, \"Result check\"): "
+                   "each costs about two evaluations")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   c.run
       ->add_option("--max-trips", c.maxTrips,
                    "Most trips one while loop may make before run stops with an error (a loop that never ends); 0: "

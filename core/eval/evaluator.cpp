@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/eval/eval_internal.h"
+#include "core/eval/rounding_noise.h"
 #include "core/eval/scalar_ops.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
@@ -43,7 +44,7 @@ struct Plan {
 
 class Evaluator {
  public:
-  explicit Evaluator(const EvalOptions& options) : m_options(options) {}
+  explicit Evaluator(const EvalOptions& options) : m_options(options), m_noise(options.roundingNoiseSeed) {}
 
   // Evaluates `computation` on `args`. `record` receives every instruction's value; fusions inside record
   // their fused instructions into `fusedRecord`.
@@ -131,6 +132,12 @@ class Evaluator {
                                            v->shape().toString(false), inst.shape().toString(false)));
         }
         values[i] = std::move(*v);
+        if (m_options.roundingNoiseSeed != 0 && m_scalarDepth == 0) {
+          Status noisy = eval::addRoundingNoise(
+              inst, operands, values[i], m_noise,
+              [&](Operands others) { return evaluate(inst, others, nullptr); });
+          if (!noisy.ok()) return Status::error(fmt::format("{}: {}", inst.name(), noisy.message()));
+        }
       }
       if (record) (*record)[inst.name()] = values[i];
       for (int j : plan.release[i]) values[static_cast<size_t>(j)] = Value();
@@ -149,7 +156,9 @@ class Evaluator {
         const Scalar& s = args[values.size()];
         values.push_back(isFloatingPoint(type) ? Value::floats(shape, {s.f}) : Value::integers(shape, {s.i}));
       }
+      ++m_scalarDepth;  // a reducer's or comparator's scalar steps: the noise model covers the op that calls it
       StatusOr<Value> result = run(*computation, values, nullptr, nullptr);
+      --m_scalarDepth;
       if (!result.ok()) return result.status();
       if (result->isTuple()) {
         for (int i = 0; i < result->tupleSize(); ++i) results[i] = eval::scalarAt(result->tupleElement(i), 0);
@@ -349,6 +358,8 @@ class Evaluator {
 
   const EvalOptions& m_options;
   int m_depth = 0;
+  int m_scalarDepth = 0;      // > 0 inside a scalar computation run element by element
+  eval::NoiseStream m_noise;  // EvalOptions::roundingNoiseSeed
   std::unordered_map<const HloComputation*, std::unique_ptr<Plan>> m_plans;
   std::unordered_map<const HloInstruction*, Value> m_constants;
 };

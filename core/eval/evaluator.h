@@ -27,6 +27,10 @@ struct EvalOptions {
   int64_t maxWhileIterations = 100000;
   // Record the value of every instruction (see EvalResult::values).
   bool recordValues = false;
+  // Nonzero: every op's result is moved by a random error as large as compiled code's may be (the rounding-noise
+  // model, core/eval/rounding_noise.h), drawn from this seed. The result check (result_check.h) runs a few such
+  // evaluations to learn how far rounding can move each output.
+  uint64_t roundingNoiseSeed = 0;
 };
 
 struct EvalResult {

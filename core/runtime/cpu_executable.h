@@ -117,33 +117,10 @@ class CpuExecutable {
   std::vector<ExecutionSpan> m_compileSpans;
 };
 
-// Compares a CPU result with the evaluator's (the reference the CLI and the tests check against); "" when they
-// agree, else a message naming the first difference. compareValues (toleranceFor, elementwise) first. When that
-// fails and `module` has a dot or convolution accumulated in f32 (every f32, f16 or bf16 one: XLA's CPU semantics,
-// see docs/CODEGEN.md "Dot accumulation") or a sum reduction in f32 or narrower (a row of 4096 random terms that
-// cancels to 0.14 differs by ~1e-4 between summation orders), each output array is re-checked normwise: |e - a| <= 1e-5 * max(1, max|e|
-// over that array). An f32 dot of K terms has a rounding error bounded relative to the scale of its terms
-// (about (32 + K / 32) * 2^-24 * sum|a*b| with the emitter's blocked summation), not relative to an element that
-// cancels to near zero, so the elementwise tolerance is the wrong yardstick there; a wrong element is still off
-// by far more than the normwise bound.
-std::string compareWithReference(const HloModule& module, const Value& expected, const Value& actual);
-
-// compareWithReference, and when that fails for a module whose f32-accumulated dots run inside a while loop, a
-// check scaled by how ill-conditioned the reference itself is: a recurrence (an RNN scan: h = tanh(x·Wx + h·Wh))
-// can amplify a rounding difference injected at each step by orders of magnitude over the trips, so an f32
-// program (ours, or XLA's) differs from the evaluator's double-accumulated dots by far more than one dot's bound.
-// The evaluator is run again on `arguments` with every f32/f64 element moved by one ulp; per output array, s =
-// max|reference - perturbed reference| is how far one rounding at the inputs moves the result, and elements may
-// differ by up to max(normwise bound, (32 + K/32) · s) (K the largest contraction of an f32-accumulated dot: the
-// dot's rounding bound in units of one rounding, see docs/CODEGEN.md "Dot accumulation"). A wrong loop (a missed
-// update, a wrong slice) is off by O(1), not by the reference's own rounding noise.
+// Compares a result of compiled code with the evaluator's for the same `arguments` by the result check
+// (core/eval/result_check.h: a bound per element from how rounding can move it); "" when every element is within
+// its bound, else a message naming the output and the first element outside.
 std::string compareWithReference(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
                                  const Value& actual);
-
-// The conditioned check's bound, (32 + K/32) · s, per output array (the root tuple's elements in order, or the
-// one non-tuple result), for `fusionscope-cli run --save-reference` (scripts/gpu-check applies it to GPU
-// results). Empty unless the module has f32-accumulated dots inside a while loop.
-std::vector<double> conditionedBounds(const HloModule& module, const std::vector<Value>& arguments,
-                                      const Value& expected);
 
 }  // namespace fusionscope::core

@@ -1,0 +1,213 @@
+#include "core/eval/rounding_noise.h"
+
+#include <bit>
+#include <cmath>
+#include <vector>
+
+#include "core/eval/scalar_ops.h"
+#include "core/ir/hlo_computation.h"
+#include "core/ir/opcode.h"
+#include "core/ir/shape_rules.h"
+
+namespace fusionscope::core::eval {
+namespace {
+
+constexpr double kF32Roundoff = 0x1p-24;  // the unit roundoff of f32, where narrower types accumulate
+
+// A reducer that picks one of its operands (max, min, and, or, a select): its result is exact in any order.
+bool picks(const HloInstruction& inst) {
+  const HloComputation* reducer = inst.toApply();
+  if (reducer == nullptr || reducer->root() == nullptr) return true;
+  switch (reducer->root()->opcode()) {
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kSelect:
+    case HloOpcode::kTuple: return true;  // variadic reducers (argmax) select
+    default: return false;
+  }
+}
+
+// The number of terms each element of a sum adds (K), from the op's shapes.
+int64_t termsPerElement(const HloInstruction& inst) {
+  switch (inst.opcode()) {
+    case HloOpcode::kDot: {
+      int64_t k = 1;
+      if (!inst.attributes().dot || inst.operandCount() < 1) return 1;
+      const Shape& lhs = inst.operand(0)->shape();
+      for (int64_t d : inst.attributes().dot->lhsContracting) {
+        if (d >= 0 && d < lhs.rank()) k *= lhs.dimension(static_cast<int>(d));
+      }
+      return k;
+    }
+    case HloOpcode::kConvolution: {
+      StatusOr<ConvolutionDims> dims = convolutionDims(inst);
+      if (!dims.ok() || inst.operandCount() < 2) return 1;
+      const Shape& kernel = inst.operand(1)->shape();
+      const int64_t outputs = kernel.dimension(static_cast<int>(dims->rhsOutput));
+      return outputs > 0 ? kernel.elementCount() / outputs : 1;  // spatial size x input features per group
+    }
+    case HloOpcode::kReduce: {
+      const int64_t out = inst.shape().isArray() ? inst.shape().elementCount() : 1;
+      return out > 0 && inst.operandCount() > 0 ? inst.operand(0)->shape().elementCount() / out : 1;
+    }
+    case HloOpcode::kReduceWindow: {
+      int64_t k = 1;
+      if (inst.attributes().window) {
+        for (const WindowDim& w : inst.attributes().window->dims) k *= w.size;
+      }
+      return k;
+    }
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+double ulpOf(PrimitiveType type, double x) {
+  const FloatFormat* format = floatFormat(type);
+  if (format == nullptr || !std::isfinite(x)) return 0;
+  int exponent = 0;
+  std::frexp(x, &exponent);  // |x| = m * 2^exponent, m in [0.5, 1)
+  return std::ldexp(1.0, std::max(exponent - 1, format->minExponent) - format->mantissaBits);
+}
+
+uint64_t NoiseStream::next() {
+  uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double NoiseStream::uniform() {
+  return static_cast<double>(next() >> 11) * 0x1p-52 - 1.0;
+}
+
+NoiseClass noiseClassOf(const HloInstruction& inst) {
+  switch (inst.opcode()) {
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormGrad: return NoiseClass::kNormalization;
+    default: break;
+  }
+  const Shape& shape = inst.shape();
+  if (!shape.isArray() || !isFloatingPoint(shape.elementType())) return NoiseClass::kExact;
+  switch (inst.opcode()) {
+    case HloOpcode::kDot:
+    case HloOpcode::kConvolution: return NoiseClass::kSum;
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow: return picks(inst) ? NoiseClass::kExact : NoiseClass::kSum;
+    case HloOpcode::kAdd:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kConvert:
+    case HloOpcode::kReducePrecision: return NoiseClass::kRounded;
+    case HloOpcode::kPower:
+    case HloOpcode::kAtan2: return NoiseClass::kVectorMath;
+    default: return isTranscendental(inst.opcode()) ? NoiseClass::kVectorMath : NoiseClass::kExact;
+  }
+}
+
+Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& value, NoiseStream& noise,
+                        const std::function<StatusOr<Value>(Operands)>& evaluateOn) {
+  const NoiseClass kind = noiseClassOf(inst);
+  if (kind == NoiseClass::kNormalization) {
+    // Batch norm (one op here, a mean, a variance and a scaling in compiled code): each output array gets the noise
+    // of a sum over the batch and spatial elements of a feature, relative to the array's largest magnitude.
+    if (inst.operandCount() < 1 || !inst.operand(0)->shape().isArray()) return okStatus();
+    const Shape& input = inst.operand(0)->shape();
+    StatusOr<int64_t> index = rawInt(inst, "feature_index", input.rank() - 1);
+    const int featureIndex = index.ok() ? static_cast<int>(*index) : input.rank() - 1;
+    const int64_t features = featureIndex >= 0 && featureIndex < input.rank() ? input.dimension(featureIndex) : 1;
+    const int64_t terms = features > 0 ? input.elementCount() / features : 1;
+    auto perturb = [&](const Value& array) -> Value {
+      if (!array.isArray() || !array.holdsFloats()) return array;
+      std::vector<double> data(array.floatData().begin(), array.floatData().end());
+      double largest = 0;
+      for (double x : data) {
+        if (std::isfinite(x)) largest = std::max(largest, std::fabs(x));
+      }
+      const double spread = std::sqrt(static_cast<double>(terms) + 1.0) * kF32Roundoff * largest;
+      for (double& x : data) {
+        if (std::isfinite(x)) x += noise.uniform() * spread;
+      }
+      return Value::floats(array.shape(), std::move(data));
+    };
+    if (!value.isTuple()) {
+      value = perturb(value);
+      return okStatus();
+    }
+    std::vector<Value> elements;
+    for (int i = 0; i < value.tupleSize(); ++i) elements.push_back(perturb(value.tupleElement(i)));
+    value = Value::tuple(std::move(elements));
+    return okStatus();
+  }
+  if (kind == NoiseClass::kExact || !value.isArray() || !value.holdsFloats()) return okStatus();
+  const PrimitiveType type = value.elementType();
+  std::vector<double> data(value.floatData().begin(), value.floatData().end());
+  if (kind == NoiseClass::kSum) {
+    // S: the same sum over the operands' magnitudes (init values and padding as they are: zeros for a sum).
+    std::vector<Value> magnitudes;
+    std::vector<const Value*> pointers;
+    magnitudes.reserve(operands.size());
+    for (const Value* operand : operands) {
+      if (!operand->isArray() || !operand->holdsFloats()) {
+        magnitudes.push_back(*operand);
+        continue;
+      }
+      std::vector<double> absolute(operand->floatData().begin(), operand->floatData().end());
+      for (double& x : absolute) x = std::fabs(x);
+      magnitudes.push_back(Value::floats(operand->shape(), std::move(absolute)));
+    }
+    for (const Value& m : magnitudes) pointers.push_back(&m);
+    StatusOr<Value> scale = evaluateOn(Operands(pointers.data(), pointers.size()));
+    if (!scale.ok()) return scale.status();
+    if (!scale->isArray() || !scale->holdsFloats() || scale->floatData().size() != data.size()) return okStatus();
+    const double roundoff = type == PrimitiveType::kF64 ? 0x1p-53 : kF32Roundoff;
+    // A sum of K terms rounds at most K times along any term's path (fewer in the row dot's blocked sum, 32 + K/32),
+    // each time by at most the unit roundoff of a partial sum no larger than S; independent roundings add up as a
+    // random walk, so its error has a spread of about sqrt(K) * u * S (the deterministic worst case, K * u * S, is
+    // reached only when every rounding goes the same way). A product reducer is the same with S = |result|.
+    const double factor = std::sqrt(static_cast<double>(termsPerElement(inst)) + 1.0) * roundoff;
+    std::span<const double> s = scale->floatData();
+    for (size_t i = 0; i < data.size(); ++i) {
+      if (!std::isfinite(data[i])) continue;
+      data[i] += noise.uniform() * factor * s[i];
+      if (type != PrimitiveType::kF32 && type != PrimitiveType::kF64) data[i] += noise.uniform() * ulpOf(type, data[i]);
+    }
+  } else {
+    // Whole ulps, so that the value stays one of the type's numbers: round(uniform(-1, 1)) ulps for a rounded op
+    // (-1, 0, +1 with odds 1:2:1, drawn from two random bits), round(4 uniform + 0..2 of one sign) for vector math.
+    // Large arrays make this the check's hot loop (a profile of a 51M-element module): f32's ulp is read off the
+    // exponent bits, and one 64-bit draw serves 32 elements of a rounded op.
+    const bool f32 = type == PrimitiveType::kF32;
+    const auto ulp = [&](double x) {
+      if (!f32) return ulpOf(type, x);
+      const int exponent = static_cast<int>((std::bit_cast<uint64_t>(x) >> 52) & 0x7ff) - 1023;
+      return std::bit_cast<double>(static_cast<uint64_t>(std::max(exponent, -126) - 23 + 1023) << 52);
+    };
+    if (kind == NoiseClass::kRounded) {
+      uint64_t bits = 0;
+      for (size_t i = 0; i < data.size(); ++i) {
+        if (i % 32 == 0) bits = noise.next();
+        const unsigned pair = static_cast<unsigned>(bits & 3);
+        bits >>= 2;
+        if (pair == 1 || pair == 2 || !std::isfinite(data[i])) continue;
+        data[i] += (pair == 0 ? -1.0 : 1.0) * ulp(data[i]);
+      }
+    } else {
+      const double coherent = noise.next() & 1 ? 2 : -2;
+      for (double& x : data) {
+        if (!std::isfinite(x)) continue;
+        x += std::round(4 * noise.uniform() + coherent * 0.5 * (1 + noise.uniform())) * ulp(x);
+      }
+    }
+  }
+  value = Value::floats(value.shape(), std::move(data));
+  return okStatus();
+}
+
+}  // namespace fusionscope::core::eval

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "core/base/status.h"
+#include "core/eval/eval_internal.h"
+#include "core/eval/value.h"
+#include "core/ir/hlo_instruction.h"
+
+// The rounding-noise model of the result check (docs/CODEGEN.md, "Result check"). The evaluator computes each op
+// exactly (in double) and rounds it once to the element type; compiled code rounds at the same ops but in another
+// order inside sums and with its own vector math. To learn how far that can move each output, the check evaluates
+// the module a few more times with every op's result moved by a random error as large as the compiled code's may
+// be, and takes the spread of the outputs (result_check.h). The error per op:
+//   - exact ops (data movement, negate, abs, max, min, select, compare, floor, ...): none;
+//   - a correctly rounded op (+ - * / sqrt, convert to a narrower float, ...): up to 1 ulp of its type, random sign;
+//   - a vector-math function (exp, log, tanh, logistic, pow, sin, ...): up to 4 ulps random plus 2 ulps of one
+//     sign for the whole instruction (an approximation's bias adds up coherently over a sum);
+//   - a sum (dot, convolution, reduce and reduce-window whose reducer does not just pick an operand): up to
+//     sqrt(K + 1) * 2^-24 * S per element, random sign, where K is the number of terms and S the same op evaluated
+//     on the operands' magnitudes (sum |a*b|, or |product|): at most K roundings along a term's path, added up as a
+//     random walk (docs/CODEGEN.md, "Dot accumulation"); narrower types accumulate in f32, then round to their type
+//     (1 ulp more);
+//   - batch norm (one op here, a mean, a variance and a scaling when compiled): per output array, up to
+//     sqrt(N + 1) * 2^-24 * its largest magnitude, N the elements per feature.
+namespace fusionscope::core::eval {
+
+enum class NoiseClass { kExact, kRounded, kVectorMath, kSum, kNormalization };
+
+// The spacing of `type`'s numbers at `x` (one ulp, subnormals included); 0 for integer types and non-finite x.
+double ulpOf(PrimitiveType type, double x);
+
+// How an op's result may differ between the evaluator and compiled code.
+NoiseClass noiseClassOf(const HloInstruction& inst);
+
+// A SplitMix64 stream for the noise.
+class NoiseStream {
+ public:
+  explicit NoiseStream(uint64_t seed) : m_state(seed) {}
+  uint64_t next();
+  double uniform();  // in [-1, 1)
+ private:
+  uint64_t m_state;
+};
+
+// Adds the noise of `inst`'s class to `value` (its result; operands as evaluated). `evaluateOn` evaluates `inst`
+// on other operands (the magnitudes, for a sum's S).
+Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& value, NoiseStream& noise,
+                        const std::function<StatusOr<Value>(Operands)>& evaluateOn);
+
+}  // namespace fusionscope::core::eval
