@@ -671,7 +671,29 @@ std::string normalizedInstructionName(std::string_view name) {
   return std::string(name);
 }
 
+namespace {
+
+// A reshape that only adds or drops dimensions of size 1 keeps every element at its place in any layout: it is a
+// bitcast (XLA makes it one, or removes it with the reshape that undoes it), never work.
+bool onlyAddsOrDropsUnitDimensions(const HloInstruction& inst) {
+  if (inst.opcode() != HloOpcode::kReshape || inst.operandCount() != 1 || !inst.shape().isArray() ||
+      !inst.operand(0)->shape().isArray()) {
+    return false;
+  }
+  auto withoutOnes = [](const Shape& shape) {
+    std::vector<int64_t> dims;
+    for (int64_t d : shape.dimensions()) {
+      if (d != 1) dims.push_back(d);
+    }
+    return dims;
+  };
+  return withoutOnes(inst.shape()) == withoutOnes(inst.operand(0)->shape());
+}
+
+}  // namespace
+
 bool isComparedOp(const HloInstruction& inst) {
+  if (onlyAddsOrDropsUnitDimensions(inst)) return false;
   switch (inst.opcode()) {
     case HloOpcode::kParameter:
     case HloOpcode::kConstant:

@@ -24,8 +24,9 @@ struct PipelineRun;
 std::string normalizedInstructionName(std::string_view name);
 
 // Whether an instruction is an op a comparison counts: everything that computes, except parameters, constants
-// (both compilers copy scalars into every fusion that reads them), tuples, get-tuple-element and bitcasts (pure
-// plumbing, and XLA turns reshapes and transposes into bitcasts after layout assignment), and control flow
+// (both compilers copy scalars into every fusion that reads them), tuples, get-tuple-element, bitcasts and reshapes
+// that only add or drop dimensions of size 1 (pure plumbing: XLA turns such reshapes, and others and transposes
+// after layout assignment, into bitcasts, or removes a pair that undoes itself), and control flow
 // (while, conditional, call: the ops of their bodies are compared instead).
 bool isComparedOp(const HloInstruction& inst);
 

@@ -15,6 +15,7 @@
 
 #include "core/base/file_util.h"
 #include "core/base/memory_limit.h"
+#include "core/base/message_text.h"
 #include "core/text/attribute_text.h"
 #include "core/text/hlo_parser_state.h"
 #include "core/text/literal_text.h"
@@ -199,6 +200,12 @@ bool Parser::parseInstruction(HloComputation& comp, std::vector<PendingInstructi
                 fmt::format("expected an opcode after the shape, found {}", m_cursor.describeNext()));
   }
   HloOpcode opcode = parseOpcode(opcodeText);
+  // An opcode we do not know is kept by its spelling (a newer XLA's op is drawn, not refused); a spelling longer than
+  // any opcode is not one, and would otherwise reach every listing and message whole.
+  constexpr size_t kLongestOpcodeSpelling = 64;
+  if (opcode == HloOpcode::kUnknown && opcodeText.size() > kLongestOpcodeSpelling) {
+    return fail(opcodeText.data(), fmt::format("expected an opcode, found '{}'", shortenedForMessage(opcodeText)));
+  }
   auto owned = std::make_unique<HloInstruction>(std::string(name), opcode, std::move(shape));
   HloInstruction* inst = owned.get();
   if (opcode == HloOpcode::kUnknown) inst->setUnknownOpcodeSpelling(std::string(opcodeText));

@@ -328,6 +328,42 @@ ENTRY main {
   EXPECT_TRUE(c.coverageSufficient());
 }
 
+// A reshape that only adds or drops dimensions of size 1 is plumbing, as a bitcast is: XLA removes a pair that
+// undoes itself (f32[100] -> f32[100,1] -> ... -> f32[100]), and one side's leftover must not count as an op
+// without a counterpart (mnist_step's log-softmax gradient had two).
+TEST(CompareFusions, ReshapesOfUnitDimensionsArePlumbing) {
+  auto a = parseOrDie(R"(HloModule a
+ENTRY main {
+  x = f32[100]{0} parameter(0)
+  r = f32[100,1]{1,0} reshape(x)
+  back = f32[100]{0} reshape(r)
+  e = f32[100]{0} exponential(back)
+  ROOT n = f32[100]{0} negate(e)
+}
+)");
+  auto b = parseOrDie(R"(HloModule b
+ENTRY main {
+  p = f32[100]{0} parameter(0)
+  e = f32[100]{0} exponential(p)
+  ROOT n = f32[100]{0} negate(e)
+}
+)");
+  FusionComparison c = compareFusions(*a, *b);
+  EXPECT_EQ(c.a.ops, 2);
+  EXPECT_EQ(c.a.matched, 2);
+  EXPECT_EQ(c.b.matched, 2);
+  EXPECT_TRUE(c.coverageSufficient());
+  // A reshape that regroups dimensions ([4,25] -> [25,4]) is still counted: whether it is a bitcast depends on the
+  // layouts.
+  auto moving = parseOrDie(R"(HloModule m
+ENTRY main {
+  x = f32[4,25]{1,0} parameter(0)
+  ROOT r = f32[25,4]{1,0} reshape(x)
+}
+)");
+  EXPECT_TRUE(isComparedOp(*moving->entry()->root()));
+}
+
 // Below 95 % of either side's ops matched, no precision or recall: the figures would describe a fifth of the program.
 TEST(CompareFusions, WithholdsAgreementBelowTheCoverageNeeded) {
   auto a = parseOrDie(R"(HloModule a
@@ -411,20 +447,21 @@ INSTANTIATE_TEST_SUITE_P(
     Programs, CpuPresetAgainstXla,
     ::testing::Values(
         // Measured 2026-11-28 with dataflow matching (before it, mlp_train and tf_mnist read 1.000 after matching
-        // 38 and 40 ops; dropout_mlp matched 6 of 236).
-        CorpusCase{"mlp_train", "modules/mlp_train.before.txt", "modules/mlp_train.after.txt", 50, 0.87, 1.0, 0.96},
+        // 38 and 40 ops; dropout_mlp matched 6 of 236), and with reshapes of unit dimensions counted as plumbing
+        // (XLA removes a pair that undoes itself: mnist_step's two such reshapes had no counterpart).
+        CorpusCase{"mlp_train", "modules/mlp_train.before.txt", "modules/mlp_train.after.txt", 49, 0.91, 1.0, 1.0},
         CorpusCase{"attention", "modules/attention.before.txt", "modules/attention.after.txt", 13, 1.0, 1.0, 1.0},
-        CorpusCase{"layernorm_gelu", "modules/layernorm_gelu.before.txt", "modules/layernorm_gelu.after.txt", 38, 1.0,
-                   1.0, 0.95},
+        CorpusCase{"layernorm_gelu", "modules/layernorm_gelu.before.txt", "modules/layernorm_gelu.after.txt", 35, 1.0,
+                   1.0, 1.0},
         CorpusCase{"conv_pool", "modules/conv_pool.before.txt", "modules/conv_pool.after.txt", 13, 1.0, 1.0, 1.0},
-        // One of our 16 ops (the s32 loop counter's add) has no counterpart: 93.8 %, so no agreement figure.
+        // One of our 16 ops (the s32 loop counter's add) has no counterpart: XLA's while-loop simplifier merged the
+        // two loop counters that always hold one value, which our cpu preset does not (93.8 %: no agreement figure).
         CorpusCase{"loops", "modules/loops.before.txt", "modules/loops.after.txt", 15, -1, -1, 0.93},
-        CorpusCase{"scan_rnn", "modules/scan_rnn.before.txt", "modules/scan_rnn.after.txt", 12, 1.0, 1.0, 1.0},
-        // 31 of our 33 ops have a counterpart (93.9 %): no agreement figure.
+        CorpusCase{"scan_rnn", "modules/scan_rnn.before.txt", "modules/scan_rnn.after.txt", 10, 1.0, 1.0, 1.0},
         CorpusCase{"mnist_step", "mnist_step/fused/module_0018.jit_step.before_optimizations.txt",
-                   "mnist_step/fused/module_0018.jit_step.cpu_after_optimizations.txt", 31, -1, -1, 0.93},
-        CorpusCase{"tf_mnist", "modules/tf_mnist.before.txt", "modules/tf_mnist.after.txt", 48, 0.91, 1.0, 0.95},
-        CorpusCase{"dropout_mlp", "modules/dropout_mlp.before.txt", "modules/dropout_mlp.after.txt", 236, 1.0, 1.0,
+                   "mnist_step/fused/module_0018.jit_step.cpu_after_optimizations.txt", 30, 0.93, 1.0, 1.0},
+        CorpusCase{"tf_mnist", "modules/tf_mnist.before.txt", "modules/tf_mnist.after.txt", 45, 1.0, 1.0, 0.95},
+        CorpusCase{"dropout_mlp", "modules/dropout_mlp.before.txt", "modules/dropout_mlp.after.txt", 234, 1.0, 1.0,
                    0.96}),
     [](const ::testing::TestParamInfo<CorpusCase>& info) { return std::string(info.param.program); });
 

@@ -772,6 +772,18 @@ ENTRY e {
             "not reach itself through calls");
 }
 
+// An opcode we do not know is kept by its spelling, but a million-character "opcode" is refused with its start,
+// not printed whole into every listing and message.
+TEST(HloParserErrors, OpcodeLongerThanAnyIsRefusedAndShortened) {
+  const std::string text = "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] " + std::string(1000000, 'x') +
+                           "(p)\n}\n";
+  const std::string line = firstErrorLine(text);
+  EXPECT_EQ(line.rfind("bad.hlo:3:19: error: expected an opcode, found 'xxxx", 0), 0u) << line.substr(0, 200);
+  EXPECT_NE(line.find("(1000000 characters)"), std::string::npos) << line.substr(0, 200);
+  EXPECT_LT(line.size(), 200u);
+  EXPECT_TRUE(parseHloModule("ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] new-op(p)\n}\n", "ok.hlo").ok());
+}
+
 TEST(HloParserErrors, LayoutThatIsNotAPermutation) {
   EXPECT_EQ(firstErrorLine("ENTRY e {\n  ROOT p = f32[2,3]{5,0} parameter(0)\n}\n"),
             "bad.hlo:2:20: error: layout {5,0} is not a permutation of the dimensions 0..1");
