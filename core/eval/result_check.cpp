@@ -32,14 +32,6 @@ void outputNames(const HloInstruction& root, const std::string& prefix, std::vec
   }
 }
 
-double elementAt(const Value& v, size_t i) {
-  return v.holdsFloats() ? v.floatData()[i] : static_cast<double>(v.intData()[i]);
-}
-
-size_t elementCount(const Value& v) {
-  return v.holdsFloats() ? v.floatData().size() : v.intData().size();
-}
-
 // Bound = kSpreadFactor x the larger of the element's largest distance over the samples and its output's typical
 // distance (plus one ulp).
 constexpr double kSpreadFactor = 3;
@@ -52,8 +44,8 @@ std::vector<const Value*> outputArrays(const Value& value) {
   return out;
 }
 
-StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<Value>& arguments,
-                                    const Value& expected, int samples) {
+StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
+                                    int samples) {
   ResultBounds result;
   result.samples = samples;
   std::vector<const Value*> reference = outputArrays(expected);
@@ -67,7 +59,8 @@ StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<V
   std::vector<std::vector<double>> spread(reference.size());
   std::vector<double> squares(reference.size(), 0.0);  // sum of squared finite distances, every sample and element
   std::vector<double> counted(reference.size(), 0.0);
-  for (size_t o = 0; o < reference.size(); ++o) spread[o].assign(elementCount(*reference[o]), 0.0);
+  for (size_t o = 0; o < reference.size(); ++o)
+    spread[o].assign(static_cast<size_t>(reference[o]->elementCount()), 0.0);
   for (int k = 0; k < samples; ++k) {
     EvalOptions options;
     options.roundingNoiseSeed = 0x5eed0000u + static_cast<uint64_t>(k) * 0x9e3779b9u + 1;
@@ -76,16 +69,16 @@ StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<V
     std::vector<const Value*> outputs = outputArrays(noisy->result);
     if (outputs.size() != reference.size()) return Status::error("the noisy evaluation changed the result's form");
     for (size_t o = 0; o < reference.size(); ++o) {
-      if (elementCount(*outputs[o]) != spread[o].size()) {
+      if (static_cast<size_t>(outputs[o]->elementCount()) != spread[o].size()) {
         return Status::error("the noisy evaluation changed an output's size");
       }
       for (size_t i = 0; i < spread[o].size(); ++i) {
-        const double e = elementAt(*reference[o], i);
-        const double n = elementAt(*outputs[o], i);
+        const double e = reference[o]->doubleAt(static_cast<int64_t>(i));
+        const double n = outputs[o]->doubleAt(static_cast<int64_t>(i));
         counted[o] += 1;
         if (e == n || (std::isnan(e) && std::isnan(n))) continue;
-        const double distance = std::isfinite(e) && std::isfinite(n) ? std::fabs(e - n)
-                                                                      : std::numeric_limits<double>::infinity();
+        const double distance =
+            std::isfinite(e) && std::isfinite(n) ? std::fabs(e - n) : std::numeric_limits<double>::infinity();
         spread[o][i] = std::max(spread[o][i], distance);
         if (std::isfinite(distance)) squares[o] += distance * distance;
       }
@@ -98,10 +91,11 @@ StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<V
     const double typical = counted[o] > 0 ? std::sqrt(squares[o] / counted[o]) : 0.0;
     std::vector<double> bound(spread[o].size());
     for (size_t i = 0; i < bound.size(); ++i) {
-      bound[i] = kSpreadFactor * std::max(spread[o][i], typical) + eval::ulpOf(type, elementAt(*reference[o], i));
+      bound[i] = kSpreadFactor * std::max(spread[o][i], typical) +
+                 eval::ulpOf(type, reference[o]->doubleAt(static_cast<int64_t>(i)));
     }
-    result.bounds.push_back(Value::floats(Shape(PrimitiveType::kF64, reference[o]->shape().dimensions()),
-                                          std::move(bound)));
+    result.bounds.push_back(
+        Value::floats(Shape(PrimitiveType::kF64, reference[o]->shape().dimensions()), std::move(bound)));
   }
   return result;
 }
@@ -114,9 +108,9 @@ std::vector<OutputCheck> checkResult(const ResultBounds& bounds, const Value& ex
     OutputCheck check;
     check.name = o < bounds.names.size() ? bounds.names[o] : fmt::format("output {}", o);
     check.type = std::string(primitiveTypeName(e[o]->elementType()));
-    check.elements = static_cast<int64_t>(elementCount(*e[o]));
-    if (o >= a.size() || !e[o]->shape().compatible(a[o]->shape()) || elementCount(*a[o]) != elementCount(*e[o]) ||
-        o >= bounds.bounds.size() || bounds.bounds[o].floatData().size() != elementCount(*e[o])) {
+    check.elements = e[o]->elementCount();
+    if (o >= a.size() || !e[o]->shape().compatible(a[o]->shape()) || a[o]->elementCount() != e[o]->elementCount() ||
+        o >= bounds.bounds.size() || bounds.bounds[o].floatData().size() != static_cast<size_t>(e[o]->elementCount())) {
       check.failures = check.elements > 0 ? check.elements : 1;
       check.firstFailure = fmt::format("shape {} vs {}", e[o]->shape().toString(false),
                                        o < a.size() ? a[o]->shape().toString(false) : std::string("none"));
@@ -125,8 +119,8 @@ std::vector<OutputCheck> checkResult(const ResultBounds& bounds, const Value& ex
     }
     std::span<const double> bound = bounds.bounds[o].floatData();
     for (size_t i = 0; i < bound.size(); ++i) {
-      const double x = elementAt(*e[o], i);
-      const double y = elementAt(*a[o], i);
+      const double x = e[o]->doubleAt(static_cast<int64_t>(i));
+      const double y = a[o]->doubleAt(static_cast<int64_t>(i));
       if (std::isfinite(x)) check.maxAbs = std::max(check.maxAbs, std::fabs(x));
       if (std::isfinite(bound[i])) check.bound = std::max(check.bound, bound[i]);
       if (x == y || (std::isnan(x) && std::isnan(y))) continue;
