@@ -90,12 +90,7 @@ bool sameAttributesIgnoringMetadata(const InstructionAttributes& a, const Instru
 
 struct InstructionEqual {
   bool operator()(const HloInstruction* a, const HloInstruction* b) const {
-    if (a == b) return true;
-    if (a->opcode() != b->opcode() || a->opcodeString() != b->opcodeString()) return false;
-    if (!(a->shape() == b->shape()) || a->operands() != b->operands()) return false;
-    if ((a->literal() == nullptr) != (b->literal() == nullptr)) return false;
-    if (a->literal() && !(*a->literal() == *b->literal())) return false;
-    return sameCalledComputations(*a, *b) && sameAttributesIgnoringMetadata(a->attributes(), b->attributes());
+    return a == b || (a->operands() == b->operands() && sameValueGivenSameOperands(*a, *b));
   }
 };
 
@@ -138,6 +133,14 @@ StatusOr<bool> runOnComputation(HloComputation& computation, SideEffectAnalysis&
 }
 
 }  // namespace
+
+bool sameValueGivenSameOperands(const HloInstruction& a, const HloInstruction& b) {
+  if (a.opcode() != b.opcode() || a.opcodeString() != b.opcodeString()) return false;
+  if (!(a.shape() == b.shape()) || a.operandCount() != b.operandCount()) return false;
+  if ((a.literal() == nullptr) != (b.literal() == nullptr)) return false;
+  if (a.literal() && !(*a.literal() == *b.literal())) return false;
+  return sameCalledComputations(a, b) && sameAttributesIgnoringMetadata(a.attributes(), b.attributes());
+}
 
 StatusOr<bool> CommonSubexpressionElimination::run(HloModule& module, PassContext& /*context*/) {
   SideEffectAnalysis sideEffects;

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "core/ir/hlo_instruction.h"
 #include "core/passes/hlo_pass.h"
 
 namespace fusionscope::core {
@@ -16,6 +17,11 @@ namespace fusionscope::core {
 //   Before:  a = f32[8] exponential(p)         After:  a = f32[8] exponential(p)
 //            b = f32[8] exponential(p)                 ROOT s = f32[8] add(a, a)
 //            ROOT s = f32[8] add(a, b)
+// Whether `a` and `b` compute the same value when their operands (position by position) are the same: opcode,
+// shape with layout, literal, called computations and attributes (metadata aside) agree. Side effects and rng are
+// the caller's to exclude. The rule cse merges by; the while-loop simplifier compares loop updates with it.
+bool sameValueGivenSameOperands(const HloInstruction& a, const HloInstruction& b);
+
 class CommonSubexpressionElimination : public HloPass {
  public:
   std::string_view name() const override { return "cse"; }

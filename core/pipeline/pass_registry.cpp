@@ -22,6 +22,7 @@
 #include "core/passes/softmax_fusion.h"
 #include "core/passes/tree_reduction.h"
 #include "core/passes/tuple_simplifier.h"
+#include "core/passes/while_loop_simplifier.h"
 #include "core/pipeline/stage.h"
 
 namespace fusionscope::core {
@@ -45,6 +46,9 @@ const std::vector<Registration>& registrations() {
       {{"cse", "common subexpression elimination"}, factory<CommonSubexpressionElimination>()},
       {{"dce", "dead code elimination: unused instructions and computations"}, factory<DeadCodeElimination>()},
       {{"tuple-simplify", "get-tuple-element of tuple, tuple of get-tuple-elements"}, factory<TupleSimplifier>()},
+      {{"while-simplify",
+        "while loops: state elements that always hold one value merged, elements nothing reads dropped (as XLA)"},
+       factory<WhileLoopSimplifier>()},
       {{"fusion", "producer-consumer fusion into kLoop, kInput and kOutput fusions (cost model in bytes)"},
        factory<InstructionFusion>()},
       {{"dot-rhs-transpose",
@@ -89,8 +93,8 @@ std::unique_ptr<PassPipeline> simplification() {
   // XLA expands batch norms (both backends, cuDNN aside) and random-number generators right after inlining,
   // before its simplifier: the simplifier, cse and tuple-simplify then clean up the expansions in the same round,
   // and fusion sees their ops.
-  for (const char* name :
-       {"inline", "batch-norm-expander", "rng-bit-generator-expander", "simplify", "cse", "tuple-simplify", "dce"}) {
+  for (const char* name : {"inline", "batch-norm-expander", "rng-bit-generator-expander", "simplify", "cse",
+                           "tuple-simplify", "while-simplify", "dce"}) {
     pipeline->addPass(std::move(createPass(name)).value());
   }
   // Inlining and folding expose more folding and sharing; a few rounds reach the fixed point in practice.
