@@ -343,7 +343,12 @@ StatusOr<HloInstruction*> mergeSiblingFusion(HloInstruction* fusion, HloInstruct
 }
 
 int64_t fusedInstructionCount(const HloInstruction& instruction) {
-  return instruction.isFusion() ? static_cast<int64_t>(fusedInstructions(instruction).size()) : 1;
+  const HloComputation* fused = instruction.isFusion() ? instruction.fusedComputation() : nullptr;
+  if (!fused) return 1;
+  // Without walking the computation (asked for every candidate of every fusion step): a fused computation has one
+  // parameter per operand of its fusion, and a tuple root only gathers outputs.
+  const HloInstruction* root = fused->root();
+  return fused->instructionCount() - instruction.operandCount() - (root && root->opcode() == HloOpcode::kTuple ? 1 : 0);
 }
 
 std::vector<HloInstruction*> distinctOperands(const HloInstruction& instruction) {

@@ -18,6 +18,9 @@
 namespace fusionscope::core {
 namespace {
 
+// How many times over duplication may copy a computation (see InstructionFusion::run).
+constexpr int64_t kDuplicationFactor = 4;
+
 constexpr std::string_view kPassName = "fusion";
 
 // One producer of the consumer being grown, with the verdict of the rules and the cost model.
@@ -33,8 +36,9 @@ struct Candidate {
 
 class ComputationFusion {
  public:
-  ComputationFusion(HloComputation& computation, PassContext& context)
-      : m_computation(computation), m_context(context), m_config(context.fusionConfig()) {}
+  // `copies`: how many more instruction copies duplication may still make in this computation (kept across sweeps).
+  ComputationFusion(HloComputation& computation, PassContext& context, int64_t& copies)
+      : m_computation(computation), m_context(context), m_config(context.fusionConfig()), m_copies(copies) {}
 
   // One sweep over the consumers from the root upward; returns whether anything was fused.
   StatusOr<bool> sweep() {
@@ -69,6 +73,14 @@ class ComputationFusion {
     FusionVerdict verdict = producerRule(*producer, m_config);
     if (verdict) verdict = pairRule(*producer, consumer, m_config, candidate.kind);
     if (verdict) verdict = duplicationRule(*producer, consumer, m_config);
+    if (verdict && candidate.duplicate && fusedInstructionCount(*producer) > m_copies) {
+      verdict = FusionVerdict::no(fmt::format(
+          "{} has {} users; fusion has already copied {} times as many instructions into several fusions as {} held, "
+          "and copies no more (where every value has several users, duplication would grow the module without "
+          "bound)",
+          producer->name(), producer->users().size() + (producer->isRoot() ? 1 : 0), kDuplicationFactor,
+          m_computation.name()));
+    }
     if (verdict) verdict = reuseRule(*producer, consumer);
     if (verdict) verdict = limitsRule(*producer, consumer, m_config);
     if (verdict && !onlyFeeds(*producer, consumer))
@@ -152,6 +164,7 @@ class ComputationFusion {
       if (m_order) m_order->replace(id, current);
     }
     if (!candidate.duplicate) m_alive[producer] = false;
+    if (candidate.duplicate) m_copies -= fusedInstructionCount(*producer);
     const int64_t producerId = producer->id();
     StatusOr<HloInstruction*> fused = fuseProducer(current, producer);
     if (!fused.ok()) return fused.status();
@@ -200,6 +213,7 @@ class ComputationFusion {
   mutable std::optional<TopologicalOrder> m_order;
   std::unordered_map<const HloInstruction*, bool> m_alive;
   std::vector<FusionDecision> m_refusals;
+  int64_t& m_copies;
 };
 
 }  // namespace
@@ -207,10 +221,15 @@ class ComputationFusion {
 StatusOr<bool> InstructionFusion::run(HloModule& module, PassContext& context) {
   bool changed = false;
   for (HloComputation* computation : computationsToFuseIn(module)) {
+    // Duplication may at most multiply the computation's work by kDuplicationFactor: copies of producers made for
+    // several consumers stop once they add up to that many times the instructions it held (fused ones included).
+    int64_t copies = 0;
+    for (const auto& inst : computation->instructions()) copies += fusedInstructionCount(*inst);
+    copies *= kDuplicationFactor;
     // Fusing a consumer can make a producer fusible that was refused earlier in the sweep (its other users
     // were fused meanwhile), so sweep until nothing changes; usually one extra sweep.
     while (true) {
-      ComputationFusion fusion(*computation, context);
+      ComputationFusion fusion(*computation, context, copies);
       StatusOr<bool> swept = fusion.sweep();
       if (!swept.ok()) return swept.status();
       if (!*swept) {
