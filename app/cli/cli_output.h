@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "core/base/status.h"
 #include "core/ir/hlo_module.h"
 
 namespace fusionscope::cli {
@@ -12,6 +13,16 @@ namespace fusionscope::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
+
+// The exit code for an error: as its kind says (Status::badInput: 2, Status::failedWork: 1), else `unstated`.
+inline int exitCodeFor(const Status& status, int unstated) {
+  switch (status.kind()) {
+    case ErrorKind::kBadInput: return kExitBadInput;
+    case ErrorKind::kFailedWork: return kExitFailed;
+    case ErrorKind::kUnstated: break;
+  }
+  return unstated;
+}
 
 // Writes `text` to stdout, or atomically to the file `output` when it is set. kExitFailed, with one line on stderr,
 // when it cannot be written.

@@ -82,7 +82,7 @@ int runDump(core::HloModule& module, const std::string& input, const std::string
 
 // `verify`: every stage must compute what stage 0 computes on the same random inputs.
 int runVerify(core::HloModule& module, const std::string& input, const cli::PipelineArgs& args, uint64_t seed,
-              int trials) {
+              int trials, double maxWork) {
   if (Status evaluable = core::checkEvaluable(module); !evaluable.ok()) {
     fmt::print(stderr, "{}: {}\n", input, evaluable.message());
     return kExitBadInput;
@@ -99,6 +99,15 @@ int runVerify(core::HloModule& module, const std::string& input, const cli::Pipe
     return kExitBadInput;
   }
   int64_t work = core::estimateEvaluationWork(*run->stages.front().module);
+  // Refused up front when even the estimate (loops of unknown trip count counted 10 times) is over the budget; a loop
+  // that runs longer than estimated stops at the budget while it runs.
+  if (static_cast<double>(work) > maxWork) {
+    fmt::print(stderr,
+               "{}: evaluating it would take about {:.1e} operations per stage, over the budget of {:.1e}; "
+               "raise it with --max-work\n",
+               input, static_cast<double>(work), maxWork);
+    return kExitBadInput;
+  }
   if (work > 2'000'000'000) {
     fmt::print(stderr, "note: about {:.1e} operations per evaluation; this will take a while\n",
                static_cast<double>(work));
@@ -106,7 +115,7 @@ int runVerify(core::HloModule& module, const std::string& input, const cli::Pipe
   bool allAgree = true;
   for (int trial = 0; trial < trials; ++trial) {
     uint64_t trialSeed = seed + static_cast<uint64_t>(trial);
-    StatusOr<std::vector<core::StageCheck>> checks = core::checkStagesAgree(*run, trialSeed);
+    StatusOr<std::vector<core::StageCheck>> checks = core::checkStagesAgree(*run, trialSeed, maxWork);
     if (!checks.ok()) {
       fmt::print(stderr, "{}: {}\n", input, checks.message());
       return kExitBadInput;
@@ -210,10 +219,17 @@ int runCli(int argc, char** argv) {
       "verify", "Run a pipeline and check with the reference evaluator that every stage computes the same results");
   uint64_t seed = 1;
   int trials = 1;
+  double maxWork = core::EvalOptions{}.maxWork;
   verify->add_option("module", input, "HLO text file")->required()->check(CLI::ExistingFile);
   cli::addPipelineOptions(verify, pipelineArgs);
   verify->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   verify->add_option("--trials", trials, "Random input sets to try (seed, seed+1, ...)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  verify
+      ->add_option("--max-work", maxWork,
+                   "Most operations one evaluation may do before it stops with an error (elements computed; about 1e8 "
+                   "a second for elementwise ops, 1.5e9 for dots)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   verify->add_flag("--no-verify", noVerify, "Skip the verifier");
@@ -270,7 +286,7 @@ int runCli(int argc, char** argv) {
   }
 
   if (*dump) return runDump(*module, input, output, pipelineArgs, passRegex, png, svg, stagesSummary, jobs);
-  if (*verify) return runVerify(*module, input, pipelineArgs, seed, trials);
+  if (*verify) return runVerify(*module, input, pipelineArgs, seed, trials, maxWork);
   if (*explain) {
     StatusOr<core::PipelineRun> run = cli::runPipelineFor(*module, pipelineArgs);
     if (!run.ok()) {

@@ -7,22 +7,33 @@
 
 namespace fusionscope {
 
+// Whose fault an error is, where the code that fails knows it and the caller cannot: the input (a module too big
+// to inline, a loop over its work budget: exit 2) or the work on a sound input (out of memory reading a valid file:
+// exit 1). Most errors leave it unstated and the caller decides from context, as it always has.
+enum class ErrorKind : unsigned char { kUnstated, kBadInput, kFailedWork };
+
 // Errors are values in the engine: a Status is either OK or carries a message (already formatted with
 // file:line:column where there is a position). Marked [[nodiscard]] so a dropped error is a compile warning.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  static Status error(std::string message) { return Status(std::move(message)); }
+  static Status error(std::string message) { return Status(std::move(message), ErrorKind::kUnstated); }
+  static Status badInput(std::string message) { return Status(std::move(message), ErrorKind::kBadInput); }
+  static Status failedWork(std::string message) { return Status(std::move(message), ErrorKind::kFailedWork); }
 
   bool ok() const { return !m_message.has_value(); }
   const std::string& message() const {
     static const std::string kEmpty;
     return m_message ? *m_message : kEmpty;
   }
+  ErrorKind kind() const { return m_kind; }
+  // The same error (same kind) told with another message, for callers that add context.
+  Status withMessage(std::string message) const { return Status(std::move(message), m_kind); }
 
  private:
-  explicit Status(std::string message) : m_message(std::move(message)) {}
+  Status(std::string message, ErrorKind kind) : m_message(std::move(message)), m_kind(kind) {}
   std::optional<std::string> m_message;
+  ErrorKind m_kind = ErrorKind::kUnstated;
 };
 
 inline Status okStatus() {

@@ -160,6 +160,17 @@ namespace {
 
 class WorkEstimator {
  public:
+  // The work of `inst` alone: control flow (fusion, call, while, conditional) counts 1, its callees count as they run.
+  double ownWork(const HloInstruction& inst) {
+    switch (inst.opcode()) {
+      case HloOpcode::kFusion:
+      case HloOpcode::kCall:
+      case HloOpcode::kWhile:
+      case HloOpcode::kConditional: return 1;
+      default: return instruction(inst);
+    }
+  }
+
   double computation(const HloComputation* computation) {
     if (!computation) return 0;
     auto it = m_memo.find(computation);
@@ -342,6 +353,11 @@ int64_t estimateEvaluationWork(const HloModule& module) {
   return static_cast<int64_t>(work);
 }
 
+double estimateInstructionWork(const HloInstruction& instruction) {
+  WorkEstimator estimator;
+  return estimator.ownWork(instruction);
+}
+
 std::vector<Value> randomArguments(const HloModule& module, uint64_t seed) {
   std::vector<Value> args;
   if (!module.entry()) return args;
@@ -426,7 +442,6 @@ double arrayBytes(const Shape& shape) {
   return bytes;
 }
 
-
 }  // namespace
 
 double estimateEvaluationBytes(const HloModule& module) {
@@ -436,7 +451,8 @@ double estimateEvaluationBytes(const HloModule& module) {
   double largestCalled = 0;
   for (const HloComputation* computation : reachableComputations(module)) {
     if (computation == module.entry()) continue;
-    for (const auto& inst : computation->instructions()) largestCalled = std::max(largestCalled, arrayBytes(inst->shape()));
+    for (const auto& inst : computation->instructions())
+      largestCalled = std::max(largestCalled, arrayBytes(inst->shape()));
   }
   return total + largestCalled;
 }
@@ -457,6 +473,5 @@ Status checkEvaluationMemory(const HloModule& module, double limitBytes) {
                                    largest ? largest->shape().toString(false) : "?", humanBytes(largestBytes),
                                    humanBytes(limitBytes)));
 }
-
 
 }  // namespace fusionscope::core

@@ -39,6 +39,7 @@ struct Plan {
   std::vector<const HloInstruction*> order;
   std::vector<std::vector<int>> operands;
   std::vector<std::vector<int>> release;
+  std::vector<double> work;  // estimateInstructionWork per instruction
   int root = -1;
 };
 
@@ -76,6 +77,8 @@ class Evaluator {
     size_t n = plan->order.size();
     plan->operands.resize(n);
     plan->release.resize(n);
+    plan->work.resize(n);
+    for (size_t i = 0; i < n; ++i) plan->work[i] = estimateInstructionWork(*plan->order[i]) + kInstructionOverheadWork;
     std::vector<int> lastUse(n);
     for (size_t i = 0; i < n; ++i) {
       lastUse[i] = static_cast<int>(i);
@@ -123,19 +126,28 @@ class Evaluator {
         }
         values[i] = arg;
       } else {
+        // Scalar computations run element by element are already counted in the work of the op that calls them.
+        if (m_scalarDepth == 0) {
+          m_work += plan.work[i];
+          if (m_work > m_options.maxWork) {
+            return Status::badInput(fmt::format(
+                "evaluation stopped after {:.1e} operations, over its budget of {:.1e} (a loop that does not end, "
+                "or more work than an interpreter should do; raise the budget with --max-work)",
+                m_work, m_options.maxWork));
+          }
+        }
         operands.clear();
         for (int p : plan.operands[i]) operands.push_back(&values[static_cast<size_t>(p)]);
         StatusOr<Value> v = evaluate(inst, operands, record ? fusedRecord : nullptr);
-        if (!v.ok()) return Status::error(fmt::format("{}: {}", inst.name(), v.message()));
+        if (!v.ok()) return v.status().withMessage(fmt::format("{}: {}", inst.name(), v.message()));
         if (!v->shape().compatible(inst.shape()) || !holdsAllElements(*v)) {
           return Status::error(fmt::format("{}: evaluated to shape {}, the instruction has {}", inst.name(),
                                            v->shape().toString(false), inst.shape().toString(false)));
         }
         values[i] = std::move(*v);
         if (m_options.roundingNoiseSeed != 0 && m_scalarDepth == 0) {
-          Status noisy = eval::addRoundingNoise(
-              inst, operands, values[i], m_noise,
-              [&](Operands others) { return evaluate(inst, others, nullptr); });
+          Status noisy = eval::addRoundingNoise(inst, operands, values[i], m_noise,
+                                                [&](Operands others) { return evaluate(inst, others, nullptr); });
           if (!noisy.ok()) return Status::error(fmt::format("{}: {}", inst.name(), noisy.message()));
         }
       }
@@ -358,6 +370,7 @@ class Evaluator {
 
   const EvalOptions& m_options;
   int m_depth = 0;
+  double m_work = 0;          // scalar operations done so far (see EvalOptions::maxWork)
   int m_scalarDepth = 0;      // > 0 inside a scalar computation run element by element
   eval::NoiseStream m_noise;  // EvalOptions::roundingNoiseSeed
   std::unordered_map<const HloComputation*, std::unique_ptr<Plan>> m_plans;

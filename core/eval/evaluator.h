@@ -7,6 +7,7 @@
 
 #include "core/base/status.h"
 #include "core/eval/value.h"
+#include "core/ir/hlo_instruction.h"
 #include "core/ir/shape.h"
 
 namespace fusionscope::core {
@@ -22,9 +23,17 @@ class HloModule;
 // Before:  ENTRY e { p = f32[2] parameter(0)  ROOT n = f32[2] negate(p) }   with p = {1, -2}
 // After:   evaluateModule(...)->result is f32[2] {-1, 2}
 
+// What running one instruction costs the evaluator besides its elements, in elementwise operations (~200 ns).
+inline constexpr double kInstructionOverheadWork = 20;
+
 struct EvalOptions {
   // A while loop that runs more iterations than this fails (protects against loops that never end).
   int64_t maxWhileIterations = 100000;
+  // The evaluation fails once the work it has done passes this budget: a loop that never ends, or one that runs a
+  // large dot 1e5 times, stops with the figure instead of running for hours. Work: estimateInstructionWork of every
+  // instruction run, each time it runs, plus kInstructionOverheadWork for running it at all (loops of tiny bodies).
+  // Measured here: about 1e8 a second for elementwise ops, 1.5e9 for dots, so the default is 10-100 s.
+  double maxWork = 1e10;
   // Record the value of every instruction (see EvalResult::values).
   bool recordValues = false;
   // Nonzero: every op's result is moved by a random error as large as compiled code's may be (the rounding-noise
@@ -72,6 +81,9 @@ Status checkEvaluationMemory(const HloModule& module, double limitBytes);
 // condition and body `known_trip_count` times (from backend_config) or 10 times when unknown. Saturates at
 // INT64_MAX. Tests use it to skip modules too expensive to interpret.
 int64_t estimateEvaluationWork(const HloModule& module);
+// The same estimate for one instruction alone, control flow counting 1 (the evaluator's work budget adds it up as
+// instructions run, loops and calls included).
+double estimateInstructionWork(const HloInstruction& instruction);
 
 // Allowed difference between an expected and an actual element: |e - a| <= absolute + relative * |e|.
 struct Tolerance {

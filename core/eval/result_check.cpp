@@ -45,7 +45,7 @@ std::vector<const Value*> outputArrays(const Value& value) {
 }
 
 StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
-                                    int samples) {
+                                    int samples, double maxWork) {
   ResultBounds result;
   result.samples = samples;
   std::vector<const Value*> reference = outputArrays(expected);
@@ -63,6 +63,7 @@ StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<V
     spread[o].assign(static_cast<size_t>(reference[o]->elementCount()), 0.0);
   for (int k = 0; k < samples; ++k) {
     EvalOptions options;
+    options.maxWork = maxWork;
     options.roundingNoiseSeed = 0x5eed0000u + static_cast<uint64_t>(k) * 0x9e3779b9u + 1;
     StatusOr<EvalResult> noisy = evaluateModule(module, arguments, options);
     if (!noisy.ok()) return noisy.status();

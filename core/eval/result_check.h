@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/eval/evaluator.h"
 #include "core/eval/value.h"
 #include "core/ir/hlo_module.h"
 
@@ -16,9 +17,10 @@
 // model, core/eval/rounding_noise.h: 1 ulp for a correctly rounded op, 4 ulps plus a coherent 2 for vector math,
 // sqrt(32 + K/32) * 2^-24 * sum|terms| for a sum of K terms); the element's bound is 3 x the larger of the largest
 // distance any of those runs put between it and the reference and the output's typical distance (the root mean
-// square over its elements and runs: three samples of one element can all fall near its centre), plus one ulp. Loops, cancellation, saturation and the
-// lengths of sums all enter through the runs themselves; no rule looks at what kind of op a module contains.
-// An integer or pred element is exact unless a noisy run changed it (an argmax between near-equal values).
+// square over its elements and runs: three samples of one element can all fall near its centre), plus one ulp. Loops,
+// cancellation, saturation and the lengths of sums all enter through the runs themselves; no rule looks at what kind of
+// op a module contains. An integer or pred element is exact unless a noisy run changed it (an argmax between near-equal
+// values).
 namespace fusionscope::core {
 
 struct ResultBounds {
@@ -28,18 +30,18 @@ struct ResultBounds {
 };
 
 // The bounds for `expected`, the evaluator's result for `arguments`. Fails when the evaluator fails.
-StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<Value>& arguments,
-                                    const Value& expected, int samples = 3);
+StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<Value>& arguments, const Value& expected,
+                                    int samples = 3, double maxWork = EvalOptions{}.maxWork);
 
 // One output array's outcome.
 struct OutputCheck {
   std::string name;
-  std::string type;         // element type, "f32"
+  std::string type;  // element type, "f32"
   int64_t elements = 0;
-  double maxError = 0;      // max |actual - expected| over the elements where both are finite
-  double bound = 0;         // the largest per-element bound
-  double maxAbs = 0;        // max |expected| over its finite elements
-  int64_t failures = 0;     // elements outside their bound (or NaN/infinity where the reference has none)
+  double maxError = 0;       // max |actual - expected| over the elements where both are finite
+  double bound = 0;          // the largest per-element bound
+  double maxAbs = 0;         // max |expected| over its finite elements
+  int64_t failures = 0;      // elements outside their bound (or NaN/infinity where the reference has none)
   std::string firstFailure;  // "element 12 (linear): 0.5 vs 0.75, bound 1.2e-07"
   bool passed() const { return failures == 0; }
 };

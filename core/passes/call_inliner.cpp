@@ -145,9 +145,40 @@ void removeDeadCallees(HloModule& module, const std::vector<HloComputation*>& ca
   }
 }
 
+// The instructions each computation will hold once its calls are inlined (a callee's body replaces each call of it),
+// measured before anything is copied: 60 computations that each call the next twice are 2.6 KB of text and 2^60
+// instructions inlined.
+Status checkInlinedSize(const HloModule& module) {
+  std::unordered_map<const HloComputation*, double> size;
+  for (HloComputation* computation : module.computationsPostOrder()) {
+    double total = 0;
+    const HloComputation* largestCallee = nullptr;
+    for (const auto& inst : computation->instructions()) {
+      const HloComputation* callee = calleeOf(*inst);
+      auto it = callee ? size.find(callee) : size.end();
+      if (it == size.end()) {
+        total += 1;
+        continue;
+      }
+      total += it->second;
+      if (!largestCallee || it->second > size[largestCallee]) largestCallee = callee;
+    }
+    size[computation] = total;
+    if (total > static_cast<double>(kMaxInlinedInstructions)) {
+      return Status::badInput(fmt::format(
+          "inline: computation {} would hold {:.3g} instructions once its calls are inlined ({} alone is {:.3g}), more "
+          "than the {} allowed",
+          computation->name(), total, largestCallee ? largestCallee->name() : std::string("?"),
+          largestCallee ? size[largestCallee] : 0.0, kMaxInlinedInstructions));
+    }
+  }
+  return okStatus();
+}
+
 }  // namespace
 
 StatusOr<bool> CallInliner::run(HloModule& module, PassContext& /*context*/) {
+  if (Status s = checkInlinedSize(module); !s.ok()) return s;
   Inliner inliner(module);
   std::vector<HloComputation*> inlined;
   std::unordered_set<const HloComputation*> seenCallee;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "core/passes/hlo_pass.h"
@@ -17,6 +18,10 @@ namespace fusionscope::core {
 //                     ROOT m = f32[] multiply(x, x) }                   ROOT m = f32[] multiply(p, p) }
 //            ENTRY main { p = f32[] parameter(0)
 //                         ROOT c = f32[] call(p), to_apply=square }
+// A module whose computations would grow past this many instructions once inlined is refused before anything is
+// copied (a few nested computations that each call the next twice multiply without bound).
+inline constexpr int64_t kMaxInlinedInstructions = 1'000'000;
+
 class CallInliner : public HloPass {
  public:
   std::string_view name() const override { return "inline"; }

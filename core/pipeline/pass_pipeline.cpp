@@ -54,7 +54,7 @@ StatusOr<bool> PassPipeline::run(HloModule& module, PassContext& context) {
       StatusOr<bool> changed = pass->run(module, context);
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       if (!changed.ok()) {
-        return leaf ? Status::error(fmt::format("pass {} failed: {}", pass->name(), changed.message()))
+        return leaf ? changed.status().withMessage(fmt::format("pass {} failed: {}", pass->name(), changed.message()))
                     : changed.status();
       }
       if (leaf && m_observer) {

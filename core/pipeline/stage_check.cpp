@@ -37,15 +37,18 @@ std::string firstDifferingInstruction(const EvalResult& reference, const EvalRes
 
 }  // namespace
 
-StatusOr<std::vector<StageCheck>> checkStagesAgree(const PipelineRun& run, uint64_t seed) {
+StatusOr<std::vector<StageCheck>> checkStagesAgree(const PipelineRun& run, uint64_t seed, double maxWork) {
   if (run.stages.empty()) return std::vector<StageCheck>{};
   const HloModule& first = *run.stages.front().module;
   FS_RETURN_IF_ERROR(checkEvaluable(first));
   std::vector<Value> arguments = randomArguments(first, seed);
   EvalOptions options;
   options.recordValues = true;
+  options.maxWork = maxWork;
   StatusOr<EvalResult> reference = evaluateModule(first, arguments, options);
-  if (!reference.ok()) return Status::error(fmt::format("stage 0 cannot be evaluated: {}", reference.message()));
+  if (!reference.ok()) {
+    return reference.status().withMessage(fmt::format("stage 0 cannot be evaluated: {}", reference.message()));
+  }
 
   std::vector<StageCheck> checks;
   for (const Stage& stage : run.stages) {

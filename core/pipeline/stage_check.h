@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/eval/evaluator.h"
 #include "core/pipeline/stage.h"
 
 namespace fusionscope::core {
@@ -22,6 +23,8 @@ struct StageCheck {
 // Evaluates stage 0 and every later stage of `run` on the same seeded random arguments and compares the
 // results (exact for integers, the tolerance of core/eval for floats). Fails before evaluating anything
 // when stage 0 uses an opcode the evaluator cannot run, naming it.
-StatusOr<std::vector<StageCheck>> checkStagesAgree(const PipelineRun& run, uint64_t seed);
+// `maxWork` bounds each evaluation (EvalOptions::maxWork).
+StatusOr<std::vector<StageCheck>> checkStagesAgree(const PipelineRun& run, uint64_t seed,
+                                                   double maxWork = EvalOptions{}.maxWork);
 
 }  // namespace fusionscope::core

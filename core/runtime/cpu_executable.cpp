@@ -26,10 +26,10 @@
 #include "core/base/memory_limit.h"
 #include "core/codegen/codegen_preparation.h"
 #include "core/codegen/element_types.h"
-#include "core/eval/result_check.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
 #include "core/eval/evaluator.h"
+#include "core/eval/result_check.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -306,10 +306,11 @@ Status CpuExecutable::runSteps(const std::vector<PlanStep>& steps, std::vector<E
           if (m_options.interrupt != nullptr && *m_options.interrupt != 0) {
             return Status::error(fmt::format("{}: interrupted after {} iterations", step.instruction, iteration));
           }
-          if (m_options.maxWhileTrips > 0 && iteration >= m_options.maxWhileTrips) {
-            return Status::error(fmt::format("{}: the while loop made {} trips and its condition is still true "
-                                             "(the limit; a loop that never ends?)",
-                                             step.instruction, iteration));
+          if (m_options.maxWhileTrips > 0 && ++m_tripsThisExecute > m_options.maxWhileTrips) {
+            return Status::badInput(fmt::format(
+                "{}: the while loops made {} trips in all ({} of this loop's) and its condition is still true (the "
+                "limit; a loop that never ends?)",
+                step.instruction, m_options.maxWhileTrips, iteration));
           }
           FS_RETURN_IF_ERROR(runSteps(step.body, spans));
           move(step.update);
@@ -330,6 +331,7 @@ Status CpuExecutable::runSteps(const std::vector<PlanStep>& steps, std::vector<E
 
 Status CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
   m_spansThisExecute = 0;
+  m_tripsThisExecute = 0;
   return runSteps(m_plan.steps, spans);
 }
 

@@ -30,8 +30,9 @@ struct CpuCompileOptions {
   // When set, checked before every iteration of a while loop: once nonzero, execute() stops and fails (a loop
   // that never ends stays interruptible; the CLI points it at its SIGINT/SIGTERM flag).
   const volatile std::sig_atomic_t* interrupt = nullptr;
-  // The most trips one execution of a while loop may make before execute() stops and fails naming the loop (a
-  // loop whose condition never turns false would otherwise run forever); 0: no limit.
+  // The most trips the while loops of one execute() may make in all, nested loops' trips included, before it stops
+  // and fails naming the loop (a loop whose condition never turns false, or loops nested so deep they would run for
+  // hours); 0: no limit.
   int64_t maxWhileTrips = 0;
 };
 
@@ -113,6 +114,7 @@ class CpuExecutable {
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> m_buffers;  // ownership
   int64_t m_spansThisExecute = 0;
   std::vector<uint8_t*> m_pointers;  // where buffer i is now (PlanMove::swap exchanges entries)
+  int64_t m_tripsThisExecute = 0;    // while-loop trips of every loop since execute() began
   std::vector<Launch> m_launches;
   std::vector<ExecutionSpan> m_compileSpans;
 };

@@ -442,6 +442,42 @@ TEST(ControlFlowEvalTest, WhileIterationLimit) {
             "ERROR: w: while loop exceeded 50 iterations (EvalOptions::maxWhileIterations)");
 }
 
+// Under the trip limit, but each trip a 64x64x64 dot: the work budget stops it with the figure, as bad input.
+TEST(ControlFlowEvalTest, WorkBudgetStopsALoopOfHeavyTrips) {
+  const std::string hlo = R"(
+    cond {
+      s = (s32[], f32[64,64]) parameter(0)
+      i = s32[] get-tuple-element(s), index=0
+      n = s32[] constant(1000)
+      ROOT lt = pred[] compare(i, n), direction=LT
+    }
+    body {
+      s = (s32[], f32[64,64]) parameter(0)
+      i = s32[] get-tuple-element(s), index=0
+      x = f32[64,64] get-tuple-element(s), index=1
+      one = s32[] constant(1)
+      j = s32[] add(i, one)
+      d = f32[64,64] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+      ROOT t = (s32[], f32[64,64]) tuple(j, d)
+    }
+    ENTRY e {
+      zero = s32[] constant(0)
+      half = f32[] constant(0.5)
+      x = f32[64,64] broadcast(half), dimensions={}
+      init = (s32[], f32[64,64]) tuple(zero, x)
+      ROOT w = (s32[], f32[64,64]) while(init), condition=cond, body=body
+    })";
+  const std::string text = evalText(hlo, {}, EvalOptions{.maxWork = 1e6});
+  EXPECT_NE(text.find("operations, over its budget of 1.0e+06"), std::string::npos) << text;
+  auto module = core::parseHloModule(hlo);
+  ASSERT_TRUE(module.ok());
+  StatusOr<EvalResult> result = evaluateModule(**module, {}, EvalOptions{.maxWork = 1e6});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().kind(), ErrorKind::kBadInput);
+  // Within budget it runs to the end.
+  EXPECT_EQ(evalText(hlo, {}, EvalOptions{.maxWork = 1e10}).find("ERROR"), std::string::npos);
+}
+
 TEST(ControlFlowEvalTest, ConditionalOnPredAndIndex) {
   std::string hlo = R"(
     neg {
@@ -539,8 +575,7 @@ TEST(ModuleEvalTest, UnsupportedOpcodesAreNamedWithCounts) {
   StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(hlo);
   ASSERT_TRUE(module.ok()) << module.message();
   Status status = checkEvaluable(**module);
-  EXPECT_EQ(status.message(),
-            "cannot evaluate: unsupported opcode(s) cholesky (2), custom-call AwsNeuronGelu (1)");
+  EXPECT_EQ(status.message(), "cannot evaluate: unsupported opcode(s) cholesky (2), custom-call AwsNeuronGelu (1)");
   StatusOr<EvalResult> result = evaluateModule(**module, randomArguments(**module, 1));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.message(), status.message());
