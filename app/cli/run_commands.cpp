@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -53,8 +54,9 @@ struct RunCommands {
   int vectorBytes = 0;  // 0: the host's vector registers
   uint64_t seed = 1;
   bool noCheck = false;
-  int64_t maxTrips = 100'000'000;  // per execution of one while loop; 0: no limit
-  int checkSamples = 3;            // noisy evaluations behind the result check's bounds
+  int64_t maxTrips = 100'000'000;                // per execution of one while loop; 0: no limit
+  int checkSamples = 3;                          // noisy evaluations behind the result check's bounds
+  double maxWork = core::EvalOptions{}.maxWork;  // per evaluation of the result check
   bool json = false;
   std::string dumpIr;
   // compile
@@ -224,7 +226,9 @@ StatusOr<core::Value> valueFromNpy(const core::NpyArray& array, const core::Shap
 }
 
 Status saveOutputs(const core::CpuExecutable& executable, const std::string& dir) {
-  FS_RETURN_IF_ERROR(makeDirectories(dir));
+  StatusOr<DirectoryLock> lock = lockDirectory(dir);  // creates it; one writer at a time
+  if (!lock.ok()) return lock.status();
+  std::vector<FileContent> files;  // all or none
   for (const core::PlanOutput& output : executable.plan().outputs) {
     core::NpyArray array;
     array.type = output.shape.elementType();
@@ -233,9 +237,11 @@ Status saveOutputs(const core::CpuExecutable& executable, const std::string& dir
     array.bytes.assign(reinterpret_cast<const char*>(data), static_cast<size_t>(output.shape.byteSize()));
     std::string file =
         (std::filesystem::path(dir) / fmt::format("output_{}_{}.npy", output.index, output.name)).string();
-    FS_RETURN_IF_ERROR(core::writeNpy(file, array));
+    StatusOr<std::string> bytes = core::serializeNpy(array, file);
+    if (!bytes.ok()) return bytes.status();
+    files.push_back({std::move(file), std::move(*bytes)});
   }
-  return okStatus();
+  return writeFilesAtomic(files);
 }
 
 // `NAME=FILE.npy` (--input, --feed): the parameter called NAME and the array in FILE.
@@ -365,7 +371,7 @@ struct CheckOutcome {
   std::string check = "skipped";
   std::string reason;
   double maxError = NAN;
-  int samples = 0;                          // noisy evaluations behind the bounds
+  int samples = 0;                         // noisy evaluations behind the bounds
   std::vector<core::OutputCheck> outputs;  // per output array: its error against its bound
 };
 
@@ -374,8 +380,8 @@ struct CheckOutcome {
 nlohmann::ordered_json runReport(const RunCommands& args, const core::ExecutionPlan& plan,
                                  const std::vector<core::ExecutionSpan>& spans,
                                  const std::vector<size_t>& iterationEnds, const std::vector<int64_t>& wallNs,
-                                 const std::vector<int64_t>& callNs,
-                                 const CheckOutcome& outcome, int threads, int vectorBytes) {
+                                 const std::vector<int64_t>& callNs, const CheckOutcome& outcome, int threads,
+                                 int vectorBytes) {
   std::vector<int64_t> kernelNs;
   std::map<std::string, std::vector<int64_t>> perKernel;
   size_t begin = 0;
@@ -479,14 +485,14 @@ int runRun(const RunCommands& args) {
       core::optimizedCopy(*module, args.pipeline, args.fusion == "on");
   if (!prepared.ok()) {
     fmt::print(stderr, "{}: {}\n", args.input, prepared.message());
-    return kExitFailed;
+    return exitCodeFor(prepared.status(), kExitFailed);
   }
   compileSpans.push_back({"passes (" + args.pipeline + ", fusion " + args.fusion + ")", "passes", passStart, nowNs()});
   core::CpuCompileOptions options;
   options.threads = args.threads;
   options.vectorRegisterBytes = args.vectorBytes;
   options.interrupt = &g_interruptSignal;  // a while loop that never ends stops at Ctrl-C
-  options.maxWhileTrips = args.maxTrips;    // ... and by itself after --max-trips
+  options.maxWhileTrips = args.maxTrips;   // ... and by itself after --max-trips
   OutputDirectoryGuard dumpIrDirectory(args.dumpIr);
   if (!args.dumpIr.empty()) {
     if (Status s = makeDirectories(args.dumpIr); !s.ok()) {
@@ -602,11 +608,13 @@ int runRun(const RunCommands& args) {
       iterationEnds.push_back(spans.size());
       if (!result.ok()) {
         fmt::print(stderr, "{}\n", result.message());
-        return kExitFailed;
+        return exitCodeFor(result.status(), kExitFailed);
       }
       if (iteration == 0 && (!args.noCheck || !args.saveReference.empty())) {
         Status fits = core::checkEvaluationMemory(*module, memoryLimitBytes() / 2);
-        StatusOr<core::EvalResult> expected = fits.ok() ? core::evaluateModule(*module, arguments) : fits;
+        core::EvalOptions evalOptions;
+        evalOptions.maxWork = args.maxWork;
+        StatusOr<core::EvalResult> expected = fits.ok() ? core::evaluateModule(*module, arguments, evalOptions) : fits;
         if (!expected.ok()) {
           fmt::print(human, "reference: not checked ({})\n", expected.message());
           if (!args.noCheck) outcome.reason = expected.message();
@@ -617,7 +625,7 @@ int runRun(const RunCommands& args) {
         }
         // Each output element's bound: how far rounding can move it (core/eval/result_check.h).
         StatusOr<core::ResultBounds> bounds =
-            expected.ok() ? core::resultBounds(*module, arguments, expected->result, args.checkSamples)
+            expected.ok() ? core::resultBounds(*module, arguments, expected->result, args.checkSamples, args.maxWork)
                           : StatusOr<core::ResultBounds>(expected.status());
         if (bounds.ok()) {
           outcome.samples = bounds->samples;
@@ -643,7 +651,8 @@ int runRun(const RunCommands& args) {
           fmt::print(human, "check against the evaluator: max error {:.3g}: {}\n", outcome.maxError,
                      difference.empty() ? "ok" : "MISMATCH, " + difference);
           for (const core::OutputCheck& output : outcome.outputs) {
-            fmt::print(human, "  {} ({}, {} elements): max error {:.3g}, bound {:.3g} ({:.2g} of max |value| {:.3g}){}\n",
+            fmt::print(human,
+                       "  {} ({}, {} elements): max error {:.3g}, bound {:.3g} ({:.2g} of max |value| {:.3g}){}\n",
                        output.name, output.type, output.elements, output.maxError, output.bound,
                        output.maxAbs > 0 ? output.bound / output.maxAbs : 0.0, output.maxAbs,
                        output.passed() ? "" : fmt::format(", {} outside", output.failures));
@@ -660,13 +669,15 @@ int runRun(const RunCommands& args) {
     }
   }
   // After the last iteration or training step: the outputs as they are then.
+  // Kept only when the whole command succeeds: a trace that cannot be written afterwards removes a directory made
+  // here (one that existed keeps what it had, with the new outputs).
+  std::optional<OutputDirectoryGuard> outputs;
   if (!args.saveOutputs.empty()) {
-    OutputDirectoryGuard outputs(args.saveOutputs);
+    outputs.emplace(args.saveOutputs);
     if (Status s = saveOutputs(executable, args.saveOutputs); !s.ok()) {
       fmt::print(stderr, "{}\n", s.message());
       return kExitFailed;
     }
-    outputs.keep();
   }
   if (!spans.empty())
     fmt::print(human, "{}", kernelSummary(spans, args.loop ? std::min(args.steps, 20) : args.iterations));
@@ -678,6 +689,7 @@ int runRun(const RunCommands& args) {
     fmt::print(human, "trace: {} ({} kernel launches)\n", args.trace, spans.size());
   }
   if (args.json) printReport();
+  if (outputs) outputs->keep();
   return interrupted() ? 128 + g_interruptSignal : kExitOk;
 }
 
@@ -692,7 +704,7 @@ int runCompile(const RunCommands& args) {
   StatusOr<std::unique_ptr<core::HloModule>> prepared = core::optimizedCopy(*module, args.compilePipeline, fusion);
   if (!prepared.ok()) {
     fmt::print(stderr, "{}: {}\n", args.compileInput, prepared.message());
-    return kExitFailed;
+    return exitCodeFor(prepared.status(), kExitFailed);
   }
   core::PtxOptions options;
   options.sm = args.sm;
@@ -761,9 +773,15 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
       ->capture_default_str();
   c.run
       ->add_option("--max-trips", c.maxTrips,
-                   "Most trips one while loop may make before run stops with an error (a loop that never ends); 0: "
-                   "no limit")
+                   "Most trips the while loops of one iteration may make in all, nested loops included, before run "
+                   "stops with an error (a loop that never ends); 0: no limit")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c.run
+      ->add_option("--max-work", c.maxWork,
+                   "Most operations one evaluation of the result check may do before it stops (elements computed; "
+                   "about 1e8 a second for elementwise ops, 1.5e9 for dots)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   c.run->add_flag("--json", c.json,
                   "Print one JSON object on stdout (timings, kernels, check; docs/CODEGEN.md); other text to stderr");

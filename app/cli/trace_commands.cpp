@@ -75,7 +75,7 @@ int runStats(const TraceCommands& c) {
   StatusOr<profiler::Trace> trace = loadTrace(c.trace);
   if (!trace.ok()) {
     printError(trace.message());
-    return kExitBadInput;
+    return exitCodeFor(trace.status(), kExitBadInput);
   }
   profiler::TraceStats stats = profiler::computeStats(*trace);
   if (c.json) return emit(profiler::statsJson(stats), c.output);
@@ -144,12 +144,12 @@ int runCompare(const TraceCommands& c) {
   StatusOr<profiler::Trace> before = loadTrace(c.before);
   if (!before.ok()) {
     printError(before.message());
-    return kExitBadInput;
+    return exitCodeFor(before.status(), kExitBadInput);
   }
   StatusOr<profiler::Trace> after = loadTrace(c.after);
   if (!after.ok()) {
     printError(after.message());
-    return kExitBadInput;
+    return exitCodeFor(after.status(), kExitBadInput);
   }
   std::optional<profiler::FusionMembership> membership;
   if (!c.stages.empty()) {

@@ -1,6 +1,7 @@
 #include "core/base/file_util.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,8 +104,8 @@ StatusOr<std::string> readFile(const std::string& path, size_t extraCapacity) {
   // also copes with files whose size changes or is unknown (/proc).
   std::string content;
   struct stat info {};
-  size_t capacity = ::fstat(*opened, &info) == 0 && info.st_size > 0 ? static_cast<size_t>(info.st_size) + 1
-                                                                       : (size_t{1} << 16);
+  size_t capacity =
+      ::fstat(*opened, &info) == 0 && info.st_size > 0 ? static_cast<size_t>(info.st_size) + 1 : (size_t{1} << 16);
   content.reserve(capacity + extraCapacity);
   size_t used = 0;
   for (;;) {
@@ -121,7 +122,56 @@ StatusOr<std::string> readFile(const std::string& path, size_t extraCapacity) {
   return content;
 }
 
-Status writeFileAtomic(const std::string& path, std::string_view content) {
+namespace {
+
+// Where a write to `path` lands: a symbolic link is followed (to its final target, which need not exist yet), so
+// the link stays a link and its target gets the new content, as a shell's `>` does. Empty on a loop.
+std::string followLinks(const std::string& path) {
+  std::filesystem::path current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(current, ec))) return current.string();
+    std::filesystem::path target = std::filesystem::read_symlink(current, ec);
+    if (ec) return current.string();
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  return {};
+}
+
+// A device, FIFO or socket named as an output is written in place (/dev/null, /dev/stdout, a pipe): it cannot be
+// replaced by a rename, and replacing it with a regular file is never what was meant.
+Status writeInPlace(const std::string& path, std::string_view content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
+  const char* data = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, data, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(err)));
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
+  return okStatus();
+}
+
+}  // namespace
+
+Status writeFileAtomic(const std::string& requested, std::string_view content) {
+  const std::string path = followLinks(requested);
+  if (path.empty()) {
+    return Status::error(fmt::format("{}: error: cannot write: too many levels of symbolic links", requested));
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) return Status::error(fmt::format("{}: error: cannot write: is a directory", requested));
+    return writeInPlace(path, content);
+  }
   // The single-file case writes the view directly: wrapping it in a FileContent would copy it.
   StatusOr<std::string> tmp = writeTemporary(path, content);
   if (!tmp.ok()) return tmp.status();
@@ -171,8 +221,7 @@ Status writeFilesAtomic(const std::vector<FileContent>& files) {
     // A fresh name per backup (PATH.bak.PID.N): a backup a killed run left behind is never reused, so a failure
     // here still restores the file as it was before this call.
     for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string backup =
-          fmt::format("{}.bak.{}.{}", files[i].path, static_cast<long>(::getpid()), backupCounter++);
+      std::string backup = fmt::format("{}.bak.{}.{}", files[i].path, static_cast<long>(::getpid()), backupCounter++);
       if (::link(files[i].path.c_str(), backup.c_str()) == 0) {
         backups[i] = backup;
         break;
@@ -201,6 +250,69 @@ Status makeDirectories(const std::string& path) {
     return Status::error(fmt::format("{}: error: cannot create directory: not a directory", path));
   }
   return okStatus();
+}
+
+void DirectoryLock::release() {
+  if (m_fd < 0) return;
+  ::unlink(m_path.c_str());  // while still holding it, so nobody locks a file that is about to go
+  ::close(m_fd);             // releases the flock
+  m_fd = -1;
+}
+
+DirectoryLock& DirectoryLock::operator=(DirectoryLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    m_fd = other.m_fd;
+    m_path = std::move(other.m_path);
+    other.m_fd = -1;
+  }
+  return *this;
+}
+
+DirectoryLock::~DirectoryLock() {
+  release();
+}
+
+StatusOr<DirectoryLock> lockDirectory(const std::string& directory) {
+  FS_RETURN_IF_ERROR(makeDirectories(directory));
+  const std::string path = (std::filesystem::path(directory) / kDirectoryLockName).string();
+  for (int attempt = 0;; ++attempt) {
+    // O_NOFOLLOW: a link planted under the lock's name cannot make us open (and write a pid into) another file.
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) return Status::error(fmt::format("{}: error: cannot lock: {}", directory, errnoText(errno)));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      char pid[32] = {};
+      const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+      ::close(fd);
+      if (err == EWOULDBLOCK) {
+        std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : std::string();
+        holder.erase(std::remove_if(holder.begin(), holder.end(), [](char c) { return c < '0' || c > '9'; }),
+                     holder.end());
+        return Status::failedWork(
+            fmt::format("{}: error: another fusionscope-cli{} is writing to this directory; "
+                        "wait for it or choose another",
+                        directory, holder.empty() ? "" : fmt::format(" (pid {})", holder)));
+      }
+      return Status::error(fmt::format("{}: error: cannot lock: {}", directory, errnoText(err)));
+    }
+    // The holder before us may have removed the file between our open and our flock: then the lock we hold is on a
+    // file nobody else will see. Only a lock on the file at the path counts.
+    struct stat held {
+    }, named{};
+    if (::fstat(fd, &held) != 0 || ::lstat(path.c_str(), &named) != 0 || held.st_ino != named.st_ino ||
+        held.st_dev != named.st_dev) {
+      ::close(fd);
+      if (attempt < 8) continue;
+      return Status::error(fmt::format("{}: error: cannot lock: the lock file keeps changing", directory));
+    }
+    const std::string self = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, self.data(), self.size(), 0);
+    DirectoryLock lock;
+    lock.m_fd = fd;
+    lock.m_path = path;
+    return lock;
+  }
 }
 
 }  // namespace fusionscope

@@ -23,4 +23,38 @@ std::string withLongWordsShortened(std::string_view message, size_t maxLength) {
   return out;
 }
 
+size_t firstInvalidUtf8(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = bytes[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;   // no overlong forms
+      if (c == 0xED) high = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;   // no overlong forms
+      if (c == 0xF4) high = 0x8F;  // nothing past U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + length > n || bytes[i + 1] < low || bytes[i + 1] > high) return i;
+    for (size_t k = 2; k < length; ++k) {
+      if (bytes[i + k] < 0x80 || bytes[i + k] > 0xBF) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace fusionscope

@@ -17,8 +17,8 @@
 #include <llvm/Target/TargetOptions.h>
 #include <nlohmann/json.hpp>
 
-#include "core/base/json_output.h"
 #include "core/base/file_util.h"
+#include "core/base/json_output.h"
 #include "core/codegen/codegen_preparation.h"
 #include "core/codegen/element_types.h"
 #include "core/codegen/kernel_emitter.h"
@@ -228,15 +228,24 @@ StatusOr<PtxBundle> compilePtxBundle(const HloModule& input, bool fusion, const 
 }
 
 Status writePtxBundle(const PtxBundle& bundle, const std::string& directory) {
-  FS_RETURN_IF_ERROR(makeDirectories(directory));
+  StatusOr<DirectoryLock> lock = lockDirectory(directory);  // creates it; one writer at a time
+  if (!lock.ok()) return lock.status();
   const std::filesystem::path dir(directory);
-  FS_RETURN_IF_ERROR(writeFileAtomic((dir / "kernels.ptx").string(), bundle.ptx));
+  // All files or none: a failure half-way used to leave new PTX beside an earlier bundle.json. bundle.json is
+  // renamed last, so a reader that sees it sees the files it names.
+  std::vector<FileContent> files = {{(dir / "kernels.ptx").string(), bundle.ptx}};
   if (!bundle.constants.empty()) {
-    std::string_view bytes(reinterpret_cast<const char*>(bundle.constants.data()), bundle.constants.size());
-    FS_RETURN_IF_ERROR(writeFileAtomic((dir / "constants.bin").string(), bytes));
+    files.push_back({(dir / "constants.bin").string(),
+                     std::string(reinterpret_cast<const char*>(bundle.constants.data()), bundle.constants.size())});
   }
-  // bundle.json last: a reader that sees it sees the files it names.
-  return writeFileAtomic((dir / "bundle.json").string(), bundle.json);
+  files.push_back({(dir / "bundle.json").string(), bundle.json});
+  FS_RETURN_IF_ERROR(writeFilesAtomic(files));
+  // An earlier bundle's constants that this one does not have would only mislead.
+  if (bundle.constants.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(dir / "constants.bin", ec);
+  }
+  return okStatus();
 }
 
 }  // namespace fusionscope::core

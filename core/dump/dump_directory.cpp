@@ -97,16 +97,17 @@ Status checkOnlyOwnFilesReplaced(const std::string& directory, const std::vector
   for (const std::string& name : names) {
     const std::filesystem::path path = std::filesystem::path(directory) / name;
     if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) continue;
-    if (earlier && earlier->count(name) && std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec))) {
+    if (earlier && earlier->count(name) &&
+        std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec))) {
       continue;
     }
     return Status::error(fmt::format(
         "{}: error: would replace {}, which no earlier dump into this directory wrote ({}); choose a new or empty "
         "directory, or move that file",
         directory, name,
-        !earlier ? "there is no stages.json"
-                 : earlier->empty() ? "its stages.json is not a FusionScope stages.json"
-                                    : "its stages.json does not list it, or it is not a regular file"));
+        !earlier           ? "there is no stages.json"
+        : earlier->empty() ? "its stages.json is not a FusionScope stages.json"
+                           : "its stages.json does not list it, or it is not a regular file"));
   }
   return okStatus();
 }
@@ -137,6 +138,13 @@ StatusOr<std::vector<DumpedStage>> dumpStages(const std::vector<StageDumpRequest
                                               const std::vector<std::pair<std::string, std::string>>& extraFiles) {
   std::error_code ec;
   bool existed = std::filesystem::exists(directory, ec);
+  // One writer at a time: a second dump into this directory is refused while this one runs.
+  DirectoryLock lock;
+  if (existed) {
+    StatusOr<DirectoryLock> locked = lockDirectory(directory);
+    if (!locked.ok()) return locked.status();
+    lock = std::move(*locked);
+  }
   const std::optional<std::set<std::string>> earlier =
       existed ? filesOfEarlierDump(directory) : std::optional<std::set<std::string>>();
   if (existed) {
@@ -150,9 +158,14 @@ StatusOr<std::vector<DumpedStage>> dumpStages(const std::vector<StageDumpRequest
     for (const auto& extra : extraFiles) names.push_back(extra.first);
     FS_RETURN_IF_ERROR(checkOnlyOwnFilesReplaced(directory, names, earlier));
   }
-  FS_RETURN_IF_ERROR(makeDirectories(directory));
+  // A new directory is made only when the files are ready to go in (after rendering, which can take minutes): a dump
+  // interrupted before then leaves nothing behind.
   auto fail = [&](Status status) -> StatusOr<std::vector<DumpedStage>> {
-    if (!existed) std::filesystem::remove(directory, ec);
+    if (!existed) {
+      lock = DirectoryLock();
+      std::filesystem::remove(std::filesystem::path(directory) / kDirectoryLockName, ec);
+      std::filesystem::remove(directory, ec);
+    }
     return status;
   };
 
@@ -194,6 +207,11 @@ StatusOr<std::vector<DumpedStage>> dumpStages(const std::vector<StageDumpRequest
   }
   for (size_t i = 0; i < stages.size(); ++i) files.push_back({dumped[i].dotPath, std::move(dots[i])});
   for (const auto& [name, content] : extraFiles) files.push_back({fmt::format("{}/{}", directory, name), content});
+  if (!existed) {
+    StatusOr<DirectoryLock> locked = lockDirectory(directory);  // creates it
+    if (!locked.ok()) return fail(locked.status());
+    lock = std::move(*locked);
+  }
   if (Status written = writeFilesAtomic(files); !written.ok()) return fail(written);
   removeStaleStageFiles(directory, files, earlier);
   return dumped;

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/base/json_output.h"
 #include "core/base/file_util.h"
+#include "core/base/json_output.h"
 #include "core/text/hlo_parser.h"
 
 namespace fusionscope::core {
@@ -31,6 +31,26 @@ int64_t toInt(std::string_view digits) {
   int64_t value = 0;
   std::from_chars(digits.data(), digits.data() + digits.size(), value);
   return value;
+}
+
+// A module or step number in a `module_NNNN.NAME.SSSS....` name too large for int64 (it read as 0, and the stages
+// lost their order): the digits, else empty.
+std::string_view overflowingNumber(std::string_view stem) {
+  for (size_t i = 0; i < stem.size();) {
+    if (stem[i] < '0' || stem[i] > '9') {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < stem.size() && stem[j] >= '0' && stem[j] <= '9') ++j;
+    std::string_view digits = stem.substr(i, j - i);
+    int64_t value = 0;
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), value).ec == std::errc::result_out_of_range) {
+      return digits;
+    }
+    i = j;
+  }
+  return {};
 }
 
 // What follows `module_NNNN.NAME.` in a stage file's name (extension removed); nullopt for other files.
@@ -75,7 +95,7 @@ struct NamedFile {
 
 // `module_NNNN.NAME.REST`: NAME is taken from the module's before_optimizations file when there is one
 // (`known`), else from the leftmost split that leaves a stage name.
-std::optional<NamedFile> parseFileName(std::string_view stem, const std::map<int64_t, std::string>& known) {
+std::optional<NamedFile> parseFileName(std::string_view stem, const std::multimap<int64_t, std::string>& known) {
   if (stem.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   std::string_view afterPrefix = stem.substr(kPrefix.size());
   size_t dot = afterPrefix.find('.');
@@ -83,15 +103,21 @@ std::optional<NamedFile> parseFileName(std::string_view stem, const std::map<int
   NamedFile out;
   out.id = toInt(afterPrefix.substr(0, dot));
   std::string_view named = afterPrefix.substr(dot + 1);  // NAME.REST
-  if (auto it = known.find(out.id); it != known.end()) {
+  // Two modules may share a number (two processes dumping into one directory): the longest known name that fits.
+  const std::string* fits = nullptr;
+  for (auto [it, end] = known.equal_range(out.id); it != end; ++it) {
     const std::string& name = it->second;
-    if (named.size() > name.size() + 1 && named.substr(0, name.size()) == name && named[name.size()] == '.') {
-      std::optional<XlaDumpFile> file = classify(named.substr(name.size() + 1));
-      if (!file) return std::nullopt;
-      out.name = name;
-      out.file = std::move(*file);
-      return out;
+    if (named.size() > name.size() + 1 && named.substr(0, name.size()) == name && named[name.size()] == '.' &&
+        (!fits || name.size() > fits->size())) {
+      fits = &name;
     }
+  }
+  if (fits) {
+    std::optional<XlaDumpFile> file = classify(named.substr(fits->size() + 1));
+    if (!file) return std::nullopt;
+    out.name = *fits;
+    out.file = std::move(*file);
+    return out;
   }
   for (size_t split = named.find('.'); split != std::string_view::npos; split = named.find('.', split + 1)) {
     if (split == 0) continue;
@@ -120,18 +146,16 @@ bool xlaOrder(const XlaDumpFile& a, const XlaDumpFile& b) {
 
 std::string describe(const XlaDumpFile& file) {
   switch (file.kind) {
-    case XlaDumpFile::Kind::kBeforeOptimizations:
-      return "XLA: before optimizations";
+    case XlaDumpFile::Kind::kBeforeOptimizations: return "XLA: before optimizations";
     case XlaDumpFile::Kind::kAfterOptimizations: {
       std::string backend = file.pass.substr(0, file.pass.size() - kAfter.size());
       if (!backend.empty()) backend.pop_back();
       return backend.empty() ? "XLA: after optimizations" : fmt::format("XLA {}: after optimizations", backend);
     }
-    case XlaDumpFile::Kind::kAfterPass:
-      break;
+    case XlaDumpFile::Kind::kAfterPass: break;
   }
   std::string after = file.pass == "pipeline-start" ? "pipeline start" : fmt::format("after {}", file.pass);
-  std::string before = file.nextPass.empty()            ? std::string()
+  std::string before = file.nextPass.empty()             ? std::string()
                        : file.nextPass == "pipeline-end" ? ", pipeline end"
                                                          : fmt::format(", before {}", file.nextPass);
   return fmt::format("{}: {}{}", file.pipeline, after, before);
@@ -166,17 +190,17 @@ std::vector<FusionDecision> inferDecisions(const Stage& stage) {
   std::vector<FusionDecision> decisions;
   for (const std::string& fusion : order) {
     const std::vector<std::string>& members = byFusion[fusion];
-    std::string reason = fmt::format(
-        "XLA fused {} into {} in pass {} (inferred from XLA's dump: XLA does not record why)", joinNames(members),
-        fusion, stage.pass);
+    std::string reason =
+        fmt::format("XLA fused {} into {} in pass {} (inferred from XLA's dump: XLA does not record why)",
+                    joinNames(members), fusion, stage.pass);
     for (const std::string& member : members) {
       FusionDecision decision;
       decision.pass = stage.pass;
       size_t slash = fusion.find('/');
-      decision.computation = slash == std::string::npos ? (stage.module && stage.module->entry()
-                                                               ? stage.module->entry()->name()
-                                                               : std::string())
-                                                        : fusion.substr(0, slash);
+      decision.computation =
+          slash == std::string::npos
+              ? (stage.module && stage.module->entry() ? stage.module->entry()->name() : std::string())
+              : fusion.substr(0, slash);
       decision.producer = member;
       decision.consumer = fusion;
       decision.fused = true;
@@ -244,8 +268,16 @@ StatusOr<XlaDumpDirectory> scanXlaDumpDirectory(const std::string& path) {
   if (error) return Status::error(fmt::format("{}: error: cannot list: {}", path, error.message()));
   std::sort(candidates.begin(), candidates.end());
 
+  for (const fs::path& file : candidates) {
+    if (std::string_view digits = overflowingNumber(file.stem().string()); !digits.empty()) {
+      return Status::badInput(
+          fmt::format("{}: error: the number {} in its name is larger than XLA writes (at most "
+                      "2^63-1); the stages' order cannot be read from it",
+                      file.string(), digits));
+    }
+  }
   // Names from the before_optimizations files first: a module's name may contain dots.
-  std::map<int64_t, std::string> known;
+  std::multimap<int64_t, std::string> known;
   for (const fs::path& file : candidates) {
     std::string stem = file.stem().string();
     if (stem.size() <= kBefore.size() + 1 || stem.compare(stem.size() - kBefore.size(), kBefore.size(), kBefore) != 0)
@@ -255,11 +287,12 @@ StatusOr<XlaDumpDirectory> scanXlaDumpDirectory(const std::string& path) {
     }
   }
 
-  std::map<int64_t, XlaDumpModule> modules;
+  // Keyed by number and name: two modules with one number (two runs into one directory) stay apart.
+  std::map<std::pair<int64_t, std::string>, XlaDumpModule> modules;
   for (const fs::path& file : candidates) {
     std::optional<NamedFile> named = parseFileName(file.stem().string(), known);
     if (!named) continue;
-    XlaDumpModule& module = modules[named->id];
+    XlaDumpModule& module = modules[{named->id, named->name}];
     module.id = named->id;
     if (module.name.empty()) module.name = named->name;
     auto same = std::find_if(module.files.begin(), module.files.end(), [&](const XlaDumpFile& f) {
@@ -288,8 +321,8 @@ StatusOr<XlaDumpDirectory> scanXlaDumpDirectory(const std::string& path) {
 std::string describeXlaModules(const XlaDumpDirectory& directory) {
   std::string out;
   for (const XlaDumpModule& module : directory.modules) {
-    bool text = std::all_of(module.files.begin(), module.files.end(),
-                            [](const XlaDumpFile& f) { return !f.textPath.empty(); });
+    bool text =
+        std::all_of(module.files.begin(), module.files.end(), [](const XlaDumpFile& f) { return !f.textPath.empty(); });
     out += fmt::format("  {:04} {}: {} per-pass dump(s), {} file(s) in all{}\n", module.id, module.name,
                        module.passFileCount(), module.files.size(), text ? "" : " (some DOT only)");
   }
@@ -314,8 +347,16 @@ StatusOr<const XlaDumpModule*> selectXlaModule(const XlaDumpDirectory& directory
   }
   if (!best && isDigits(selector)) {
     int64_t id = toInt(selector);
+    int matches = 0;
     for (const XlaDumpModule& module : directory.modules) {
-      if (module.id == id) best = &module;
+      if (module.id == id) {
+        best = &module;
+        ++matches;
+      }
+    }
+    if (matches > 1) {
+      return Status::error(fmt::format("{}: error: {} modules have number {}; choose one by name:\n{}", directory.path,
+                                       matches, selector, describeXlaModules(directory)));
     }
   }
   if (!best) {

@@ -339,8 +339,15 @@ Status readDocument(Trace& trace, Importer& importer, od::parser& parser, std::s
   simdjson::padded_string_view json(text.data(), text.size(), capacity);
   od::document doc;
   if (auto error = parser.iterate(json).get(doc)) {
-    return errorAt(name, text, firstContentOffset(text),
-                   std::string("not valid JSON: ") + simdjson::error_message(error));
+    if (error == simdjson::MEMALLOC) {
+      // A sound file this process had no memory for: the work failed (exit 1), not the input; no position.
+      return Status::failedWork(name + ": error: out of memory while parsing it (" + std::to_string(text.size()) +
+                                " bytes of JSON)");
+    }
+    // simdjson finds bad UTF-8 before it parses anything, so its position is the start: find the byte.
+    size_t offset = firstContentOffset(text);
+    if (error == simdjson::UTF8_ERROR) offset = std::min(firstInvalidUtf8(text), text.size());
+    return errorAt(name, text, offset, std::string("not valid JSON: ") + simdjson::error_message(error));
   }
   od::json_type type;
   if (auto error = doc.type().get(type)) return jsonError(name, doc, text, error);

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/file_util.h"
 #include "tests/common/cli_runner.h"
 #include "tests/common/source_paths.h"
 
@@ -44,6 +45,9 @@ ENTRY main {
 }
 )hlo";
 
+using fusionscope::DirectoryLock;
+using fusionscope::lockDirectory;
+using fusionscope::StatusOr;
 using fusionscope::testing::CliResult;
 using fusionscope::testing::readAll;
 using fusionscope::testing::shellQuoted;
@@ -454,6 +458,40 @@ TEST_F(CliTest, DumpIntoAUsersFolderTouchesNoFileOfTheirs) {
       << refused.err;
   EXPECT_EQ(readAll(other / "module_0.txt"), "not a dump\n");
   EXPECT_EQ(listing(other), std::vector<std::string>{"module_0.txt"});
+}
+
+// Two writers into one directory both finished with exit 0 and a stages.json naming the other's files: while one
+// holds the directory, the other is refused (exit 1) and writes nothing; the lock file goes when the holder is done.
+// `-o` through a symbolic link writes the link's target and keeps the link; `-o /dev/null` stays a device.
+TEST_F(CliTest, OneWriterPerDirectoryAndOutputsFollowLinks) {
+  fs::path dir = work() / "locked";
+  CliResult first = run({"dump", kMlpSample, "-o", dir.string(), "--pipeline=none"});
+  ASSERT_EQ(first.exitCode, 0) << first.err;
+  EXPECT_FALSE(fs::exists(dir / ".fusionscope-lock"));
+  {
+    StatusOr<DirectoryLock> held = lockDirectory(dir.string());
+    ASSERT_TRUE(held.ok()) << held.message();
+    const std::vector<std::string> before = listing(dir);
+    CliResult second = run({"dump", kMlpSample, "-o", dir.string()});
+    EXPECT_EQ(second.exitCode, 1) << second.err;
+    EXPECT_NE(second.err.find("another fusionscope-cli (pid " + std::to_string(::getpid()) + ") is writing"),
+              std::string::npos)
+        << second.err;
+    EXPECT_EQ(listing(dir), before);
+  }
+  EXPECT_FALSE(fs::exists(dir / ".fusionscope-lock"));
+  CliResult third = run({"dump", kMlpSample, "-o", dir.string()});
+  EXPECT_EQ(third.exitCode, 0) << third.err;
+
+  writeAll(work() / "target.hlo", "old");
+  fs::create_symlink("target.hlo", work() / "link.hlo");
+  CliResult printed = run({"print", kMlpSample, "-o", (work() / "link.hlo").string()});
+  ASSERT_EQ(printed.exitCode, 0) << printed.err;
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(work() / "link.hlo")));
+  EXPECT_NE(readAll(work() / "target.hlo").find("HloModule"), std::string::npos);
+  CliResult discarded = run({"print", kMlpSample, "-o", "/dev/null"});
+  EXPECT_EQ(discarded.exitCode, 0) << discarded.err;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
 }
 
 // ---- pipeline: dump stages, explain, verify -------------------------------------------------------------

@@ -172,7 +172,7 @@ TEST_F(RunCliTest, UnsupportedOpcodeIsNamedAndExitsOne) {
 }
 
 // A while loop whose condition never turns false: the JIT had no bound and ran forever. --max-trips stops it with
-// the loop named (the default is 1e8 trips per execution of a loop).
+// the loop named (the default is 1e8 trips in all per iteration), exit 2: the input is at fault.
 TEST_F(RunCliTest, ALoopThatNeverEndsStopsAtTheTripLimit) {
   const fs::path module = m_dir / "forever.hlo";
   std::ofstream(module) << R"hlo(HloModule forever
@@ -197,9 +197,52 @@ ENTRY e {
 }
 )hlo";
   CliResult result = run({"run", module.string(), "--pipeline=none", "--no-check", "--max-trips", "1000"});
-  EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
-  EXPECT_NE(result.err.find("w: the while loop made 1000 trips and its condition is still true"), std::string::npos)
+  EXPECT_EQ(result.exitCode, 2) << result.out << result.err;
+  EXPECT_NE(result.err.find("w: the while loops made 1000 trips in all (1000 of this loop's) and its condition is "
+                            "still true"),
+            std::string::npos)
       << result.err;
+}
+
+// Loops nested so that each stays under the limit but together they would run for hours (2e9 outer trips of 1e5
+// inner ones): the limit counts every loop's trips, so the run stops; and the result check's evaluator stops at its
+// work budget with the figure.
+TEST_F(RunCliTest, NestedLoopsStopAtTheTripLimitInAll) {
+  const fs::path module = m_dir / "nested.hlo";
+  std::ofstream(module) << R"hlo(HloModule nested
+ibody {
+  p = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT a = s32[] add(p, one)
+}
+icond {
+  p = s32[] parameter(0)
+  n = s32[] constant(100000)
+  ROOT lt = pred[] compare(p, n), direction=LT
+}
+obody {
+  p = s32[] parameter(0)
+  z = s32[] constant(0)
+  inner = s32[] while(z), body=ibody, condition=icond
+  ROOT a = s32[] add(p, inner)
+}
+ocond {
+  p = s32[] parameter(0)
+  n = s32[] constant(2000000000)
+  ROOT lt = pred[] compare(p, n), direction=LT
+}
+ENTRY e {
+  z = s32[] constant(0)
+  ROOT outer = s32[] while(z), body=obody, condition=ocond
+}
+)hlo";
+  CliResult result = run({"run", module.string(), "--pipeline=none", "--no-check", "--max-trips", "300000"});
+  EXPECT_EQ(result.exitCode, 2) << result.out << result.err;
+  EXPECT_NE(result.err.find("inner: the while loops made 300000 trips in all"), std::string::npos) << result.err;
+
+  CliResult verify = run({"verify", module.string(), "--pipeline=none", "--max-work", "1e7"});
+  EXPECT_EQ(verify.exitCode, 2) << verify.out << verify.err;
+  EXPECT_NE(verify.err.find("over its budget of 1.0e+07"), std::string::npos) << verify.err;
 }
 
 TEST_F(RunCliTest, CompileWritesABundle) {
@@ -233,6 +276,12 @@ TEST_F(RunCliTest, UnwritableOutputsFailCleanlyWithoutPartialFiles) {
   CliResult save = run({"run", kMnist, "--save-outputs", (blocker / "out").string()});
   EXPECT_EQ(save.exitCode, 1) << save.out << save.err;
   EXPECT_NE(save.err.find((blocker / "out").string()), std::string::npos) << save.err;
+
+  // The outputs were saved, then the trace could not be written: the directory this run made goes too.
+  CliResult traceFails = run({"run", kMnist, "--save-outputs", (m_dir / "outs").string(), "--trace",
+                              "/dev/full"});
+  EXPECT_EQ(traceFails.exitCode, 1) << traceFails.out << traceFails.err;
+  EXPECT_FALSE(fs::exists(m_dir / "outs"));
 
   CliResult badSm = run({"compile", kMnist, "--sm=21", "-o", (m_dir / "b").string()});
   EXPECT_EQ(badSm.exitCode, 2) << badSm.out << badSm.err;

@@ -11,8 +11,8 @@
 
 #include "profiler/trace/chrome_json_import.h"
 #include "profiler/trace/json_text.h"
-#include "tests/profiler/trace_testing.h"
 #include "tests/common/source_paths.h"
+#include "tests/profiler/trace_testing.h"
 
 namespace fusionscope::profiler {
 namespace {
@@ -284,6 +284,15 @@ TEST(TraceImportTest, NotJsonIsAnErrorWithByteOffset) {
   StatusOr<Trace> noEvents = importChromeTraceText(R"({"foo": 1})", "obj.json");
   ASSERT_FALSE(noEvents.ok());
   EXPECT_NE(noEvents.message().find("traceEvents"), std::string::npos) << noEvents.message();
+}
+
+// simdjson rejects bad UTF-8 before parsing, at no position: the message named 1:1 for a byte on line 2.
+TEST(TraceImportTest, InvalidUtf8IsReportedAtItsByte) {
+  const std::string text = "[{\"ph\":\"X\",\"ts\":1},\n {\"name\":\"k\xff\",\"ph\":\"X\",\"ts\":2}]";
+  StatusOr<Trace> trace = importChromeTraceText(text, "utf8.json");
+  ASSERT_FALSE(trace.ok());
+  EXPECT_NE(trace.message().find("utf8.json:2:12: error"), std::string::npos) << trace.message();
+  EXPECT_NE(trace.message().find("byte offset 31"), std::string::npos) << trace.message();
 }
 
 TEST(TraceImportTest, MissingFileIsAnErrorNamingIt) {

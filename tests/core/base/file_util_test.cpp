@@ -35,6 +35,37 @@ TEST(FileUtil, WriteThenReadAndReplace) {
   fs::remove_all(dir);
 }
 
+// `-o link` wrote a regular file over the link; `-o /dev/null` replaced the device node with a regular file.
+TEST(FileUtil, WritingThroughALinkKeepsTheLinkAndADeviceIsWrittenInPlace) {
+  fs::path dir = testing::scratchDirectory("fs_file_util_links");
+  ASSERT_TRUE(writeFileAtomic((dir / "real.txt").string(), "old").ok());
+  fs::create_symlink("real.txt", dir / "link.txt");
+  ASSERT_TRUE(writeFileAtomic((dir / "link.txt").string(), "new").ok());
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / "link.txt")));
+  EXPECT_EQ(*readFile((dir / "real.txt").string()), "new");
+  // A dangling link: its target is created.
+  fs::create_symlink("later.txt", dir / "dangling.txt");
+  ASSERT_TRUE(writeFileAtomic((dir / "dangling.txt").string(), "made").ok());
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / "dangling.txt")));
+  EXPECT_EQ(*readFile((dir / "later.txt").string()), "made");
+  // A loop of links is an error, not a hang.
+  fs::create_symlink("loop_b", dir / "loop_a");
+  fs::create_symlink("loop_a", dir / "loop_b");
+  Status looped = writeFileAtomic((dir / "loop_a").string(), "x");
+  EXPECT_FALSE(looped.ok());
+  EXPECT_NE(looped.message().find("symbolic links"), std::string::npos) << looped.message();
+  // /dev/null stays a character device.
+  ASSERT_TRUE(writeFileAtomic("/dev/null", "discarded").ok());
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // A directory is refused.
+  Status directory = writeFileAtomic(dir.string(), "x");
+  EXPECT_FALSE(directory.ok());
+  EXPECT_NE(directory.message().find("is a directory"), std::string::npos) << directory.message();
+  fs::remove_all(dir);
+}
+
 TEST(FileUtil, NewFilesGetTheUsersUmask) {
   fs::path dir = testing::scratchDirectory("fs_file_util_mode");
   mode_t old = ::umask(027);

@@ -202,6 +202,36 @@ TEST(XlaStages, BadInputIsRefusedWithAMessage) {
       << stages.message();
 }
 
+// Two runs into one directory: two modules numbered 0001 (jit_f and jit_g) were merged into one; both are kept
+// apart, and the number alone is ambiguous. A number past int64 read as 0 and lost the stages' order: refused.
+TEST(XlaStages, ModulesSharingANumberStayApartAndOverflowingNumbersAreRefused) {
+  TempDir dir;
+  dir.write("module_0001.jit_f.before_optimizations.txt", kUnfused);
+  dir.write("module_0001.jit_f.0001.p.after_fusion.before_dce.txt", kFused);
+  dir.write("module_0001.jit_g.before_optimizations.txt", kUnfused);
+  StatusOr<XlaDumpDirectory> scanned = scanXlaDumpDirectory(dir.path().string());
+  ASSERT_TRUE(scanned.ok()) << scanned.message();
+  ASSERT_EQ(scanned->modules.size(), 2u);
+  EXPECT_EQ(scanned->modules[0].name, "jit_f");
+  EXPECT_EQ(scanned->modules[0].files.size(), 2u);
+  EXPECT_EQ(scanned->modules[1].name, "jit_g");
+  EXPECT_EQ(scanned->modules[1].files.size(), 1u);
+  StatusOr<const XlaDumpModule*> byNumber = selectXlaModule(*scanned, "1");
+  ASSERT_FALSE(byNumber.ok());
+  EXPECT_NE(byNumber.message().find("2 modules have number 1"), std::string::npos) << byNumber.message();
+  StatusOr<const XlaDumpModule*> byName = selectXlaModule(*scanned, "jit_g");
+  ASSERT_TRUE(byName.ok());
+  EXPECT_EQ((*byName)->name, "jit_g");
+
+  TempDir overflow;
+  overflow.write("module_0001.jit_f.before_optimizations.txt", kUnfused);
+  overflow.write("module_0001.jit_f.99999999999999999999.p.after_fusion.before_dce.txt", kFused);
+  StatusOr<XlaDumpDirectory> refused = scanXlaDumpDirectory(overflow.path().string());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("99999999999999999999"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("after_fusion.before_dce.txt: error"), std::string::npos) << refused.message();
+}
+
 // A real dump: jaxlib 0.10.2 on the CPU, the MNIST softmax step (tests/data/xla/README.md says how it was made).
 TEST(XlaStages, RealJaxDumpOfTheMnistStep) {
   fs::path dir = fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "mnist_step" / "fused";
@@ -228,7 +258,8 @@ TEST(XlaStages, RealJaxDumpOfTheMnistStep) {
   StatusOr<std::string> text = readFile(stages->files.back().textPath);
   ASSERT_TRUE(text.ok());
   std::regex fusionLine(R"(= [^\n]* fusion\([^\n]*kind=k)");
-  int64_t expected = std::distance(std::sregex_iterator(text->begin(), text->end(), fusionLine), std::sregex_iterator());
+  int64_t expected =
+      std::distance(std::sregex_iterator(text->begin(), text->end(), fusionLine), std::sregex_iterator());
   EXPECT_GT(expected, 0);
   EXPECT_EQ(s.back().fusionCount, expected);
   // XLA's fusion pass is a stage of its own, and the fusions it formed are inferred with their members.
