@@ -494,6 +494,32 @@ TEST_F(CliTest, OneWriterPerDirectoryAndOutputsFollowLinks) {
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
 }
 
+// 8 KB of computations that each call the next twice: every pipeline command used 8 GB for a minute before "out of
+// memory". Inlining is refused before anything is copied, with the figure, as bad input; nothing is written.
+TEST_F(CliTest, ACallTreeThatWouldInlineTo2To60InstructionsIsRefusedUpFront) {
+  std::string text = "HloModule amp\n\nc0 {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n";
+  for (int i = 1; i <= 60; ++i) {
+    text += "c" + std::to_string(i) + " {\n  p = f32[4] parameter(0)\n  a = f32[4] call(p), to_apply=c" +
+            std::to_string(i - 1) + "\n  b = f32[4] call(a), to_apply=c" + std::to_string(i - 1) +
+            "\n  ROOT r = f32[4] add(a, b)\n}\n";
+  }
+  text += "ENTRY main {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c60\n}\n";
+  const fs::path module = work() / "amp.hlo";
+  writeAll(module, text);
+  auto refused = [](const CliResult& r, const char* command) {
+    EXPECT_EQ(r.exitCode, 2) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("would hold 1.05e+06 instructions once its calls are inlined"), std::string::npos)
+        << command << ": " << r.err;
+  };
+  refused(run({"verify", module.string()}), "verify");
+  refused(run({"explain", module.string()}), "explain");
+  refused(run({"dump", module.string(), "-o", (work() / "dump").string()}), "dump");
+  refused(run({"run", module.string()}), "run");
+  refused(run({"compile", module.string(), "-o", (work() / "bundle").string()}), "compile");
+  EXPECT_FALSE(fs::exists(work() / "dump"));
+  EXPECT_FALSE(fs::exists(work() / "bundle"));
+}
+
 // ---- pipeline: dump stages, explain, verify -------------------------------------------------------------
 
 const std::string kMnistSample = std::string(FS_SOURCE_DIR) + "/samples/mnist_softmax/mnist_softmax.hlo";
