@@ -333,8 +333,34 @@ llvm::Value* ElementEmitter::compare(const HloInstruction* instruction, llvm::Va
   const PrimitiveType type = instruction->operand(0)->shape().elementType();
   if (!instruction->attributes().direction) return fail(instruction, "compare without direction");
   const std::string* compareType = instruction->attributes().findRaw("type");
-  if (compareType != nullptr && *compareType == "TOTALORDER") return fail(instruction, "TOTALORDER comparison");
   const ComparisonDirection direction = *instruction->attributes().direction;
+  if (isFloatingPoint(type) && compareType != nullptr && *compareType == "TOTALORDER") {
+    // -NaN < -inf < ... < -0 < +0 < ... < inf < NaN (jnp.sort, argsort): the bit patterns ordered as sign-magnitude
+    // integers, i.e. negative patterns with every bit but the sign flipped, then a signed comparison. Widening a
+    // narrow float to its compute type keeps this order.
+    llvm::Type* floatType = x->getType();
+    const unsigned bits = floatType->getScalarSizeInBits();
+    llvm::Type* intType = m_b.getIntNTy(bits);
+    if (auto* vector = llvm::dyn_cast<llvm::VectorType>(floatType)) {
+      intType = llvm::VectorType::get(intType, vector->getElementCount());
+    }
+    auto key = [&](llvm::Value* v) {
+      llvm::Value* i = m_b.CreateBitCast(v, intType);
+      llvm::Value* negative = m_b.CreateICmpSLT(i, llvm::ConstantInt::get(intType, 0));
+      llvm::Value* flipped = m_b.CreateXor(i, llvm::ConstantInt::get(intType, llvm::APInt::getSignedMaxValue(bits)));
+      return m_b.CreateSelect(negative, flipped, i);
+    };
+    x = key(x);
+    y = key(y);
+    switch (direction) {
+      case ComparisonDirection::kEq: return m_b.CreateICmpEQ(x, y);
+      case ComparisonDirection::kNe: return m_b.CreateICmpNE(x, y);
+      case ComparisonDirection::kGe: return m_b.CreateICmpSGE(x, y);
+      case ComparisonDirection::kGt: return m_b.CreateICmpSGT(x, y);
+      case ComparisonDirection::kLe: return m_b.CreateICmpSLE(x, y);
+      case ComparisonDirection::kLt: return m_b.CreateICmpSLT(x, y);
+    }
+  }
   if (isFloatingPoint(type)) {
     switch (direction) {
       case ComparisonDirection::kEq: return m_b.CreateFCmpOEQ(x, y);

@@ -321,6 +321,36 @@ ENTRY e {
 })");
 }
 
+// jnp.sort / argsort compare floats with type=TOTALORDER: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN. "cannot
+// lower" before. The sorted bits go out through bitcast-convert, so -0 against +0 and the NaNs' signs are compared
+// exactly; random keys with indices check the order and its stability.
+TEST(WindowOpsTest, SortWithATotalOrderComparator) {
+  expectAllAgree(R"(HloModule total_order
+total {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+total2 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+ENTRY e {
+  special = f32[8] constant({nan, 1, -0, 0, -inf, inf, -nan, -1})
+  sorted = f32[8] sort(special), dimensions={0}, to_apply=total
+  bits = s32[8] bitcast-convert(sorted)
+  x = f32[6,40] parameter(0)
+  keys = f32[6,40] round-nearest-even(x)
+  io = s32[6,40] iota(), iota_dimension=1
+  pairs = (f32[6,40], s32[6,40]) sort(keys, io), dimensions={1}, is_stable=true, to_apply=total2
+  order = s32[6,40] get-tuple-element(pairs), index=1
+  ROOT t = (s32[8], s32[6,40]) tuple(bits, order)
+})");
+}
+
 // Slices up to 4096 merge-sort as the evaluator does step for step, so even a comparator that is not a strict
 // weak order (a < b - 1 on small integers: 0 ~ 1 and 1 ~ 2 but 0 < 2) gives its result, which another sorting
 // algorithm would not; a longer slice takes the insertion sort, stable.
