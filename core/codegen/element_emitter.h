@@ -216,6 +216,10 @@ class ElementEmitter {
   // window_emitter.cpp: the N results of a reduce-window of N inputs (N = 1: the plain one) at `index`; empty
   // after a failure. A variadic one is tuple-shaped, so never fused: its kernel stores these to its N outputs.
   std::vector<llvm::Value*> reduceWindowValues(const HloInstruction* instruction, const Index& index);
+  // reduction_emitter.cpp: the N results of a variadic reduce (N inputs of one shape, N init values: argmax's value
+  // and index) at `index` of its outputs, the reduced dimensions visited in row-major order as the evaluator does, so
+  // any reducer gives its result; empty after a failure. Tuple-shaped, so never fused: its kernel stores these.
+  std::vector<llvm::Value*> variadicReduceValues(const HloInstruction* instruction, const Index& index);
 
   // A 2-D dot [m,k] x [k,n] (either operand possibly transposed) as the CPU's outer loop over rows
   // [begin, end). Accumulation is in the dot's own precision as XLA's CPU backend does it: f64 dots in f64, every

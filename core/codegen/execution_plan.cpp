@@ -362,7 +362,8 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     std::vector<Shape> outputShapes;
     if (shape.isTuple()) {
       if (opcode != HloOpcode::kFusion && opcode != HloOpcode::kSort && opcode != HloOpcode::kScatter &&
-          opcode != HloOpcode::kReduceWindow) {  // these of several operands: one output per operand (emitKernels)
+          opcode != HloOpcode::kReduceWindow &&
+          opcode != HloOpcode::kReduce) {  // these of several operands: one output per operand (emitKernels)
         return Status::error(
             fmt::format("{}: cannot lower '{}' producing a tuple", instruction->name(), instruction->opcodeString()));
       }

@@ -240,6 +240,32 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
            n * (scatter->operand(0)->shape().elementCount() + scatter->operand(n + 1)->shape().elementCount())});
       continue;
     }
+    if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kReduce &&
+        kernel.instruction->shape().isTuple()) {
+      // A variadic reduce (argmax, argmin, min with its index; tuple-shaped, so never fused): each output element's N
+      // results in one pass over its reduced elements, stored to the N outputs.
+      const HloInstruction* reduce = kernel.instruction;
+      const Shape& first = reduce->shape().tupleElement(0);
+      auto body = [&](llvm::Value* linear) {
+        std::vector<llvm::Value*> values =
+            emitter.variadicReduceValues(reduce, emitter.delinearize(linear, first.dimensions()));
+        for (size_t k = 0; k < values.size() && inputCount + k < args.size(); ++k) {
+          emitter.store(args[inputCount + k], reduce->shape().tupleElement(static_cast<int>(k)).elementType(), linear,
+                        values[k]);
+        }
+      };
+      if (target == KernelTarget::kCpu) {
+        emitter.loop(begin, end, body, "out");
+      } else {
+        emitter.ifThen(b.CreateICmpSLT(begin, emitter.i64(first.elementCount())), [&]() { body(begin); });
+      }
+      b.CreateRetVoid();
+      if (!emitter.status().ok()) return emitter.status();
+      const int64_t outputs = std::max<int64_t>(first.elementCount(), 1);
+      emitted.push_back({kernel.name, first.elementCount(),
+                         (reduce->operand(0)->shape().elementCount() / outputs) * (reduce->operandCount() / 2)});
+      continue;
+    }
     if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kReduceWindow &&
         kernel.instruction->shape().isTuple()) {
       // A variadic reduce-window (tuple-shaped, so never fused): each output element's N results in one pass

@@ -143,4 +143,72 @@ llvm::Value* ElementEmitter::reduce(const HloInstruction* instruction, const Ind
   return m_b.CreateLoad(type, accumulator);
 }
 
+std::vector<llvm::Value*> ElementEmitter::variadicReduceValues(const HloInstruction* instruction, const Index& index) {
+  const int n = instruction->operandCount() / 2;
+  const Shape& shape = instruction->shape();
+  std::vector<Shape> results = shape.isTuple() ? shape.tupleElements() : std::vector<Shape>{shape};
+  bool wellFormed = n >= 1 && instruction->operandCount() == 2 * n && static_cast<int>(results.size()) == n;
+  for (int k = 0; wellFormed && k < n; ++k) {
+    wellFormed = results[static_cast<size_t>(k)].isArray() &&
+                 results[static_cast<size_t>(k)].dimensions() == results[0].dimensions() &&
+                 instruction->operand(k)->shape().dimensions() == instruction->operand(0)->shape().dimensions();
+  }
+  const HloComputation* reducer = instruction->toApply();
+  if (!wellFormed || reducer == nullptr) {
+    fail(instruction, "reduce needs N inputs of one shape, N init values, N results and to_apply");
+    return {};
+  }
+  const HloInstruction* operand = instruction->operand(0);
+  std::vector<int64_t> reduced = instruction->attributes().dimensions.value_or(std::vector<int64_t>{});
+  std::sort(reduced.begin(), reduced.end());
+  const int rank = operand->shape().rank();
+  std::vector<bool> isReduced(static_cast<size_t>(rank), false);
+  for (int64_t d : reduced) {
+    if (d < 0 || d >= rank) {
+      fail(instruction, "reduced dimension out of range");
+      return {};
+    }
+    isReduced[static_cast<size_t>(d)] = true;
+  }
+  std::vector<llvm::Type*> types;
+  std::vector<llvm::AllocaInst*> accumulators;
+  for (int k = 0; k < n; ++k) {
+    types.push_back(computeType(results[static_cast<size_t>(k)].elementType()));
+    accumulators.push_back(entryAlloca(types.back()));
+    m_b.CreateStore(generate(instruction->operand(n + k), Index{}), accumulators.back());
+  }
+  std::vector<llvm::Value*> full(static_cast<size_t>(rank), nullptr);
+  size_t kept = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (!isReduced[static_cast<size_t>(d)]) full[static_cast<size_t>(d)] = index.dims[kept++];
+  }
+  std::function<void(size_t)> nest = [&](size_t level) {
+    if (level == reduced.size()) {
+      // The reducer takes the N accumulators, then the N elements.
+      std::vector<llvm::Value*> arguments;
+      for (int k = 0; k < n; ++k) {
+        arguments.push_back(m_b.CreateLoad(types[static_cast<size_t>(k)], accumulators[static_cast<size_t>(k)]));
+      }
+      for (int k = 0; k < n; ++k) arguments.push_back(generate(instruction->operand(k), Index{full, nullptr}));
+      std::vector<llvm::Value*> next = applyComputationValues(reducer, arguments, instruction);
+      for (size_t k = 0; k < next.size() && k < accumulators.size(); ++k) m_b.CreateStore(next[k], accumulators[k]);
+      return;
+    }
+    const int64_t d = reduced[level];
+    loop(
+        i64(0), i64(operand->shape().dimension(static_cast<int>(d))),
+        [&](llvm::Value* i) {
+          full[static_cast<size_t>(d)] = i;
+          nest(level + 1);
+        },
+        "r");
+  };
+  nest(0);
+  std::vector<llvm::Value*> values;
+  for (int k = 0; k < n; ++k) {
+    values.push_back(m_b.CreateLoad(types[static_cast<size_t>(k)], accumulators[static_cast<size_t>(k)]));
+  }
+  return values;
+}
+
 }  // namespace fusionscope::core
