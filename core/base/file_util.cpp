@@ -35,11 +35,8 @@ int createTemporary(const std::string& path, std::string& name) {
   return -1;
 }
 
-// Writes content to a fresh temporary next to `path`; returns its name.
-StatusOr<std::string> writeTemporary(const std::string& path, std::string_view content) {
-  std::string tmpl;
-  int fd = createTemporary(path, tmpl);
-  if (fd < 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
+// Writes all of `content` to `fd` and closes it; errors name `path`.
+Status writeAllAndClose(int fd, const std::string& path, std::string_view content) {
   const char* data = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -48,16 +45,23 @@ StatusOr<std::string> writeTemporary(const std::string& path, std::string_view c
       if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
-      ::unlink(tmpl.c_str());
       return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(err)));
     }
     data += n;
     left -= static_cast<size_t>(n);
   }
-  if (::close(fd) != 0) {
-    int err = errno;
+  if (::close(fd) != 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
+  return okStatus();
+}
+
+// Writes content to a fresh temporary next to `path`; returns its name.
+StatusOr<std::string> writeTemporary(const std::string& path, std::string_view content) {
+  std::string tmpl;
+  int fd = createTemporary(path, tmpl);
+  if (fd < 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
+  if (Status written = writeAllAndClose(fd, path, content); !written.ok()) {
     ::unlink(tmpl.c_str());
-    return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(err)));
+    return written;
   }
   return tmpl;
 }
@@ -143,21 +147,7 @@ std::string followLinks(const std::string& path) {
 Status writeInPlace(const std::string& path, std::string_view content) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
-  const char* data = content.data();
-  size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, data, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(err)));
-    }
-    data += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) return Status::error(fmt::format("{}: error: cannot write: {}", path, errnoText(errno)));
-  return okStatus();
+  return writeAllAndClose(fd, path, content);
 }
 
 }  // namespace

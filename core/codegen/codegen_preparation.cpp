@@ -90,7 +90,8 @@ std::unique_ptr<HloModule> flattenRankedDots(const HloModule& module) {
       flat->mutableAttributes().dot->lhsContracting = {1};
       Shape original = dot->shape();
       original.clearLayout();
-      HloInstruction* back = computation->addInstruction(dot->name() + ".unflat", HloOpcode::kReshape, original, {flat});
+      HloInstruction* back =
+          computation->addInstruction(dot->name() + ".unflat", HloOpcode::kReshape, original, {flat});
       const bool root = computation->root() == dot;
       const std::string name = dot->name();
       dot->replaceAllUsesWith(back);

@@ -216,6 +216,9 @@ class ElementEmitter {
   // window_emitter.cpp: the N results of a reduce-window of N inputs (N = 1: the plain one) at `index`; empty
   // after a failure. A variadic one is tuple-shaped, so never fused: its kernel stores these to its N outputs.
   std::vector<llvm::Value*> reduceWindowValues(const HloInstruction* instruction, const Index& index);
+  // The N result shapes of a reduce or reduce-window of N inputs (N inputs of one shape, N init values, N results
+  // of one shape; N = 1: the plain one), or empty when it is not so formed.
+  static std::vector<Shape> variadicResults(const HloInstruction& instruction);
   // reduction_emitter.cpp: the N results of a variadic reduce (N inputs of one shape, N init values: argmax's value
   // and index) at `index` of its outputs, the reduced dimensions visited in row-major order as the evaluator does, so
   // any reducer gives its result; empty after a failure. Tuple-shaped, so never fused: its kernel stores these.

@@ -240,18 +240,22 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
            n * (scatter->operand(0)->shape().elementCount() + scatter->operand(n + 1)->shape().elementCount())});
       continue;
     }
-    if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kReduce &&
-        kernel.instruction->shape().isTuple()) {
-      // A variadic reduce (argmax, argmin, min with its index; tuple-shaped, so never fused): each output element's N
-      // results in one pass over its reduced elements, stored to the N outputs.
-      const HloInstruction* reduce = kernel.instruction;
-      const Shape& first = reduce->shape().tupleElement(0);
+    if (kernel.instruction != nullptr && kernel.instruction->shape().isTuple() &&
+        (kernel.instruction->opcode() == HloOpcode::kReduce ||
+         kernel.instruction->opcode() == HloOpcode::kReduceWindow)) {
+      // A variadic reduce (argmax, argmin, min with its index) or reduce-window (values with their indices):
+      // tuple-shaped, so never fused. Each output element's N results in one pass over its reduced elements or its
+      // window, stored to the N outputs.
+      const HloInstruction* reduction = kernel.instruction;
+      const bool window = reduction->opcode() == HloOpcode::kReduceWindow;
+      const Shape& first = reduction->shape().tupleElement(0);
       auto body = [&](llvm::Value* linear) {
+        const Index at = emitter.delinearize(linear, first.dimensions());
         std::vector<llvm::Value*> values =
-            emitter.variadicReduceValues(reduce, emitter.delinearize(linear, first.dimensions()));
+            window ? emitter.reduceWindowValues(reduction, at) : emitter.variadicReduceValues(reduction, at);
         for (size_t k = 0; k < values.size() && inputCount + k < args.size(); ++k) {
-          emitter.store(args[inputCount + k], reduce->shape().tupleElement(static_cast<int>(k)).elementType(), linear,
-                        values[k]);
+          emitter.store(args[inputCount + k], reduction->shape().tupleElement(static_cast<int>(k)).elementType(),
+                        linear, values[k]);
         }
       };
       if (target == KernelTarget::kCpu) {
@@ -261,37 +265,16 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       }
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
-      const int64_t outputs = std::max<int64_t>(first.elementCount(), 1);
-      emitted.push_back({kernel.name, first.elementCount(),
-                         (reduce->operand(0)->shape().elementCount() / outputs) * (reduce->operandCount() / 2)});
-      continue;
-    }
-    if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kReduceWindow &&
-        kernel.instruction->shape().isTuple()) {
-      // A variadic reduce-window (tuple-shaped, so never fused): each output element's N results in one pass
-      // over its window, stored to the N outputs.
-      const HloInstruction* window = kernel.instruction;
-      const Shape& first = window->shape().tupleElement(0);
-      auto body = [&](llvm::Value* linear) {
-        std::vector<llvm::Value*> values =
-            emitter.reduceWindowValues(window, emitter.delinearize(linear, first.dimensions()));
-        for (size_t k = 0; k < values.size() && inputCount + k < args.size(); ++k) {
-          emitter.store(args[inputCount + k], window->shape().tupleElement(static_cast<int>(k)).elementType(), linear,
-                        values[k]);
+      // Elements each output element reads, per operand.
+      int64_t perOutput = 1;
+      if (window) {
+        if (const std::optional<Window>& w = reduction->attributes().window) {
+          for (const WindowDim& dim : w->dims) perOutput *= dim.size;
         }
-      };
-      if (target == KernelTarget::kCpu) {
-        emitter.loop(begin, end, body, "out");
       } else {
-        emitter.ifThen(b.CreateICmpSLT(begin, emitter.i64(first.elementCount())), [&]() { body(begin); });
+        perOutput = reduction->operand(0)->shape().elementCount() / std::max<int64_t>(first.elementCount(), 1);
       }
-      b.CreateRetVoid();
-      if (!emitter.status().ok()) return emitter.status();
-      int64_t windowSize = 1;
-      if (const std::optional<Window>& w = window->attributes().window) {
-        for (const WindowDim& dim : w->dims) windowSize *= dim.size;
-      }
-      emitted.push_back({kernel.name, first.elementCount(), windowSize * (window->operandCount() / 2)});
+      emitted.push_back({kernel.name, first.elementCount(), perOutput * (reduction->operandCount() / 2)});
       continue;
     }
     if (roots.size() != kernel.outputs.size()) {

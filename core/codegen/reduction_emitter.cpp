@@ -143,18 +143,24 @@ llvm::Value* ElementEmitter::reduce(const HloInstruction* instruction, const Ind
   return m_b.CreateLoad(type, accumulator);
 }
 
-std::vector<llvm::Value*> ElementEmitter::variadicReduceValues(const HloInstruction* instruction, const Index& index) {
-  const int n = instruction->operandCount() / 2;
-  const Shape& shape = instruction->shape();
+std::vector<Shape> ElementEmitter::variadicResults(const HloInstruction& instruction) {
+  const int n = instruction.operandCount() / 2;
+  const Shape& shape = instruction.shape();
   std::vector<Shape> results = shape.isTuple() ? shape.tupleElements() : std::vector<Shape>{shape};
-  bool wellFormed = n >= 1 && instruction->operandCount() == 2 * n && static_cast<int>(results.size()) == n;
+  bool wellFormed = n >= 1 && instruction.operandCount() == 2 * n && static_cast<int>(results.size()) == n;
   for (int k = 0; wellFormed && k < n; ++k) {
     wellFormed = results[static_cast<size_t>(k)].isArray() &&
                  results[static_cast<size_t>(k)].dimensions() == results[0].dimensions() &&
-                 instruction->operand(k)->shape().dimensions() == instruction->operand(0)->shape().dimensions();
+                 instruction.operand(k)->shape().dimensions() == instruction.operand(0)->shape().dimensions();
   }
+  return wellFormed ? results : std::vector<Shape>{};
+}
+
+std::vector<llvm::Value*> ElementEmitter::variadicReduceValues(const HloInstruction* instruction, const Index& index) {
+  const int n = instruction->operandCount() / 2;
+  const std::vector<Shape> results = variadicResults(*instruction);
   const HloComputation* reducer = instruction->toApply();
-  if (!wellFormed || reducer == nullptr) {
+  if (results.empty() || reducer == nullptr) {
     fail(instruction, "reduce needs N inputs of one shape, N init values, N results and to_apply");
     return {};
   }

@@ -68,15 +68,8 @@ llvm::Value* ElementEmitter::reduceWindow(const HloInstruction* instruction, con
 std::vector<llvm::Value*> ElementEmitter::reduceWindowValues(const HloInstruction* instruction, const Index& index) {
   // N inputs, then N init values; a tuple of N results when N > 1 (all of the first input's dimensions).
   const int n = instruction->operandCount() / 2;
-  const Shape& shape = instruction->shape();
-  std::vector<Shape> results = shape.isTuple() ? shape.tupleElements() : std::vector<Shape>{shape};
-  bool wellFormed = n >= 1 && instruction->operandCount() == 2 * n && static_cast<int>(results.size()) == n;
-  for (int k = 0; wellFormed && k < n; ++k) {
-    wellFormed = results[static_cast<size_t>(k)].isArray() &&
-                 results[static_cast<size_t>(k)].dimensions() == results[0].dimensions() &&
-                 instruction->operand(k)->shape().dimensions() == instruction->operand(0)->shape().dimensions();
-  }
-  if (!wellFormed) {
+  const std::vector<Shape> results = variadicResults(*instruction);
+  if (results.empty()) {
     fail(instruction, "reduce-window needs N inputs of one shape, N init values and N results");
     return {};
   }
