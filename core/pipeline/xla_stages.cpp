@@ -35,7 +35,7 @@ int64_t toInt(std::string_view digits) {
 
 // A module or step number in a `module_NNNN.NAME.SSSS....` name too large for int64 (it read as 0, and the stages
 // lost their order): the digits, else empty.
-std::string_view overflowingNumber(std::string_view stem) {
+std::string overflowingNumber(std::string_view stem) {
   for (size_t i = 0; i < stem.size();) {
     if (stem[i] < '0' || stem[i] > '9') {
       ++i;
@@ -46,7 +46,7 @@ std::string_view overflowingNumber(std::string_view stem) {
     std::string_view digits = stem.substr(i, j - i);
     int64_t value = 0;
     if (std::from_chars(digits.data(), digits.data() + digits.size(), value).ec == std::errc::result_out_of_range) {
-      return digits;
+      return std::string(digits);
     }
     i = j;
   }
@@ -269,7 +269,7 @@ StatusOr<XlaDumpDirectory> scanXlaDumpDirectory(const std::string& path) {
   std::sort(candidates.begin(), candidates.end());
 
   for (const fs::path& file : candidates) {
-    if (std::string_view digits = overflowingNumber(file.stem().string()); !digits.empty()) {
+    if (const std::string digits = overflowingNumber(file.stem().string()); !digits.empty()) {
       return Status::badInput(
           fmt::format("{}: error: the number {} in its name is larger than XLA writes (at most "
                       "2^63-1); the stages' order cannot be read from it",
