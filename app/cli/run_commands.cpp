@@ -493,6 +493,7 @@ int runRun(const RunCommands& args) {
   options.vectorRegisterBytes = args.vectorBytes;
   options.interrupt = &g_interruptSignal;  // a while loop that never ends stops at Ctrl-C
   options.maxWhileTrips = args.maxTrips;   // ... and by itself after --max-trips
+  options.maxWork = args.maxWork;          // ... or --max-work operations in loops
   OutputDirectoryGuard dumpIrDirectory(args.dumpIr);
   if (!args.dumpIr.empty()) {
     if (Status s = makeDirectories(args.dumpIr); !s.ok()) {
@@ -612,6 +613,14 @@ int runRun(const RunCommands& args) {
       }
       if (iteration == 0 && (!args.noCheck || !args.saveReference.empty())) {
         Status fits = core::checkEvaluationMemory(*module, memoryLimitBytes() / 2);
+        // As verify does: an evaluation whose estimate is over the budget is not started (the check costs about
+        // 1 + 2 x --check-samples evaluations, each of which would run up to the budget before stopping).
+        const double estimate = static_cast<double>(core::estimateEvaluationWork(*module));
+        if (fits.ok() && estimate > args.maxWork) {
+          fits = Status::badInput(fmt::format(
+              "evaluating it would take about {:.1e} operations, over the budget of {:.1e}; raise it with --max-work",
+              estimate, args.maxWork));
+        }
         core::EvalOptions evalOptions;
         evalOptions.maxWork = args.maxWork;
         StatusOr<core::EvalResult> expected = fits.ok() ? core::evaluateModule(*module, arguments, evalOptions) : fits;
@@ -780,7 +789,8 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
   c.run
       ->add_option("--max-work", c.maxWork,
                    "Most operations one evaluation of the result check may do before it stops (elements computed; "
-                   "about 1e8 a second for elementwise ops, 1.5e9 for dots)")
+                   "about 1e8 a second for elementwise ops, 1.5e9 for dots), and the compiled code of one iteration "
+                   "once it is in a while loop (about 1e9-1e10 a second)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   c.run->add_flag("--json", c.json,

@@ -158,6 +158,104 @@ Status checkEvaluable(const HloModule& module) {
 
 namespace {
 
+// The value of a scalar integer constant, looking through a copy or a convert between integer types.
+std::optional<int64_t> scalarIntegerConstant(const HloInstruction* inst) {
+  while (inst != nullptr && (inst->opcode() == HloOpcode::kCopy || inst->opcode() == HloOpcode::kConvert) &&
+         inst->operandCount() == 1 && isInteger(inst->operand(0)->shape().elementType())) {
+    inst = inst->operand(0);
+  }
+  if (inst == nullptr || inst->opcode() != HloOpcode::kConstant || !inst->literal() ||
+      inst->literal()->kind() != Literal::Kind::kInteger || inst->literal()->integerValues().size() != 1 ||
+      !isInteger(inst->shape().elementType())) {
+    return std::nullopt;
+  }
+  return inst->literal()->integerValues()[0];
+}
+
+// True when `inst` reads element `index` of the loop state: get-tuple-element(parameter 0), or (index -1, a state
+// that is not a tuple) parameter 0 itself.
+bool isStateElement(const HloInstruction* inst, int64_t index) {
+  if (index < 0) return inst->opcode() == HloOpcode::kParameter && inst->parameterNumber() == 0;
+  return inst->opcode() == HloOpcode::kGetTupleElement && inst->attributes().tupleIndex == index &&
+         inst->operand(0)->opcode() == HloOpcode::kParameter && inst->operand(0)->parameterNumber() == 0;
+}
+
+}  // namespace
+
+std::optional<int64_t> whileTripCount(const HloInstruction& loop) {
+  const HloComputation* condition = loop.calledComputation("condition");
+  const HloComputation* body = loop.calledComputation("body");
+  if (loop.opcode() != HloOpcode::kWhile || loop.operandCount() != 1 || !condition || !body || !condition->root() ||
+      !body->root()) {
+    return std::nullopt;
+  }
+  // The condition: compare(state[k], bound) or compare(bound, state[k]).
+  const HloInstruction* compare = condition->root();
+  if (compare->opcode() != HloOpcode::kCompare || compare->operandCount() != 2 || !compare->attributes().direction) {
+    return std::nullopt;
+  }
+  ComparisonDirection direction = *compare->attributes().direction;
+  const HloInstruction* counter = compare->operand(0);
+  std::optional<int64_t> bound = scalarIntegerConstant(compare->operand(1));
+  if (!bound) {
+    counter = compare->operand(1);
+    bound = scalarIntegerConstant(compare->operand(0));
+    switch (direction) {  // bound OP counter  ==  counter OP' bound
+      case ComparisonDirection::kLt: direction = ComparisonDirection::kGt; break;
+      case ComparisonDirection::kLe: direction = ComparisonDirection::kGe; break;
+      case ComparisonDirection::kGt: direction = ComparisonDirection::kLt; break;
+      case ComparisonDirection::kGe: direction = ComparisonDirection::kLe; break;
+      default: break;
+    }
+  }
+  if (!bound) return std::nullopt;
+  // The counter: element k of a tuple state, or the whole state when it is a scalar (k = -1).
+  const int64_t k = counter->opcode() == HloOpcode::kGetTupleElement && counter->attributes().tupleIndex
+                        ? *counter->attributes().tupleIndex
+                        : -1;
+  if (!isStateElement(counter, k)) return std::nullopt;
+  const HloInstruction* init = loop.operand(0);
+  const HloInstruction* update = body->root();
+  if (k >= 0) {
+    if (init->opcode() != HloOpcode::kTuple || update->opcode() != HloOpcode::kTuple || k >= init->operandCount() ||
+        k >= update->operandCount()) {
+      return std::nullopt;
+    }
+    init = init->operand(static_cast<int>(k));
+    update = update->operand(static_cast<int>(k));
+  }
+  // The start: a constant; the step: state[k] + c (or c + state[k], or state[k] - c).
+  const std::optional<int64_t> start = scalarIntegerConstant(init);
+  std::optional<int64_t> step;
+  if (update->opcode() == HloOpcode::kAdd && update->operandCount() == 2) {
+    if (isStateElement(update->operand(0), k))
+      step = scalarIntegerConstant(update->operand(1));
+    else if (isStateElement(update->operand(1), k))
+      step = scalarIntegerConstant(update->operand(0));
+  } else if (update->opcode() == HloOpcode::kSubtract && update->operandCount() == 2 &&
+             isStateElement(update->operand(0), k)) {
+    step = scalarIntegerConstant(update->operand(1));
+    if (step) step = -*step;
+  }
+  if (!start || !step || *step == 0) return std::nullopt;
+  // Trips of `for (i = start; i OP bound; i += step)`, in 128-bit arithmetic (no overflow on 64-bit inputs); a
+  // counter that moves away from its bound (it would end only by wrapping around) is left unknown.
+  const __int128 s = *start, b = *bound, c = *step;
+  __int128 trips = -1;
+  switch (direction) {
+    case ComparisonDirection::kLt: trips = c > 0 ? (s >= b ? 0 : (b - s + c - 1) / c) : (s >= b ? 0 : -1); break;
+    case ComparisonDirection::kLe: trips = c > 0 ? (s > b ? 0 : (b - s) / c + 1) : (s > b ? 0 : -1); break;
+    case ComparisonDirection::kGt: trips = c < 0 ? (s <= b ? 0 : (s - b + (-c) - 1) / (-c)) : (s <= b ? 0 : -1); break;
+    case ComparisonDirection::kGe: trips = c < 0 ? (s < b ? 0 : (s - b) / (-c) + 1) : (s < b ? 0 : -1); break;
+    case ComparisonDirection::kNe: trips = s == b ? 0 : ((b - s) % c == 0 && (b - s) / c > 0) ? (b - s) / c : -1; break;
+    case ComparisonDirection::kEq: trips = s == b ? -1 : 0; break;
+  }
+  if (trips < 0 || trips > std::numeric_limits<int64_t>::max()) return std::nullopt;
+  return static_cast<int64_t>(trips);
+}
+
+namespace {
+
 class WorkEstimator {
  public:
   // The work of `inst` alone: control flow (fusion, call, while, conditional) counts 1, its callees count as they run.
@@ -204,6 +302,7 @@ class WorkEstimator {
   }
 
   static double tripCount(const HloInstruction& inst) {
+    if (std::optional<int64_t> trips = whileTripCount(inst)) return static_cast<double>(*trips);
     // XLA records a loop's trip count as backend_config={"known_trip_count":{"n":"5"}}.
     if (inst.attributes().backendConfig) {
       const std::string& config = *inst.attributes().backendConfig;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -75,11 +76,17 @@ double estimateEvaluationBytes(const HloModule& module);
 // allowed`, instead of an allocation failure or the kernel's OOM killer halfway through.
 Status checkEvaluationMemory(const HloModule& module, double limitBytes);
 
+// The trip count of a while loop of the counted form XLA's own analysis recognises: a counter element of the loop
+// state starts at an integer constant, the body adds (or subtracts) a constant to it, and the condition compares it
+// with a constant (LT, LE, GT, GE, NE; either operand order). nullopt for any other loop, for one whose counter
+// would wrap around, and for EQ loops that never end.
+std::optional<int64_t> whileTripCount(const HloInstruction& loop);
+
 // Rough count of scalar operations evaluateModule would perform: output elements for elementwise and data
 // movement, times the reduction, window, contraction or kernel size where there is one, times the
 // instruction count of the called computation for reducers and comparators. A while loop counts its
-// condition and body `known_trip_count` times (from backend_config) or 10 times when unknown. Saturates at
-// INT64_MAX. Tests use it to skip modules too expensive to interpret.
+// condition and body whileTripCount() times, else `known_trip_count` times (from backend_config), else 10 times.
+// Saturates at INT64_MAX. Tests use it to skip modules too expensive to interpret.
 int64_t estimateEvaluationWork(const HloModule& module);
 // The same estimate for one instruction alone, control flow counting 1 (the evaluator's work budget adds it up as
 // instructions run, loops and calls included).

@@ -235,6 +235,7 @@ void CpuExecutable::launch(int kernel, std::vector<ExecutionSpan>* spans) {
   // memory stays bounded (a loop that runs until Ctrl-C would otherwise grow the list by gigabytes a minute).
   if (spans != nullptr && m_spansThisExecute++ >= kMaxSpansPerExecute) spans = nullptr;
   const int64_t start = spans != nullptr ? nowNs() : 0;
+  m_workThisExecute += static_cast<double>(launch.range) * static_cast<double>(launch.cost);
   void** args = launch.args.data();
   if (launch.range > 1 && launch.range * launch.cost >= m_options.minParallelRange && m_pool->threadCount() > 1) {
     // Split in units of `grain` items (the last unit may be shorter).
@@ -312,6 +313,12 @@ Status CpuExecutable::runSteps(const std::vector<PlanStep>& steps, std::vector<E
                 "limit; a loop that never ends?)",
                 step.instruction, m_options.maxWhileTrips, iteration));
           }
+          if (m_options.maxWork > 0 && m_workThisExecute > m_options.maxWork) {
+            return Status::badInput(fmt::format(
+                "{}: stopped after {} trips of this loop: the kernels did {:.1e} operations, over the budget of "
+                "{:.1e} (raise it with --max-work)",
+                step.instruction, iteration, m_workThisExecute, m_options.maxWork));
+          }
           FS_RETURN_IF_ERROR(runSteps(step.body, spans));
           move(step.update);
         }
@@ -332,6 +339,7 @@ Status CpuExecutable::runSteps(const std::vector<PlanStep>& steps, std::vector<E
 Status CpuExecutable::execute(std::vector<ExecutionSpan>* spans) {
   m_spansThisExecute = 0;
   m_tripsThisExecute = 0;
+  m_workThisExecute = 0;
   return runSteps(m_plan.steps, spans);
 }
 

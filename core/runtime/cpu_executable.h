@@ -34,6 +34,11 @@ struct CpuCompileOptions {
   // and fails naming the loop (a loop whose condition never turns false, or loops nested so deep they would run for
   // hours); 0: no limit.
   int64_t maxWhileTrips = 0;
+  // The most scalar operations (each launch's range items x their estimated cost) one execute() may do, checked at
+  // every while-loop trip: a loop whose trips are few but heavy (10^6 trips of a million-element body) stops with
+  // the figure in seconds instead of running for hours; 0: no limit. Work outside loops is bounded by the module's
+  // size and is not checked.
+  double maxWork = 0;
 };
 
 // A timed phase: compile phases ("llvm-optimize fusion.3", "jit fusion.3") or a kernel launch.
@@ -114,7 +119,9 @@ class CpuExecutable {
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> m_buffers;  // ownership
   int64_t m_spansThisExecute = 0;
   std::vector<uint8_t*> m_pointers;  // where buffer i is now (PlanMove::swap exchanges entries)
-  int64_t m_tripsThisExecute = 0;    // while-loop trips of every loop since execute() began
+  int64_t m_tripsThisExecute = 0;
+  double m_workThisExecute = 0;  // range x cost of every launch since execute() began    // while-loop trips of every
+                                 // loop since execute() began
   std::vector<Launch> m_launches;
   std::vector<ExecutionSpan> m_compileSpans;
 };

@@ -245,6 +245,57 @@ ENTRY e {
   EXPECT_NE(verify.err.find("over its budget of 1.0e+07"), std::string::npos) << verify.err;
 }
 
+// Few trips, heavy bodies: 1000 x 1000 trips of a million-element add (10^12 operations) stayed under the trip
+// limit and ran for hours. The compiled loop stops at --max-work operations; verify refuses before evaluating, the
+// estimate in its message.
+TEST_F(RunCliTest, HeavyLoopsStopAtTheWorkBudget) {
+  const fs::path module = m_dir / "heavy.hlo";
+  std::ofstream(module) << R"hlo(HloModule heavy
+inner_body {
+  s = (s64[], s32[1048576]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  x = s32[1048576] get-tuple-element(s), index=1
+  y = s32[1048576] add(x, x)
+  one = s64[] constant(1)
+  j = s64[] add(i, one)
+  ROOT r = (s64[], s32[1048576]) tuple(j, y)
+}
+cond {
+  s = (s64[], s32[1048576]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  n = s64[] constant(1000)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+outer_body {
+  s = (s64[], s32[1048576]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  x = s32[1048576] get-tuple-element(s), index=1
+  zero = s64[] constant(0)
+  z = (s64[], s32[1048576]) tuple(zero, x)
+  inner = (s64[], s32[1048576]) while(z), condition=cond, body=inner_body
+  y = s32[1048576] get-tuple-element(inner), index=1
+  one = s64[] constant(1)
+  j = s64[] add(i, one)
+  ROOT r = (s64[], s32[1048576]) tuple(j, y)
+}
+ENTRY main {
+  p = s32[1048576] parameter(0)
+  zero = s64[] constant(0)
+  s = (s64[], s32[1048576]) tuple(zero, p)
+  outer = (s64[], s32[1048576]) while(s), condition=cond, body=outer_body
+  ROOT r = s32[1048576] get-tuple-element(outer), index=1
+}
+)hlo";
+  CliResult result = run({"run", module.string(), "--pipeline=none", "--no-check", "--max-work", "1e8"});
+  EXPECT_EQ(result.exitCode, 2) << result.out << result.err;
+  EXPECT_NE(result.err.find("inner: stopped after"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("over the budget of 1.0e+08 (raise it with --max-work)"), std::string::npos) << result.err;
+
+  CliResult verify = run({"verify", module.string(), "--pipeline=none"});
+  EXPECT_EQ(verify.exitCode, 2) << verify.out << verify.err;
+  EXPECT_NE(verify.err.find("over the budget of 1.0e+10; raise it with --max-work"), std::string::npos) << verify.err;
+}
+
 TEST_F(RunCliTest, CompileWritesABundle) {
   const fs::path bundle = m_dir / "bundle";
   CliResult result = run({"compile", kMnist, "--target=nvptx", "--sm=90", "-o", bundle.string()});
@@ -278,8 +329,7 @@ TEST_F(RunCliTest, UnwritableOutputsFailCleanlyWithoutPartialFiles) {
   EXPECT_NE(save.err.find((blocker / "out").string()), std::string::npos) << save.err;
 
   // The outputs were saved, then the trace could not be written: the directory this run made goes too.
-  CliResult traceFails = run({"run", kMnist, "--save-outputs", (m_dir / "outs").string(), "--trace",
-                              "/dev/full"});
+  CliResult traceFails = run({"run", kMnist, "--save-outputs", (m_dir / "outs").string(), "--trace", "/dev/full"});
   EXPECT_EQ(traceFails.exitCode, 1) << traceFails.out << traceFails.err;
   EXPECT_FALSE(fs::exists(m_dir / "outs"));
 

@@ -3,6 +3,10 @@
 // or with numpy (dot, convolution with an independent numpy reference, batch norm checked against a
 // numerical gradient).
 
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tests/core/eval/eval_testing.h"
@@ -651,6 +655,90 @@ TEST(ModuleEvalTest, EstimateMultipliesWhileBodiesByTripCount) {
   ASSERT_TRUE(module.ok()) << module.message();
   // constant 1 + 7 x (cond 2 + body 2).
   EXPECT_EQ(estimateEvaluationWork(**module), 1 + 7 * 4);
+}
+
+// XLA's counted loops: a counter that starts at a constant, moves by a constant and is compared with a constant.
+// The estimate multiplies by their trip count, so a loop nest of 10^14 operations is refused before it starts.
+TEST(ModuleEvalTest, TripCountsOfCountedLoops) {
+  auto loopModule = [](const std::string& start, const std::string& update, const std::string& compare) {
+    return fmt::format(R"(HloModule counted
+cond {{
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(10)
+  ROOT c = pred[] {}
+}}
+body {{
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  step = s32[] constant(3)
+  j = s32[] {}
+  ROOT r = (s32[], f32[4]) tuple(j, x)
+}}
+ENTRY e {{
+  p = f32[4] parameter(0)
+  start = s32[] constant({})
+  s = (s32[], f32[4]) tuple(start, p)
+  ROOT w = (s32[], f32[4]) while(s), condition=cond, body=body
+}})",
+                       compare, update, start);
+  };
+  struct Case {
+    std::string start, update, compare;
+    std::optional<int64_t> trips;
+  };
+  const Case cases[] = {
+      {"0", "add(i, step)", "compare(i, n), direction=LT", 4},                  // 0 3 6 9
+      {"0", "add(step, i)", "compare(i, n), direction=LE", 4},                  // 0 3 6 9
+      {"1", "add(i, step)", "compare(n, i), direction=GT", 3},                  // 1 4 7: n > i is i < n
+      {"10", "add(i, step)", "compare(i, n), direction=LT", 0},                 // never enters
+      {"22", "subtract(i, step)", "compare(i, n), direction=GT", 4},            // 22 19 16 13
+      {"22", "subtract(i, step)", "compare(i, n), direction=GE", 5},            // 22 19 16 13 10
+      {"1", "add(i, step)", "compare(i, n), direction=NE", 3},                  // 1 4 7, then 10
+      {"0", "add(i, step)", "compare(i, n), direction=NE", std::nullopt},       // steps over 10: ends only by wrapping
+      {"0", "subtract(i, step)", "compare(i, n), direction=LT", std::nullopt},  // moves away from its bound
+      {"0", "multiply(i, step)", "compare(i, n), direction=LT", std::nullopt},  // not a counted loop
+      {"0", "add(i, i)", "compare(i, n), direction=LT", std::nullopt},
+  };
+  for (const Case& c : cases) {
+    StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(loopModule(c.start, c.update, c.compare));
+    ASSERT_TRUE(module.ok()) << module.message();
+    EXPECT_EQ(whileTripCount(*(*module)->entry()->root()), c.trips) << c.start << " " << c.update << " " << c.compare;
+  }
+  // A loop whose state is the counter alone (1e5 trips), in a loop that adds the inner loop's result to its own.
+  StatusOr<std::unique_ptr<HloModule>> nested = parseHloModule(R"(HloModule nested
+ibody {
+  p = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT a = s32[] add(p, one)
+}
+icond {
+  p = s32[] parameter(0)
+  n = s32[] constant(100000)
+  ROOT lt = pred[] compare(p, n), direction=LT
+}
+obody {
+  p = s32[] parameter(0)
+  z = s32[] constant(0)
+  inner = s32[] while(z), body=ibody, condition=icond
+  ROOT a = s32[] add(p, inner)
+}
+ocond {
+  p = s32[] parameter(0)
+  n = s32[] constant(2000000000)
+  ROOT lt = pred[] compare(p, n), direction=LT
+}
+ENTRY e {
+  z = s32[] constant(0)
+  ROOT outer = s32[] while(z), body=obody, condition=ocond
+})");
+  ASSERT_TRUE(nested.ok()) << nested.message();
+  const HloInstruction* outer = (*nested)->entry()->root();
+  EXPECT_EQ(whileTripCount(*outer->calledComputation("body")->root()->operand(1)), 100000);
+  EXPECT_EQ(whileTripCount(*outer), std::nullopt);  // its step is the inner loop's result, not a constant
+  // The unknown outer loop counts 10 trips: 10 x 1e5 inner trips x (condition 3 + body 3 instructions) and so on.
+  EXPECT_GT(static_cast<double>(estimateEvaluationWork(**nested)), 6e6);
 }
 
 TEST(ModuleEvalTest, MalformedInstructionsFailWithTheirName) {
