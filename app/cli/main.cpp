@@ -19,6 +19,7 @@
 #include "app/cli/xla_commands.h"
 #include "core/base/file_util.h"
 #include "core/base/memory_limit.h"
+#include "core/base/oom_reserve.h"
 #include "core/dump/dump_directory.h"
 #include "core/eval/evaluator.h"
 #include "core/ir/hlo_verifier.h"
@@ -301,6 +302,7 @@ int runCli(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  fusionscope::installOutOfMemoryReserve();
   try {
     return fusionscope::cli::finishOutput(runCli(argc, argv));
   } catch (const std::length_error&) {  // a container asked for more than it can hold: the same thing

@@ -384,6 +384,8 @@ StatusOr<Bundle> parseBundle(const std::string& text, const std::string& name) {
     } catch (const json::parse_error& e) {
       return Status::error(name + ": error: not valid JSON (at byte offset " + std::to_string(e.byte) +
                            "): " + e.what());
+    } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for any JSON number type
+      return Status::error(name + ": error: not valid JSON: " + e.what());
     }
     return Status::error(name + ": error: not valid JSON");
   }

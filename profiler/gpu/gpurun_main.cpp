@@ -16,11 +16,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/base/oom_reserve.h"
 #include "profiler/cupti/collector.h"
 #include "profiler/cupti/cuda_check.h"
 #include "profiler/cupti/cuda_driver.h"
@@ -347,7 +350,7 @@ Status runBundle(const gpu::Bundle& bundle, const Options& o, const HostData& ho
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int runMain(int argc, char** argv) {
   Options options;
   std::string error;
   if (!parseArgs(argc, argv, options, error)) {
@@ -391,4 +394,17 @@ int main(int argc, char** argv) {
     if (!ran.ok()) std::fprintf(stderr, "fusionscope-gpurun: %s\n", ran.message().c_str());
   }
   return exitCode;
+}
+
+int main(int argc, char** argv) {
+  fusionscope::installOutOfMemoryReserve();
+  try {
+    return runMain(argc, argv);
+  } catch (const std::bad_alloc&) {  // the bundle's sizes were checked against memory; this is the last line
+    std::fputs("fusionscope-gpurun: out of memory\n", stderr);
+    return kExitFailed;
+  } catch (const std::length_error&) {
+    std::fputs("fusionscope-gpurun: out of memory\n", stderr);
+    return kExitFailed;
+  }
 }
