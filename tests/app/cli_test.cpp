@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -406,6 +408,37 @@ TEST_F(CliTest, FailedDumpLeavesNoTemporaries) {
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(hasTemporaries(dir)) << ::testing::PrintToString(listing(dir));
   EXPECT_FALSE(fs::exists(dir / "hlo_graph_0.svg"));
+}
+
+// SIGKILL while `dump --png` renders (Graphviz, seconds for the 1,000-instruction MobileNet step): the new directory
+// is made only when the files are ready to go in, so a killed dump leaves nothing, where it left empty directories.
+// A dump that finished before the signal came must have written everything.
+TEST_F(CliTest, ADumpKilledWhileRenderingLeavesNothing) {
+  const std::string module = std::string(FS_SOURCE_DIR) + "/tests/data/corpus/jax_mobilenet_v2_small_train.hlo";
+  const fs::path dir = work() / "dump";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (std::freopen("/dev/null", "w", stdout) == nullptr || std::freopen("/dev/null", "w", stderr) == nullptr) {
+      std::_Exit(126);
+    }
+    ::execl(FS_CLI_PATH, FS_CLI_PATH, "dump", module.c_str(), "-o", dir.c_str(), "--png", static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  ::usleep(1500000);  // parsed and through the pipeline; rendering
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status)) {
+    EXPECT_FALSE(fs::exists(dir)) << ::testing::PrintToString(listing(dir));
+  } else {
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_TRUE(fs::exists(dir / "stages.json"));
+    EXPECT_FALSE(hasTemporaries(dir)) << ::testing::PrintToString(listing(dir));
+  }
+  for (const auto& entry : fs::directory_iterator(work())) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+  }
 }
 
 // The files of a dump are published as one group: when one rename fails, the ones already renamed are

@@ -309,6 +309,27 @@ TEST_F(RunCliTest, CompileWritesABundle) {
   EXPECT_TRUE(aliased) << "W' and b' alias W and b";
 }
 
+// A compile that fails while writing over an earlier bundle (here: constants.bin is a folder, which it may not
+// replace) leaves the earlier bundle.json and kernels.ptx as they were: new PTX used to land beside the old
+// bundle.json, a bundle that contradicts itself.
+TEST_F(RunCliTest, AFailingCompileLeavesTheEarlierBundleAsItWas) {
+  const fs::path bundle = m_dir / "bundle";
+  ASSERT_EQ(run({"compile", kMnist, "-o", bundle.string()}).exitCode, 0);
+  fs::remove(bundle / "constants.bin");
+  fs::create_directory(bundle / "constants.bin");
+  const std::string json = readAll(bundle / "bundle.json");
+  const std::string ptx = readAll(bundle / "kernels.ptx");
+  const std::string other = std::string(FS_SOURCE_DIR) + "/tests/data/corpus/jax_argmax_argsort.hlo";
+  CliResult result = run({"compile", other, "-o", bundle.string()});
+  EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
+  EXPECT_NE(result.err.find("constants.bin: error: cannot write: Is a directory"), std::string::npos) << result.err;
+  EXPECT_EQ(readAll(bundle / "bundle.json"), json);
+  EXPECT_EQ(readAll(bundle / "kernels.ptx"), ptx);
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(bundle)) ++entries;
+  EXPECT_EQ(entries, 3) << "no temporary or lock left behind";
+}
+
 TEST_F(RunCliTest, UnwritableOutputsFailCleanlyWithoutPartialFiles) {
   const fs::path trace = m_dir / "no" / "such" / "dir" / "t.json";
   CliResult noTraceDir = run({"run", kMnist, "--trace", trace.string()});

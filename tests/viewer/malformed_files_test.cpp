@@ -1,6 +1,8 @@
 // The malformed-input suite's GUI variant (issue 8): every broken HLO file and every broken trace of
 // tests/common/malformed_files.h is opened in the window, offscreen. Each must fail with a message naming the file,
 // and leave the open module, its stage, the drawn graph and the open timeline exactly as they were.
+#include "tests/common/malformed_files.h"
+
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -10,13 +12,12 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/common/malformed_files.h"
-#include "viewer/graph_scene.h"
+#include "tests/common/source_paths.h"
 #include "tests/viewer/window_fixture.h"
+#include "viewer/graph_scene.h"
 #include "viewer/main_window.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
-#include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
 namespace {
@@ -32,8 +33,7 @@ class MalformedFilesWindowTest : public testing::MainWindowTest {
 
   // Writes `file` under dir (a directory for directory entries, nothing for "missing") and returns its path.
   QString materialize(const QTemporaryDir& dir, const MalformedFile& file) {
-    return QString::fromStdString(
-        fusionscope::testing::materializeMalformed(dir.path().toStdString(), file).string());
+    return QString::fromStdString(fusionscope::testing::materializeMalformed(dir.path().toStdString(), file).string());
   }
 
   // Runs `open` and waits for its failure; false when it loaded instead or nothing happened.
@@ -92,6 +92,31 @@ TEST_F(MalformedFilesWindowTest, EveryBrokenTraceKeepsTheOpenOne) {
     ++checked;
   }
   EXPECT_GE(checked, 15);
+}
+
+// 60 computations that each call the next twice (2.6 KB of text, 2^60 instructions once inlined): the viewer ran the
+// pipeline into 8 GB and aborted. Inlining refuses it up front; the window says why and keeps the open module.
+TEST_F(MalformedFilesWindowTest, ACallTreeThatWouldInlineTo2To60IsRefused) {
+  QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
+  window->openPath(QString::fromStdString(kMnistSample));
+  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() > 0; }) && idle());
+  const auto document = window->document();
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("amp.hlo"));
+  {
+    std::ofstream out(path.toStdString());
+    out << "HloModule amp\n\nc0 {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n";
+    for (int i = 1; i <= 60; ++i) {
+      out << "c" << i << " {\n  p = f32[4] parameter(0)\n  a = f32[4] call(p), to_apply=c" << i - 1
+          << "\n  b = f32[4] call(a), to_apply=c" << i - 1 << "\n  ROOT r = f32[4] add(a, b)\n}\n";
+    }
+    out << "ENTRY main {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] call(p), to_apply=c60\n}\n";
+  }
+  ASSERT_TRUE(fails([&] { window->openPath(path); }));
+  EXPECT_TRUE(window->lastError().contains(QStringLiteral("amp.hlo"))) << window->lastError().toStdString();
+  EXPECT_TRUE(window->lastError().contains(QStringLiteral("once its calls are inlined")))
+      << window->lastError().toStdString();
+  EXPECT_EQ(window->document(), document);
 }
 
 // A module too big for Graphviz (a chain of 25,001 instructions, over kMaxLayoutNodes) loads and opens grouped (its
