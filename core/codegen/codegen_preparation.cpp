@@ -7,6 +7,7 @@
 #include "core/ir/hlo_module.h"
 #include "core/passes/batch_norm_expander.h"
 #include "core/passes/rng_bit_generator_expander.h"
+#include "core/passes/topk_decomposer.h"
 
 namespace fusionscope::core {
 namespace {
@@ -16,7 +17,7 @@ bool hasExpandedOp(const HloModule& module) {
     for (const auto& inst : computation->instructions()) {
       const HloOpcode opcode = inst->opcode();
       if (opcode == HloOpcode::kBatchNormTraining || opcode == HloOpcode::kBatchNormInference ||
-          opcode == HloOpcode::kBatchNormGrad || opcode == HloOpcode::kRngBitGenerator) {
+          opcode == HloOpcode::kBatchNormGrad || opcode == HloOpcode::kRngBitGenerator || isTopK(*inst)) {
         return true;
       }
     }
@@ -24,7 +25,7 @@ bool hasExpandedOp(const HloModule& module) {
   return false;
 }
 
-// A copy with every batch norm and random-number generator expanded, or null when `module` has none.
+// A copy with every batch norm, random-number generator and top-k expanded, or null when `module` has none.
 StatusOr<std::unique_ptr<HloModule>> expandOps(const HloModule& module) {
   if (!hasExpandedOp(module)) return std::unique_ptr<HloModule>();
   std::unique_ptr<HloModule> expanded = cloneModule(module);
@@ -33,6 +34,7 @@ StatusOr<std::unique_ptr<HloModule>> expandOps(const HloModule& module) {
   if (StatusOr<bool> changed = RngBitGeneratorExpander().run(*expanded, context); !changed.ok()) {
     return changed.status();
   }
+  if (StatusOr<bool> changed = TopKDecomposer().run(*expanded, context); !changed.ok()) return changed.status();
   return expanded;
 }
 

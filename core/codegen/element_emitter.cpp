@@ -498,7 +498,15 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
     case HloOpcode::kReshape:
     case HloOpcode::kBitcast: {
       const HloInstruction* operand = instruction->operand(0);
-      if (operand->shape().elementType() != type) return fail(instruction, "bitcast changing the element type");
+      if (operand->shape().elementType() != type) {
+        // XLA's own modules (after layout assignment) write a bitcast-convert of one width as a bitcast: the same
+        // bytes under another type, e.g. f32 -> s32 in the total-order comparator of a TopK or a sort.
+        if (opcode == HloOpcode::kBitcast && operand->shape().dimensions() == shape.dimensions() &&
+            elementByteSize(operand->shape().elementType()) == elementByteSize(type)) {
+          return bitcastConvert(instruction, index);
+        }
+        return fail(instruction, "bitcast changing the element type and the dimensions or the width");
+      }
       const std::vector<int64_t> toPhysical = physicalStrides(shape);
       const std::vector<int64_t> fromPhysical = physicalStrides(operand->shape());
       if (opcode == HloOpcode::kReshape || (toPhysical == rowMajorStrides(shape.dimensions()) &&

@@ -268,6 +268,11 @@ StatusOr<Value> evalReduceWindow(const HloInstruction& inst, Operands operands, 
 StatusOr<Value> evalSelectAndScatter(const HloInstruction& inst, Operands operands, ElementFunction& select,
                                      ElementFunction& scatter);
 StatusOr<Value> evalSort(const HloInstruction& inst, Operands operands, ElementFunction& comparator);
+// topk(x), k=K, largest=true|false along the last dimension (values in total order, ties: lower index first), or
+// XLA CPU's TopK custom-call with its (value, value, index, index) comparator: (values, s32 indices).
+StatusOr<Value> evalTopK(const HloInstruction& inst, Operands operands, ElementFunction* comparator);
+// XLA CPU's custom-call TopK (custom_call_target="TopK"), which the evaluator runs as evalTopK.
+bool isTopKCustomCall(const HloInstruction& inst);
 StatusOr<Value> evalMap(const HloInstruction& inst, Operands operands, ElementFunction& function);
 
 StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Value& rhs);

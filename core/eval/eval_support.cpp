@@ -31,6 +31,10 @@ bool isShardingAnnotation(const HloInstruction& inst) {
          inst.shape().toString(false) == inst.operand(0)->shape().toString(false);
 }
 
+bool isTopKCustomCall(const HloInstruction& inst) {
+  return inst.opcode() == HloOpcode::kCustomCall && inst.attributes().customCallTarget == "TopK";
+}
+
 bool isEvaluableOpcode(HloOpcode op) {
   switch (op) {
     case HloOpcode::kComplex:
@@ -54,6 +58,7 @@ bool isEvaluableOpcode(HloOpcode op) {
     case HloOpcode::kSelectAndScatter:
     case HloOpcode::kScatter:
     case HloOpcode::kSort:
+    case HloOpcode::kTopK:
     case HloOpcode::kCopy:
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
@@ -131,7 +136,8 @@ Status checkEvaluable(const HloModule& module) {
   for (const HloComputation* computation : reachableComputations(module)) {
     for (const auto& inst : computation->instructions()) {
       HloOpcode op = inst->opcode();
-      if (op == HloOpcode::kCustomCall && eval::isShardingAnnotation(*inst)) continue;
+      if (op == HloOpcode::kCustomCall && (eval::isShardingAnnotation(*inst) || eval::isTopKCustomCall(*inst)))
+        continue;
       if (op == HloOpcode::kCustomCall) {
         ++opcodes[fmt::format("custom-call {}", inst->attributes().customCallTarget.value_or("?"))];
       } else if (!eval::isEvaluableOpcode(op)) {
@@ -346,6 +352,11 @@ class WorkEstimator {
       case HloOpcode::kSort: {
         double n = operandElements(0);
         return n * std::max(std::log2(std::max(n, 2.0)), 1.0) * perCall(inst.toApply());
+      }
+      case HloOpcode::kTopK: {
+        const Shape& x = inst.operandCount() == 1 ? inst.operand(0)->shape() : inst.shape();
+        const double row = x.isArray() && x.rank() > 0 ? static_cast<double>(x.dimension(x.rank() - 1)) : 1.0;
+        return operandElements(0) * std::max(std::log2(std::max(row, 2.0)), 1.0);
       }
       case HloOpcode::kDot: {
         double k = 1;

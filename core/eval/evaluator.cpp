@@ -361,6 +361,14 @@ class Evaluator {
       FS_RETURN_IF_ERROR(need(1));
       return *operands[0];
     }
+    if (op == HloOpcode::kTopK) return eval::evalTopK(inst, operands, nullptr);
+    if (eval::isTopKCustomCall(inst)) {
+      const std::vector<HloComputation*> called = inst.calledComputations();
+      if (called.size() != 1) return Status::error("a TopK custom-call needs one comparator");
+      StatusOr<ElementFunction> fn = elementFunction(called[0]);
+      if (!fn.ok()) return fn.status();
+      return eval::evalTopK(inst, operands, &*fn);
+    }
     if (op == HloOpcode::kCustomCall) {
       return Status::error(
           fmt::format("unsupported opcode custom-call {}", inst.attributes().customCallTarget.value_or("")));

@@ -4,6 +4,8 @@
 // the reducer's instructions do.
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -372,6 +374,78 @@ StatusOr<Value> evalSort(const HloInstruction& inst, Operands operands, ElementF
   std::vector<Value> values;
   for (size_t k = 0; k < n; ++k) values.push_back(valueFromScalars(operands[k]->shape(), results[k]));
   return packResults(std::move(values));
+}
+
+StatusOr<Value> evalTopK(const HloInstruction& inst, Operands operands, ElementFunction* comparator) {
+  if (operands.size() != 1 || !operands[0]->isArray() || operands[0]->shape().rank() == 0) {
+    return Status::error("top-k takes one array of rank 1 or more");
+  }
+  const Value& x = *operands[0];
+  const std::vector<int64_t>& dims = x.shape().dimensions();
+  const int64_t length = dims.back();
+  int64_t k = -1;
+  bool largest = true;
+  if (inst.opcode() == HloOpcode::kTopK) {
+    StatusOr<int64_t> kAttribute = rawInt(inst, "k", std::nullopt);
+    if (!kAttribute.ok()) return kAttribute.status();
+    k = *kAttribute;
+    largest = rawAttribute(inst, "largest").value_or("true") == "true";
+  } else if (inst.shape().isTuple() && inst.shape().tupleElements().size() == 2 &&
+             inst.shape().tupleElement(0).rank() == x.shape().rank()) {
+    k = inst.shape().tupleElement(0).dimension(x.shape().rank() - 1);
+  }
+  if (k < 0 || k > length) return Status::error(fmt::format("k={} must be in 0..{}", k, length));
+  if (comparator != nullptr) {
+    FS_RETURN_IF_ERROR(comparator->expectSignature(
+        {x.elementType(), x.elementType(), PrimitiveType::kS32, PrimitiveType::kS32}, {PrimitiveType::kPred}));
+  }
+  // Without a comparator, values compare in total order (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN), as XLA's
+  // TopK does: the bits of the double as a signed integer, negative ones flipped.
+  auto key = [&](int64_t linear) -> int64_t {
+    if (x.holdsFloats()) {
+      const int64_t bits = std::bit_cast<int64_t>(x.floatData()[static_cast<size_t>(linear)]);
+      return bits < 0 ? bits ^ std::numeric_limits<int64_t>::max() : bits;
+    }
+    const int64_t value = x.intData()[static_cast<size_t>(linear)];
+    return x.elementType() == PrimitiveType::kU64 ? value ^ std::numeric_limits<int64_t>::min() : value;
+  };
+  std::vector<int64_t> outDims = dims;
+  outDims.back() = k;
+  std::vector<Scalar> values;
+  std::vector<int64_t> indices;
+  const int64_t rows = length > 0 ? x.elementCount() / length : 0;
+  values.reserve(static_cast<size_t>(rows * k));
+  indices.reserve(static_cast<size_t>(rows * k));
+  std::vector<int64_t> order(static_cast<size_t>(length));
+  Scalar args[4];
+  Scalar before[1];
+  Status status;
+  for (int64_t row = 0; row < rows && status.ok(); ++row) {
+    const int64_t base = row * length;
+    for (int64_t i = 0; i < length; ++i) order[static_cast<size_t>(i)] = i;
+    if (comparator != nullptr) {
+      mergeSort(order, [&](int64_t a, int64_t b) {
+        if (!status.ok()) return false;
+        args[0] = scalarAt(x, base + a);
+        args[1] = scalarAt(x, base + b);
+        args[2].i = a;
+        args[3].i = b;
+        status = comparator->call(args, before);
+        return status.ok() && before[0].i != 0;
+      });
+    } else {
+      mergeSort(order, [&](int64_t a, int64_t b) {
+        return largest ? key(base + a) > key(base + b) : key(base + a) < key(base + b);
+      });
+    }
+    for (int64_t i = 0; i < k; ++i) {
+      values.push_back(scalarAt(x, base + order[static_cast<size_t>(i)]));
+      indices.push_back(order[static_cast<size_t>(i)]);
+    }
+  }
+  if (!status.ok()) return status;
+  return Value::tuple({valueFromScalars(Shape(x.elementType(), outDims), values),
+                       Value::integers(Shape(PrimitiveType::kS32, outDims), std::move(indices))});
 }
 
 StatusOr<Value> evalMap(const HloInstruction& inst, Operands operands, ElementFunction& function) {

@@ -1,6 +1,7 @@
 #include "core/ir/hlo_verifier.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -338,6 +339,10 @@ class Verifier {
       case HloOpcode::kDynamicSlice: shapeRule(inst, checkDynamicSliceShape(inst)); break;
       case HloOpcode::kDynamicUpdateSlice: shapeRule(inst, checkDynamicUpdateSliceShape(inst)); break;
       case HloOpcode::kSort: sort(inst); break;
+      case HloOpcode::kTopK: topK(inst); break;
+      case HloOpcode::kCustomCall:
+        if (inst.attributes().customCallTarget == "TopK") topK(inst);
+        break;
       case HloOpcode::kScatter: scatter(inst); break;
       case HloOpcode::kReduceWindow: reduceWindow(inst); break;
       case HloOpcode::kConvolution: shapeRule(inst, convolutionDims(inst).status()); break;
@@ -438,11 +443,67 @@ class Verifier {
         const Shape& operandShape = inst.operand(i / 2)->shape();
         if (parameter != nullptr && (!parameter->shape().isArray() || parameter->shape().rank() != 0 ||
                                      parameter->shape().elementType() != operandShape.elementType())) {
-          report(&inst, fmt::format("sort comparator {} parameter {} is {}, operand {} holds {}", comparator->name(),
-                                    i, str(parameter->shape()), i / 2, primitiveTypeName(operandShape.elementType())));
+          report(&inst, fmt::format("sort comparator {} parameter {} is {}, operand {} holds {}", comparator->name(), i,
+                                    str(parameter->shape()), i / 2, primitiveTypeName(operandShape.elementType())));
         }
       }
     }
+  }
+
+  // topk(x), k=K (and XLA CPU's TopK custom-call): one array of rank 1 or more; the result is (values, s32 indices),
+  // both x's shape with the last dimension K, 0 <= K <= x's last dimension. The evaluator and the decomposition into
+  // a sort rely on it.
+  void topK(const HloInstruction& inst) {
+    if (inst.operandCount() != 1) {
+      expectOperands(inst, 1);
+      return;
+    }
+    const Shape& x = inst.operand(0)->shape();
+    const Shape& out = inst.shape();
+    if (!x.isArray() || x.rank() == 0) {
+      report(&inst, fmt::format("top-k of {}: needs an array of rank 1 or more", str(x)));
+      return;
+    }
+    int64_t k = -1;
+    if (inst.opcode() == HloOpcode::kTopK) {
+      const std::string* text = inst.attributes().findRaw("k");
+      if (text == nullptr ||
+          std::from_chars(text->data(), text->data() + text->size(), k).ptr != text->data() + text->size()) {
+        report(&inst, "topk needs k=N");
+        return;
+      }
+      const std::string* largest = inst.attributes().findRaw("largest");
+      if (largest != nullptr && *largest != "true" && *largest != "false") {
+        report(&inst, fmt::format("largest={} must be true or false", *largest));
+      }
+    } else if (out.isTuple() && out.tupleElements().size() == 2 && out.tupleElement(0).isArray() &&
+               out.tupleElement(0).rank() == x.rank()) {
+      k = out.tupleElement(0).dimension(x.rank() - 1);
+      const std::vector<HloComputation*> called = inst.calledComputations();
+      if (called.size() != 1) {
+        report(&inst, "a TopK custom-call needs one comparator (called_computations={...})");
+      } else {
+        expectCalleeParams(inst, called[0], 4, "comparator");
+        if (called[0]->root() != nullptr && called[0]->root()->shape() != Shape::scalar(PrimitiveType::kPred)) {
+          report(&inst, fmt::format("TopK comparator {} returns {}, not pred[]", called[0]->name(),
+                                    str(called[0]->root()->shape())));
+        }
+      }
+    }
+    const int64_t last = x.dimension(x.rank() - 1);
+    if (k < 0 || k > last) {
+      report(&inst, fmt::format("top-k of {} along its last dimension: k={} must be in 0..{}", str(x), k, last));
+      return;
+    }
+    std::vector<int64_t> dims = x.dimensions();
+    dims.back() = k;
+    const Shape expected = Shape::tuple({Shape(x.elementType(), dims), Shape(PrimitiveType::kS32, dims)});
+    const bool matches = out.isTuple() && out.tupleElements().size() == 2 &&
+                         sameDims(out.tupleElement(0), expected.tupleElement(0)) &&
+                         sameDims(out.tupleElement(1), expected.tupleElement(1)) &&
+                         out.tupleElement(0).elementType() == x.elementType() &&
+                         out.tupleElement(1).elementType() == PrimitiveType::kS32;
+    if (!matches) report(&inst, fmt::format("top-k must produce {}, not {}", str(expected), str(out)));
   }
 
   void scatter(const HloInstruction& inst) {

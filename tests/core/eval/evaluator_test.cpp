@@ -231,6 +231,44 @@ TEST(SortEvalTest, TotalOrderPutsNaNLast) {
             "f32[5] {-inf, -0, 0, 1, nan}");
 }
 
+// topk along the last dimension: the K largest (or smallest) in order with their indices; equal values keep the
+// lower index first; floats in total order, so a NaN is the largest and -NaN the smallest, as XLA's TopK.
+TEST(TopKEvalTest, LargestSmallestTiesAndNaN) {
+  Value v = evalValue(R"(
+    ENTRY e {
+      x = f32[2,5] constant({ {3, 1, 3, nan, -inf}, {0, -0, 2, 2, 1} })
+      big = (f32[2,3], s32[2,3]) topk(x), k=3, largest=true
+      small = (f32[2,2], s32[2,2]) topk(x), k=2, largest=false
+      none = (f32[2,0], s32[2,0]) topk(x), k=0
+      i = s32[4] constant({5, -7, 5, 9})
+      ints = (s32[4], s32[4]) topk(i), k=4
+      ROOT t = ((f32[2,3], s32[2,3]), (f32[2,2], s32[2,2]), (f32[2,0], s32[2,0]), (s32[4], s32[4]))
+               tuple(big, small, none, ints)
+    })");
+  EXPECT_EQ(element(v, 0), "(f32[2,3] {{nan, 3, 3}, {2, 2, 1}}, s32[2,3] {{3, 0, 2}, {2, 3, 4}})");
+  EXPECT_EQ(element(v, 1), "(f32[2,2] {{-inf, 1}, {-0, 0}}, s32[2,2] {{4, 1}, {1, 0}})");
+  EXPECT_EQ(element(v, 2), "(f32[2,0] {{}, {}}, s32[2,0] {{}, {}})");
+  EXPECT_EQ(element(v, 3), "(s32[4] {9, 5, 5, -7}, s32[4] {3, 0, 2, 1})");
+}
+
+// XLA CPU's form after optimization: a TopK custom-call whose called computation orders (value, index) pairs; K
+// is the result's last dimension. Here the comparator puts smaller values first.
+TEST(TopKEvalTest, CustomCallFollowsItsComparator) {
+  EXPECT_EQ(evalText(R"(
+    less {
+      a = f32[] parameter(0)
+      b = f32[] parameter(1)
+      i = s32[] parameter(2)
+      j = s32[] parameter(3)
+      ROOT c = pred[] compare(a, b), direction=LT
+    }
+    ENTRY e {
+      x = f32[6] constant({4, 2, 8, 2, 1, 9})
+      ROOT t = (f32[3], s32[3]) custom-call(x), custom_call_target="TopK", called_computations={less}
+    })"),
+            "(f32[3] {1, 2, 2}, s32[3] {4, 1, 3})");
+}
+
 TEST(MapEvalTest, AppliesComputationPerElement) {
   EXPECT_EQ(evalText(withReducers(R"(
     ENTRY e {

@@ -330,14 +330,16 @@ TEST(HloVerifier, CopyAndReverseKeepTheOperandShape) {
 
 TEST(HloVerifier, BitcastKeepsTheByteSize) {
   EXPECT_EQ(problems("ENTRY e {\n  p = f32[4,2] parameter(0)\n  ROOT b = s32[8] bitcast(p)\n}\n"), Problems{});
-  EXPECT_EQ(problems("ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT b = f32[4000000] bitcast(p)\n}\n"),
-            Problems{"computation e, %b: bitcast of f32[4] (16 bytes) to f32[4000000] (16000000 bytes) changes the size"});
+  EXPECT_EQ(
+      problems("ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT b = f32[4000000] bitcast(p)\n}\n"),
+      Problems{"computation e, %b: bitcast of f32[4] (16 bytes) to f32[4000000] (16000000 bytes) changes the size"});
 }
 
 TEST(HloVerifier, GatherResultShape) {
   const std::string take = "ENTRY e {\n  p = f32[10,4] parameter(0)\n  i = s32[3,1] parameter(1)\n  ROOT g = ";
-  const std::string dims = " gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
-                           "index_vector_dim=1, slice_sizes={1,4}\n}\n";
+  const std::string dims =
+      " gather(p, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+      "index_vector_dim=1, slice_sizes={1,4}\n}\n";
   EXPECT_EQ(problems(take + "f32[3,4]" + dims), Problems{});
   EXPECT_EQ(problems(take + "f32[3,40]" + dims),
             Problems{"computation e, %g: gather of f32[10,4] gives f32[3,4], not f32[3,40]"});
@@ -415,6 +417,35 @@ TEST(HloVerifier, ScatterUpdatesMustMatchTheIndicesBatch) {
 }
 
 // A comparator answers with one pred: an f32 answer reached LLVM ("generated LLVM IR does not verify").
+// topk and XLA CPU's TopK custom-call: one array, k within its last dimension, (values, s32 indices) of its shape
+// with the last dimension k; the custom-call's comparator takes (value, value, index, index).
+TEST(HloVerifier, TopKShapes) {
+  auto topk = [](const std::string& line) {
+    return problems("ENTRY e {\n  p = f32[4,10] parameter(0)\n  ROOT t = " + line + "\n}\n");
+  };
+  EXPECT_EQ(topk("(f32[4,3], s32[4,3]) topk(p), k=3, largest=true"), Problems{});
+  EXPECT_EQ(topk("(f32[4,11], s32[4,11]) topk(p), k=11"),
+            Problems{"computation e, %t: top-k of f32[4,10] along its last dimension: k=11 must be in 0..10"});
+  EXPECT_EQ(topk("(f32[4,3], f32[4,3]) topk(p), k=3"),
+            Problems{"computation e, %t: top-k must produce (f32[4,3], s32[4,3]), not (f32[4,3], f32[4,3])"});
+  EXPECT_EQ(topk("(f32[4,3], s32[4,3]) topk(p)"), Problems{"computation e, %t: topk needs k=N"});
+  EXPECT_EQ(topk("(f32[4,3], s32[4,3]) topk(p), k=3, largest=maybe"),
+            Problems{"computation e, %t: largest=maybe must be true or false"});
+  EXPECT_EQ(problems(R"hlo(
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+
+ENTRY e {
+  p = f32[4,10] parameter(0)
+  ROOT t = (f32[4,2], s32[4,2]) custom-call(p), custom_call_target="TopK", called_computations={less}
+}
+)hlo"),
+            Problems{"computation e, %t: comparator computation less takes 2 parameter(s), expected 4"});
+}
+
 TEST(HloVerifier, SortComparatorReturnsPredOverScalarsOfTheOperandsTypes) {
   EXPECT_EQ(problems(R"hlo(
 less {

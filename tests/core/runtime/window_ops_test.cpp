@@ -351,6 +351,48 @@ ENTRY e {
 })");
 }
 
+// topk (jax.lax.top_k) and XLA CPU's TopK custom-call: codegen decomposes both into a stable sort of (value,
+// index) pairs and two slices (topk-decomposer); the evaluator computes them directly. Rounded random keys give
+// ties (the lower index first), the constant row NaNs and -0; the custom-call's comparator is XLA's own total order
+// written with f32 -> s32 bitcasts, which codegen lowers as bitcast-converts.
+TEST(WindowOpsTest, TopKOpAndCustomCall) {
+  expectAllAgree(R"(HloModule topk
+greater {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  zero = s32[] constant(0)
+  max = s32[] constant(2147483647)
+  ba = s32[] bitcast(a)
+  bb = s32[] bitcast(b)
+  fa = s32[] xor(max, ba)
+  fb = s32[] xor(max, bb)
+  na = pred[] compare(ba, zero), direction=LT
+  nb = pred[] compare(bb, zero), direction=LT
+  ka = s32[] select(na, fa, ba)
+  kb = s32[] select(nb, fb, bb)
+  ROOT gt = pred[] compare(ka, kb), direction=GT
+}
+ENTRY e {
+  x = f32[6,40] parameter(0)
+  keys = f32[6,40] round-nearest-even(x)
+  special = f32[1,8] constant({ {nan, 1, -0, 0, -inf, inf, -nan, -1} })
+  big = (f32[6,5], s32[6,5]) topk(keys), k=5, largest=true
+  small = (f32[6,3], s32[6,3]) topk(keys), k=3, largest=false
+  odd = (f32[1,8], s32[1,8]) topk(special), k=8
+  oddi = s32[1,8] get-tuple-element(odd), index=1
+  xla = (f32[6,4], s32[6,4]) custom-call(keys), custom_call_target="TopK", called_computations={greater}
+  bv = f32[6,5] get-tuple-element(big), index=0
+  bi = s32[6,5] get-tuple-element(big), index=1
+  sv = f32[6,3] get-tuple-element(small), index=0
+  si = s32[6,3] get-tuple-element(small), index=1
+  xv = f32[6,4] get-tuple-element(xla), index=0
+  xi = s32[6,4] get-tuple-element(xla), index=1
+  ROOT t = (f32[6,5], s32[6,5], f32[6,3], s32[6,3], s32[1,8], f32[6,4], s32[6,4]) tuple(bv, bi, sv, si, oddi, xv, xi)
+})");
+}
+
 // Slices up to 4096 merge-sort as the evaluator does step for step, so even a comparator that is not a strict
 // weak order (a < b - 1 on small integers: 0 ~ 1 and 1 ~ 2 but 0 < 2) gives its result, which another sorting
 // algorithm would not; a longer slice takes the insertion sort, stable.
