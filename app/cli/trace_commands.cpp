@@ -20,11 +20,14 @@
 
 #include "app/cli/cli_output.h"
 #include "core/base/file_util.h"
+#include "core/eval/evaluator.h"
+#include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
 #include "core/pipeline/fusion_correspondence.h"
 #include "core/pipeline/stage.h"
 #include "core/pipeline/xla_stages.h"
 #include "core/text/hlo_parser.h"
+#include "profiler/compare/time_attribution.h"
 #include "profiler/compare/trace_compare.h"
 #include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
@@ -44,6 +47,9 @@ struct TraceCommands {
   std::string fusedHlo;
   std::string unfusedHlo;
   std::string output;
+  std::string hlo;    // stats --hlo: attribute kernel time to the module's source lines, scopes, ops
+  std::string by;     // stats --by (default source), compare --by (none: the kernel comparison)
+  std::string pprof;  // stats --pprof: the attribution as a gzipped pprof profile
   bool json = false;
   size_t top = 20;
 };
@@ -71,11 +77,18 @@ StatusOr<profiler::Trace> loadTrace(const std::string& path) {
   return trace;
 }
 
+int runAttribution(const TraceCommands& c, const profiler::Trace& trace);
+
 int runStats(const TraceCommands& c) {
   StatusOr<profiler::Trace> trace = loadTrace(c.trace);
   if (!trace.ok()) {
     printError(trace.message());
     return exitCodeFor(trace.status(), kExitBadInput);
+  }
+  if (!c.hlo.empty()) return runAttribution(c, *trace);
+  if (!c.by.empty()) {
+    std::fprintf(stderr, "stats --by needs --hlo (the module the trace ran)\n");
+    return kExitBadInput;
   }
   profiler::TraceStats stats = profiler::computeStats(*trace);
   if (c.json) return emit(profiler::statsJson(stats), c.output);
@@ -140,6 +153,161 @@ StatusOr<std::unique_ptr<core::HloModule>> loadAfterOptimizations(const std::str
   return core::parseHloModuleFile(*file);
 }
 
+// The module a trace ran, for `stats --hlo`: an HLO text file (XLA's *after_optimizations.txt, or a stage of our
+// own dump), XLA's --xla_dump_to directory (the trace's module), or our stages.json (its last stage's module_N.txt,
+// the one `run` compiles with the same pipeline).
+StatusOr<std::unique_ptr<core::HloModule>> loadRunModule(const std::string& path, const profiler::Trace& trace) {
+  namespace fs = std::filesystem;
+  if (fs::path(path).filename() == "stages.json") {
+    StatusOr<std::string> text = readFile(path);
+    if (!text.ok()) return text.status();
+    const nlohmann::json root = nlohmann::json::parse(*text, nullptr, false);
+    if (root.is_discarded() || !root.is_object() || !root.contains("stages") || !root["stages"].is_array() ||
+        root["stages"].empty()) {
+      return Status::badInput(path + ": error: not a FusionScope stages.json (no \"stages\" array)");
+    }
+    const nlohmann::json& last = root["stages"].back();
+    if (!last.is_object() || !last.contains("files") || !last["files"].is_object() ||
+        !last["files"].contains("module") || !last["files"]["module"].is_string()) {
+      return Status::badInput(path + ": error: its last stage names no module file (dump with module text)");
+    }
+    const std::string name = last["files"]["module"].get<std::string>();
+    if (name.find('/') != std::string::npos) return Status::badInput(path + ": error: a module file outside it");
+    return core::parseHloModuleFile((fs::path(path).parent_path() / name).string());
+  }
+  return loadAfterOptimizations(path, trace);
+}
+
+// Each instruction a kernel can run (every instruction outside fusion computations) and the operations it does: a
+// fusion's members (less parameters, tuples and bitcasts, which cost nothing), else itself; each with its op_name,
+// source stack and estimated cost.
+profiler::OpAttribution opAttribution(const core::HloModule& module) {
+  profiler::OpAttribution ops;
+  auto describe = [&](const core::HloInstruction& member, const core::HloInstruction& kernel) {
+    profiler::AttributedOp op;
+    op.name = member.name();
+    op.kernel = kernel.name();
+    const std::optional<core::OpMetadata>& own = member.attributes().metadata;
+    const std::optional<core::OpMetadata>& outer = kernel.attributes().metadata;
+    const core::OpMetadata* metadata = own && !own->opName.empty() ? &*own : outer ? &*outer : nullptr;
+    const std::string opName = metadata ? metadata->opName : "";
+    const size_t slash = opName.rfind('/');
+    op.scope = slash == std::string::npos ? "" : opName.substr(0, slash);
+    op.op =
+        opName.empty() ? std::string(member.opcodeString()) : opName.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (metadata) {
+      if (std::optional<int64_t> frame = core::stackFrameId(*metadata)) {
+        for (const core::SourceLocation& at : module.stackFrames().stack(*frame)) {
+          op.stack.push_back({at.file, at.function, at.line});
+        }
+      }
+      if (op.stack.empty() && !metadata->sourceFile.empty()) {
+        op.stack.push_back({metadata->sourceFile, "", metadata->sourceLine.value_or(0)});
+      }
+    }
+    op.weight = core::estimateInstructionWork(member);
+    return op;
+  };
+  for (const auto& computation : module.computations()) {
+    if (computation->isFusionComputation()) continue;
+    for (const auto& inst : computation->instructions()) {
+      std::vector<profiler::AttributedOp> members;
+      if (const core::HloComputation* fused = inst->fusedComputation()) {
+        for (const auto& member : fused->instructions()) {
+          const core::HloOpcode opcode = member->opcode();
+          if (opcode == core::HloOpcode::kParameter || opcode == core::HloOpcode::kTuple ||
+              opcode == core::HloOpcode::kGetTupleElement || opcode == core::HloOpcode::kBitcast) {
+            continue;
+          }
+          members.push_back(describe(*member, *inst));
+        }
+      }
+      if (members.empty()) members.push_back(describe(*inst, *inst));
+      ops[profiler::normalizeKernelName(inst->name())] = std::move(members);
+    }
+  }
+  // A fusion's member can run as a kernel of its own: codegen inlines library fusions (a dot XLA or our presets
+  // wrap in a kCustom fusion runs as the dot). Members are found under their own name unless a kernel has it.
+  for (const auto& computation : module.computations()) {
+    if (!computation->isFusionComputation()) continue;
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == core::HloOpcode::kParameter) continue;
+      ops.emplace(profiler::normalizeKernelName(inst->name()),
+                  std::vector<profiler::AttributedOp>{describe(*inst, *inst)});
+    }
+  }
+  return ops;
+}
+
+constexpr const char* kShareModel =
+    "a kernel running several operations (a fusion) is shared among them in proportion to each one's estimated "
+    "scalar operations (elements computed; x the contraction for dots, x the window for windows)";
+
+profiler::AttributionKey attributionKey(const std::string& by) {
+  return by == "scope"    ? profiler::AttributionKey::kScope
+         : by == "op"     ? profiler::AttributionKey::kOp
+         : by == "fusion" ? profiler::AttributionKey::kFusion
+                          : profiler::AttributionKey::kSource;
+}
+
+// A trace none of whose kernels ran an instruction of the module: said with the counts, exit 2.
+bool reportNoMatch(const profiler::TimeAttribution& attribution, const std::string& trace, const std::string& hlo) {
+  if (attribution.matchedKernels > 0) return false;
+  std::fprintf(stderr,
+               "%s: error: none of the trace's %lld kernel launches ran an instruction of %s (e.g. %s): is it the "
+               "module this trace ran?\n",
+               trace.c_str(), static_cast<long long>(attribution.kernelCount), hlo.c_str(),
+               attribution.unmatchedNames.empty() ? "no kernels at all" : attribution.unmatchedNames.front().c_str());
+  return true;
+}
+
+int runAttribution(const TraceCommands& c, const profiler::Trace& trace) {
+  StatusOr<std::unique_ptr<core::HloModule>> module = loadRunModule(c.hlo, trace);
+  if (!module.ok()) {
+    printError(module.message());
+    return exitCodeFor(module.status(), kExitBadInput);
+  }
+  const profiler::OpAttribution ops = opAttribution(**module);
+  const profiler::TimeAttribution attribution = profiler::attributeTime(trace, ops, attributionKey(c.by), kShareModel);
+  if (reportNoMatch(attribution, c.trace, c.hlo)) return kExitBadInput;
+  if (!c.pprof.empty()) {
+    StatusOr<std::string> profile = profiler::attributionPprof(trace, ops);
+    Status written = profile.ok() ? writeFileAtomic(c.pprof, *profile) : profile.status();
+    if (!written.ok()) {
+      printError("--pprof: " + written.message());
+      return exitCodeFor(written, kExitFailed);
+    }
+  }
+  if (c.json) return emit(profiler::attributionJson(attribution), c.output);
+  return emit(c.trace + " with " + c.hlo + "\n" + profiler::attributionText(attribution, c.top), c.output);
+}
+
+// `compare --by source|scope|op`: each trace's kernel time attributed with its own module, rows joined by key.
+int runCompareBy(const TraceCommands& c, const profiler::Trace& before, const profiler::Trace& after) {
+  if (c.unfusedHlo.empty() || c.fusedHlo.empty()) {
+    std::fprintf(stderr,
+                 "compare --by needs --unfused-hlo (the before run's module) and --fused-hlo (the after run's)\n");
+    return kExitBadInput;
+  }
+  profiler::TimeAttribution sides[2];
+  const profiler::Trace* traces[2] = {&before, &after};
+  const std::string* paths[2] = {&c.unfusedHlo, &c.fusedHlo};
+  const std::string* names[2] = {&c.before, &c.after};
+  for (int side = 0; side < 2; ++side) {
+    StatusOr<std::unique_ptr<core::HloModule>> module = loadRunModule(*paths[side], *traces[side]);
+    if (!module.ok()) {
+      printError(module.message());
+      return exitCodeFor(module.status(), kExitBadInput);
+    }
+    sides[side] = profiler::attributeTime(*traces[side], opAttribution(**module), attributionKey(c.by), kShareModel);
+    if (reportNoMatch(sides[side], *names[side], *paths[side])) return kExitBadInput;
+  }
+  return emit(c.json ? profiler::attributionComparisonJson(sides[0], sides[1])
+                     : "before: " + c.before + "\nafter:  " + c.after + "\n" +
+                           profiler::attributionComparisonText(sides[0], sides[1], c.top),
+              c.output);
+}
+
 int runCompare(const TraceCommands& c) {
   StatusOr<profiler::Trace> before = loadTrace(c.before);
   if (!before.ok()) {
@@ -151,6 +319,7 @@ int runCompare(const TraceCommands& c) {
     printError(after.message());
     return exitCodeFor(after.status(), kExitBadInput);
   }
+  if (!c.by.empty()) return runCompareBy(c, *before, *after);
   std::optional<profiler::FusionMembership> membership;
   if (!c.stages.empty()) {
     StatusOr<profiler::FusionMembership> loaded = profiler::loadFusionMembership(c.stages);
@@ -301,6 +470,19 @@ std::shared_ptr<TraceCommands> addTraceCommands(CLI::App& app) {
   c->stats->add_flag("--json", c->json, "Machine-readable JSON (times in ns)");
   c->stats->add_option("--top", c->top, "Rows of the per-name table")->capture_default_str();
   c->stats->add_option("-o,--output", c->output, "Write to this file instead of stdout (atomically)");
+  CLI::Option* hloOption = c->stats->add_option(
+      "--hlo", c->hlo,
+      "The module the trace ran (XLA's *after_optimizations.txt or --xla_dump_to directory, an HLO file, or our "
+      "stages.json): kernel time by source line, scope, op or fusion instead of the per-name statistics");
+  c->stats
+      ->add_option("--by", c->by,
+                   "With --hlo: rows by source line (file:line of the innermost stack frame), scope (op_name path), "
+                   "op (the framework op) or fusion (the kernel's instruction)")
+      ->check(CLI::IsMember({"source", "scope", "op", "fusion"}))
+      ->needs(hloOption);
+  c->stats
+      ->add_option("--pprof", c->pprof, "With --hlo: also write the time as a gzipped pprof profile (profile.proto)")
+      ->needs(hloOption);
 
   c->compare = app.add_subcommand("compare",
                                   "Compare two traces (e.g. unfused vs fused): kernels, device time, "
@@ -317,6 +499,12 @@ std::shared_ptr<TraceCommands> addTraceCommands(CLI::App& app) {
                    "The same for the before run: unfused kernels are matched to fusions by op, shape and metadata")
       ->needs(fusedHloOption);
   stagesOption->excludes(fusedHloOption);
+  c->compare
+      ->add_option("--by", c->by,
+                   "Kernel time per source line, scope or op before and after (each trace with its module: "
+                   "--unfused-hlo and --fused-hlo): which lines fusion made faster or slower")
+      ->check(CLI::IsMember({"source", "scope", "op"}))
+      ->needs(fusedHloOption);
   c->compare->add_flag("--json", c->json, "Machine-readable JSON (times in ns)");
   c->compare->add_option("--top", c->top, "Rows of the top-kernel tables")->capture_default_str();
   c->compare->add_option("-o,--output", c->output, "Write to this file instead of stdout (atomically)");

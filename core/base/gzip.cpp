@@ -83,4 +83,23 @@ StatusOr<std::string> gunzipPrefix(std::string_view compressed, std::string_view
   return inflateUpTo(compressed, name, bytes, 0, true);
 }
 
+StatusOr<std::string> gzipCompress(std::string_view bytes) {
+  if (bytes.size() > (size_t{1} << 31)) return Status::failedWork("gzip: more than 2 GB to compress at once");
+  z_stream stream{};
+  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    return Status::failedWork("gzip: cannot initialise zlib");
+  }
+  std::string out(deflateBound(&stream, static_cast<uLong>(bytes.size())), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  stream.avail_in = static_cast<uInt>(bytes.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  const int result = deflate(&stream, Z_FINISH);
+  const size_t written = out.size() - stream.avail_out;
+  deflateEnd(&stream);
+  if (result != Z_STREAM_END) return Status::failedWork("gzip: cannot compress");
+  out.resize(written);
+  return out;
+}
+
 }  // namespace fusionscope

@@ -21,6 +21,9 @@ StatusOr<std::string> gunzip(std::string_view compressed, std::string_view name,
 // inflating it all.
 StatusOr<std::string> gunzipPrefix(std::string_view compressed, std::string_view name, size_t bytes);
 
+// `bytes` as one gzip member (zlib's default level), as pprof and other readers of .gz expect.
+StatusOr<std::string> gzipCompress(std::string_view bytes);
+
 // The largest decompressed size we accept for `compressedBytes` of gzip: a quarter of memoryLimitBytes() (the
 // parsed form takes several times the text), and no more than 100 times the compressed size once past 256 MB (real
 // traces compress 5-30 times; a bomb of zeros 1000 times).

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -197,6 +198,155 @@ TEST_F(TraceCliTest, CompareRealJaxPairThroughXlaModules) {
                      (kXlaData / "unfused").string()});
   ASSERT_EQ(text.exitCode, 0) << text.err;
   EXPECT_NE(text.out.find("[fused+unfused HLO]"), std::string::npos) << text.out;
+}
+
+// The values of every sample of a pprof profile.proto, read with a minimal protobuf walker (no library: the test
+// checks the bytes the CLI writes, not what a library would accept).
+std::vector<int64_t> pprofSampleValues(const std::string& bytes) {
+  size_t at = 0;
+  auto varint = [&](const std::string& b, size_t& i) {
+    uint64_t value = 0;
+    for (int shift = 0; i < b.size() && shift < 64; shift += 7) {
+      const auto byte = static_cast<uint8_t>(b[i++]);
+      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) break;
+    }
+    return value;
+  };
+  std::vector<int64_t> values;
+  while (at < bytes.size()) {
+    const uint64_t key = varint(bytes, at);
+    const int field = static_cast<int>(key >> 3);
+    const int wire = static_cast<int>(key & 7);
+    if (wire == 0) {
+      varint(bytes, at);
+      continue;
+    }
+    EXPECT_EQ(wire, 2) << "only varints and length-delimited fields in a profile";
+    if (wire != 2) return values;
+    const size_t length = varint(bytes, at);
+    const std::string body = bytes.substr(at, length);
+    at += length;
+    if (field != 2) continue;  // Profile.sample
+    for (size_t i = 0; i < body.size();) {
+      const uint64_t sampleKey = varint(body, i);
+      const size_t n = varint(body, i);
+      const std::string packed = body.substr(i, n);
+      i += n;
+      if ((sampleKey >> 3) != 2) continue;  // Sample.value (packed int64)
+      for (size_t j = 0; j < packed.size();) values.push_back(static_cast<int64_t>(varint(packed, j)));
+    }
+  }
+  return values;
+}
+
+// Kernel time by the program's own lines (issue 41), on the real JAX profile of the MNIST step and XLA's dump of
+// it: every launch matches the module, the rows add up to the kernel total, the top row is a line of the program's
+// .py file (the loss: its dot), and the pprof profile holds the same total.
+TEST_F(TraceCliTest, StatsAttributesKernelTimeToSourceLinesScopesAndOps) {
+  const std::string trace = (kXlaData / "perfetto-fused.json.gz").string();
+  const std::string dump = (kXlaData / "fused").string();
+  for (const char* by : {"source", "scope", "op", "fusion"}) {
+    SCOPED_TRACE(by);
+    Result r = run({"stats", trace, "--hlo", dump, "--by", by, "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    nlohmann::json a = nlohmann::json::parse(r.out);
+    EXPECT_EQ(a["by"], by);
+    EXPECT_GT(a["kernel_count"].get<int64_t>(), 0);
+    EXPECT_EQ(a["matched_kernels"], a["kernel_count"]);
+    EXPECT_EQ(a["matched_ns"], a["kernel_total_ns"]);
+    double sum = 0;
+    for (const nlohmann::json& row : a["rows"]) sum += row["ns"].get<double>();
+    EXPECT_NEAR(sum, a["kernel_total_ns"].get<double>(), 0.01 * a["kernel_total_ns"].get<double>());
+    if (std::string(by) == "source") {
+      const std::string top = a["rows"][0]["source"];
+      EXPECT_NE(top.find("interop/jax_programs.py:"), std::string::npos) << r.out;
+    }
+  }
+  const std::string pprof = (m_dir / "step.pb.gz").string();
+  Result r = run({"stats", trace, "--hlo", dump, "--json", "--pprof", pprof});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const int64_t total = nlohmann::json::parse(r.out)["kernel_total_ns"];
+  std::ifstream in(pprof, std::ios::binary);
+  const std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GE(gz.size(), 2u);
+  ASSERT_EQ(static_cast<uint8_t>(gz[0]), 0x1f) << "gzipped";
+  std::string bytes;
+  {
+    const std::string plain = (m_dir / "step.pb").string();
+    ASSERT_EQ(std::system(("gzip -dc '" + pprof + "' > '" + plain + "'").c_str()), 0);
+    std::ifstream p(plain, std::ios::binary);
+    bytes.assign((std::istreambuf_iterator<char>(p)), std::istreambuf_iterator<char>());
+  }
+  const std::vector<int64_t> values = pprofSampleValues(bytes);
+  ASSERT_FALSE(values.empty());
+  int64_t sampled = 0;
+  for (int64_t v : values) sampled += v;
+  EXPECT_NEAR(static_cast<double>(sampled), static_cast<double>(total), static_cast<double>(values.size()));
+}
+
+// Before and after per source line: the softmax's line (98) is where fusion saved time; the JSON says so.
+TEST_F(TraceCliTest, CompareBySourceLineJoinsBothRuns) {
+  Result r = run({"compare", (kXlaData / "perfetto-unfused.json.gz").string(),
+                  (kXlaData / "perfetto-fused.json.gz").string(), "--by", "source", "--unfused-hlo",
+                  (kXlaData / "unfused").string(), "--fused-hlo", (kXlaData / "fused").string(), "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json c = nlohmann::json::parse(r.out);
+  EXPECT_EQ(c["before"]["matched_kernels"], c["before"]["kernel_count"]);
+  EXPECT_EQ(c["after"]["matched_kernels"], c["after"]["kernel_count"]);
+  bool found = false;
+  for (const nlohmann::json& row : c["rows"]) {
+    if (row["source"].get<std::string>().find("jax_programs.py:98") == std::string::npos) continue;
+    found = true;
+    EXPECT_GT(row["saved_ns"].get<double>(), 0) << row.dump();
+  }
+  EXPECT_TRUE(found) << r.out;
+}
+
+// The share model: a fusion's launch is split among its members by their estimated operations, here a dot of 4x2
+// outputs over k=8 (64) and an add of 8 outputs (8): 8/9 and 1/9 of the 900 ns, marked estimated; a kernel of one
+// operation keeps its time exactly.
+TEST_F(TraceCliTest, StatsSharesAFusionByItsMembersEstimatedOperations) {
+  const std::string module = write("f.hlo", R"(HloModule m
+fused {
+  p0 = f32[4,8] parameter(0)
+  p1 = f32[8,2] parameter(1)
+  d = f32[4,2] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general"}
+  ROOT a = f32[4,2] add(d, d), metadata={op_name="jit(f)/add"}
+}
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  y = f32[8,2] parameter(1)
+  f = f32[4,2] fusion(x, y), kind=kOutput, calls=fused
+  ROOT n = f32[4,2] negate(f), metadata={op_name="jit(f)/neg"}
+}
+)");
+  const std::string trace = write("t.json", R"([
+  {"ph":"X","cat":"kernel","name":"f","pid":0,"tid":7,"ts":0,"dur":0.9},
+  {"ph":"X","cat":"kernel","name":"n","pid":0,"tid":7,"ts":1,"dur":0.1}])");
+  Result r = run({"stats", trace, "--hlo", module, "--by", "op", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json a = nlohmann::json::parse(r.out);
+  EXPECT_EQ(a["kernel_total_ns"], 1000);
+  std::map<std::string, nlohmann::json> rows;
+  for (const nlohmann::json& row : a["rows"]) rows[row["op"]] = row;
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  EXPECT_NEAR(rows["dot_general"]["ns"].get<double>(), 800, 1e-6);
+  EXPECT_NEAR(rows["add"]["ns"].get<double>(), 100, 1e-6);
+  EXPECT_EQ(rows["dot_general"]["estimated"], true);
+  EXPECT_NEAR(rows["neg"]["ns"].get<double>(), 100, 1e-6);
+  EXPECT_EQ(rows["neg"]["estimated"], false);
+  EXPECT_EQ(rows["neg"]["kernels"], 1);
+}
+
+// A trace whose kernels ran none of the module's instructions says so with the counts (exit 2); --by without --hlo
+// is a usage error.
+TEST_F(TraceCliTest, StatsWithAModuleTheTraceDidNotRunSaysSo) {
+  const std::string module = write("other.hlo", "HloModule other\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n");
+  Result r = run({"stats", write("t.json", kAfter), "--hlo", module});
+  EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("none of the trace's 2 kernel launches ran an instruction of"), std::string::npos) << r.err;
+  EXPECT_EQ(run({"stats", write("u.json", kAfter), "--by", "op"}).exitCode, 2);
 }
 
 // With the fused module alone, members are instruction names, which XLA:CPU's unfused kernels (wrapped_*) never
