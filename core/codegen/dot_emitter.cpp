@@ -14,7 +14,9 @@ bool ElementEmitter::isRowDot(const HloInstruction* dot) {
   const int batch = static_cast<int>(d.lhsBatch.size());
   return dot->shape().rank() == batch + 2 && d.rhsBatch.size() == d.lhsBatch.size() && d.lhsContracting.size() == 1 &&
          d.rhsContracting.size() == 1 && dot->operand(0)->shape().rank() == batch + 2 &&
-         dot->operand(1)->shape().rank() == batch + 2 && isFloatingPoint(dot->shape().elementType()) &&
+         dot->operand(1)->shape().rank() == batch + 2 &&
+         (isFloatingPoint(dot->shape().elementType()) ||
+          (isInteger(dot->shape().elementType()) && elementByteSize(dot->shape().elementType()) >= 4)) &&
          dot->shape().dimension(batch + 1) <= 8192;
 }
 
@@ -28,7 +30,15 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   const HloInstruction* lhs = dot->operand(0);
   const HloInstruction* rhs = dot->operand(1);
   const PrimitiveType type = dot->shape().elementType();
-  const PrimitiveType accType = dotAccumulationType(type);
+  const PrimitiveType accType = rowDotAccumulationType(type);
+  const bool floatAcc = isFloatingPoint(accType);
+  // a * b + c and a + b in the accumulation type: fused multiply-adds for floats, wrapping integer ops otherwise.
+  auto mulAdd = [&](llvm::Value* a, llvm::Value* b, llvm::Value* c) -> llvm::Value* {
+    return floatAcc ? intrinsic(llvm::Intrinsic::fmuladd, {a, b, c}) : m_b.CreateAdd(m_b.CreateMul(a, b), c);
+  };
+  auto add = [&](llvm::Value* a, llvm::Value* b) -> llvm::Value* {
+    return floatAcc ? m_b.CreateFAdd(a, b) : m_b.CreateAdd(a, b);
+  };
   const int batchRank = static_cast<int>(d.lhsBatch.size());
   const int64_t m = dot->shape().dimension(batchRank);
   const int64_t n = dot->shape().dimension(batchRank + 1);
@@ -197,7 +207,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
     llvm::AllocaInst* partial = entryAlloca(laneVector);
     llvm::AllocaInst* total = entryAlloca(acc);
     llvm::Type* storage = storageType(accType);
-    llvm::Value* zero = llvm::ConstantFP::get(acc, 0.0);
+    llvm::Value* zero = llvm::Constant::getNullValue(acc);
     loop(
         begin, end,
         [&](llvm::Value* i) {
@@ -216,7 +226,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
                                                               linearize(rhsFirst.dims, rhs->shape().dimensions()));
                   m_b.CreateStore(zero, total);
                   auto vectorChunk = [&](llvm::Value* lo, llvm::Value* hi) {  // [lo, hi) in whole vectors
-                    m_b.CreateStore(llvm::ConstantFP::get(laneVector, 0.0), partial);
+                    m_b.CreateStore(llvm::Constant::getNullValue(laneVector), partial);
                     loop(
                         lo, hi,
                         [&](llvm::Value* v) {
@@ -225,15 +235,19 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
                               laneVector, m_b.CreateInBoundsGEP(storage, lhsRow, offset), llvm::Align(4));
                           llvm::Value* b = m_b.CreateAlignedLoad(
                               laneVector, m_b.CreateInBoundsGEP(storage, rhsRow, offset), llvm::Align(4));
-                          m_b.CreateStore(
-                              intrinsic(llvm::Intrinsic::fmuladd, {a, b, m_b.CreateLoad(laneVector, partial)}),
-                              partial);
+                          m_b.CreateStore(mulAdd(a, b, m_b.CreateLoad(laneVector, partial)), partial);
                         },
                         "kv");
                     // The chunk's lanes summed pairwise (a tree: reassociation only within this vector).
-                    llvm::CallInst* sum = m_b.CreateFAddReduce(zero, m_b.CreateLoad(laneVector, partial));
-                    sum->setHasAllowReassoc(true);
-                    m_b.CreateStore(m_b.CreateFAdd(m_b.CreateLoad(acc, total), sum), total);
+                    llvm::Value* sum = nullptr;
+                    if (floatAcc) {
+                      llvm::CallInst* reduced = m_b.CreateFAddReduce(zero, m_b.CreateLoad(laneVector, partial));
+                      reduced->setHasAllowReassoc(true);
+                      sum = reduced;
+                    } else {
+                      sum = m_b.CreateAddReduce(m_b.CreateLoad(laneVector, partial));
+                    }
+                    m_b.CreateStore(add(m_b.CreateLoad(acc, total), sum), total);
                   };
                   const int64_t vectors = k / lanes;
                   const int64_t perChunk = std::max<int64_t>(1, kDotChunk / lanes);
@@ -245,7 +259,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
                       [&](llvm::Value* kk) {
                         llvm::Value* a = m_b.CreateLoad(acc, m_b.CreateInBoundsGEP(storage, lhsRow, kk));
                         llvm::Value* b = m_b.CreateLoad(acc, m_b.CreateInBoundsGEP(storage, rhsRow, kk));
-                        m_b.CreateStore(intrinsic(llvm::Intrinsic::fmuladd, {a, b, m_b.CreateLoad(acc, total)}), total);
+                        m_b.CreateStore(mulAdd(a, b, m_b.CreateLoad(acc, total)), total);
                       },
                       "ktail");
                   m_b.CreateStore(m_b.CreateLoad(acc, total), m_b.CreateInBoundsGEP(acc, sums, jj));
@@ -271,7 +285,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
     // Terms [lo, hi) of every row's sums into its partial sums, then added to its totals.
     auto chunk = [&](llvm::Value* lo, llvm::Value* hi) {
       for (int64_t r = 0; r < rows; ++r) {
-        m_b.CreateStore(llvm::ConstantFP::get(vector, 0.0), partial[static_cast<size_t>(r)]);
+        m_b.CreateStore(llvm::Constant::getNullValue(vector), partial[static_cast<size_t>(r)]);
       }
       loop(
           lo, hi,
@@ -285,19 +299,18 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
               llvm::Value* tile = shared != nullptr ? shared : rhsTile(c.batchIndex, kk, j0, w);
               llvm::AllocaInst* slot = partial[static_cast<size_t>(r)];
               llvm::Value* broadcast = m_b.CreateVectorSplat(static_cast<unsigned>(padded(w)), a);
-              m_b.CreateStore(intrinsic(llvm::Intrinsic::fmuladd, {broadcast, tile, m_b.CreateLoad(vector, slot)}),
-                              slot);
+              m_b.CreateStore(mulAdd(broadcast, tile, m_b.CreateLoad(vector, slot)), slot);
             }
           },
           "k");
       for (int64_t r = 0; r < rows; ++r) {
         llvm::AllocaInst* t = total[static_cast<size_t>(r)];
         llvm::AllocaInst* p = partial[static_cast<size_t>(r)];
-        m_b.CreateStore(m_b.CreateFAdd(m_b.CreateLoad(vector, t), m_b.CreateLoad(vector, p)), t);
+        m_b.CreateStore(add(m_b.CreateLoad(vector, t), m_b.CreateLoad(vector, p)), t);
       }
     };
     for (int64_t r = 0; r < rows; ++r) {
-      m_b.CreateStore(llvm::ConstantFP::get(vector, 0.0), total[static_cast<size_t>(r)]);
+      m_b.CreateStore(llvm::Constant::getNullValue(vector), total[static_cast<size_t>(r)]);
     }
     const int64_t fullChunks = k / kDotChunk;
     if (fullChunks > 0) {

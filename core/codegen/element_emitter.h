@@ -249,7 +249,7 @@ class ElementEmitter {
   static int64_t rowDotRegistersPerRow(const HloInstruction* dot, VectorUnit vectors) {
     const int64_t n = dot->shape().dimension(dot->shape().rank() - 1);
     const int64_t width = std::clamp<int64_t>(n, 1, vectorN(vectors));
-    const int64_t bytes = elementByteSize(dotAccumulationType(dot->shape().elementType()));
+    const int64_t bytes = elementByteSize(rowDotAccumulationType(dot->shape().elementType()));
     return (width * bytes + vectors.registerBytes - 1) / vectors.registerBytes;
   }
   // Rows per register block: enough independent FMA chains to hide FMA latency, few enough that a block's
@@ -270,6 +270,11 @@ class ElementEmitter {
   static constexpr int64_t kDotPackedBytes = 256 * 1024;
   // The accumulation type of a dot producing `type`.
   static PrimitiveType dotAccumulationType(PrimitiveType type);
+  // The row dot's: floating dots as dotAccumulationType, integer dots in their own type (s8 x s8 -> s32 sums in
+  // s32, wrapping as XLA's do).
+  static PrimitiveType rowDotAccumulationType(PrimitiveType type) {
+    return isFloatingPoint(type) ? dotAccumulationType(type) : type;
+  }
   // `root` is the dot itself or an elementwise epilogue over it (bias add, ReLU: a kOutput fusion): each output
   // row's dot sums are computed once and the epilogue reads them, bound in place of the dot.
   void rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
