@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -94,7 +93,7 @@ TimeAttribution attributeTime(const Trace& trace, const OpAttribution& ops, Attr
   result.key = key;
   result.model = model;
   std::map<std::string, AttributionRow> rows;
-  std::map<std::string, std::set<std::string>> kernelsOf;  // row -> the kernel instructions that fed it
+  std::map<std::string, int64_t> lastLaunch;  // row -> the last launch counted in its `kernels`
   int64_t launch = 0;
   forEachShare(trace, ops, &result, [&](const std::string& instruction, size_t m, double ns, bool estimated) {
     const AttributedOp& op = ops.at(instruction)[m];
@@ -104,11 +103,14 @@ TimeAttribution attributeTime(const Trace& trace, const OpAttribution& ops, Attr
     row.ns += ns;
     row.estimated = row.estimated || estimated;
     if (m == 0) ++launch;
-    // One launch counts once per row, whatever number of its operations fall in it.
-    kernelsOf[k].insert(instruction + "#" + std::to_string(launch));
+    // Launches come one after another: one counts once per row, whatever number of its operations fall in it.
+    int64_t& last = lastLaunch[k];
+    if (last != launch) {
+      last = launch;
+      ++row.kernels;
+    }
   });
   for (auto& [k, row] : rows) {
-    row.kernels = static_cast<int64_t>(kernelsOf[k].size());
     row.share = result.matchedNs > 0 ? row.ns / static_cast<double>(result.matchedNs) : 0;
     result.rows.push_back(row);
   }
