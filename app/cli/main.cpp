@@ -12,6 +12,7 @@
 
 #include "app/cli/cli_output.h"
 #include "app/cli/compare_command.h"
+#include "app/cli/compile_command.h"
 #include "app/cli/info_command.h"
 #include "app/cli/pipeline_commands.h"
 #include "app/cli/run_commands.h"
@@ -239,6 +240,7 @@ int runCli(int argc, char** argv) {
   std::shared_ptr<cli::RunCommands> runCommands = cli::addRunCommands(app);
   std::shared_ptr<cli::XlaCommands> xlaCommands = cli::addXlaCommands(app);
   std::shared_ptr<cli::CompareCommand> compareCommand = cli::addCompareCommand(app);
+  std::shared_ptr<cli::CompileCommand> compileCommand = cli::addCompileCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -258,6 +260,7 @@ int runCli(int argc, char** argv) {
   if (std::optional<int> code = cli::runRunCommands(*runCommands)) return *code;
   if (std::optional<int> code = cli::runXlaCommands(*xlaCommands)) return *code;
   if (std::optional<int> code = cli::runCompareCommand(*compareCommand)) return *code;
+  if (std::optional<int> code = cli::runCompileCommand(*compileCommand)) return *code;
   if (*dump) {
     cli::noteIgnoredXlaFlags(*ignoredXlaFlags);
     std::error_code error;

@@ -20,7 +20,6 @@
 #include "core/base/json_output.h"
 #include "core/base/memory_limit.h"
 #include "core/codegen/element_types.h"
-#include "core/codegen/ptx_bundle.h"
 #include "core/eval/evaluator.h"
 #include "core/eval/result_check.h"
 #include "core/io/npy.h"
@@ -38,7 +37,6 @@ namespace fusionscope::cli {
 
 struct RunCommands {
   CLI::App* run = nullptr;
-  CLI::App* compile = nullptr;
   std::string input;
   std::string pipeline = "cpu";
   std::string fusion = "on";
@@ -59,13 +57,6 @@ struct RunCommands {
   double maxWork = core::EvalOptions{}.maxWork;  // per evaluation of the result check
   bool json = false;
   std::string dumpIr;
-  // compile
-  std::string compileInput;
-  std::string target = "nvptx";
-  int sm = 90;
-  std::string outputDir;
-  std::string compilePipeline = "gpu";
-  std::string compileFusion = "on";
 };
 
 namespace {
@@ -702,37 +693,6 @@ int runRun(const RunCommands& args) {
   return interrupted() ? 128 + g_interruptSignal : kExitOk;
 }
 
-int runCompile(const RunCommands& args) {
-  if (args.target != "nvptx") {
-    fmt::print(stderr, "--target {}: only nvptx is supported\n", args.target);
-    return kExitBadInput;
-  }
-  std::unique_ptr<core::HloModule> module = loadModule(args.compileInput, true, false);
-  if (!module) return kExitBadInput;
-  const bool fusion = args.compileFusion == "on";
-  StatusOr<std::unique_ptr<core::HloModule>> prepared = core::optimizedCopy(*module, args.compilePipeline, fusion);
-  if (!prepared.ok()) {
-    fmt::print(stderr, "{}: {}\n", args.compileInput, prepared.message());
-    return exitCodeFor(prepared.status(), kExitFailed);
-  }
-  core::PtxOptions options;
-  options.sm = args.sm;
-  StatusOr<core::PtxBundle> bundle = core::compilePtxBundle(**prepared, fusion, options);
-  if (!bundle.ok()) {
-    fmt::print(stderr, "{}: {}\n", args.compileInput, bundle.message());
-    return kExitFailed;
-  }
-  OutputDirectoryGuard bundleDirectory(args.outputDir);
-  if (Status s = core::writePtxBundle(*bundle, args.outputDir); !s.ok()) {
-    fmt::print(stderr, "{}\n", s.message());
-    return kExitFailed;
-  }
-  bundleDirectory.keep();
-  fmt::print("{}: {} kernels for sm_{}, {} buffers, peak {} bytes -> {}\n", bundle->plan.module,
-             bundle->plan.kernels.size(), args.sm, bundle->plan.buffers.size(), bundle->plan.peakBytes, args.outputDir);
-  return kExitOk;
-}
-
 }  // namespace
 
 std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
@@ -797,25 +757,11 @@ std::shared_ptr<RunCommands> addRunCommands(CLI::App& app) {
                   "Print one JSON object on stdout (timings, kernels, check; docs/CODEGEN.md); other text to stderr");
   c.run->add_option("--dump-llvm-ir", c.dumpIr, "Write each kernel's optimised LLVM IR to DIR/KERNEL.ll");
 
-  c.compile = app.add_subcommand("compile", "Lower the module to a GPU bundle (PTX + launch plan, docs/BUNDLE.md)");
-  c.compile->add_option("module", c.compileInput, "HLO text file")->required()->check(CLI::ExistingFile);
-  c.compile->add_option("--target", c.target, "Code generation target")->capture_default_str();
-  c.compile->add_option("--sm", c.sm, "Compute capability (80, 90, ...)")
-      ->check(CLI::IsMember({50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90}))
-      ->capture_default_str();
-  c.compile->add_option("-o,--output", c.outputDir, "Bundle directory")->required();
-  c.compile->add_option("--pipeline", c.compilePipeline, "Pass pipeline: gpu, cpu or none")
-      ->check(CLI::IsMember({"gpu", "cpu", "none"}))
-      ->capture_default_str();
-  c.compile->add_option("--fusion", c.compileFusion, "on or off")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
   return commands;
 }
 
 std::optional<int> runRunCommands(const RunCommands& commands) {
   if (commands.run->parsed()) return runRun(commands);
-  if (commands.compile->parsed()) return runCompile(commands);
   return std::nullopt;
 }
 

@@ -11,8 +11,14 @@ class TargetMachine;
 
 namespace fusionscope::core {
 
-// Initialises the native target (and, for nvptx, the NVPTX target) once per process.
+struct VectorUnit;
+
+// Initialises every target LLVM was built with (the JIT's native one, NVPTX, AArch64 for ahead-of-time
+// compilation, ...) once per process.
 void initializeLlvmTargets();
+// The vector registers of the CPU `machine` compiles for (x86: AVX-512, AVX/AVX2, else SSE's; AArch64: NEON's 32 of
+// 16 bytes), or those of `registerBytes` when set (16, 32 or 64: another x86 generation's).
+StatusOr<VectorUnit> vectorUnitFor(const llvm::TargetMachine& machine, int registerBytes);
 // verifyModule, with LLVM's message as the error.
 Status verifyLlvmModule(const llvm::Module& module);
 // The new pass manager's default O3 pipeline for `machine`. With `glibcVectorMath`, loops calling exp, log, sin,

@@ -47,24 +47,6 @@ std::string llvmErrorText(llvm::Error error) {
   return llvm::toString(std::move(error));
 }
 
-// The vector registers of the CPU the JIT compiles for (x86: AVX-512, AVX/AVX2, else SSE's), or those of
-// `registerBytes` when set (16, 32 or 64: another x86 generation's).
-StatusOr<VectorUnit> vectorUnitFor(const llvm::TargetMachine& machine, int registerBytes) {
-  if (registerBytes == 0) {
-    const llvm::MCSubtargetInfo* info = machine.getMCSubtargetInfo();
-    if (info != nullptr && info->checkFeatures("+avx512f")) return VectorUnit{64, 32};
-    if (info != nullptr && info->checkFeatures("+avx")) return VectorUnit{32, 16};
-    return VectorUnit{16, 16};
-  }
-  switch (registerBytes) {
-    case 64: return VectorUnit{64, 32};
-    case 32: return VectorUnit{32, 16};
-    case 16: return VectorUnit{16, 16};
-    default:
-      return Status::error(fmt::format("vector registers of {} bytes: 16, 32 or 64 (0 for the host's)", registerBytes));
-  }
-}
-
 }  // namespace
 
 struct CpuExecutable::Jit {
