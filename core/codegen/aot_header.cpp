@@ -123,7 +123,7 @@ std::string aotHeaderText(const AotArtifact& artifact, const std::vector<std::st
   h += fmt::format(
       "// Runs {1} on the calling thread. The instance owns its arguments and results (one block), and its temporaries\n"
       "// unless set_temp_buffer() supplies them. Thread-compatible: one instance per thread, any number of instances.\n"
-      "// Nothing throws; a failed allocation makes Run() return false. Arrays are row-major, f16/bf16 as their bits.\n"
+      "// Nothing throws; a failed allocation makes Run() return false. Arrays lie row-major unless a layout is shown,\n// f16/bf16 as their bits.\n"
       "class {0} {{\n"
       " public:\n"
       "  static constexpr int kNumArgs = {2};\n"
@@ -135,12 +135,13 @@ std::string aotHeaderText(const AotArtifact& artifact, const std::vector<std::st
       name, plan.module, plan.parameters.size(), plan.outputs.size(), list(argSizes), list(resultSizes),
       artifact.tempBytes);
   for (size_t i = 0; i < plan.parameters.size(); ++i) {
-    h += fmt::format("  // argument {} {}: {}\n", i, plan.parameters[i].name, plan.parameters[i].shape.toString(false));
+    const Shape& shape = plan.parameters[i].shape;
+    h += fmt::format("  // argument {} {}: {}\n", i, plan.parameters[i].name, shape.toString(!hasRowMajorLayout(shape)));
     h += shapeArray(fmt::format("kArg{}Shape", i), plan.parameters[i].shape);
   }
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     const PlanOutput& output = plan.outputs[i];
-    h += fmt::format("  // result {} {}: {}{}\n", i, output.name, output.shape.toString(false),
+    h += fmt::format("  // result {} {}: {}{}\n", i, output.name, output.shape.toString(!hasRowMajorLayout(output.shape)),
                      output.aliasesParameter ? fmt::format(" (the new value of argument {})", *output.aliasesParameter)
                                              : "");
     h += shapeArray(fmt::format("kResult{}Shape", i), output.shape);

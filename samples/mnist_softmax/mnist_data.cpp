@@ -59,6 +59,23 @@ std::vector<float> MnistData::oneHotLabels() const {
   return out;
 }
 
+double softmaxAccuracy(const MnistData& data, const float* w, const float* b) {
+  const int64_t pixels = data.pixelsPerImage();
+  int64_t correct = 0;
+  for (int64_t n = 0; n < data.count; ++n) {
+    const float* image = data.images.data() + n * pixels;
+    float logits[kMnistClasses];
+    std::copy_n(b, kMnistClasses, logits);
+    for (int64_t p = 0; p < pixels; ++p) {
+      if (image[p] == 0.0f) continue;
+      for (int c = 0; c < kMnistClasses; ++c) logits[c] += image[p] * w[p * kMnistClasses + c];
+    }
+    const int best = static_cast<int>(std::max_element(logits, logits + kMnistClasses) - logits);
+    correct += best == data.labels[static_cast<size_t>(n)];
+  }
+  return data.count > 0 ? static_cast<double>(correct) / static_cast<double>(data.count) : 0.0;
+}
+
 StatusOr<MnistData> loadMnist(const std::string& dir, std::string_view split) {
   std::string_view prefix;
   if (split == "train") {

@@ -40,6 +40,10 @@ struct MnistData {
   std::vector<float> oneHotLabels() const;
 };
 
+// Test accuracy of the softmax classifier W [pixels, 10], b [10] (row-major) on `data`, computed on the host: the
+// share of images whose largest logit is their label's.
+double softmaxAccuracy(const MnistData& data, const float* w, const float* b);
+
 // Loads a split from `dir`: "train" reads train-images-idx3-ubyte and train-labels-idx1-ubyte, "test"
 // (or "t10k") reads the t10k- files. Each file may be plain or gzip-compressed (`.gz`); the dotted names
 // some mirrors use (train-images.idx3-ubyte) are accepted too. Errors name the file and the problem.

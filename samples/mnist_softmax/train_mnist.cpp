@@ -29,24 +29,6 @@ using samples::MnistData;
 constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
 
-// Test accuracy of the softmax classifier W [pixels, 10], b [10] on `data`, computed on the host.
-double accuracy(const MnistData& data, const float* w, const float* b) {
-  const int64_t pixels = data.pixelsPerImage();
-  int64_t correct = 0;
-  for (int64_t n = 0; n < data.count; ++n) {
-    const float* image = data.images.data() + n * pixels;
-    float logits[kMnistClasses];
-    std::copy_n(b, kMnistClasses, logits);
-    for (int64_t p = 0; p < pixels; ++p) {
-      if (image[p] == 0.0f) continue;
-      for (int c = 0; c < kMnistClasses; ++c) logits[c] += image[p] * w[p * kMnistClasses + c];
-    }
-    const int best = static_cast<int>(std::max_element(logits, logits + kMnistClasses) - logits);
-    correct += best == data.labels[static_cast<size_t>(n)];
-  }
-  return data.count > 0 ? static_cast<double>(correct) / static_cast<double>(data.count) : 0.0;
-}
-
 // The index of the parameter called `name`, or -1.
 int64_t parameterNamed(const core::ExecutionPlan& plan, const std::string& name) {
   for (const core::PlanParameter& p : plan.parameters) {
@@ -158,13 +140,13 @@ int main(int argc, char** argv) {
     }
     if (step % 100 == 0 || step + 1 == steps) {
       fmt::print("step {:>5}: loss {:.4f}, test accuracy {:.2f}%\n", step + 1, lastLoss,
-                 100.0 * accuracy(*test, weights(w), weights(b)));
+                 100.0 * samples::softmaxAccuracy(*test, weights(w), weights(b)));
     }
   }
   const double elapsed = seconds(start);
   fmt::print(
       "trained {} steps in {:.3f} s ({:.1f} us/step, with the accuracy checks): loss {:.4f} -> {:.4f}, "
       "final test accuracy {:.2f}%\n",
-      steps, elapsed, elapsed * 1e6 / steps, firstLoss, lastLoss, 100.0 * accuracy(*test, weights(w), weights(b)));
+      steps, elapsed, elapsed * 1e6 / steps, firstLoss, lastLoss, 100.0 * samples::softmaxAccuracy(*test, weights(w), weights(b)));
   return 0;
 }

@@ -330,6 +330,59 @@ TEST_F(RunCliTest, AFailingCompileLeavesTheEarlierBundleAsItWas) {
   EXPECT_EQ(entries, 3) << "no temporary or lock left behind";
 }
 
+// Ahead-of-time compilation (docs/AOT.md): NAME.h and NAME.o, the fusion report, and one message with nothing
+// written for each kind of bad request.
+TEST_F(RunCliTest, CompileAheadOfTimeWritesHeaderAndObject) {
+  const fs::path out = m_dir / "aot";
+  CliResult result = run({"compile", kMnist, "--target", "x86-64", "--cpp-class", "mnist::Step", "-o", out.string()});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("x86_64-unknown-linux-gnu (CPU x86-64): 14 kernels"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("fusion on: 14 kernels"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("fusion off: "), std::string::npos) << result.out;
+  EXPECT_NE(readAll(out / "Step.h").find("class Step {"), std::string::npos);
+  EXPECT_EQ(readAll(out / "Step.o").substr(0, 4), "\x7f" "ELF");
+
+  auto refused = [&](std::initializer_list<std::string> args, int code, const std::string& message) {
+    const fs::path dir = m_dir / "refused";
+    std::vector<std::string> command = {"compile", kMnist, "-o", dir.string()};
+    command.insert(command.end(), args);
+    CliResult r = fusionscope::testing::runProgram(FS_CLI_PATH, command, m_dir);
+    EXPECT_EQ(r.exitCode, code) << r.out << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << "nothing written";
+  };
+  refused({"--target", "x86-64"}, 2, "needs --cpp-class");
+  refused({"--target", "riscv", "--cpp-class", "M"}, 2, "riscv");
+  refused({"--target", "x86-64", "--cpp-class", "M", "--cpu", "pentium-9000"}, 2, "--cpu pentium-9000");
+  refused({"--target", "aarch64", "--cpp-class", "M", "--features", "+avx2"}, 2, "'avx2' is not a feature");
+  refused({"--target", "x86-64", "--cpp-class", "class"}, 2, "--cpp-class 'class'");
+  refused({"--target", "x86-64", "--cpp-class", "M", "--sm", "80"}, 2, "--sm is for --target nvptx");
+  refused({"--cpp-class", "M"}, 2, "are for the CPU targets");
+
+  // An op codegen cannot lower: named, exit 1, no files.
+  const fs::path fft = m_dir / "fft.hlo";
+  std::ofstream(fft) << "HloModule f\nENTRY e {\n  x = c64[8] parameter(0)\n"
+                        "  ROOT y = c64[8] fft(x), fft_type=FFT, fft_length={8}\n}\n";
+  CliResult unsupported =
+      run({"compile", fft.string(), "--target", "aarch64", "--cpp-class", "F", "-o", (m_dir / "f").string()});
+  EXPECT_EQ(unsupported.exitCode, 1) << unsupported.out << unsupported.err;
+  EXPECT_NE(unsupported.err.find("fft"), std::string::npos) << unsupported.err;
+  EXPECT_FALSE(fs::exists(m_dir / "f"));
+
+  // A compile that cannot write the object (a folder in its place) leaves the earlier header as it was.
+  const std::string header = readAll(out / "Step.h");
+  fs::remove(out / "Step.o");
+  fs::create_directory(out / "Step.o");
+  CliResult blocked = run({"compile", std::string(FS_SOURCE_DIR) + "/samples/mlp/mlp.hlo", "--target", "x86-64",
+                           "--cpp-class", "Step", "-o", out.string()});
+  EXPECT_EQ(blocked.exitCode, 1) << blocked.out << blocked.err;
+  EXPECT_NE(blocked.err.find("Step.o"), std::string::npos) << blocked.err;
+  EXPECT_EQ(readAll(out / "Step.h"), header);
+  int entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(out)) ++entries;
+  EXPECT_EQ(entries, 2) << "no temporary or lock left behind";
+}
+
 TEST_F(RunCliTest, UnwritableOutputsFailCleanlyWithoutPartialFiles) {
   const fs::path trace = m_dir / "no" / "such" / "dir" / "t.json";
   CliResult noTraceDir = run({"run", kMnist, "--trace", trace.string()});

@@ -8,5 +8,6 @@ const char* cliPath() { return FS_CLI_PATH_VALUE; }
 const char* gpurunPath() { return FS_GPURUN_PATH_VALUE; }
 const char* stubDriverDir() { return FS_STUB_DRIVER_DIR_VALUE; }
 const char* trainMnistPath() { return FS_TRAIN_MNIST_PATH_VALUE; }
+const char* trainMnistAotPath() { return FS_TRAIN_MNIST_AOT_PATH_VALUE; }
 
 }  // namespace fusionscope::testing::paths

@@ -16,6 +16,7 @@ const char* cliPath();         // fusionscope-cli
 const char* gpurunPath();      // fusionscope-gpurun, "" when it is not built (no CUDA toolkit)
 const char* stubDriverDir();   // the folder holding the symbol-less libcuda.so.1 (tests/app/stub_libcuda.cpp)
 const char* trainMnistPath();  // fusionscope-mnist-train
+const char* trainMnistAotPath();  // fusionscope-mnist-train-aot
 
 }  // namespace fusionscope::testing::paths
 
@@ -24,3 +25,4 @@ const char* trainMnistPath();  // fusionscope-mnist-train
 #define FS_GPURUN_PATH (::fusionscope::testing::paths::gpurunPath())
 #define FS_STUB_DRIVER_DIR (::fusionscope::testing::paths::stubDriverDir())
 #define FS_TRAIN_MNIST_PATH (::fusionscope::testing::paths::trainMnistPath())
+#define FS_TRAIN_MNIST_AOT_PATH (::fusionscope::testing::paths::trainMnistAotPath())

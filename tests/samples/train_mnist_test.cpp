@@ -50,6 +50,21 @@ TEST_F(TrainMnistTest, ReachesNinetyPercentOnTheShippedData) {
   EXPECT_GE(std::stod(m[3].str()), 90.0) << result.out;
 }
 
+// The same step compiled ahead of time and linked into a plain program trains as the JIT one does.
+TEST_F(TrainMnistTest, AheadOfTimeStepReachesNinetyPercent) {
+  CliResult result = fusionscope::testing::runProgram(FS_TRAIN_MNIST_AOT_PATH, {"--steps", "1000"}, m_dir);
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(result.out, m, std::regex(R"(loss ([0-9.]+) -> ([0-9.]+), final test accuracy ([0-9.]+)%)")))
+      << result.out;
+  EXPECT_LT(std::stod(m[2].str()), std::stod(m[1].str())) << "loss decreases";
+  EXPECT_GE(std::stod(m[3].str()), 90.0) << result.out;
+  CliResult bad = fusionscope::testing::runProgram(FS_TRAIN_MNIST_AOT_PATH, {"--mnist-dir", m_dir.string()}, m_dir);
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find(m_dir.string()), std::string::npos) << bad.err;
+}
+
 // A small separable IDX set in the MNIST layout (28x28 u8 images, u8 labels): class c lights rows 2c..2c+2 of
 // the image, with a per-image pseudo-random speckle so no two images are equal.
 void writeTinyMnist(const fs::path& dir, const std::string& prefix, int count, uint32_t seed) {
