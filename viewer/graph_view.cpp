@@ -191,7 +191,7 @@ QString formatNs(double ns) {
 
 }  // namespace
 
-void GraphView::setKernelTimeLegend(double minNs, double maxNs, int linked) {
+void GraphView::setKernelTimeLegend(double minNs, double maxNs, int linked, const QString& title) {
   if (maxNs <= 0) {
     m_legend->hide();
     return;
@@ -206,13 +206,13 @@ void GraphView::setKernelTimeLegend(double minNs, double maxNs, int linked) {
   QBuffer buffer(&png);
   buffer.open(QIODevice::WriteOnly);
   bar.save(&buffer, "PNG");
-  m_legend->setText(QStringLiteral("<b>Kernel time</b> (summed launches, log scale), %1 linked<br/>"
+  m_legend->setText(QStringLiteral("<b>%5</b> (summed launches, log scale), %1 linked<br/>"
                                    "<img src=\"data:image/png;base64,%2\"/><br/>"
                                    "<table width=160><tr><td>%3</td><td align=right>%4</td></tr></table>"
                                    "<span style=\"background:#eeeeee\">&nbsp;grey&nbsp;</span> no kernel")
                         .arg(linked)
                         .arg(QString::fromLatin1(png.toBase64()))
-                        .arg(formatNs(std::max(minNs, maxNs / 1e4)), formatNs(maxNs)));
+                        .arg(formatNs(std::max(minNs, maxNs / 1e4)), formatNs(maxNs), title.toHtmlEscaped()));
   m_legend->adjustSize();
   m_legend->show();
   m_legend->raise();

@@ -31,7 +31,8 @@ class GraphView : public QGraphicsView {
   // The time overlay's legend in the bottom-left corner: the colour scale (logarithmic, four decades below `maxNs`)
   // labelled from the shortest time shown, `minNs` (or maxNs / 10^4 if that is shorter), to `maxNs`, and grey for
   // "no kernel"; maxNs <= 0 hides it.
-  void setKernelTimeLegend(double minNs, double maxNs, int linked);
+  void setKernelTimeLegend(double minNs, double maxNs, int linked,
+                           const QString& title = QStringLiteral("Kernel time"));
   bool kernelTimeLegendVisible() const;
   QString kernelTimeLegendText() const;
   bool minimapVisible() const;

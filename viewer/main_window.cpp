@@ -43,6 +43,7 @@
 #include "viewer/scope_groups.h"
 #include "viewer/stage_diff.h"
 #include "viewer/stage_list_model.h"
+#include "viewer/time_attribution_panel.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
 #include "viewer/trace_controller.h"
@@ -619,6 +620,7 @@ void MainWindow::onNodeClicked(int node) {
   }
   statusBar()->showMessage(QString::fromStdString(n.name), 3000);
   linkToTimeline(n.name, n.instruction);
+  m_timeAttribution->selectOperation(n.name);
   mirrorSelection();
   // In neighbourhood mode a new selection is a new focus: lay its neighbourhood out.
   if (m_neighbourhood && m_layouts->key(m_current, optionsFor(m_current)) != m_shownKey) requestLayout();

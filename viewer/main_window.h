@@ -39,6 +39,7 @@ class RunController;
 class StageFilterModel;
 class StageListModel;
 class TimelinePanel;
+class TimeAttributionPanel;
 class TraceController;
 
 // The viewer's main window: stage list (left), graph (centre), inspector (right), timeline (bottom). It builds the
@@ -146,6 +147,8 @@ class MainWindow : public QMainWindow {
   // Timeline → graph: selects, at the last stage, the instruction or fusion named `kernel` (the instruction a
   // kernel ran, TimelineModel::instructionOf; compared as profiler::normalizeKernelName: "fusion_3" matches
   // "fusion.3"). Returns whether one matched.
+  TimeAttributionPanel* timeAttributionPanel() const { return m_timeAttribution; }
+  void setSourceLineOverlay(bool on);
   bool selectKernel(const QString& kernel);
   // Runs the open HLO module twice through `fusionscope-cli run --trace` (fusion off, then on; the window's
   // pipeline preset) in the background and opens the two traces as a comparison. The CLI is found in
@@ -217,6 +220,10 @@ class MainWindow : public QMainWindow {
   void setDocument(std::shared_ptr<const Document> document);
   void requestLayout();
   void applyTimeOverlay();
+  // "Where the time goes" follows the trace and the stage shown; a row's operations and kernels are highlighted.
+  void updateTimeAttribution();
+  void highlightTimeRow(const std::vector<std::string>& operations, const std::vector<std::string>& kernels,
+                        const QString& key);
   void updateSidePane();
   void mirrorSelection();
   void onSideModuleReady(std::shared_ptr<const core::HloModule> module, std::shared_ptr<const GraphModel> graph,
@@ -289,6 +296,8 @@ class MainWindow : public QMainWindow {
   std::array<std::shared_ptr<const TimelineModel>, 2> m_comparisonTraces;  // before, after; empty when none
   std::array<QString, 2> m_comparisonNames;
   QDockWidget* m_timelineDock = nullptr;
+  TimeAttributionPanel* m_timeAttribution = nullptr;  // "Where the time goes"
+  QDockWidget* m_timeAttributionDock = nullptr;
   QDockWidget* m_stagesDock = nullptr;
   QDockWidget* m_inspectorDock = nullptr;
   std::string m_linkedFromTimeline;  // the instruction a timeline selection asked for, until it is selected
@@ -320,6 +329,7 @@ class MainWindow : public QMainWindow {
   QAction* m_actGroups = nullptr;
   QAction* m_actStableLayout = nullptr;
   QAction* m_actTimeOverlay = nullptr;
+  QAction* m_actSourceLineOverlay = nullptr;
   QAction* m_actSideBySide = nullptr;
   QSplitter* m_graphSplit = nullptr;
   GraphScene* m_sideScene = nullptr;

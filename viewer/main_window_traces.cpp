@@ -9,6 +9,7 @@
 #include <QPushButton>
 #include <QStatusBar>
 #include <algorithm>
+#include <set>
 
 #include "core/ir/hlo_computation.h"
 #include "profiler/compare/trace_compare.h"
@@ -18,6 +19,7 @@
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
 #include "viewer/run_controller.h"
+#include "viewer/time_attribution_panel.h"
 #include "viewer/time_overlay.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
@@ -83,6 +85,10 @@ void MainWindow::connectTraces() {
               m_timeline->setTrace(first, firstName);
             }
             m_timelineDock->show();
+            if (m_timeAttributionDock->isHidden()) {
+              m_timeAttributionDock->show();
+              resizeDocks({m_timeAttributionDock}, {width() / 3}, Qt::Horizontal);
+            }
             fitTimelineDock(document() != nullptr);
             applyTimeOverlay();
             statusBar()->showMessage(
@@ -96,16 +102,64 @@ void MainWindow::setTimeOverlay(bool on) {
   applyTimeOverlay();
 }
 
+void MainWindow::setSourceLineOverlay(bool on) {
+  m_actSourceLineOverlay->setChecked(on);
+  applyTimeOverlay();
+}
+
+void MainWindow::updateTimeAttribution() {
+  const auto& groups = m_timeline->view()->groups();
+  const StageEntry* stage = currentEntry();
+  // The trace the stage's kernels ran in: the only one, or the "after" trace of a comparison.
+  m_timeAttribution->setData(groups.empty() ? nullptr : groups.back().model,
+                             stage != nullptr ? stage->module : nullptr);
+}
+
+void MainWindow::highlightTimeRow(const std::vector<std::string>& operations, const std::vector<std::string>& kernels,
+                                  const QString& key) {
+  const GraphModel* graph = m_scene->graph();
+  std::vector<int> nodes;
+  if (graph != nullptr) {
+    // The row's operations where they are drawn (inside expanded fusions), else the fusions that ran them.
+    std::set<std::string> wanted(operations.begin(), operations.end());
+    std::set<std::string> fusions(kernels.begin(), kernels.end());
+    for (size_t i = 0; i < graph->nodes.size(); ++i) {
+      const GraphNode& node = graph->nodes[i];
+      if (node.kind == GraphNode::Kind::kStub) continue;
+      if (wanted.count(node.name) != 0 || fusions.count(node.name) != 0) nodes.push_back(static_cast<int>(i));
+    }
+    for (const auto& [name, group] : graph->heldBy) {
+      if (wanted.count(name) != 0 || fusions.count(name) != 0) nodes.push_back(group);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  }
+  m_matches = nodes;
+  m_matchCursor = nodes.empty() ? -1 : 0;
+  m_scene->setMatches(nodes);
+  if (!nodes.empty()) m_view->centerOnRect(m_scene->nodeRect(nodes.front()));
+  const int launches = m_timeline->highlightKernels(kernels);
+  statusBar()->showMessage(QStringLiteral("%1: %2 operations, %3 nodes in this graph, %4 kernel launches highlighted")
+                               .arg(key)
+                               .arg(operations.size())
+                               .arg(nodes.size())
+                               .arg(launches),
+                           8000);
+}
+
 void MainWindow::applyTimeOverlay() {
+  updateTimeAttribution();
   const GraphModel* graph = m_scene->graph();
   const auto& groups = m_timeline->view()->groups();
-  if (!m_actTimeOverlay->isChecked() || graph == nullptr || groups.empty()) {
+  const bool bySource = m_actSourceLineOverlay->isChecked();
+  if ((!m_actTimeOverlay->isChecked() && !bySource) || graph == nullptr || groups.empty()) {
     m_scene->setKernelTimes({}, {}, 0);
     m_view->setKernelTimeLegend(0, 0, 0);
     return;
   }
   // The trace the graph's kernels ran in: the only one, or the "after" trace of a comparison.
-  KernelTimes times = kernelTimes(*graph, *groups.back().model);
+  KernelTimes times = bySource ? sourceLineTimes(*graph, m_timeAttribution->sourceLineTimes())
+                               : kernelTimes(*graph, *groups.back().model);
   if (times.linked == 0) {
     m_scene->setKernelTimes({}, {}, 0);
     m_view->setKernelTimeLegend(0, 0, 0);
@@ -119,7 +173,8 @@ void MainWindow::applyTimeOverlay() {
     }
   }
   m_scene->setKernelTimes(std::move(times.nodeNs), std::move(times.clusterNs), times.maxNs);
-  m_view->setKernelTimeLegend(minNs, times.maxNs, times.linked);
+  m_view->setKernelTimeLegend(minNs, times.maxNs, times.linked,
+                              bySource ? QStringLiteral("Source-line time") : QStringLiteral("Kernel time"));
 }
 
 void MainWindow::showComparison() {

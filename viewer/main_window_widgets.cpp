@@ -42,6 +42,7 @@
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
 #include "viewer/stage_list_model.h"
+#include "viewer/time_attribution_panel.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
 
@@ -53,6 +54,7 @@ constexpr int kMaxRecent = 10;
 constexpr int kStagesDockWidth = 330;
 constexpr int kInspectorDockWidth = 420;
 constexpr int kTimelineDockHeight = 300;
+constexpr int kTimeAttributionDockWidth = 520;
 
 QPalette darkPalette() {
   QPalette palette;
@@ -174,6 +176,13 @@ void MainWindow::createActions() {
   m_actTimeOverlay->setCheckable(true);
   m_actTimeOverlay->setShortcut(QKeySequence(QStringLiteral("T")));
   connect(m_actTimeOverlay, &QAction::triggered, this, [this](bool on) { setTimeOverlay(on); });
+  m_actSourceLineOverlay = view->addAction(QStringLiteral("Colour by &Source-Line Time"));
+  m_actSourceLineOverlay->setCheckable(true);
+  m_actSourceLineOverlay->setShortcut(QKeySequence(QStringLiteral("Shift+T")));
+  m_actSourceLineOverlay->setToolTip(
+      QStringLiteral("Each node coloured by the kernel time of the source line it came from (Where the time goes, by "
+                     "source line): the nodes of a hot line glow alike"));
+  connect(m_actSourceLineOverlay, &QAction::triggered, this, [this](bool on) { setSourceLineOverlay(on); });
   QAction* toggle = view->addAction(QStringLiteral("&Expand/Collapse Selected Fusion or Group"), this, [this] {
     if (m_selectedName.empty()) return;
     const GraphModel* graph = m_scene->graph();
@@ -370,6 +379,18 @@ void MainWindow::createDocks() {
   m_timelineDock->hide();  // shown when a trace is opened
   m_viewMenu->addAction(m_timelineDock->toggleViewAction());
   m_timelineDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+3")));
+  m_timeAttribution = new TimeAttributionPanel(this);
+  m_timeAttributionDock = new QDockWidget(QStringLiteral("Where the Time Goes"), this);
+  m_timeAttributionDock->setObjectName(QStringLiteral("timeAttributionDock"));
+  m_timeAttributionDock->setWidget(m_timeAttribution);
+  // Beside the timeline: the rows link to its kernels, and a source line needs the width.
+  addDockWidget(Qt::BottomDockWidgetArea, m_timeAttributionDock);
+  splitDockWidget(m_timelineDock, m_timeAttributionDock, Qt::Horizontal);
+  resizeDocks({m_timeAttributionDock}, {kTimeAttributionDockWidth}, Qt::Horizontal);
+  m_timeAttributionDock->hide();  // shown when a trace is opened
+  m_viewMenu->addAction(m_timeAttributionDock->toggleViewAction());
+  m_timeAttributionDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+4")));
+  connect(m_timeAttribution, &TimeAttributionPanel::rowSelected, this, &MainWindow::highlightTimeRow);
   auto* findEvent = new QAction(QStringLiteral("Find in Timeline"), this);
   findEvent->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+F")));
   connect(findEvent, &QAction::triggered, this, [this] {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace fusionscope::viewer {
@@ -19,6 +21,11 @@ struct KernelTimes {
 };
 
 KernelTimes kernelTimes(const GraphModel& graph, const TimelineModel& trace);
+
+// The same overlay coloured by source line (View → Colour by Source-Line Time): a node gets the time of the source
+// line its instruction came from (`lineNs`: TimeAttributionPanel::sourceLineTimes, by instruction name), so every
+// node of a hot line glows alike; a collapsed fusion and a fusion's box get their hottest member's line.
+KernelTimes sourceLineTimes(const GraphModel& graph, const std::unordered_map<std::string, double>& lineNs);
 
 // Where `ns` lies between 0 and `maxNs` on a logarithmic scale (kernel times span orders of magnitude), in [0, 1].
 double kernelTimeFraction(double ns, double maxNs);

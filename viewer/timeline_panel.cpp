@@ -429,10 +429,20 @@ void TimelinePanel::alignAtFirstKernel() {
 }
 
 int TimelinePanel::highlightKernel(const std::string& instruction) {
+  return highlightKernels({instruction});
+}
+
+int TimelinePanel::highlightKernels(const std::vector<std::string>& instructions) {
   int total = 0;
   const auto& groups = m_view->groups();
   for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
-    std::vector<uint32_t> found = groups[g].model->eventsOfInstruction(instruction);
+    std::vector<uint32_t> found;
+    for (const std::string& instruction : instructions) {
+      std::vector<uint32_t> events = groups[g].model->eventsOfInstruction(instruction);
+      found.insert(found.end(), events.begin(), events.end());
+    }
+    std::sort(found.begin(), found.end());  // setHighlighted takes sorted event indices
+    found.erase(std::unique(found.begin(), found.end()), found.end());
     total += static_cast<int>(found.size());
     m_view->setHighlighted(g, std::move(found));
   }

@@ -54,6 +54,8 @@ class TimelinePanel : public QWidget {
   // Graph → timeline: highlights the kernel launches of `instruction` (TimelineModel::eventsOfInstruction: by the
   // "hlo_op" arg, else by name) in every trace; returns how many there are.
   int highlightKernel(const std::string& instruction);
+  // The launches of every instruction in `instructions` (a "Where the time goes" row's kernels).
+  int highlightKernels(const std::vector<std::string>& instructions);
 
   // Comparison alignment: the selected event becomes time 0 of its trace, and the other trace is aligned at its
   // first event of the same name (or stays where it is when it has none). Returns false without a selection.

@@ -94,8 +94,9 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
   const std::string base = args.outputDir + "/" + artifact->baseName;
   fmt::print("{}: {} (CPU {}): {} (constants {}); arguments and results {}, temporaries {} -> {}.h, {}.o\n",
              artifact->plan.module, artifact->triple, artifact->cpu, objectSummary(*artifact),
-             humanBytes(static_cast<double>(artifact->constantBytes)), humanBytes(static_cast<double>(artifact->ioBytes)),
-             humanBytes(static_cast<double>(artifact->tempBytes)), base, base);
+             humanBytes(static_cast<double>(artifact->constantBytes)),
+             humanBytes(static_cast<double>(artifact->ioBytes)), humanBytes(static_cast<double>(artifact->tempBytes)),
+             base, base);
   fmt::print("  the object calls: {}\n", artifact->undefinedSymbols.empty()
                                              ? std::string("nothing outside itself")
                                              : fmt::format("{}", fmt::join(artifact->undefinedSymbols, " ")));
@@ -103,8 +104,7 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
   if (!args.noFusionReport) {
     StatusOr<core::AotArtifact> other = compileCpu(args, module, pipeline, !fusion);
     fmt::print("  fusion {}: {}; fusion {}: {}\n", fusion ? "on" : "off", objectSummary(*artifact),
-               fusion ? "off" : "on",
-               other.ok() ? objectSummary(*other) : "cannot compile (" + other.message() + ")");
+               fusion ? "off" : "on", other.ok() ? objectSummary(*other) : "cannot compile (" + other.message() + ")");
   }
   return kExitOk;
 }

@@ -28,6 +28,7 @@
 #include "core/pipeline/xla_stages.h"
 #include "core/text/hlo_parser.h"
 #include "profiler/compare/time_attribution.h"
+#include "profiler/hlo_link/op_attribution.h"
 #include "profiler/compare/trace_compare.h"
 #include "profiler/compare/trace_stats.h"
 #include "profiler/trace/chrome_json_import.h"
@@ -178,71 +179,6 @@ StatusOr<std::unique_ptr<core::HloModule>> loadRunModule(const std::string& path
   return loadAfterOptimizations(path, trace);
 }
 
-// Each instruction a kernel can run (every instruction outside fusion computations) and the operations it does: a
-// fusion's members (less parameters, tuples and bitcasts, which cost nothing), else itself; each with its op_name,
-// source stack and estimated cost.
-profiler::OpAttribution opAttribution(const core::HloModule& module) {
-  profiler::OpAttribution ops;
-  auto describe = [&](const core::HloInstruction& member, const core::HloInstruction& kernel) {
-    profiler::AttributedOp op;
-    op.name = member.name();
-    op.kernel = kernel.name();
-    const std::optional<core::OpMetadata>& own = member.attributes().metadata;
-    const std::optional<core::OpMetadata>& outer = kernel.attributes().metadata;
-    const core::OpMetadata* metadata = own && !own->opName.empty() ? &*own : outer ? &*outer : nullptr;
-    const std::string opName = metadata ? metadata->opName : "";
-    const size_t slash = opName.rfind('/');
-    op.scope = slash == std::string::npos ? "" : opName.substr(0, slash);
-    op.op =
-        opName.empty() ? std::string(member.opcodeString()) : opName.substr(slash == std::string::npos ? 0 : slash + 1);
-    if (metadata) {
-      if (std::optional<int64_t> frame = core::stackFrameId(*metadata)) {
-        for (const core::SourceLocation& at : module.stackFrames().stack(*frame)) {
-          op.stack.push_back({at.file, at.function, at.line});
-        }
-      }
-      if (op.stack.empty() && !metadata->sourceFile.empty()) {
-        op.stack.push_back({metadata->sourceFile, "", metadata->sourceLine.value_or(0)});
-      }
-    }
-    op.weight = core::estimateInstructionWork(member);
-    return op;
-  };
-  for (const auto& computation : module.computations()) {
-    if (computation->isFusionComputation()) continue;
-    for (const auto& inst : computation->instructions()) {
-      std::vector<profiler::AttributedOp> members;
-      if (const core::HloComputation* fused = inst->fusedComputation()) {
-        for (const auto& member : fused->instructions()) {
-          const core::HloOpcode opcode = member->opcode();
-          if (opcode == core::HloOpcode::kParameter || opcode == core::HloOpcode::kTuple ||
-              opcode == core::HloOpcode::kGetTupleElement || opcode == core::HloOpcode::kBitcast) {
-            continue;
-          }
-          members.push_back(describe(*member, *inst));
-        }
-      }
-      if (members.empty()) members.push_back(describe(*inst, *inst));
-      ops[profiler::normalizeKernelName(inst->name())] = std::move(members);
-    }
-  }
-  // A fusion's member can run as a kernel of its own: codegen inlines library fusions (a dot XLA or our presets
-  // wrap in a kCustom fusion runs as the dot). Members are found under their own name unless a kernel has it.
-  for (const auto& computation : module.computations()) {
-    if (!computation->isFusionComputation()) continue;
-    for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == core::HloOpcode::kParameter) continue;
-      ops.emplace(profiler::normalizeKernelName(inst->name()),
-                  std::vector<profiler::AttributedOp>{describe(*inst, *inst)});
-    }
-  }
-  return ops;
-}
-
-constexpr const char* kShareModel =
-    "a kernel running several operations (a fusion) is shared among them in proportion to each one's estimated "
-    "scalar operations (elements computed; x the contraction for dots, x the window for windows)";
-
 profiler::AttributionKey attributionKey(const std::string& by) {
   return by == "scope"    ? profiler::AttributionKey::kScope
          : by == "op"     ? profiler::AttributionKey::kOp
@@ -267,8 +203,8 @@ int runAttribution(const TraceCommands& c, const profiler::Trace& trace) {
     printError(module.message());
     return exitCodeFor(module.status(), kExitBadInput);
   }
-  const profiler::OpAttribution ops = opAttribution(**module);
-  const profiler::TimeAttribution attribution = profiler::attributeTime(trace, ops, attributionKey(c.by), kShareModel);
+  const profiler::OpAttribution ops = profiler::opAttribution(**module);
+  const profiler::TimeAttribution attribution = profiler::attributeTime(trace, ops, attributionKey(c.by), profiler::kOpAttributionModel);
   if (reportNoMatch(attribution, c.trace, c.hlo)) return kExitBadInput;
   if (!c.pprof.empty()) {
     StatusOr<std::string> profile = profiler::attributionPprof(trace, ops);
@@ -299,7 +235,8 @@ int runCompareBy(const TraceCommands& c, const profiler::Trace& before, const pr
       printError(module.message());
       return exitCodeFor(module.status(), kExitBadInput);
     }
-    sides[side] = profiler::attributeTime(*traces[side], opAttribution(**module), attributionKey(c.by), kShareModel);
+    sides[side] = profiler::attributeTime(*traces[side], profiler::opAttribution(**module), attributionKey(c.by),
+                                          profiler::kOpAttributionModel);
     if (reportNoMatch(sides[side], *names[side], *paths[side])) return kExitBadInput;
   }
   return emit(c.json ? profiler::attributionComparisonJson(sides[0], sides[1])

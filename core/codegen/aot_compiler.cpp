@@ -103,14 +103,14 @@ Status checkCpuAndFeatures(const llvm::Target& target, const TargetChoice& choic
 
 StatusOr<std::vector<std::string>> splitClassName(const std::string& name) {
   static const std::set<std::string> kKeywords = {
-      "alignas", "alignof",  "and",      "asm",      "auto",     "bool",     "break",     "case",     "catch",
-      "char",    "class",    "const",    "continue", "default",  "delete",   "do",        "double",   "else",
-      "enum",    "explicit", "export",   "extern",   "false",    "float",    "for",       "friend",   "goto",
-      "if",      "inline",   "int",      "long",     "mutable",  "namespace", "new",      "noexcept", "not",
-      "nullptr", "operator", "or",       "private",  "protected", "public",  "register",  "return",   "short",
-      "signed",  "sizeof",   "static",   "struct",   "switch",   "template", "this",      "throw",    "true",
-      "try",     "typedef",  "typeid",   "typename", "union",    "unsigned", "using",     "virtual",  "void",
-      "volatile", "while",   "std"};
+      "alignas",  "alignof",  "and",    "asm",      "auto",      "bool",      "break",    "case",     "catch",
+      "char",     "class",    "const",  "continue", "default",   "delete",    "do",       "double",   "else",
+      "enum",     "explicit", "export", "extern",   "false",     "float",     "for",      "friend",   "goto",
+      "if",       "inline",   "int",    "long",     "mutable",   "namespace", "new",      "noexcept", "not",
+      "nullptr",  "operator", "or",     "private",  "protected", "public",    "register", "return",   "short",
+      "signed",   "sizeof",   "static", "struct",   "switch",    "template",  "this",     "throw",    "true",
+      "try",      "typedef",  "typeid", "typename", "union",     "unsigned",  "using",    "virtual",  "void",
+      "volatile", "while",    "std"};
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -120,13 +120,12 @@ StatusOr<std::vector<std::string>> splitClassName(const std::string& name) {
     start = sep + 2;
   }
   for (const std::string& part : parts) {
-    const bool identifier =
-        !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0])) &&
-        std::all_of(part.begin(), part.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    const bool identifier = !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0])) &&
+                            std::all_of(part.begin(), part.end(),
+                                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
     if (!identifier || kKeywords.count(part) != 0 || part.find("__") != std::string::npos) {
-      return Status::badInput(
-          fmt::format("--cpp-class '{}': expected NAME or NAMESPACE::NAME of C++ identifiers ('{}' is not one)", name,
-                      part));
+      return Status::badInput(fmt::format(
+          "--cpp-class '{}': expected NAME or NAMESPACE::NAME of C++ identifiers ('{}' is not one)", name, part));
     }
   }
   return parts;
@@ -173,7 +172,10 @@ class ProgramEmitter {
  public:
   ProgramEmitter(llvm::Module& module, const ExecutionPlan& plan, std::vector<llvm::Function*> kernels,
                  std::vector<int64_t> ranges)
-      : m_module(module), m_b(module.getContext()), m_plan(plan), m_kernels(std::move(kernels)),
+      : m_module(module),
+        m_b(module.getContext()),
+        m_plan(plan),
+        m_kernels(std::move(kernels)),
         m_ranges(std::move(ranges)) {}
 
   Status emit(const std::string& symbol, const BufferLayout& layout, const std::vector<llvm::Constant*>& constants) {
@@ -186,14 +188,19 @@ class ProgramEmitter {
     const auto bufferCount = static_cast<uint64_t>(m_plan.buffers.size());
     m_table = m_b.CreateAlloca(llvm::ArrayType::get(m_ptr, std::max<uint64_t>(bufferCount, 1)), nullptr, "buffers");
     size_t maxArgs = 1;
-    for (const PlanKernel& kernel : m_plan.kernels) maxArgs = std::max(maxArgs, static_cast<size_t>(kernelArgumentCount(kernel)));
+    for (const PlanKernel& kernel : m_plan.kernels)
+      maxArgs = std::max(maxArgs, static_cast<size_t>(kernelArgumentCount(kernel)));
     m_args = m_b.CreateAlloca(llvm::ArrayType::get(m_ptr, maxArgs), nullptr, "args");
     for (size_t i = 0; i < m_plan.buffers.size(); ++i) {
       llvm::Value* pointer = nullptr;
       switch (layout.region[i]) {
         case Region::kConstant: pointer = constants[i]; break;
-        case Region::kIo: pointer = m_b.CreateConstInBoundsGEP1_64(m_b.getInt8Ty(), m_fn->getArg(0), layout.offset[i]); break;
-        case Region::kTemp: pointer = m_b.CreateConstInBoundsGEP1_64(m_b.getInt8Ty(), m_fn->getArg(1), layout.offset[i]); break;
+        case Region::kIo:
+          pointer = m_b.CreateConstInBoundsGEP1_64(m_b.getInt8Ty(), m_fn->getArg(0), layout.offset[i]);
+          break;
+        case Region::kTemp:
+          pointer = m_b.CreateConstInBoundsGEP1_64(m_b.getInt8Ty(), m_fn->getArg(1), layout.offset[i]);
+          break;
       }
       m_b.CreateStore(pointer, slot(static_cast<int>(i)));
     }
@@ -264,7 +271,8 @@ class ProgramEmitter {
     std::vector<llvm::BasicBlock*> blocks;
     for (int64_t i = 0; i < branches; ++i) blocks.push_back(newBlock(fmt::format("{}.branch{}", step.instruction, i)));
     llvm::SwitchInst* branch = m_b.CreateSwitch(index, blocks.back(), static_cast<unsigned>(branches));
-    for (int64_t i = 0; i + 1 < branches; ++i) branch->addCase(m_b.getInt64(static_cast<uint64_t>(i)), blocks[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i + 1 < branches; ++i)
+      branch->addCase(m_b.getInt64(static_cast<uint64_t>(i)), blocks[static_cast<size_t>(i)]);
     for (int64_t i = 0; i < branches; ++i) {
       m_b.SetInsertPoint(blocks[static_cast<size_t>(i)]);
       (void)emitSteps(step.branches[static_cast<size_t>(i)]);
@@ -322,17 +330,18 @@ StatusOr<std::vector<llvm::Constant*>> emitConstants(llvm::Module& module, const
     if (buffer.constant == nullptr) continue;
     totalBytes += buffer.bytes;
     if (totalBytes > kMaxConstantBytes) {
-      return Status::badInput(fmt::format("the constants take over {} bytes, more than an object file's read-only "
-                                          "data can address; pass them as arguments instead",
-                                          kMaxConstantBytes));
+      return Status::badInput(
+          fmt::format("the constants take over {} bytes, more than an object file's read-only "
+                      "data can address; pass them as arguments instead",
+                      kMaxConstantBytes));
     }
     StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
     if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());
     StatusOr<std::vector<uint8_t>> bytes = valueToBytes(*value);
     if (!bytes.ok()) return Status::error(buffer.constant->name() + ": " + bytes.message());
     bytes->resize(static_cast<size_t>(std::max<int64_t>(buffer.bytes, 1)), 0);
-    llvm::Constant* data = llvm::ConstantDataArray::get(
-        module.getContext(), llvm::ArrayRef<uint8_t>(bytes->data(), bytes->size()));
+    llvm::Constant* data =
+        llvm::ConstantDataArray::get(module.getContext(), llvm::ArrayRef<uint8_t>(bytes->data(), bytes->size()));
     auto* global = new llvm::GlobalVariable(module, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data,
                                             "constant." + buffer.constant->name());
     global->setAlignment(llvm::Align(kBufferAlignment));

@@ -30,15 +30,15 @@ struct AotOptions {
 struct AotArtifact {
   std::string baseName;  // the class name without namespaces: the file names
   std::string header;
-  std::string object;    // ELF bytes
+  std::string object;  // ELF bytes
   std::string triple;
   std::string cpu;
   std::string features;
   std::string entrySymbol;  // the exported function the header calls
   ExecutionPlan plan;
   int64_t constantBytes = 0;
-  int64_t ioBytes = 0;    // arguments and results (the class owns them)
-  int64_t tempBytes = 0;  // temporaries (the class allocates them, or set_temp_buffer)
+  int64_t ioBytes = 0;              // arguments and results (the class owns them)
+  int64_t tempBytes = 0;            // temporaries (the class allocates them, or set_temp_buffer)
   std::vector<int64_t> argOffsets;  // where argument i lies in the arguments-and-results block
   std::vector<std::string> undefinedSymbols;
 };

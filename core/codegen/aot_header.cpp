@@ -121,9 +121,12 @@ std::string aotHeaderText(const AotArtifact& artifact, const std::vector<std::st
   for (const std::string& ns : namespaces) h += fmt::format("namespace {} {{\n", ns);
   if (!namespaces.empty()) h += "\n";
   h += fmt::format(
-      "// Runs {1} on the calling thread. The instance owns its arguments and results (one block), and its temporaries\n"
-      "// unless set_temp_buffer() supplies them. Thread-compatible: one instance per thread, any number of instances.\n"
-      "// Nothing throws; a failed allocation makes Run() return false. Arrays lie row-major unless a layout is shown,\n// f16/bf16 as their bits.\n"
+      "// Runs {1} on the calling thread. The instance owns its arguments and results (one block), and its "
+      "temporaries\n"
+      "// unless set_temp_buffer() supplies them. Thread-compatible: one instance per thread, any number of "
+      "instances.\n"
+      "// Nothing throws; a failed allocation makes Run() return false. Arrays lie row-major unless a layout is "
+      "shown,\n// f16/bf16 as their bits.\n"
       "class {0} {{\n"
       " public:\n"
       "  static constexpr int kNumArgs = {2};\n"
@@ -136,14 +139,15 @@ std::string aotHeaderText(const AotArtifact& artifact, const std::vector<std::st
       artifact.tempBytes);
   for (size_t i = 0; i < plan.parameters.size(); ++i) {
     const Shape& shape = plan.parameters[i].shape;
-    h += fmt::format("  // argument {} {}: {}\n", i, plan.parameters[i].name, shape.toString(!hasRowMajorLayout(shape)));
+    h +=
+        fmt::format("  // argument {} {}: {}\n", i, plan.parameters[i].name, shape.toString(!hasRowMajorLayout(shape)));
     h += shapeArray(fmt::format("kArg{}Shape", i), plan.parameters[i].shape);
   }
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     const PlanOutput& output = plan.outputs[i];
-    h += fmt::format("  // result {} {}: {}{}\n", i, output.name, output.shape.toString(!hasRowMajorLayout(output.shape)),
-                     output.aliasesParameter ? fmt::format(" (the new value of argument {})", *output.aliasesParameter)
-                                             : "");
+    h += fmt::format(
+        "  // result {} {}: {}{}\n", i, output.name, output.shape.toString(!hasRowMajorLayout(output.shape)),
+        output.aliasesParameter ? fmt::format(" (the new value of argument {})", *output.aliasesParameter) : "");
     h += shapeArray(fmt::format("kResult{}Shape", i), output.shape);
   }
   h += fmt::format(
@@ -159,13 +163,15 @@ std::string aotHeaderText(const AotArtifact& artifact, const std::vector<std::st
       "  {0}& operator=(const {0}&) = delete;\n\n"
       "  // False when the argument and result block could not be allocated (every accessor then returns null).\n"
       "  bool ok() const noexcept {{ return m_io != nullptr; }}\n"
-      "  // Temporaries in caller memory: kTempSize bytes aligned to kTempAlignment, alive while Run() runs; null to let\n"
+      "  // Temporaries in caller memory: kTempSize bytes aligned to kTempAlignment, alive while Run() runs; null to "
+      "let\n"
       "  // the instance allocate them (at the first Run()).\n"
       "  void set_temp_buffer(void* buffer) noexcept {{ m_temp = buffer; }}\n\n"
       "  void* arg_data(int i) noexcept {{\n"
       "    return m_io != nullptr && i >= 0 && i < kNumArgs ? m_io + kArgOffsets[static_cast<size_t>(i)] : nullptr;\n"
       "  }}\n"
-      "  size_t arg_size(int i) const noexcept {{ return i >= 0 && i < kNumArgs ? kArgSizes[static_cast<size_t>(i)] : 0; }}\n"
+      "  size_t arg_size(int i) const noexcept {{ return i >= 0 && i < kNumArgs ? kArgSizes[static_cast<size_t>(i)] : "
+      "0; }}\n"
       "  static const char* arg_name(int i) noexcept {{\n"
       "    constexpr const char* kNames[] = {{{1}nullptr}};\n"
       "    return i >= 0 && i < kNumArgs ? kNames[i] : nullptr;\n"
@@ -189,8 +195,9 @@ std::string aotHeaderText(const AotArtifact& artifact, const std::vector<std::st
   }
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     const char* type = cppElementType(plan.outputs[i].shape.elementType());
-    h += fmt::format("  const {0}* result_{1}_data() const noexcept {{ return static_cast<const {0}*>(result_data({2})); }}\n",
-                     type, resultAccessors[i], i);
+    h += fmt::format(
+        "  const {0}* result_{1}_data() const noexcept {{ return static_cast<const {0}*>(result_data({2})); }}\n", type,
+        resultAccessors[i], i);
   }
   h += fmt::format(
       "\n"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -94,6 +95,8 @@ TimeAttribution attributeTime(const Trace& trace, const OpAttribution& ops, Attr
   result.model = model;
   std::map<std::string, AttributionRow> rows;
   std::map<std::string, int64_t> lastLaunch;  // row -> the last launch counted in its `kernels`
+  std::map<std::string, std::set<std::string>> operations;
+  std::map<std::string, std::set<std::string>> kernelsRun;
   int64_t launch = 0;
   forEachShare(trace, ops, &result, [&](const std::string& instruction, size_t m, double ns, bool estimated) {
     const AttributedOp& op = ops.at(instruction)[m];
@@ -102,6 +105,8 @@ TimeAttribution attributeTime(const Trace& trace, const OpAttribution& ops, Attr
     row.key = k;
     row.ns += ns;
     row.estimated = row.estimated || estimated;
+    operations[k].insert(op.name);
+    kernelsRun[k].insert(instruction);
     if (m == 0) ++launch;
     // Launches come one after another: one counts once per row, whatever number of its operations fall in it.
     int64_t& last = lastLaunch[k];
@@ -112,6 +117,8 @@ TimeAttribution attributeTime(const Trace& trace, const OpAttribution& ops, Attr
   });
   for (auto& [k, row] : rows) {
     row.share = result.matchedNs > 0 ? row.ns / static_cast<double>(result.matchedNs) : 0;
+    row.operations.assign(operations[k].begin(), operations[k].end());
+    row.kernelsRun.assign(kernelsRun[k].begin(), kernelsRun[k].end());
     result.rows.push_back(row);
   }
   std::sort(result.rows.begin(), result.rows.end(), [](const AttributionRow& a, const AttributionRow& b) {

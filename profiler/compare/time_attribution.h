@@ -41,6 +41,8 @@ struct AttributionRow {
   double share = 0;        // of the matched kernel time
   int64_t kernels = 0;     // kernel launches that contributed
   bool estimated = false;  // part of a multi-op kernel's time, shared by the weight model
+  std::vector<std::string> operations;    // the instructions whose time it holds (sorted): graph nodes to select
+  std::vector<std::string> kernelsRun;    // the kernels' instructions they ran in (sorted): timeline events
 };
 
 struct TimeAttribution {

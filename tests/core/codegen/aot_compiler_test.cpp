@@ -1,6 +1,8 @@
 // Ahead-of-time compilation as a user meets it: the module compiled to NAME.h + NAME.o, linked into a plain program
 // (aot_driver.cpp) with `c++ main.cpp NAME.o -lm` — for aarch64 with Debian's cross g++, run under qemu-user — and
 // its results checked against the evaluator by the result check, as `run` checks the JIT.
+#include "core/codegen/aot_compiler.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -12,7 +14,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/codegen/aot_compiler.h"
 #include "core/codegen/element_types.h"
 #include "tests/common/cli_runner.h"
 #include "tests/common/source_paths.h"
@@ -75,11 +76,11 @@ StatusOr<core::Value> runAheadOfTime(const core::HloModule& module, const std::v
   FS_RETURN_IF_ERROR(core::writeAotArtifact(*artifact, scratch.string()));
   const fs::path driver = fs::path(FS_SOURCE_DIR) / "tests" / "core" / "codegen" / "aot_driver.cpp";
   const fs::path program = scratch / "program";
-  CliResult built = runProgram(toolchain->compiler,
-                               {"-std=c++17", "-O1", "-I", scratch.string(), "-DFS_AOT_HEADER=\"Model.h\"",
-                                "-DFS_AOT_CLASS=aot_test::Model", driver.string(), (scratch / "Model.o").string(),
-                                "-lm", "-o", program.string()},
-                               scratch);
+  CliResult built = runProgram(
+      toolchain->compiler,
+      {"-std=c++17", "-O1", "-I", scratch.string(), "-DFS_AOT_HEADER=\"Model.h\"", "-DFS_AOT_CLASS=aot_test::Model",
+       driver.string(), (scratch / "Model.o").string(), "-lm", "-o", program.string()},
+      scratch);
   if (built.exitCode != 0) return Status::error("linking failed: " + built.err);
   for (const core::PlanParameter& parameter : artifact->plan.parameters) {
     StatusOr<std::vector<uint8_t>> bytes = core::valueToBytes(arguments[static_cast<size_t>(parameter.index)]);
@@ -90,13 +91,14 @@ StatusOr<core::Value> runAheadOfTime(const core::HloModule& module, const std::v
   command.push_back(program.string());
   command.push_back(scratch.string());
   CliResult ran = runProgram(command[0], std::vector<std::string>(command.begin() + 1, command.end()), scratch);
-  if (ran.exitCode != 0) return Status::error("the program exited with " + std::to_string(ran.exitCode) + ": " + ran.err);
+  if (ran.exitCode != 0)
+    return Status::error("the program exited with " + std::to_string(ran.exitCode) + ": " + ran.err);
   std::vector<core::Value> results;
   for (size_t i = 0; i < artifact->plan.outputs.size(); ++i) {
     const std::string bytes = fileText(scratch / ("result" + std::to_string(i) + ".bin"));
-    StatusOr<core::Value> value = core::bytesToValue(artifact->plan.outputs[i].shape,
-                                                     reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                     static_cast<int64_t>(bytes.size()));
+    StatusOr<core::Value> value =
+        core::bytesToValue(artifact->plan.outputs[i].shape, reinterpret_cast<const uint8_t*>(bytes.data()),
+                           static_cast<int64_t>(bytes.size()));
     if (!value.ok()) return value.status();
     results.push_back(std::move(*value));
   }
@@ -249,8 +251,8 @@ std::unique_ptr<core::HloModule> mlp() {
 // The object is self-contained: it exports only the entry function (kernels and constants are private, so two
 // modules link into one program) and needs only what `-lm` and the compiler's runtime give.
 TEST(AotCompilerTest, ObjectExportsOneFunctionAndNeedsOnlyTheCLibrary) {
-  std::unique_ptr<core::HloModule> module = parseFileOrFail(fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" /
-                                                            "modules" / "layernorm_gelu.before.txt");
+  std::unique_ptr<core::HloModule> module =
+      parseFileOrFail(fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "modules" / "layernorm_gelu.before.txt");
   ASSERT_NE(module, nullptr);
   std::unique_ptr<core::HloModule> fused = runPipelineOn(*module, "cpu");
   for (const char* target : {"x86-64", "aarch64"}) {
@@ -260,11 +262,13 @@ TEST(AotCompilerTest, ObjectExportsOneFunctionAndNeedsOnlyTheCLibrary) {
     StatusOr<core::AotArtifact> artifact = core::compileAot(*fused, options);
     ASSERT_TRUE(artifact.ok()) << artifact.message();
     EXPECT_EQ(artifact->entrySymbol, "fusionscope_aot_a_b_Gelu_run");
-    EXPECT_EQ(artifact->object.substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ(artifact->object.substr(0, 4),
+              "\x7f"
+              "ELF");
     // e_machine at byte 18: 62 x86-64, 183 AArch64.
     EXPECT_EQ(static_cast<unsigned char>(artifact->object[18]), std::string(target) == "x86-64" ? 62 : 183);
-    const std::set<std::string> allowed = {"expf", "logf", "tanhf", "erff", "powf", "memcpy", "memset", "memmove",
-                                           "exp", "log", "expm1f", "log1pf", "sqrtf"};
+    const std::set<std::string> allowed = {"expf",    "logf", "tanhf", "erff",   "powf",   "memcpy", "memset",
+                                           "memmove", "exp",  "log",   "expm1f", "log1pf", "sqrtf"};
     for (const std::string& symbol : artifact->undefinedSymbols) {
       EXPECT_TRUE(allowed.count(symbol) != 0 || symbol.rfind("__", 0) == 0) << target << " needs " << symbol;
     }
@@ -348,10 +352,11 @@ int main() {
   return 0;
 }
 )";
-  CliResult built = runProgram("c++", {"-std=c++17", "-Wall", "-Wextra", "-Werror", "-I", scratch.string(),
-                                       (scratch / "main.cpp").string(), (scratch / "Mlp.o").string(), "-lm", "-o",
-                                       (scratch / "main").string()},
-                               scratch);
+  CliResult built =
+      runProgram("c++",
+                 {"-std=c++17", "-Wall", "-Wextra", "-Werror", "-I", scratch.string(), (scratch / "main.cpp").string(),
+                  (scratch / "Mlp.o").string(), "-lm", "-o", (scratch / "main").string()},
+                 scratch);
   ASSERT_EQ(built.exitCode, 0) << built.err;
   CliResult ran = runProgram((scratch / "main").string(), {}, scratch);
   EXPECT_EQ(ran.exitCode, 0) << ran.out << ran.err;
