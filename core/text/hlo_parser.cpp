@@ -16,6 +16,7 @@
 #include "core/base/file_util.h"
 #include "core/base/memory_limit.h"
 #include "core/base/message_text.h"
+#include "core/ir/shape_inference.h"
 #include "core/text/attribute_text.h"
 #include "core/text/hlo_parser_state.h"
 #include "core/text/literal_text.h"
@@ -98,6 +99,7 @@ bool Parser::parseModule() {
     return fail(m_lastComputationAt, "no ENTRY computation: mark the computation the module runs with 'ENTRY'");
   }
   if (!resolveCalls()) return false;
+  if (!inferMissingShapes()) return false;
   if (!checkEntryLayout()) return false;
   m_module->updateFusionComputationFlags();
   return true;
@@ -193,7 +195,10 @@ bool Parser::parseInstruction(HloComputation& comp, std::vector<PendingInstructi
   }
   if (!m_cursor.consume('=') && !expect('=', fmt::format("after instruction name '{}'", name))) return false;
   Shape shape;
-  if (!parseShape(shape)) return false;
+  // XLA's shape-less form, `ROOT add = add(lhs, rhs)`: an opcode straight after '='; the shape is inferred once the
+  // module's operands and called computations are known (inferMissingShapes).
+  const bool shapeless = startsWithOpcode();
+  if (!shapeless && !parseShape(shape)) return false;
   std::string_view opcodeText = m_cursor.readName();
   if (opcodeText.empty()) {
     return fail(m_cursor.missingTokenPosition(),
@@ -209,6 +214,13 @@ bool Parser::parseInstruction(HloComputation& comp, std::vector<PendingInstructi
   auto owned = std::make_unique<HloInstruction>(std::string(name), opcode, std::move(shape));
   HloInstruction* inst = owned.get();
   if (opcode == HloOpcode::kUnknown) inst->setUnknownOpcodeSpelling(std::string(opcodeText));
+  if (shapeless) {
+    if (opcode == HloOpcode::kParameter || opcode == HloOpcode::kConstant) {
+      return fail(opcodeText.data(), fmt::format("{} '{}' needs its shape: {} = f32[...] {}(...)", opcodeText, name,
+                                                 name, opcodeText));
+    }
+    m_shapeless.push_back({inst, nameAt});
+  }
   setTextPosition(*inst, nameAt);
   comp.addInstruction(std::move(owned));
   PendingInstruction entry{inst, {}, {}};
@@ -227,6 +239,51 @@ bool Parser::parseInstruction(HloComputation& comp, std::vector<PendingInstructi
     comp.setRoot(inst);
   }
   pending.push_back(std::move(entry));
+  return true;
+}
+
+bool Parser::startsWithOpcode() {
+  m_cursor.skipSpace();
+  const char* save = m_cursor.pos();
+  std::string_view word = m_cursor.readName();
+  const bool opcode = !word.empty() && m_cursor.rawPeek() == '(' && parseOpcode(word) != HloOpcode::kUnknown;
+  m_cursor.setPos(save);
+  return opcode;
+}
+
+bool Parser::inferMissingShapes() {
+  // In dependency order: an instruction is inferred once its operands and the roots of the computations it calls
+  // have shapes. What is left when nothing more can be inferred waits on itself (a cycle the verifier reports) or on
+  // an op whose shape cannot be derived; the first such instruction is reported.
+  auto known = [](const HloInstruction* inst) { return inst->shape().elementType() != PrimitiveType::kInvalid; };
+  std::vector<ShapelessInstruction> waiting = std::move(m_shapeless);
+  while (!waiting.empty()) {
+    std::vector<ShapelessInstruction> next;
+    for (const ShapelessInstruction& entry : waiting) {
+      const HloInstruction& inst = *entry.instruction;
+      bool ready = std::all_of(inst.operands().begin(), inst.operands().end(), known);
+      for (const CalledComputationRef& ref : inst.calledComputationRefs()) {
+        for (const HloComputation* called : ref.computations) {
+          ready = ready && (called == nullptr || called->root() == nullptr || known(called->root()));
+        }
+      }
+      if (!ready) {
+        next.push_back(entry);
+        continue;
+      }
+      StatusOr<Shape> shape = inferShape(inst);
+      if (!shape.ok()) {
+        return fail(entry.at, fmt::format("cannot infer the shape of '{}': {}", inst.name(), shape.message()));
+      }
+      entry.instruction->mutableShape() = std::move(*shape);
+    }
+    if (next.size() == waiting.size()) {
+      return fail(next.front().at, fmt::format("cannot infer the shape of '{}': it depends on itself or on an "
+                                               "instruction whose shape cannot be inferred",
+                                               next.front().instruction->name()));
+    }
+    waiting = std::move(next);
+  }
   return true;
 }
 

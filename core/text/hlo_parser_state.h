@@ -40,6 +40,12 @@ struct PendingInstruction {
   std::vector<OperandRef> controlPredecessors;
 };
 
+// An instruction written without its shape, and where its name is (errors point there).
+struct ShapelessInstruction {
+  HloInstruction* instruction;
+  const char* at;
+};
+
 struct PendingCall {
   HloInstruction* instruction;
   size_t refIndex;
@@ -105,6 +111,10 @@ class Parser {
 
   bool parseInstruction(HloComputation& comp, std::vector<PendingInstruction>& pending, const char*& rootAt);
 
+  // Whether the next token is an opcode directly followed by '(' (the shape-less form); consumes nothing.
+  bool startsWithOpcode();
+  // Shapes of the shape-less instructions, once operands and calls are resolved (core/ir/shape_inference.h).
+  bool inferMissingShapes();
   bool parseParameterNumber(HloInstruction& inst);
 
   bool parseOperands(std::vector<OperandRef>& operands);
@@ -133,6 +143,7 @@ class Parser {
   void noteSuspectValue(std::string_view key, std::string_view value);
   bool failSuspect(std::string_view computation);
 
+  std::vector<ShapelessInstruction> m_shapeless;
   TextCursor m_cursor;
   std::string m_fileName;
   const char* m_headerAt = nullptr;   // the header's attributes, for checkEntryLayout

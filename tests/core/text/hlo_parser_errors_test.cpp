@@ -799,5 +799,27 @@ TEST(HloParserErrors, IntegerConstantOutOfRangeOfItsType) {
   EXPECT_TRUE(parseHloModule("ENTRY e {\n  ROOT c = s8[2] constant({-128, 127})\n}\n", "ok.hlo").ok());
 }
 
+// ---- Shape-less instructions ----------------------------------------------------------------------------
+
+TEST(HloParserErrors, ShapelessFormNamesWhatCannotBeInferred) {
+  EXPECT_EQ(firstErrorLine("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  b = broadcast(x), dimensions={0}\n"
+                           "  ROOT n = negate(b)\n}\n"),
+            "bad.hlo:4:3: error: cannot infer the shape of 'b': broadcast needs its result shape written out (XLA "
+            "cannot infer it either)");
+  EXPECT_EQ(firstErrorLine("HloModule m\nENTRY e {\n  ROOT k = constant(1)\n}\n"),
+            "bad.hlo:3:12: error: constant 'k' needs its shape: k = f32[...] constant(...)");
+  EXPECT_EQ(firstErrorLine("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  a = add(b, x)\n"
+                           "  ROOT b = add(a, x)\n}\n"),
+            "bad.hlo:4:3: error: cannot infer the shape of 'a': it depends on itself or on an instruction whose shape "
+            "cannot be inferred");
+  EXPECT_EQ(firstErrorLine("HloModule m\nENTRY e {\n  x = f32[4,2] parameter(0)\n  y = bf16[2,3] parameter(1)\n"
+                           "  ROOT d = dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"),
+            "bad.hlo:5:8: error: cannot infer the shape of 'd': dot needs its result type written out when its "
+            "operands' types differ");
+  EXPECT_EQ(firstErrorLine("HloModule m\nENTRY e {\n  x = f32[4,2] parameter(0)\n"
+                           "  ROOT t = transpose(x), dimensions={0}\n}\n"),
+            "bad.hlo:4:8: error: cannot infer the shape of 't': transpose needs a permutation of its rank");
+}
+
 }  // namespace
 }  // namespace fusionscope::core

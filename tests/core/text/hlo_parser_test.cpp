@@ -247,5 +247,92 @@ TEST(HloParser, MissingFileNamesThePath) {
   EXPECT_EQ(m.message(), "/nonexistent/dir/x.hlo: error: cannot read: No such file or directory");
 }
 
+// XLA's shape-less form (its tests write `ROOT add = add(lhs, rhs)`): the parser infers each result from the operands,
+// the attributes and the called computations, in dependency order (operands written later, computations anywhere).
+TEST(HloParser, ShapelessInstructionsGetTheirInferredShapes) {
+  auto m = parseOrDie(R"(
+HloModule shapeless
+
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = add(a, b)
+}
+
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = compare(v0, v1), direction=GT
+  v = select(gt, v0, v1)
+  i = select(gt, i0, i1)
+  ROOT t = tuple(v, i)
+}
+
+cond {
+  st = (s32[], f32[8,16]) parameter(0)
+  k = get-tuple-element(st), index=0
+  lim = s32[] constant(3)
+  ROOT lt = compare(k, lim), direction=LT
+}
+
+body {
+  st = (s32[], f32[8,16]) parameter(0)
+  k = get-tuple-element(st), index=0
+  v = get-tuple-element(st), index=1
+  one = s32[] constant(1)
+  k1 = add(k, one)
+  v1 = exponential(v)
+  ROOT t = tuple(k1, v1)
+}
+
+ENTRY main {
+  ROOT out = tuple(t, d, r, cat, w, am, rw, p, ds)
+  x = f32[8,16] parameter(0)
+  y = f32[16,4] parameter(1)
+  idx = s32[8,16] parameter(2)
+  zero = f32[] constant(0)
+  izero = s32[] constant(0)
+  n = negate(x)
+  t = transpose(n), dimensions={1,0}
+  d = dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = reduce(x, zero), dimensions={1}, to_apply=add_f32
+  c = compare(x, n), direction=GT
+  s = select(c, x, n)
+  sl = slice(s), slice={[0:8:3], [1:16]}
+  cat = concatenate(sl, sl), dimensions={0}
+  init = tuple(izero, x)
+  loop = while(init), condition=cond, body=body
+  w = get-tuple-element(loop), index=1
+  am = reduce(x, idx, zero, izero), dimensions={1}, to_apply=argmax
+  rw = reduce-window(x, zero), window={size=2x3 stride=2x1 pad=0_0x1_1}, to_apply=add_f32
+  p = pad(x, zero), padding=1_2_1x0_0
+  ds = dynamic-slice(x, izero, izero), dynamic_slice_sizes={2,5}
+}
+)");
+  ASSERT_TRUE(m);
+  auto shapeOf = [&](std::string_view name) {
+    const HloInstruction* inst = m->entry()->findInstruction(name);
+    return inst != nullptr ? inst->shape().toString(false) : std::string("<missing>");
+  };
+  EXPECT_EQ(shapeOf("n"), "f32[8,16]");
+  EXPECT_EQ(shapeOf("t"), "f32[16,8]");
+  EXPECT_EQ(shapeOf("d"), "f32[8,4]");
+  EXPECT_EQ(shapeOf("r"), "f32[8]");
+  EXPECT_EQ(shapeOf("c"), "pred[8,16]");
+  EXPECT_EQ(shapeOf("sl"), "f32[3,15]");
+  EXPECT_EQ(shapeOf("cat"), "f32[6,15]");
+  EXPECT_EQ(shapeOf("loop"), "(s32[], f32[8,16])");
+  EXPECT_EQ(shapeOf("w"), "f32[8,16]");
+  EXPECT_EQ(shapeOf("am"), "(f32[8], s32[8])");
+  EXPECT_EQ(shapeOf("rw"), "f32[4,16]");
+  EXPECT_EQ(shapeOf("p"), "f32[18,16]");
+  EXPECT_EQ(shapeOf("ds"), "f32[2,5]");
+  EXPECT_EQ(shapeOf("out"), "(f32[16,8], f32[8,4], f32[8], f32[6,15], f32[8,16], /*index=5*/(f32[8], s32[8]), f32[4,16], "
+                            "f32[18,16], f32[2,5])");
+  EXPECT_EQ(m->findComputation("add_f32")->root()->shape().toString(false), "f32[]");
+}
+
 }  // namespace
 }  // namespace fusionscope::core

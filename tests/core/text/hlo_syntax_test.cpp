@@ -1033,9 +1033,11 @@ TEST(HloSyntax, LiteralHexFloatRejected) {
 
 // ---- Forms XLA's parser accepts but never prints, which we reject with a positioned error ---------------
 
-TEST(HloSyntax, InstructionWithoutShapeNotSupported) {
-  EXPECT_EQ(firstErrorLine("HloModule m\n\nENTRY %e {\n  %p = f32[] parameter(0)\n  ROOT %n = negate(%p)\n}\n"),
-            "syntax.hlo:5:13: error: unknown element type 'negate'");
+TEST(HloSyntax, UnknownElementTypeStillNamed) {
+  // A word before '[' is read as an element type (the shape-less form, an opcode followed by '(', is inferred:
+  // hlo_parser_test.cpp).
+  EXPECT_EQ(firstErrorLine("HloModule m\n\nENTRY %e {\n  %p = f32[] parameter(0)\n  ROOT %n = f31[] negate(%p)\n}\n"),
+            "syntax.hlo:5:13: error: unknown element type 'f31'");
 }
 
 TEST(HloSyntax, NestedInstructionOperandNotSupported) {
