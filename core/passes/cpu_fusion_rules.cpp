@@ -49,6 +49,33 @@ bool isUnbatchedMatrixVectorDot(const HloInstruction& dot) {
   return dims.lhsBatch.empty() && dims.rhsBatch.empty();
 }
 
+// XLA CPU's dot loop for a matrix-vector product reads each element of the matrix once, so the matrix's producer
+// can be computed inside it (kOutput), as long as the vector stays small (it is re-read for every row).
+constexpr int64_t kMatrixVectorFusionMaxVectorBytes = 16 * 1024;
+
+FusionVerdict matrixVectorOperandRule(const HloInstruction& producer, const HloInstruction& dot, FusionKind& kind) {
+  if (!isUnbatchedMatrixVectorDot(dot) || dot.operandCount() != 2) {
+    return FusionVerdict::no(fmt::format("{} is a matrix product (a library call on the cpu backend); only a "
+                                         "matrix-vector dot computes its operands in its own loop",
+                                         dot.name()));
+  }
+  const int index = dot.operand(0) == &producer ? 0 : 1;
+  const HloInstruction& other = *dot.operand(1 - index);
+  if (dot.operand(index) != &producer || other.shape().rank() != 1) {
+    return FusionVerdict::no(fmt::format("{} is the vector of {}; only the matrix operand is fused (the vector is "
+                                         "read once per row)",
+                                         producer.name(), dot.name()));
+  }
+  if (other.shape().byteSize() >= kMatrixVectorFusionMaxVectorBytes) {
+    return FusionVerdict::no(fmt::format("the vector {} of {} has {} bytes; the cpu backend fuses into a "
+                                         "matrix-vector dot only with vectors under {} bytes (as XLA CPU)",
+                                         other.name(), dot.name(), other.shape().byteSize(),
+                                         kMatrixVectorFusionMaxVectorBytes));
+  }
+  kind = FusionKind::kOutput;
+  return FusionVerdict::yes();
+}
+
 bool usedOnceBy(const HloInstruction& producer, const HloInstruction& consumer) {
   if (producer.isRoot() || producer.users().size() != 1 || producer.users().front() != &consumer) return false;
   return std::count(consumer.operands().begin(), consumer.operands().end(), &producer) == 1;
@@ -104,8 +131,9 @@ FusionVerdict cpuConsumerRule(const HloInstruction& consumer, FusionKind& kind) 
   if (consumer.opcode() == HloOpcode::kBitcast || consumer.opcode() == HloOpcode::kConstant) {
     return FusionVerdict::no("not a consumer", false);
   }
-  // The matrix-vector dot + add case is decided per pair (pairRule): the add is the consumer there.
-  if (isLoopFusible(consumer)) return FusionVerdict::yes();
+  // The matrix-vector dot + add case is decided per pair (pairRule): the add is the consumer there. So is a
+  // matrix-vector dot taking the producer of its matrix.
+  if (isLoopFusible(consumer) || isUnbatchedMatrixVectorDot(consumer)) return FusionVerdict::yes();
   switch (consumer.opcode()) {
     case HloOpcode::kReduceWindow:
     case HloOpcode::kScatter:
@@ -142,6 +170,7 @@ FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& 
     return FusionVerdict::no(
         fmt::format("{} is not loop-fusible; the cpu backend emits it as a kernel of its own", producer.name()));
   }
+  if (consumer.opcode() == HloOpcode::kDot && !consumer.isFusion()) return matrixVectorOperandRule(producer, consumer, kind);
   // An add that a matrix-vector dot operand could output-fuse into stays free for that dot.
   if (consumer.opcode() == HloOpcode::kAdd && !consumer.isFusion()) {
     for (const HloInstruction* operand : consumer.operands()) {

@@ -167,7 +167,17 @@ std::vector<std::pair<const HloInstruction*, int>> readersOf(const HloInstructio
 }
 
 FusionKind heroKind(const HloInstruction& instruction) {
-  if (instruction.isFusion()) return instruction.fusionKind();
+  if (instruction.isFusion()) {
+    // A fusion is what its hero makes it, whatever its kind says (XLA's fusion analysis): a reduction marked kLoop
+    // is still a reduction fusion, and taking a slice as its "loop" epilogue would make it one that reduces per
+    // output element.
+    if (instruction.fusionKind() == FusionKind::kLoop && instruction.fusedComputation() != nullptr) {
+      for (const auto& inst : instruction.fusedComputation()->instructions()) {
+        if (isReductionLike(inst->opcode())) return FusionKind::kInput;
+      }
+    }
+    return instruction.fusionKind();
+  }
   if (isReductionLike(instruction.opcode())) return FusionKind::kInput;
   if (instruction.opcode() == HloOpcode::kDot || instruction.opcode() == HloOpcode::kConvolution) {
     return FusionKind::kOutput;
@@ -213,6 +223,14 @@ FusionVerdict producerRule(const HloInstruction& producer, const FusionConfig& c
       case FusionKind::kCustom:
         return FusionVerdict::no(fmt::format("{} is a custom fusion and is kept as it is", producer.name()), false);
     }
+  }
+  if (opcode == HloOpcode::kBitcast &&
+      primitiveTypeBitWidth(producer.shape().elementType()) !=
+          primitiveTypeBitWidth(producer.operand(0)->shape().elementType())) {
+    return FusionVerdict::no(fmt::format("{} reads {} as {}: a bitcast that changes the element width is not a "
+                                         "renaming of elements, so it is not fused (as XLA)",
+                                         producer.name(), primitiveTypeName(producer.operand(0)->shape().elementType()),
+                                         primitiveTypeName(producer.shape().elementType())));
   }
   switch (opcode) {
     case HloOpcode::kMap:

@@ -89,10 +89,16 @@ std::optional<IterationSpace> iterationSpace(const HloInstruction& inst) {
   return std::nullopt;
 }
 
-// The same loop for sibling pairing: element type, dimensions and which of them are dynamic (what the
-// shape prints without its layout).
+// Equal dimensions, whatever the element types: one loop (or one reduction walk) can produce an f16 and an f32
+// output together (XLA compares shapes ignoring element types here).
+bool sameDimensions(const Shape& a, const Shape& b) {
+  return a.isArray() && b.isArray() && a.dimensions() == b.dimensions();
+}
+
+// The same loop for sibling pairing: dimensions and which of them are dynamic, whatever the element types (XLA
+// compares the shapes ignoring them: one loop can write an f16 and an f32 output).
 bool sameLoopShape(const Shape& a, const Shape& b) {
-  if (!a.compatible(b)) return false;
+  if (!sameDimensions(a, b)) return false;
   if (!a.hasDynamicDimension() && !b.hasDynamicDimension()) return true;
   for (int i = 0; i < a.rank(); ++i) {
     if (a.isDynamicDimension(i) != b.isDynamicDimension(i)) return false;
@@ -104,12 +110,12 @@ bool sameLoopShape(const Shape& a, const Shape& b) {
 std::optional<std::string> incompatibility(const HloInstruction& a, const IterationSpace& sa, const HloInstruction& b,
                                            const IterationSpace& sb) {
   if (!sa.reduction && !sb.reduction) {
-    if (sa.shape->compatible(*sb.shape)) return std::nullopt;
+    if (sameDimensions(*sa.shape, *sb.shape)) return std::nullopt;
     return fmt::format("output shapes {} and {} are not the same loop", sa.shape->toString(false),
                        sb.shape->toString(false));
   }
   if (sa.reduction && sb.reduction) {
-    if (!sa.shape->compatible(*sb.shape)) {
+    if (!sameDimensions(*sa.shape, *sb.shape)) {
       return fmt::format("they reduce different shapes ({} and {})", sa.shape->toString(false),
                          sb.shape->toString(false));
     }
@@ -123,7 +129,7 @@ std::optional<std::string> incompatibility(const HloInstruction& a, const Iterat
   const IterationSpace& loopSpace = sa.reduction ? sb : sa;
   const HloInstruction& reduction = sa.reduction ? a : b;
   const IterationSpace& reduceSpaceOf = sa.reduction ? sa : sb;
-  if (loopSpace.shape->compatible(*reduceSpaceOf.shape)) return std::nullopt;
+  if (sameDimensions(*loopSpace.shape, *reduceSpaceOf.shape)) return std::nullopt;
   return fmt::format("{}'s output shape {} is not the shape {} that {} reduces", loop.name(),
                      loopSpace.shape->toString(false), reduceSpaceOf.shape->toString(false), reduction.name());
 }

@@ -125,7 +125,8 @@ std::vector<std::string> presetNames() {
 }
 
 Backend backendFor(const PipelineSpec& spec) {
-  return spec.passes.empty() && spec.preset == "cpu" ? Backend::kCpu : Backend::kGpu;
+  // `--passes` with `--pipeline cpu` runs those passes with the cpu backend's rules, as the user asked.
+  return spec.preset == "cpu" ? Backend::kCpu : Backend::kGpu;
 }
 
 StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) {

@@ -29,7 +29,8 @@ struct PipelineSpec {
 };
 std::vector<std::string> presetNames();
 StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec);
-// The fusion rules a spec runs with: the cpu preset uses the cpu backend's, everything else the gpu's.
+// The fusion rules a spec runs with: the cpu preset's (its passes, or the ones --passes names) use the cpu
+// backend's, everything else the gpu's.
 Backend backendFor(const PipelineSpec& spec);
 
 // A copy of `module` after `preset` ("gpu", "cpu"; "none" runs nothing), with the fusion passes (fusion,
