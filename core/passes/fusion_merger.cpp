@@ -129,10 +129,18 @@ class Merger {
         fmt::format("merged {} into {} ({}): saves {} of memory traffic", producerName,
                     users.size() == 1 ? "its only user" : fmt::format("all {} users", users.size()),
                     fmt::join(userNames, ", "), formatBytes(saved));
-    // fuseProducer duplicates while other users remain and deletes the producer after the last one.
-    for (HloInstruction* user : users) {
+    // fuseProducer duplicates while other users remain and deletes the producer after the last one. A plain user
+    // becomes a fusion of the kind the fusion pass would give it.
+    for (HloInstruction*& user : users) {
+      if (!user->isFusion()) {
+        FusionKind kind = FusionKind::kLoop;
+        (void)consumerRule(*user, m_config, kind);
+        (void)pairRule(*producer, *user, m_config, kind);
+        user = wrapInFusion(user, kind);
+      }
       StatusOr<HloInstruction*> fused = fuseProducer(user, producer);
       if (!fused.ok()) return fused.status();
+      user = *fused;
     }
     for (HloInstruction* user : users) {
       m_context.record(fusedDecision(kPassName, m_computation, producerName, user->name(), *user, saved, reason));
@@ -156,8 +164,18 @@ class Merger {
     }
     for (const HloInstruction* user : users) {
       if (!user->isFusion()) {
-        return fmt::format("not merging {}: its user {} is not a fusion, so its result must be written anyway", name,
-                           user->name());
+        // A plain user the fusion pass could make a fusion of takes the producer as its first fused operand (as
+        // XLA's merger does); any other keeps the producer's result written.
+        FusionKind kind = FusionKind::kLoop;
+        if (FusionVerdict verdict = consumerRule(*user, m_config, kind); !verdict) {
+          return fmt::format("not merging {}: its user {} is not a fusion and cannot become one, so its result must "
+                             "be written anyway",
+                             name, user->name());
+        }
+        if (FusionVerdict verdict = pairRule(producer, *user, m_config, kind); !verdict) {
+          return fmt::format("not merging {} into {}: {}", name, user->name(), verdict.reason);
+        }
+        continue;
       }
       FusionKind kind = user->fusionKind();
       if (kind != FusionKind::kLoop && kind != FusionKind::kInput) {

@@ -313,19 +313,27 @@ FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& c
 }
 
 FusionVerdict reductionOrderRule(const HloInstruction& kernel) {
+  // As XLA: a reduction takes the kernel unless it physically transposes most of the data it produces (transposes
+  // and layout-changing copies of at least half its output's elements); a copy of a small part (one operand of a
+  // concatenate) leaves the reduction's reads in order for the rest.
+  const double outputElements = static_cast<double>(std::max<int64_t>(kernel.shape().elementCount(), 1));
+  double transposed = 0;
   for (const HloInstruction* inst : kernelContents(kernel)) {
+    const bool transposes = inst->opcode() == HloOpcode::kTranspose ||
+                            (inst->opcode() == HloOpcode::kCopy && isLayoutChangingCopy(*inst));
+    if (!transposes) continue;
+    transposed += static_cast<double>(inst->shape().elementCount()) / outputElements;
+    if (transposed < 0.5) continue;
     if (inst->opcode() == HloOpcode::kTranspose) {
       constexpr std::string_view kWhy = "a transpose feeding a reduction makes the reduction read memory out of order";
       if (inst == &kernel) return FusionVerdict::no(std::string(kWhy));
       return FusionVerdict::no(fmt::format("{} contains {}; {}", kernel.name(), inst->name(), kWhy));
     }
-    if (inst->opcode() == HloOpcode::kCopy && isLayoutChangingCopy(*inst)) {
-      return FusionVerdict::no(
-          fmt::format("{} changes the layout ({} -> {}); a reduction reading through it would read memory out "
-                      "of order",
-                      inst->name(), dimensionListText(minorToMajor(inst->operand(0)->shape())),
-                      dimensionListText(minorToMajor(inst->shape()))));
-    }
+    return FusionVerdict::no(
+        fmt::format("{} changes the layout ({} -> {}); a reduction reading through it would read memory out "
+                    "of order",
+                    inst->name(), dimensionListText(minorToMajor(inst->operand(0)->shape())),
+                    dimensionListText(minorToMajor(inst->shape()))));
   }
   return FusionVerdict::yes();
 }
