@@ -19,7 +19,23 @@ int64_t kernelTraffic(const HloInstruction& instruction) {
   return bytes;
 }
 
-bool isExpensive(const HloInstruction& instruction) {
+bool isExpensive(const HloInstruction& instruction, Backend backend) {
+  // On a GPU, f32 and f16 division and square roots are a few fast instructions (XLA GPU's instruction fusion
+  // exceptions), so a producer made of them may be recomputed in several consumers; integer division stays
+  // expensive. (That pass also counted exp as cheap; priority fusion, which replaced it, keeps an exp's result
+  // from being recomputed, and so do we.)
+  if (backend == Backend::kGpu) {
+    const PrimitiveType type = instruction.shape().elementType();
+    const bool shortFloat = type == PrimitiveType::kF32 || type == PrimitiveType::kF16;
+    switch (instruction.opcode()) {
+      case HloOpcode::kDivide:
+      case HloOpcode::kSqrt:
+      case HloOpcode::kRsqrt:
+        if (shortFloat) return false;
+        break;
+      default: break;
+    }
+  }
   if (isTranscendental(instruction.opcode())) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kDivide:

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/ir/hlo_instruction.h"
+#include "core/passes/fusion_config.h"
 
 namespace fusionscope::core {
 
@@ -17,7 +18,7 @@ int64_t kernelTraffic(const HloInstruction& instruction);
 // Ops whose per-element cost is high enough that computing them twice (duplicating the producer into two
 // consumers) is worse than storing the result: exp, log, divide, power, tanh, ... and any non-elementwise
 // work (reductions, dots, convolutions).
-bool isExpensive(const HloInstruction& instruction);
+bool isExpensive(const HloInstruction& instruction, Backend backend);
 
 // "512 B", "400 KB", "12.5 MB": KB = 1000 bytes, as in the decision sentences.
 std::string formatBytes(int64_t bytes);

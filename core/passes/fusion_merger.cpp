@@ -76,9 +76,9 @@ double readsPerOutputElement(const HloInstruction& fusion, const HloInstruction*
 }
 
 // The first instruction of the producer that is costly to compute twice, or null.
-const HloInstruction* expensiveInstruction(const HloInstruction& fusion) {
+const HloInstruction* expensiveInstruction(const HloInstruction& fusion, Backend backend) {
   for (const HloInstruction* inst : fusedInstructions(fusion)) {
-    if (isExpensive(*inst)) return inst;
+    if (isExpensive(*inst, backend)) return inst;
   }
   return nullptr;
 }
@@ -218,7 +218,7 @@ class Merger {
     const int64_t users64 = static_cast<int64_t>(users.size());
     m_lastBytesSaved = inputBytes + outputBytes * (1 + users64) - duplicatedBytes;
 
-    const HloInstruction* expensive = expensiveInstruction(producer);
+    const HloInstruction* expensive = expensiveInstruction(producer, m_config.backend);
     if (expensive && users.size() > 1 && producer.shape().elementCount() > m_config.duplicateExpensiveMaxElements) {
       return fmt::format("not merging {}: it contains expensive {} and has {} users, each would recompute it", name,
                          expensive->name(), users.size());

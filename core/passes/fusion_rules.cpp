@@ -418,10 +418,10 @@ bool fusionDuplicates(const HloInstruction& producer, const HloInstruction& cons
   return false;
 }
 
-bool isExpensiveProducer(const HloInstruction& producer) {
-  if (!producer.isFusion()) return isExpensive(producer);
+bool isExpensiveProducer(const HloInstruction& producer, Backend backend) {
+  if (!producer.isFusion()) return isExpensive(producer, backend);
   for (const HloInstruction* inst : kernelContents(producer)) {
-    if (isExpensive(*inst)) return true;
+    if (isExpensive(*inst, backend)) return true;
   }
   return false;
 }
@@ -429,7 +429,8 @@ bool isExpensiveProducer(const HloInstruction& producer) {
 FusionVerdict duplicationRule(const HloInstruction& producer, const HloInstruction& consumer,
                               const FusionConfig& config) {
   if (!fusionDuplicates(producer, consumer)) return FusionVerdict::yes();
-  if (isExpensiveProducer(producer) && producer.shape().elementCount() > config.duplicateExpensiveMaxElements) {
+  if (isExpensiveProducer(producer, config.backend) &&
+      producer.shape().elementCount() > config.duplicateExpensiveMaxElements) {
     return FusionVerdict::no(fmt::format("{} is expensive and has {}; duplicating it would recompute it",
                                          producer.name(), usersPhrase(producer)));
   }
@@ -464,8 +465,8 @@ int64_t broadcastExpansion(const HloInstruction& producer, const HloInstruction&
   return reuse;
 }
 
-FusionVerdict reuseRule(const HloInstruction& producer, const HloInstruction& consumer) {
-  if (!isExpensiveProducer(producer)) return FusionVerdict::yes();
+FusionVerdict reuseRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config) {
+  if (!isExpensiveProducer(producer, config.backend)) return FusionVerdict::yes();
   const int64_t reuse = broadcastExpansion(producer, consumer);
   if (reuse <= 1) return FusionVerdict::yes();
   return FusionVerdict::no(fmt::format(
@@ -512,7 +513,7 @@ std::optional<int64_t> fuseIntoAllUsersBytesSaved(const HloInstruction& producer
   // Beyond a handful of users the plan is not worth checking: every check would look at all of them.
   constexpr size_t kMaxPlanUsers = 16;
   if (producer.isRoot() || producer.users().size() < 2 || producer.users().size() > kMaxPlanUsers) return std::nullopt;
-  if (isExpensiveProducer(producer)) return std::nullopt;
+  if (isExpensiveProducer(producer, config.backend)) return std::nullopt;
   int64_t total =
       launchesKernel(producer) ? producer.shape().byteSize() + fusedInputs(producer, producer, false, true).bytes : 0;
   for (const HloInstruction* user : producer.users()) {

@@ -8,6 +8,7 @@
 
 #include "core/ir/attributes.h"
 #include "core/ir/hlo_instruction.h"
+#include "core/passes/fusion_config.h"
 
 namespace fusionscope::core {
 
@@ -76,7 +77,7 @@ FusionVerdict duplicationRule(const HloInstruction& producer, const HloInstructi
 
 // An expensive producer is not fused into a consumer that reads each of its elements several times
 // (through a broadcast): the fused kernel would recompute it per read.
-FusionVerdict reuseRule(const HloInstruction& producer, const HloInstruction& consumer);
+FusionVerdict reuseRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config);
 
 // The fusion must stay within config.maxOperands inputs and config.maxFusedInstructions instructions.
 FusionVerdict limitsRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config);
@@ -103,7 +104,7 @@ std::optional<int64_t> fuseIntoAllUsersBytesSaved(const HloInstruction& producer
 bool fusionDuplicates(const HloInstruction& producer, const HloInstruction& consumer);
 
 // Expensive in the sense of fusion_cost.h; a fusion is expensive when anything in it is.
-bool isExpensiveProducer(const HloInstruction& producer);
+bool isExpensiveProducer(const HloInstruction& producer, Backend backend);
 
 // How many times `consumer` reads each element of `producer` (the largest broadcast expansion on a path
 // from the producer to the consumer's result; 1 without broadcasts).

@@ -81,7 +81,7 @@ class ComputationFusion {
           producer->name(), producer->users().size() + (producer->isRoot() ? 1 : 0), kDuplicationFactor,
           m_computation.name()));
     }
-    if (verdict) verdict = reuseRule(*producer, consumer);
+    if (verdict) verdict = reuseRule(*producer, consumer, m_config);
     if (verdict) verdict = limitsRule(*producer, consumer, m_config);
     if (verdict && !onlyFeeds(*producer, consumer))
       verdict = cycleRule(order(), *producer, consumer, candidate.duplicate);
