@@ -127,57 +127,59 @@ StatusOr<Shape> dotted(const HloInstruction& inst) {
   return Shape((*lhs)->elementType(), dims);
 }
 
-// reduce(inputs..., inits...), dimensions={...}: the inputs without the reduced dimensions, one result per input
-// in its init's type (a tuple when there are several).
-StatusOr<Shape> reduced(const HloInstruction& inst) {
+// reduce and reduce-window: (inputs..., inits...) give one result per input, in its init's type, with the dimensions
+// `dims` derives from the input (a tuple when there are several inputs).
+template <typename Dims>
+StatusOr<Shape> perInput(const HloInstruction& inst, Dims&& dims) {
   const size_t count = inst.operands().size() / 2;
   if (count == 0 || inst.operands().size() % 2 != 0) return needs(inst, "as many init values as inputs");
-  StatusOr<const std::vector<int64_t>*> reducedDims = dimensionsAttribute(inst);
-  if (!reducedDims.ok()) return reducedDims.status();
   std::vector<Shape> results;
   for (size_t i = 0; i < count; ++i) {
     StatusOr<const Shape*> input = arrayOperand(inst, i);
     if (!input.ok()) return input.status();
     StatusOr<const Shape*> init = arrayOperand(inst, count + i);
     if (!init.ok()) return init.status();
-    std::vector<int64_t> dims;
-    for (int d = 0; d < (*input)->rank(); ++d) {
-      if (std::count((*reducedDims)->begin(), (*reducedDims)->end(), d) == 0) dims.push_back((*input)->dimension(d));
-    }
-    results.emplace_back((*init)->elementType(), dims);
+    StatusOr<std::vector<int64_t>> d = dims(**input);
+    if (!d.ok()) return d.status();
+    results.emplace_back((*init)->elementType(), std::move(*d));
   }
   return results.size() == 1 ? results[0] : Shape::tuple(std::move(results));
 }
 
+// reduce: the inputs without the reduced dimensions.
+StatusOr<Shape> reduced(const HloInstruction& inst) {
+  StatusOr<const std::vector<int64_t>*> reducedDims = dimensionsAttribute(inst);
+  if (!reducedDims.ok()) return reducedDims.status();
+  return perInput(inst, [&](const Shape& input) -> StatusOr<std::vector<int64_t>> {
+    std::vector<int64_t> dims;
+    for (int d = 0; d < input.rank(); ++d) {
+      if (std::count((*reducedDims)->begin(), (*reducedDims)->end(), d) == 0) dims.push_back(input.dimension(d));
+    }
+    return dims;
+  });
+}
+
 // reduce-window: each dimension (padded and base-dilated, less the dilated window) / stride + 1.
 StatusOr<Shape> windowReduced(const HloInstruction& inst) {
-  const size_t count = inst.operands().size() / 2;
-  if (count == 0 || inst.operands().size() % 2 != 0) return needs(inst, "as many init values as inputs");
   const auto& window = inst.attributes().window;
-  std::vector<Shape> results;
-  for (size_t i = 0; i < count; ++i) {
-    StatusOr<const Shape*> input = arrayOperand(inst, i);
-    if (!input.ok()) return input.status();
-    StatusOr<const Shape*> init = arrayOperand(inst, count + i);
-    if (!init.ok()) return init.status();
-    if (!window || static_cast<int>(window->dims.size()) != (*input)->rank()) {
+  return perInput(inst, [&](const Shape& input) -> StatusOr<std::vector<int64_t>> {
+    if (!window || static_cast<int>(window->dims.size()) != input.rank()) {
       return needs(inst, "window={size=...} per dimension");
     }
     std::vector<int64_t> dims;
-    for (int d = 0; d < (*input)->rank(); ++d) {
+    for (int d = 0; d < input.rank(); ++d) {
       const WindowDim& w = window->dims[static_cast<size_t>(d)];
       if (w.stride <= 0 || w.size <= 0 || w.baseDilation <= 0 || w.windowDilation <= 0) {
         return needs(inst, "positive window sizes, strides and dilations");
       }
-      const int64_t size = (*input)->dimension(d);
+      const int64_t size = input.dimension(d);
       const int64_t base = size == 0 ? 0 : (size - 1) * w.baseDilation + 1;
       const int64_t extent = (w.size - 1) * w.windowDilation + 1;
       const int64_t span = base + w.padLow + w.padHigh - extent;
       dims.push_back(span < 0 ? 0 : span / w.stride + 1);
     }
-    results.emplace_back((*init)->elementType(), dims);
-  }
-  return results.size() == 1 ? results[0] : Shape::tuple(std::move(results));
+    return dims;
+  });
 }
 
 // Several operands (sort, scatter's inputs): a tuple of their shapes; one: its shape.
