@@ -262,8 +262,9 @@ std::shared_ptr<const Document> MainWindow::document() const {
   return m_documents->document();
 }
 
-void MainWindow::setPipelineSpec(const core::PipelineSpec& spec) {
+void MainWindow::setPipelineSpec(const core::PipelineSpec& spec, bool remember) {
   m_documents->setPipelineSpec(spec);
+  if (remember) m_rememberedPreset = spec.preset;
 }
 
 const core::PipelineSpec& MainWindow::pipelineSpec() const {
@@ -730,7 +731,7 @@ void MainWindow::showPipelineDialog() {
       return;
     }
   }
-  m_documents->setPipelineSpec(spec);
+  setPipelineSpec(spec);
   if (document() && document()->kind == Document::Kind::kHloModule) openPath(m_documents->lastPath());
 }
 

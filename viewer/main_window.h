@@ -59,7 +59,9 @@ class MainWindow : public QMainWindow {
   void openPath(const QString& path, const QString& xlaModule = {});
   // Lists the modules of the open XLA dump directory and reopens it with the one chosen.
   void chooseXlaModule();
-  void setPipelineSpec(const core::PipelineSpec& spec);
+  // `remember`: the preset becomes the one the next session starts with (the Pipeline dialog's choice); a
+  // command-line `-p` applies to this session only.
+  void setPipelineSpec(const core::PipelineSpec& spec, bool remember = true);
   const core::PipelineSpec& pipelineSpec() const;
   void cancelLoad();
   bool isLoading() const;
@@ -273,6 +275,7 @@ class MainWindow : public QMainWindow {
   RunController* m_runs;
   bool m_errorDialogs = true;
   QString m_lastError;
+  std::string m_rememberedPreset = "gpu";  // saved on close: the dialog's choice, never a command-line -p
   FusionComparisonDialog* m_fusionComparison = nullptr;  // the last comparison shown (a child of the window)
 
   // Stages and graph.

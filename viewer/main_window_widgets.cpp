@@ -551,7 +551,7 @@ void MainWindow::restoreSettings() {
   QString preset = settings.value(QStringLiteral("pipeline/preset"), QStringLiteral("gpu")).toString();
   core::PipelineSpec spec = m_documents->pipelineSpec();
   spec.preset = preset.toStdString();
-  m_documents->setPipelineSpec(spec);
+  setPipelineSpec(spec);
   rebuildRecentMenu();
 }
 
@@ -562,7 +562,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   settings.setValue(QStringLiteral("view/dark"), m_actDark->isChecked());
   settings.setValue(QStringLiteral("view/minimap"), m_actMinimap->isChecked());
   settings.setValue(QStringLiteral("view/stableLayout"), m_actStableLayout->isChecked());
-  settings.setValue(QStringLiteral("pipeline/preset"), QString::fromStdString(pipelineSpec().preset));
+  settings.setValue(QStringLiteral("pipeline/preset"), QString::fromStdString(m_rememberedPreset));
   m_documents->cancel();
   QMainWindow::closeEvent(event);
 }

@@ -51,8 +51,29 @@ void TraceController::onFinished() {
     emit failed(outcome.error);
     return;
   }
-  emit loaded(outcome.first, QFileInfo(m_paths[0]).fileName(), outcome.second,
-              outcome.second ? QFileInfo(m_paths[1]).fileName() : QString());
+  const auto [firstName, secondName] = labels(m_paths[0], outcome.second ? m_paths[1] : QString());
+  emit loaded(outcome.first, firstName, outcome.second, secondName);
+}
+
+std::pair<QString, QString> TraceController::labels(const QString& first, const QString& second) {
+  const QStringList a = QFileInfo(first).absoluteFilePath().split(QLatin1Char('/'), Qt::SkipEmptyParts);
+  const QString fileA = a.isEmpty() ? first : a.last();
+  auto prefixed = [](const QString& dir, const QString& file) {
+    return dir.isEmpty() ? file : QStringLiteral("%1: %2").arg(dir, file);
+  };
+  if (second.isEmpty()) {
+    // LOGDIR/plugins/profile/RUN/FILE (JAX, TensorFlow, XProf): the log directory names the run.
+    const qsizetype plugins = a.lastIndexOf(QStringLiteral("plugins"));
+    const bool profilerLayout = plugins > 0 && plugins + 3 < a.size() && a[plugins + 1] == QStringLiteral("profile");
+    return {prefixed(profilerLayout ? a[plugins - 1] : QString(), fileA), QString()};
+  }
+  const QStringList b = QFileInfo(second).absoluteFilePath().split(QLatin1Char('/'), Qt::SkipEmptyParts);
+  const QString fileB = b.isEmpty() ? second : b.last();
+  if (fileA != fileB) return {fileA, fileB};
+  for (qsizetype i = 0; i + 1 < std::min(a.size(), b.size()); ++i) {
+    if (a[i] != b[i]) return {prefixed(a[i], fileA), prefixed(b[i], fileB)};
+  }
+  return {fileA, fileB};
 }
 
 }  // namespace fusionscope::viewer

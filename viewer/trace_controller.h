@@ -3,6 +3,7 @@
 #include <QObject>
 #include <QString>
 #include <memory>
+#include <utility>
 
 #include "viewer/timeline_model.h"
 
@@ -31,9 +32,15 @@ class TraceController : public QObject {
   bool load(const QString& first, const QString& second = {});
   bool isLoading() const;
 
+  // The labels the timeline shows for the traces at `first` and `second` (empty for a single trace). Profilers
+  // give every run the same file name (JAX's perfetto_trace.json.gz under LOGDIR/plugins/profile/RUN/), so a label
+  // is the file name prefixed with what tells the runs apart: for two traces the first directory where their
+  // paths differ, for one a profiler's log directory.
+  static std::pair<QString, QString> labels(const QString& first, const QString& second);
+
  signals:
   void started(const QString& first);
-  // `second` is null for a single trace; the names are the files' names.
+  // `second` is null for a single trace; the names are labels().
   void loaded(std::shared_ptr<const TimelineModel> first, const QString& firstName,
               std::shared_ptr<const TimelineModel> second, const QString& secondName);
   void failed(const QString& message);

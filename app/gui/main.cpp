@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(pipeline)) {
     fusionscope::core::PipelineSpec spec = window.pipelineSpec();
     spec.preset = parser.value(pipeline).toStdString();
-    window.setPipelineSpec(spec);
+    window.setPipelineSpec(spec, /*remember=*/false);
   }
   const QString screenshotPath = parser.value(screenshot);
   int exitCode = 0;

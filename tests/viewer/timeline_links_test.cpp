@@ -31,6 +31,7 @@
 #include "viewer/timeline_model.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
+#include "viewer/trace_controller.h"
 #include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
@@ -50,6 +51,22 @@ class LinkWindowTest : public testing::MainWindowTest {
   bool openMnist() { return testing::openAndWait(*window, kMnist); }
   bool openTrace(const QString& path) { return testing::openTraceAndWait(*window, path); }
 };
+
+// Profilers name every run's file alike (issue 42: both sides of a JAX comparison read "perfetto_trace.json.gz"):
+// the labels say which run each is.
+TEST(TraceLabelsTest, RunsWithTheSameFileNameAreToldApart) {
+  const QString profile = QStringLiteral("plugins/profile/2026_11_29/perfetto_trace.json.gz");
+  auto [before, after] = TraceController::labels(QStringLiteral("/w/prof_unfused/") + profile,
+                                                 QStringLiteral("/w/prof_fused/") + profile);
+  EXPECT_EQ(before, QStringLiteral("prof_unfused: perfetto_trace.json.gz"));
+  EXPECT_EQ(after, QStringLiteral("prof_fused: perfetto_trace.json.gz"));
+  EXPECT_EQ(TraceController::labels(QStringLiteral("/w/prof_fused/") + profile, QString()).first,
+            QStringLiteral("prof_fused: perfetto_trace.json.gz"));
+  auto [a, b] = TraceController::labels(QStringLiteral("/t/unfused.json"), QStringLiteral("/t/fused.json"));
+  EXPECT_EQ(a, QStringLiteral("unfused.json"));
+  EXPECT_EQ(b, QStringLiteral("fused.json"));
+  EXPECT_EQ(TraceController::labels(QStringLiteral("/t/run.ctf.json"), QString()).first, QStringLiteral("run.ctf.json"));
+}
 
 TEST(TimelineLinkTest, InstructionComesFromTheHloOpArgElseTheName) {
   // As fusionscope-gpurun annotates kernels (profiler/gpu/annotate.cpp): the PTX entry name, hlo_op in args.

@@ -531,6 +531,21 @@ TEST_F(ViewerTest, RecentFilesAreRemembered) {
   EXPECT_TRUE(recent.first().endsWith("mnist_softmax.hlo"));
 }
 
+// `-p cpu` on the command line applies to that session; the preset saved for the next one is the Pipeline
+// dialog's (issue 42: the command line used to become the saved default silently).
+TEST_F(ViewerTest, CommandLinePresetIsNotSaved) {
+  core::PipelineSpec spec = window->pipelineSpec();
+  spec.preset = "cpu";
+  window->setPipelineSpec(spec, /*remember=*/false);
+  EXPECT_EQ(window->pipelineSpec().preset, "cpu");
+  window->close();
+  EXPECT_EQ(QSettings().value("pipeline/preset").toString(), QStringLiteral("gpu"));
+  window->setPipelineSpec(spec);  // as the dialog does
+  window->show();
+  window->close();
+  EXPECT_EQ(QSettings().value("pipeline/preset").toString(), QStringLiteral("cpu"));
+}
+
 TEST_F(ViewerTest, MobilenetFirstFrameAndCancel) {
   if (!std::filesystem::exists(kMobilenet)) GTEST_SKIP() << "corpus not found at " << kCorpus;
   ASSERT_TRUE(openAndWait(*window, kMnist));
