@@ -10,6 +10,8 @@
 #include <QUrl>
 #include <QUrlQuery>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <map>
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
@@ -164,6 +166,45 @@ void Inspector::showDotNode(const std::vector<std::string>& lines) {
   QString text;
   for (const std::string& line : lines) text += html(line) + QStringLiteral("<br/>");
   text += QStringLiteral("<p class=\"dim\">This stage has only a DOT graph: no HLO details.</p>");
+  setDetails(text);
+  m_highlightedLine.clear();
+}
+
+void Inspector::showGroup(const StageEntry& stage, const std::string& scope,
+                          const std::vector<const core::HloInstruction*>& members) {
+  setModuleText(&stage);
+  m_title->setText(QString::fromStdString(scope));
+  std::map<std::string, int> opcodes;
+  int64_t bytes = 0;
+  int fusions = 0;
+  for (const core::HloInstruction* inst : members) {
+    ++opcodes[std::string(inst->opcodeString())];
+    bytes += inst->shape().byteSize();
+    fusions += inst->isFusion() ? 1 : 0;
+  }
+  std::vector<std::pair<int, std::string>> byCount;
+  for (const auto& [opcode, count] : opcodes) byCount.emplace_back(count, opcode);
+  std::sort(byCount.begin(), byCount.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  QString text = QStringLiteral("<p><b>Scope group</b> %1<br/>%2 instructions of the entry computation (%3 fusions), "
+                                "outputs %4</p><p><b>Opcodes</b> ")
+                     .arg(html(scope))
+                     .arg(members.size())
+                     .arg(fusions)
+                     .arg(bytesText(bytes));
+  for (size_t i = 0; i < byCount.size() && i < 12; ++i) {
+    text += QStringLiteral("%1%2 ×%3").arg(i == 0 ? QString() : QStringLiteral(", "), html(byCount[i].second))
+                .arg(byCount[i].first);
+  }
+  if (byCount.size() > 12) text += QStringLiteral(", …");
+  text += QStringLiteral("</p><p><b>Largest outputs</b><br/>");
+  std::vector<const core::HloInstruction*> largest = members;
+  std::sort(largest.begin(), largest.end(), [](const core::HloInstruction* a, const core::HloInstruction* b) {
+    return a->shape().byteSize() > b->shape().byteSize();
+  });
+  for (size_t i = 0; i < largest.size() && i < 8; ++i) {
+    text += link(*largest[i]) + QStringLiteral(" %1<br/>").arg(html(largest[i]->shape().toString(false)));
+  }
+  text += QStringLiteral("</p><p class=\"dim\">Expand the group (E or double-click) to see its instructions.</p>");
   setDetails(text);
   m_highlightedLine.clear();
 }

@@ -27,6 +27,10 @@ class Inspector : public QWidget {
   void showInstruction(const StageEntry& stage, const core::HloInstruction& instruction);
   // A node of a DOT-only stage: only what its label says.
   void showDotNode(const std::vector<std::string>& lines);
+  // A collapsed scope group: its scope, how many instructions of the stage it holds, their opcodes and output bytes,
+  // and links to the largest members. `members` belong to stage.module.
+  void showGroup(const StageEntry& stage, const std::string& scope,
+                 const std::vector<const core::HloInstruction*>& members);
   void clear();
   // Adds a section (HTML) below what showInstruction wrote, e.g. the timeline's kernel timing.
   void appendSection(const QString& html);

@@ -616,6 +616,13 @@ void MainWindow::onNodeClicked(int node) {
   m_scene->setSelectedNode(node);
   if (n.instruction != nullptr) {
     m_inspector->showInstruction(*stage, *n.instruction);
+  } else if (n.kind == GraphNode::Kind::kGroup && stage->module && stage->module->entry() != nullptr) {
+    std::vector<const core::HloInstruction*> members;
+    for (const auto& [name, group] : graph->heldBy) {
+      if (group != node) continue;
+      if (const core::HloInstruction* inst = stage->module->entry()->findInstruction(name)) members.push_back(inst);
+    }
+    m_inspector->showGroup(*stage, n.name, members);
   } else {
     m_inspector->showDotNode(n.lines);
   }

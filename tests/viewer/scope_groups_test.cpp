@@ -22,6 +22,7 @@
 #include "viewer/graph_model.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
+#include "viewer/inspector.h"
 #include "viewer/main_window.h"
 #include "tests/common/source_paths.h"
 
@@ -221,6 +222,11 @@ TEST_F(ScopeWindowTest, BigModulesOpenGroupedAndGroupsExpandAndCollapse) {
   ASSERT_FALSE(hidden.empty());
   ASSERT_TRUE(window->selectInstruction(QString(), QString::fromStdString(hidden)));
   EXPECT_EQ(window->selectedName().toStdString(), path);
+  // The inspector describes the group (its scope, members, opcodes), not "only a DOT graph".
+  const QString details = window->inspector()->detailsText();
+  EXPECT_TRUE(details.contains(QStringLiteral("Scope group"))) << details.toStdString();
+  EXPECT_TRUE(details.contains(QStringLiteral("instructions of the entry computation"))) << details.toStdString();
+  EXPECT_FALSE(details.contains(QStringLiteral("only a DOT graph"))) << details.toStdString();
 
   // A stage that fuses marks the groups it fused in (their fusions are hidden in them).
   int fusionStage = -1;
