@@ -33,7 +33,15 @@ QVariant StageListModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case kIndex: return stage.index;
-      case kPass: return stage.pass.empty() ? QString::fromStdString(stage.label) : QString::fromStdString(stage.pass);
+      case kPass: {
+        // XLA dumps the start of every sub-pipeline as "pipeline-start" (41 of a JAX step's 104 stages): name the
+        // pipeline instead, which its label starts with ("simplification: pipeline start, before algsimp").
+        const size_t colon = stage.label.find(':');
+        if (stage.pass == "pipeline-start" && colon != std::string::npos && colon > 0) {
+          return QString::fromStdString(stage.label.substr(0, colon)) + QStringLiteral(" (start)");
+        }
+        return stage.pass.empty() ? QString::fromStdString(stage.label) : QString::fromStdString(stage.pass);
+      }
       case kInstructions: return QVariant::fromValue<qlonglong>(stage.unfusedInstructionCount);
       case kFusions: return QVariant::fromValue<qlonglong>(stage.fusionCount);
       case kChanged: {

@@ -728,6 +728,13 @@ TEST_F(ViewerTest, XlaDumpDirectoryOpensAsXlasStagesAndLinksItsProfile) {
   EXPECT_GT(std::count_if(document->stages.begin(), document->stages.end(),
                           [](const StageEntry& s) { return s.pass == "pipeline-start" && !s.changed; }),
             3);
+  // The stage list names a pipeline start by its pipeline, not as one more "pipeline-start".
+  const auto start = std::find_if(document->stages.begin(), document->stages.end(),
+                                  [](const StageEntry& s) { return s.pass == "pipeline-start"; });
+  const int startRow = static_cast<int>(start - document->stages.begin());
+  const QString shown = window->stageModel()->index(startRow, StageListModel::kPass).data().toString();
+  EXPECT_TRUE(shown.endsWith(QStringLiteral(" (start)"))) << shown.toStdString();
+  EXPECT_FALSE(shown.contains(QStringLiteral("pipeline-start"))) << shown.toStdString();
 
   std::vector<std::string> fusions = testing::lastStageFusions(*window);
   ASSERT_FALSE(fusions.empty());
