@@ -29,7 +29,6 @@
 #include "core/codegen/element_types.h"
 #include "core/codegen/kernel_emitter.h"
 #include "core/codegen/llvm_support.h"
-#include "core/eval/value.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 
@@ -178,7 +177,7 @@ class ProgramEmitter {
         m_kernels(std::move(kernels)),
         m_ranges(std::move(ranges)) {}
 
-  Status emit(const std::string& symbol, const BufferLayout& layout, const std::vector<llvm::Constant*>& constants) {
+  void emit(const std::string& symbol, const BufferLayout& layout, const std::vector<llvm::Constant*>& constants) {
     llvm::LLVMContext& context = m_module.getContext();
     m_ptr = llvm::PointerType::get(context, 0);
     auto* type = llvm::FunctionType::get(m_b.getInt32Ty(), {m_ptr, m_ptr, m_ptr}, false);
@@ -204,13 +203,12 @@ class ProgramEmitter {
       }
       m_b.CreateStore(pointer, slot(static_cast<int>(i)));
     }
-    FS_RETURN_IF_ERROR(emitSteps(m_plan.steps));
+    emitSteps(m_plan.steps);
     for (size_t i = 0; i < m_plan.outputs.size(); ++i) {
       llvm::Value* result = m_b.CreateConstInBoundsGEP1_64(m_ptr, m_fn->getArg(2), i);
       m_b.CreateStore(bufferPointer(m_plan.outputs[i].buffer), result);
     }
     m_b.CreateRet(m_b.getInt32(0));
-    return okStatus();
   }
 
  private:
@@ -275,7 +273,7 @@ class ProgramEmitter {
       branch->addCase(m_b.getInt64(static_cast<uint64_t>(i)), blocks[static_cast<size_t>(i)]);
     for (int64_t i = 0; i < branches; ++i) {
       m_b.SetInsertPoint(blocks[static_cast<size_t>(i)]);
-      (void)emitSteps(step.branches[static_cast<size_t>(i)]);
+      emitSteps(step.branches[static_cast<size_t>(i)]);
       emitMoves(step.branchResults[static_cast<size_t>(i)]);
       m_b.CreateBr(done);
     }
@@ -289,17 +287,17 @@ class ProgramEmitter {
     llvm::BasicBlock* done = newBlock(step.instruction + ".done");
     m_b.CreateBr(condition);
     m_b.SetInsertPoint(condition);
-    (void)emitSteps(step.condition);
+    emitSteps(step.condition);
     llvm::Value* predicate = m_b.CreateLoad(m_b.getInt8Ty(), bufferPointer(step.predicate));
     m_b.CreateCondBr(m_b.CreateICmpNE(predicate, m_b.getInt8(0)), body, done);
     m_b.SetInsertPoint(body);
-    (void)emitSteps(step.body);
+    emitSteps(step.body);
     emitMoves(step.update);
     m_b.CreateBr(condition);
     m_b.SetInsertPoint(done);
   }
 
-  Status emitSteps(const std::vector<PlanStep>& steps) {
+  void emitSteps(const std::vector<PlanStep>& steps) {
     for (const PlanStep& step : steps) {
       switch (step.kind) {
         case PlanStep::Kind::kKernel: emitKernel(step.kernel); break;
@@ -307,7 +305,6 @@ class ProgramEmitter {
         case PlanStep::Kind::kConditional: emitConditional(step); break;
       }
     }
-    return okStatus();
   }
 
   llvm::Module& m_module;
@@ -335,10 +332,8 @@ StatusOr<std::vector<llvm::Constant*>> emitConstants(llvm::Module& module, const
                       "data can address; pass them as arguments instead",
                       kMaxConstantBytes));
     }
-    StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
-    if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());
-    StatusOr<std::vector<uint8_t>> bytes = valueToBytes(*value);
-    if (!bytes.ok()) return Status::error(buffer.constant->name() + ": " + bytes.message());
+    StatusOr<std::vector<uint8_t>> bytes = constantBytes(*buffer.constant);
+    if (!bytes.ok()) return bytes.status();
     bytes->resize(static_cast<size_t>(std::max<int64_t>(buffer.bytes, 1)), 0);
     llvm::Constant* data =
         llvm::ConstantDataArray::get(module.getContext(), llvm::ArrayRef<uint8_t>(bytes->data(), bytes->size()));
@@ -432,7 +427,7 @@ StatusOr<AotArtifact> compileAot(const HloModule& input, const AotOptions& optio
     artifact.argOffsets.push_back(layout.offset[static_cast<size_t>(parameter.buffer)]);
   }
   ProgramEmitter program(llvmModule, *plan, kernels, ranges);
-  FS_RETURN_IF_ERROR(program.emit(artifact.entrySymbol, layout, *constants));
+  program.emit(artifact.entrySymbol, layout, *constants);
   FS_RETURN_IF_ERROR(verifyLlvmModule(llvmModule));
   optimizeLlvmModule(llvmModule, *machine);
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/eval/scalar_ops.h"
+#include "core/ir/hlo_instruction.h"
 
 namespace fusionscope::core {
 
@@ -101,6 +102,15 @@ StatusOr<Value> bytesToValue(const Shape& shape, const uint8_t* data, int64_t si
   Shape plain(type, shape.dimensions());
   if (isFloatingPoint(type)) return Value::floats(plain, std::move(floats));
   return Value::integers(plain, std::move(ints));
+}
+
+StatusOr<std::vector<uint8_t>> constantBytes(const HloInstruction& constant) {
+  if (constant.literal() == nullptr) return Status::error(constant.name() + ": a constant without a literal");
+  StatusOr<Value> value = Value::fromLiteral(*constant.literal());
+  if (!value.ok()) return Status::error(constant.name() + ": " + value.message());
+  StatusOr<std::vector<uint8_t>> bytes = valueToBytes(*value);
+  if (!bytes.ok()) return Status::error(constant.name() + ": " + bytes.message());
+  return bytes;
 }
 
 }  // namespace fusionscope::core

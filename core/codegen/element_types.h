@@ -9,6 +9,8 @@
 
 namespace fusionscope::core {
 
+class HloInstruction;
+
 // Element types codegen lowers: pred (one byte), s8..s64, u8..u64, f16, bf16, f32, f64.
 bool isSupportedElementType(PrimitiveType type);
 // Bytes per element in memory (pred = 1); 0 for unsupported types.
@@ -18,5 +20,9 @@ int64_t elementByteSize(PrimitiveType type);
 // element types codegen does not hold.
 StatusOr<std::vector<uint8_t>> valueToBytes(const Value& value);
 StatusOr<Value> bytesToValue(const Shape& shape, const uint8_t* data, int64_t size);
+
+// A constant instruction's literal as those bytes (what the JIT copies into its buffer, a GPU bundle stores in
+// constants.bin and an ahead-of-time object puts in its read-only data); errors name the constant.
+StatusOr<std::vector<uint8_t>> constantBytes(const HloInstruction& constant);
 
 }  // namespace fusionscope::core

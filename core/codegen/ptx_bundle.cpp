@@ -169,10 +169,8 @@ StatusOr<PtxBundle> compilePtxBundle(const HloModule& input, bool fusion, const 
     // A zero-element value still gets a (1-byte) allocation: runners allocate every buffer and reject size 0.
     nlohmann::ordered_json entry = {{"id", buffer.id}, {"bytes", std::max<int64_t>(buffer.bytes, 1)}};
     if (buffer.constant != nullptr) {
-      StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
-      if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());
-      StatusOr<std::vector<uint8_t>> bytes = valueToBytes(*value);
-      if (!bytes.ok()) return Status::error(buffer.constant->name() + ": " + bytes.message());
+      StatusOr<std::vector<uint8_t>> bytes = constantBytes(*buffer.constant);
+      if (!bytes.ok()) return bytes.status();
       entry["constant_offset"] = bundle.constants.size();
       bundle.constants.insert(bundle.constants.end(), bytes->begin(), bytes->end());
     }

@@ -122,10 +122,8 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     executable->m_buffers.emplace_back(memory, &std::free);
     executable->m_pointers.push_back(memory);
     if (buffer.constant != nullptr) {
-      StatusOr<Value> value = Value::fromLiteral(*buffer.constant->literal());
-      if (!value.ok()) return Status::error(buffer.constant->name() + ": " + value.message());
-      StatusOr<std::vector<uint8_t>> data = valueToBytes(*value);
-      if (!data.ok()) return Status::error(buffer.constant->name() + ": " + data.message());
+      StatusOr<std::vector<uint8_t>> data = constantBytes(*buffer.constant);
+      if (!data.ok()) return data.status();
       std::memcpy(memory, data->data(), std::min(data->size(), static_cast<size_t>(buffer.bytes)));
     }
   }
