@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -98,8 +99,11 @@ class Merger {
     StatusOr<std::vector<HloInstruction*>> post = m_computation.postOrder();
     if (!post.ok()) return post.status();
     bool changed = false;
-    // A producer is deleted only when it is the instruction being visited, so later entries stay valid.
+    // A producer is deleted only when it is the instruction being visited; a plain user that a merge wraps into a
+    // fusion is deleted too (it is later in the order), so those are remembered and skipped, never dereferenced.
+    m_wrapped.clear();
     for (HloInstruction* producer : *post) {
+      if (m_wrapped.count(producer) != 0) continue;
       if (!producer->isFusion() || producer->fusionKind() != FusionKind::kLoop || !producer->fusedComputation()) {
         continue;
       }
@@ -136,6 +140,7 @@ class Merger {
         FusionKind kind = FusionKind::kLoop;
         (void)consumerRule(*user, m_config, kind);
         (void)pairRule(*producer, *user, m_config, kind);
+        m_wrapped.insert(user);
         user = wrapInFusion(user, kind);
       }
       StatusOr<HloInstruction*> fused = fuseProducer(user, producer);
@@ -247,6 +252,7 @@ class Merger {
   PassContext& m_context;
   std::vector<FusionDecision> m_refusals;
   int64_t m_lastBytesSaved = 0;
+  std::unordered_set<const HloInstruction*> m_wrapped;  // plain users replaced by fusions during this sweep
 };
 
 }  // namespace
