@@ -89,6 +89,8 @@ void LayoutController::request(int position, const GraphOptions& options, std::s
     m_pendingPosition = -1;
     m_pendingKey.clear();
     m_pendingBase.reset();
+    m_lastMs = 0;  // nothing was laid out for this one
+    m_lastCpuMs = 0;
     emit graphReady(position, cachedGraph->second, wanted);
     return;
   }

@@ -54,7 +54,7 @@ class LayoutController : public QObject {
   // A layout is running or wanted, in the foreground or the background.
   bool isBusy() const;
 
-  // Wall and CPU time of the last layout the user waited for.
+  // Wall and CPU time of the last layout the user waited for (0 when it came from the cache).
   double lastMilliseconds() const { return m_lastMs; }
   double lastCpuMilliseconds() const { return m_lastCpuMs; }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -148,51 +149,122 @@ void bound(GraphModel& model) {
   model.height = bottom - top;
 }
 
-// Where each node of `model` goes: kept nodes at their centre in `base`, new nodes at their place in `fresh`
-// (model laid out by `dot`) moved by the median shift of their kept neighbours (of all kept nodes when they have
-// none), then right until they overlap no node placed before them.
-std::vector<GraphPoint> placeNodes(const GraphModel& model, const GraphModel* fresh, const GraphModel& base,
-                                   const std::vector<int>& baseOf) {
+// A node's box from a layout of part of the graph (layoutLocally), y down like the scene; unset for nodes it left out.
+using LocalBoxes = std::vector<std::optional<Box>>;
+
+// Lays out with `dot` only the nodes marked in `wanted` and their neighbours, with the edges among them and none of
+// the clusters: what a step needs to size the nodes it added or relabelled and to place them relative to their
+// kept neighbours. The node statements are the graph's own (same labels, so Graphviz gives them the same size as in
+// a whole layout); a step that adds ten nodes to a 2,000-node graph lays out a few dozen instead of 2,000.
+StatusOr<LocalBoxes> layoutLocally(const GraphModel& model, const std::vector<char>& wanted, const std::string& source) {
+  std::vector<char> in(wanted);
+  for (const GraphEdge& edge : model.edges) {
+    if (edge.from < 0 || edge.to < 0) continue;
+    if (wanted[static_cast<size_t>(edge.from)]) in[static_cast<size_t>(edge.to)] = 1;
+    if (wanted[static_cast<size_t>(edge.to)]) in[static_cast<size_t>(edge.from)] = 1;
+  }
+  std::unordered_map<std::string_view, int> byName;
+  for (size_t i = 0; i < model.nodes.size(); ++i) byName.emplace(model.nodes[i].dotName, static_cast<int>(i));
+  std::string dot = "digraph G {\n";
+  std::string statements;
+  int found = 0;
+  size_t start = 0;
+  bool header = true;
+  while (start < model.dot.size()) {
+    size_t end = model.dot.find('\n', start);
+    if (end == std::string::npos) end = model.dot.size();
+    std::string_view line(model.dot.data() + start, end - start);
+    start = end + 1;
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string_view::npos) continue;
+    line.remove_prefix(first);
+    // The writers' defaults come first: `graph [...]`, `node [...]`, `edge [...]`.
+    if (header && (line.rfind("graph [", 0) == 0 || line.rfind("node [", 0) == 0 || line.rfind("edge [", 0) == 0)) {
+      dot.append("  ").append(line).append("\n");
+      continue;
+    }
+    const size_t space = line.find(' ');
+    if (space == std::string_view::npos || line.substr(space, 2) != " [") continue;
+    auto node = byName.find(line.substr(0, space));
+    if (node == byName.end()) continue;
+    header = false;
+    if (!in[static_cast<size_t>(node->second)]) continue;
+    statements.append("  ").append(line).append("\n");
+    ++found;
+  }
+  dot += statements;
+  for (const GraphEdge& edge : model.edges) {
+    if (edge.from < 0 || edge.to < 0 || !in[static_cast<size_t>(edge.from)] || !in[static_cast<size_t>(edge.to)])
+      continue;
+    dot += "  " + model.nodes[static_cast<size_t>(edge.from)].dotName + " -> " +
+           model.nodes[static_cast<size_t>(edge.to)].dotName + ";\n";
+  }
+  dot += "}\n";
+  LocalBoxes boxes(model.nodes.size());
+  if (found == 0) return boxes;
+  StatusOr<graphviz::GraphLayout> layout = graphviz::layoutDot(dot, source);
+  if (!layout.ok()) return layout.status();
+  for (const graphviz::NodeLayout& node : layout->nodes) {
+    auto id = byName.find(node.name);
+    if (id == byName.end()) continue;
+    boxes[static_cast<size_t>(id->second)] =
+        Box{node.center.x - node.width / 2, -node.center.y - node.height / 2, node.width, node.height};
+  }
+  return boxes;
+}
+
+// Where each node of `model` goes (its centre and size): kept nodes at their centre in `base` (with the size the
+// local layout gave them when their label changed), added nodes at their place in the local layout moved by the
+// median shift of their kept neighbours (of all kept nodes of the local layout when they have none; below the
+// drawing when it holds none), then right until they overlap no node placed before them.
+std::vector<Box> placeNodes(const GraphModel& model, const LocalBoxes& local, const GraphModel& base,
+                            const std::vector<int>& baseOf) {
   const size_t count = model.nodes.size();
-  std::vector<GraphPoint> centre(count);
+  std::vector<Box> result(count);
   std::vector<Box> placed;
   placed.reserve(count);
   std::vector<double> allDx, allDy;
+  auto centre = [](const Box& b) { return GraphPoint{b.x + b.width / 2, b.y + b.height / 2}; };
   for (size_t i = 0; i < count; ++i) {
     if (baseOf[i] < 0) continue;
     const GraphNode& old = base.nodes[static_cast<size_t>(baseOf[i])];
-    centre[i] = centreOf(old);
-    placed.push_back({old.x, old.y, old.width, old.height});
-    if (fresh != nullptr) {
-      const GraphPoint at = centreOf(fresh->nodes[i]);
-      allDx.push_back(centre[i].x - at.x);
-      allDy.push_back(centre[i].y - at.y);
+    Box box{old.x, old.y, old.width, old.height};
+    if (local[i]) {
+      const GraphPoint at = centre(*local[i]), was = centreOf(old);
+      allDx.push_back(was.x - at.x);
+      allDy.push_back(was.y - at.y);
+      box = {was.x - local[i]->width / 2, was.y - local[i]->height / 2, local[i]->width, local[i]->height};
     }
+    result[i] = box;
+    placed.push_back(box);
   }
-  if (fresh == nullptr) return centre;
   std::vector<std::vector<int>> neighbours(count);
-  for (const GraphEdge& edge : fresh->edges) {
+  for (const GraphEdge& edge : model.edges) {
     if (edge.from < 0 || edge.to < 0) continue;
     neighbours[static_cast<size_t>(edge.from)].push_back(edge.to);
     neighbours[static_cast<size_t>(edge.to)].push_back(edge.from);
   }
-  const double globalDx = median(allDx), globalDy = median(allDy);
+  double globalDx = median(allDx), globalDy = median(allDy);
+  if (allDx.empty()) {
+    globalDx = base.left;
+    globalDy = base.top + base.height + 40;
+  }
   std::vector<int> added;
   for (size_t i = 0; i < count; ++i) {
-    if (baseOf[i] < 0) added.push_back(static_cast<int>(i));
+    if (baseOf[i] < 0 && local[i]) added.push_back(static_cast<int>(i));
   }
-  // Top to bottom, left to right in the fresh layout, so that pushing right keeps their order in a rank.
+  // Top to bottom, left to right in the local layout, so that pushing right keeps their order in a rank.
   std::sort(added.begin(), added.end(), [&](int a, int b) {
-    const GraphNode& na = fresh->nodes[static_cast<size_t>(a)];
-    const GraphNode& nb = fresh->nodes[static_cast<size_t>(b)];
+    const Box& na = *local[static_cast<size_t>(a)];
+    const Box& nb = *local[static_cast<size_t>(b)];
     return na.y != nb.y ? na.y < nb.y : na.x < nb.x;
   });
   for (int i : added) {
-    const GraphNode& node = fresh->nodes[static_cast<size_t>(i)];
+    const Box& node = *local[static_cast<size_t>(i)];
     std::vector<double> dx, dy;
     for (int other : neighbours[static_cast<size_t>(i)]) {
-      if (baseOf[static_cast<size_t>(other)] < 0) continue;
-      const GraphPoint at = centreOf(fresh->nodes[static_cast<size_t>(other)]);
+      if (baseOf[static_cast<size_t>(other)] < 0 || !local[static_cast<size_t>(other)]) continue;
+      const GraphPoint at = centre(*local[static_cast<size_t>(other)]);
       const GraphPoint was = centreOf(base.nodes[static_cast<size_t>(baseOf[static_cast<size_t>(other)])]);
       dx.push_back(was.x - at.x);
       dy.push_back(was.y - at.y);
@@ -208,13 +280,37 @@ std::vector<GraphPoint> placeNodes(const GraphModel& model, const GraphModel* fr
       }
     }
     placed.push_back(box);
-    centre[static_cast<size_t>(i)] = {box.x + box.width / 2, box.y + box.height / 2};
+    result[static_cast<size_t>(i)] = box;
   }
-  return centre;
+  return result;
+}
+
+// A straight edge from `from`'s border to `to`'s (what Graphviz draws with splines=line), as a one-piece B-spline
+// ending where the arrowhead starts.
+void straightEdge(GraphEdge& edge, const GraphNode& from, const GraphNode& to) {
+  const GraphPoint a = centreOf(from), b = centreOf(to);
+  const double dx = b.x - a.x, dy = b.y - a.y;
+  const double length = std::hypot(dx, dy);
+  edge.spline.clear();
+  if (length < 1e-6) return;
+  // The fraction of the centre line inside a box of half-size (w, h) around its end.
+  auto inside = [&](const GraphNode& n) {
+    const double tx = std::abs(dx) > 1e-9 ? (n.width / 2) / std::abs(dx) : 1e9;
+    const double ty = std::abs(dy) > 1e-9 ? (n.height / 2) / std::abs(dy) : 1e9;
+    return std::min(tx, ty);
+  };
+  const double t0 = inside(from), t1 = 1 - inside(to);
+  constexpr double kArrow = 7;  // arrowsize 0.7 of Graphviz's 10 points
+  const double tEnd = t1 - kArrow / length;
+  if (tEnd <= t0) return;
+  const GraphPoint p{a.x + dx * t0, a.y + dy * t0}, q{a.x + dx * tEnd, a.y + dy * tEnd};
+  edge.spline = {p, {p.x + (q.x - p.x) / 3, p.y + (q.y - p.y) / 3}, {p.x + 2 * (q.x - p.x) / 3, p.y + 2 * (q.y - p.y) / 3}, q};
+  edge.hasArrow = true;
+  edge.arrowTip = {a.x + dx * t1, a.y + dy * t1};
 }
 
 // model.dot with every node's position (Graphviz points, y up) and the edge routing for the pinned engine.
-std::string pinnedDot(const GraphModel& model, const std::vector<GraphPoint>& centre) {
+std::string pinnedDot(const GraphModel& model, const std::vector<Box>& boxes) {
   std::string dot = model.dot;
   const size_t close = dot.rfind('}');
   std::string tail;
@@ -223,7 +319,8 @@ std::string pinnedDot(const GraphModel& model, const std::vector<GraphPoint>& ce
                                                                           : "  graph [splines=line];\n";
   char buffer[96];
   for (size_t i = 0; i < model.nodes.size(); ++i) {
-    std::snprintf(buffer, sizeof buffer, " [pos=\"%.3f,%.3f!\"];\n", centre[i].x, -centre[i].y);
+    const Box& b = boxes[i];
+    std::snprintf(buffer, sizeof buffer, " [pos=\"%.3f,%.3f!\"];\n", b.x + b.width / 2, -(b.y + b.height / 2));
     tail += "  " + model.nodes[i].dotName + buffer;
   }
   dot.insert(close == std::string::npos ? dot.size() : close, tail);
@@ -257,48 +354,78 @@ StatusOr<GraphModel> layoutModuleStable(const core::HloModule& module, const Gra
   const double need = kStableKeepFraction * static_cast<double>(std::max(model.nodes.size(), base.nodes.size()));
   if (!base.laidOut || kept == 0 || static_cast<double>(kept) < need) return layoutModule(module, options);
 
-  // New nodes need `dot`'s view of the new graph to be placed; a stage that only removed nodes does not.
-  std::optional<GraphModel> fresh;
-  if (kept < static_cast<int>(model.nodes.size())) {
-    StatusOr<GraphModel> laidOut = layoutModule(module, options);
-    if (!laidOut.ok()) return laidOut.status();
-    fresh = std::move(*laidOut);
+  // Nodes with no place yet (added) or a new size (a kept node whose label changed) are sized and placed from a
+  // `dot` layout of just them and their neighbours.
+  std::vector<char> wanted(model.nodes.size(), 0);
+  bool anyWanted = false;
+  for (size_t i = 0; i < model.nodes.size(); ++i) {
+    const int old = baseOf[i];
+    wanted[i] = old < 0 || model.nodes[i].lines != base.nodes[static_cast<size_t>(old)].lines ||
+                model.nodes[i].root != base.nodes[static_cast<size_t>(old)].root;
+    anyWanted = anyWanted || wanted[i];
   }
-  const std::vector<GraphPoint> centre = placeNodes(model, fresh ? &*fresh : nullptr, base, baseOf);
-  StatusOr<graphviz::GraphLayout> layout =
-      graphviz::layoutDot(pinnedDot(model, centre), module.name() + ".dot", graphviz::LayoutEngine::kPinned);
-  if (!layout.ok()) return layout.status();
-  FS_RETURN_IF_ERROR(applyLayout(model, *layout));
+  LocalBoxes local(model.nodes.size());
+  if (anyWanted) {
+    StatusOr<LocalBoxes> laidOut = layoutLocally(model, wanted, module.name() + ".dot");
+    if (!laidOut.ok()) return laidOut.status();
+    local = std::move(*laidOut);
+  }
+  const std::vector<Box> boxes = placeNodes(model, local, base, baseOf);
 
-  // Graphviz translated the drawing to start at 0,0; move it back onto the coordinates of the graph before.
-  size_t anchor = 0;
-  while (baseOf[anchor] < 0) ++anchor;
-  const GraphPoint now = centreOf(model.nodes[anchor]);
-  translate(model, centre[anchor].x - now.x, centre[anchor].y - now.y);
-
-  // What did not change keeps its old drawing: edges between kept nodes that were joined before.
+  // What did not change keeps its old drawing: edges between kept, same-size nodes that were joined before. The
+  // others are routed: by Graphviz's pinned engine around the nodes on small graphs, as straight lines on big ones
+  // (what that engine draws there too, without handing it the whole graph).
   std::map<std::pair<std::string, std::string>, const GraphEdge*> oldEdges;
   for (const GraphEdge& edge : base.edges) {
     if (edge.from >= 0 && edge.to >= 0)
       oldEdges.emplace(std::make_pair(oldIds[static_cast<size_t>(edge.from)], oldIds[static_cast<size_t>(edge.to)]),
                        &edge);
   }
-  // A kept node whose label changed (a group's counts) changed size around its centre: its old edges would end
-  // in the air or inside it, so Graphviz's are kept for those.
   auto sameBox = [&](int node) {
     const int old = baseOf[static_cast<size_t>(node)];
     if (old < 0) return false;
-    const GraphNode& a = model.nodes[static_cast<size_t>(node)];
+    const Box& a = boxes[static_cast<size_t>(node)];
     const GraphNode& b = base.nodes[static_cast<size_t>(old)];
     return std::abs(a.width - b.width) < 0.5 && std::abs(a.height - b.height) < 0.5;
   };
-  for (GraphEdge& edge : model.edges) {
-    if (edge.from < 0 || edge.to < 0 || !sameBox(edge.from) || !sameBox(edge.to)) continue;
+  auto keptEdge = [&](const GraphEdge& edge) -> const GraphEdge* {
+    if (edge.from < 0 || edge.to < 0 || !sameBox(edge.from) || !sameBox(edge.to)) return nullptr;
     auto old = oldEdges.find({newIds[static_cast<size_t>(edge.from)], newIds[static_cast<size_t>(edge.to)]});
-    if (old == oldEdges.end() || old->second->spline.empty()) continue;
-    edge.spline = old->second->spline;
-    edge.hasArrow = old->second->hasArrow;
-    edge.arrowTip = old->second->arrowTip;
+    return old == oldEdges.end() || old->second->spline.empty() ? nullptr : old->second;
+  };
+  bool route = false;
+  for (const GraphEdge& edge : model.edges) route = route || keptEdge(edge) == nullptr;
+  if (route && model.nodes.size() <= static_cast<size_t>(kRoutedEdgesMaxNodes)) {
+    StatusOr<graphviz::GraphLayout> layout =
+        graphviz::layoutDot(pinnedDot(model, boxes), module.name() + ".dot", graphviz::LayoutEngine::kPinned);
+    if (!layout.ok()) return layout.status();
+    FS_RETURN_IF_ERROR(applyLayout(model, *layout));
+    // Graphviz translated the drawing to start at 0,0; move it back onto the coordinates of the graph before.
+    size_t anchor = 0;
+    while (baseOf[anchor] < 0) ++anchor;
+    const GraphPoint now = centreOf(model.nodes[anchor]);
+    const Box& was = boxes[anchor];
+    translate(model, was.x + was.width / 2 - now.x, was.y + was.height / 2 - now.y);
+  } else {
+    for (size_t i = 0; i < model.nodes.size(); ++i) {
+      GraphNode& node = model.nodes[i];
+      node.x = boxes[i].x;
+      node.y = boxes[i].y;
+      node.width = boxes[i].width;
+      node.height = boxes[i].height;
+    }
+    for (GraphEdge& edge : model.edges) {
+      if (edge.from >= 0 && edge.to >= 0)
+        straightEdge(edge, model.nodes[static_cast<size_t>(edge.from)], model.nodes[static_cast<size_t>(edge.to)]);
+    }
+    model.laidOut = true;
+  }
+  for (GraphEdge& edge : model.edges) {
+    const GraphEdge* old = keptEdge(edge);
+    if (old == nullptr) continue;
+    edge.spline = old->spline;
+    edge.hasArrow = old->hasArrow;
+    edge.arrowTip = old->arrowTip;
   }
   bound(model);
   // The drawing keeps at least the area of the one before: a smaller scene would clamp the view's scroll range

@@ -14,11 +14,14 @@ namespace fusionscope::viewer {
 // Stable layout across stages (the iongraph viewer's behaviour for compiler passes): a stage's graph laid out so
 // that every node the graph shown before it also drew (same instruction in the same computation, same scope
 // group, same far-operand stub of the same user) stays exactly where it was, and only what the stage added is
-// placed anew. Graphviz still does the layout: `dot` lays the new stage out afresh, the nodes it added keep their
-// place relative to their surviving neighbours in that layout (moved by their neighbours' shift, then to the right
-// until they overlap nothing), and Graphviz's pinned engine (`neato -n2`) routes the edges through the result.
-// Edges whose two ends were kept (at the same size) and were joined before keep their old spline. Expanded fusions and
-// groups are boxed around what they hold.
+// placed anew. A step costs what it changed, not the size of the graph: Graphviz's `dot` lays out only the nodes
+// the stage added or relabelled, with their neighbours (a kept node whose label changed is resized around its
+// centre); an added node keeps its place relative to its kept neighbours in that small layout (moved by their
+// shift, then to the right until it overlaps nothing). Edges whose two ends were kept at the same size and were
+// joined before keep their old spline; the others are routed by Graphviz's pinned engine (`neato -n2`) around the
+// nodes on graphs of up to kRoutedEdgesMaxNodes nodes, and drawn straight on bigger ones (what that engine draws
+// there too). A stage that changed nothing drawn costs no Graphviz call. Expanded fusions and groups are boxed
+// around what they hold.
 //
 // When the stage replaced too much (fewer than kStableKeepFraction of either graph's nodes kept, e.g. the fusion
 // pass with fusions drawn expanded) the stage gets a fresh `dot` layout instead: pinning a few survivors would
@@ -26,8 +29,8 @@ namespace fusionscope::viewer {
 
 // The least fraction of nodes, of the new graph and of the graph before, that must be kept for a pinned layout.
 inline constexpr double kStableKeepFraction = 0.5;
-// Up to this many nodes Graphviz routes new edges around the nodes (splines=true); above it they are straight
-// (splines=line): the obstacle router takes minutes on a 2,000-node graph.
+// Up to this many nodes Graphviz routes new edges around the nodes (splines=true); above it they are drawn
+// straight: the obstacle router takes minutes on a 2,000-node graph.
 inline constexpr int kRoutedEdgesMaxNodes = 400;
 
 // What identifies a node across stages: "i:" computation/name for instructions and collapsed fusions, "g:" path for

@@ -1,10 +1,13 @@
 // fusionscope: the Qt viewer. Everything is in fs_viewer; this only parses the command line.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
+#include <QSaveFile>
 #include <QTimer>
 
 #include "core/ir/hlo_computation.h"
 #include "viewer/main_window.h"
+#include "viewer/stage_walk.h"
 #include "viewer/timeline_panel.h"
 
 int main(int argc, char** argv) {
@@ -44,6 +47,22 @@ int main(int argc, char** argv) {
   QCommandLineOption timeOverlay(QStringLiteral("time-overlay"),
                                  QStringLiteral("Colour the graph by the kernel time of the trace (View menu)."));
   parser.addOption(timeOverlay);
+  QCommandLineOption walkStages(QStringLiteral("walk-stages"),
+                                QStringLiteral("Step through every stage as Next would, time each step (layout, scene, "
+                                               "paint, total), print a summary and quit."));
+  parser.addOption(walkStages);
+  QCommandLineOption timings(QStringLiteral("timings"),
+                             QStringLiteral("With --walk-stages: write the per-step timings as JSON to this file."),
+                             QStringLiteral("out.json"));
+  parser.addOption(timings);
+  QCommandLineOption walkSteps(QStringLiteral("walk-steps"),
+                               QStringLiteral("With --walk-stages: stop after this many steps (a --screenshot is then "
+                                              "of the stage reached)."),
+                               QStringLiteral("n"));
+  parser.addOption(walkSteps);
+  QCommandLineOption flat(QStringLiteral("flat"),
+                          QStringLiteral("Draw every instruction: no scope groups (View -> Group by Scope off)."));
+  parser.addOption(flat);
   QCommandLineOption sideBySide(QStringLiteral("side-by-side"),
                                 QStringLiteral("Show the previous stage in a second pane (View menu)."));
   parser.addOption(sideBySide);
@@ -70,8 +89,22 @@ int main(int argc, char** argv) {
     window.setPipelineSpec(spec, /*remember=*/false);
   }
   const QString screenshotPath = parser.value(screenshot);
+  const bool walk = parser.isSet(walkStages);
+  const QString timingsPath = parser.value(timings);
+  if (!timingsPath.isEmpty() && !walk) {
+    fprintf(stderr, "--timings needs --walk-stages\n");
+    return 2;
+  }
+  if (walk && parser.positionalArguments().isEmpty()) {
+    fprintf(stderr, "--walk-stages needs a module, dump directory or stages.json to walk\n");
+    return 2;
+  }
+  if (!timingsPath.isEmpty() && !QFileInfo(QFileInfo(timingsPath).absolutePath()).isDir()) {
+    fprintf(stderr, "%s: the directory does not exist\n", qPrintable(timingsPath));
+    return 2;
+  }
   int exitCode = 0;
-  if (!screenshotPath.isEmpty()) {
+  if (!screenshotPath.isEmpty() || walk) {
     window.setErrorDialogsEnabled(false);
     QObject::connect(&window, &fusionscope::viewer::MainWindow::loadFailed, &app, [&](const QString& message) {
       fprintf(stderr, "%s\n", qPrintable(message));
@@ -80,8 +113,41 @@ int main(int argc, char** argv) {
     });
   }
   int firstStage = parser.value(stage).toInt();
-  QObject::connect(&window, &fusionscope::viewer::MainWindow::documentLoaded, &window,
-                   [&] { window.setCurrentStage(std::min(firstStage, window.stageCount() - 1)); });
+  const bool flatGraph = parser.isSet(flat);
+  QObject::connect(&window, &fusionscope::viewer::MainWindow::documentLoaded, &window, [&] {
+    if (flatGraph) window.setGroupScopes(false);
+    window.setCurrentStage(std::min(firstStage, window.stageCount() - 1));
+  });
+  // --walk-stages: once the first stage is drawn, Next to the end; then the timings and quit.
+  fusionscope::viewer::StageWalk walker(&window);
+  bool walkStarted = false;
+  if (walk) {
+    auto startWalk = [&] {
+      if (walkStarted) return;
+      walkStarted = true;
+      walker.start();
+    };
+    QObject::connect(&window, &fusionscope::viewer::MainWindow::stageShown, &window, [startWalk](int) { startWalk(); });
+    QObject::connect(&window, &fusionscope::viewer::MainWindow::layoutFailed, &window,
+                     [startWalk](const QString&) { startWalk(); });
+    walker.setMaxSteps(parser.value(walkSteps).toInt());
+    QObject::connect(&walker, &fusionscope::viewer::StageWalk::finished, &app, [&] {
+      printf("%s\n", qPrintable(walker.summary()));
+      if (!screenshotPath.isEmpty() && !window.grab().save(screenshotPath)) {
+        fprintf(stderr, "cannot write %s\n", qPrintable(screenshotPath));
+        exitCode = 1;
+      }
+      if (!timingsPath.isEmpty()) {
+        QSaveFile out(timingsPath);
+        if (!out.open(QIODevice::WriteOnly) || out.write(walker.toJson(parser.positionalArguments().first())) < 0 ||
+            !out.commit()) {
+          fprintf(stderr, "cannot write %s: %s\n", qPrintable(timingsPath), qPrintable(out.errorString()));
+          exitCode = 1;
+        }
+      }
+      QApplication::quit();
+    });
+  }
   bool saved = false;
   bool selected = false;
   const QString selectName = parser.value(select);
@@ -114,7 +180,7 @@ int main(int argc, char** argv) {
         return;
       }
     }
-    if (screenshotPath.isEmpty() || saved) return;
+    if (screenshotPath.isEmpty() || saved || walk) return;  // a walk takes its picture at its end
     saved = true;
     // Let the window paint once more before grabbing it.
     QTimer::singleShot(300, &window, [&] {

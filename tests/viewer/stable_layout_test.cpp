@@ -1,6 +1,10 @@
 #include "viewer/stable_layout.h"
 
 #include <QGraphicsView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +22,7 @@
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/scope_groups.h"
+#include "viewer/stage_walk.h"
 #include "tests/common/source_paths.h"
 
 namespace fusionscope::viewer {
@@ -163,6 +168,133 @@ TEST(StableLayoutTest, AStageThatReplacedMostNodesIsLaidOutAfresh) {
   EXPECT_EQ(stable->top, 0);
 }
 
+// kBefore with neg.1 drawn differently (another opcode: another label, another size), nothing else changed.
+constexpr const char* kRelabelled = R"(HloModule m
+ENTRY main {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  add.1 = f32[8] add(p0, p1)
+  mul.1 = f32[8] multiply(add.1, p1)
+  sub.1 = f32[8] subtract(mul.1, p0)
+  neg.1 = f32[8] round-nearest-even(sub.1)
+  exp.1 = f32[8] exponential(neg.1)
+  ROOT t = (f32[8], f32[8]) tuple(exp.1, add.1)
+})";
+
+TEST(StableLayoutTest, AStageThatChangedNothingDrawnKeepsEveryNodeAndEdge) {
+  auto before = parse(kBefore);
+  ASSERT_TRUE(before);
+  GraphOptions options;
+  options.stableLayout = true;
+  StatusOr<GraphModel> base = layoutModule(*before, options);
+  ASSERT_TRUE(base.ok()) << base.message();
+  StatusOr<GraphModel> same = layoutModuleStable(*before, options, *base);
+  ASSERT_TRUE(same.ok()) << same.message();
+  EXPECT_EQ(same->pinnedNodes, static_cast<int>(base->nodes.size()));
+  ASSERT_EQ(same->nodes.size(), base->nodes.size());
+  for (size_t i = 0; i < same->nodes.size(); ++i) {
+    EXPECT_DOUBLE_EQ(same->nodes[i].x, base->nodes[i].x);
+    EXPECT_DOUBLE_EQ(same->nodes[i].y, base->nodes[i].y);
+    EXPECT_DOUBLE_EQ(same->nodes[i].width, base->nodes[i].width);
+  }
+  ASSERT_EQ(same->edges.size(), base->edges.size());
+  for (const GraphEdge& edge : same->edges) {
+    // The same edge of the base (by its ends) with the same drawing.
+    bool found = false;
+    for (const GraphEdge& old : base->edges) {
+      if (old.from != edge.from || old.to != edge.to) continue;
+      found = true;
+      ASSERT_EQ(old.spline.size(), edge.spline.size());
+      for (size_t p = 0; p < edge.spline.size(); ++p) {
+        EXPECT_DOUBLE_EQ(old.spline[p].x, edge.spline[p].x);
+        EXPECT_DOUBLE_EQ(old.spline[p].y, edge.spline[p].y);
+      }
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
+TEST(StableLayoutTest, ARelabelledNodeIsResizedAroundItsCentre) {
+  auto before = parse(kBefore);
+  auto relabelled = parse(kRelabelled);
+  ASSERT_TRUE(before && relabelled);
+  GraphOptions options;
+  options.stableLayout = true;
+  StatusOr<GraphModel> base = layoutModule(*before, options);
+  ASSERT_TRUE(base.ok()) << base.message();
+  StatusOr<GraphModel> fresh = layoutModule(*relabelled, options);
+  ASSERT_TRUE(fresh.ok()) << fresh.message();
+  StatusOr<GraphModel> stable = layoutModuleStable(*relabelled, options, *base);
+  ASSERT_TRUE(stable.ok()) << stable.message();
+  const GraphNode& was = base->nodes[static_cast<size_t>(base->findNode("neg.1"))];
+  const GraphNode& now = stable->nodes[static_cast<size_t>(stable->findNode("neg.1"))];
+  const GraphNode& sized = fresh->nodes[static_cast<size_t>(fresh->findNode("neg.1"))];
+  EXPECT_GT(std::abs(was.width - sized.width), 1.0) << "the test needs a label of another width";
+  EXPECT_NEAR(now.width, sized.width, 0.01) << "Graphviz's size for the new label";
+  EXPECT_NEAR(now.height, sized.height, 0.01);
+  EXPECT_NEAR(centre(now).x, centre(was).x, 0.01);
+  EXPECT_NEAR(centre(now).y, centre(was).y, 0.01);
+  // Its edges are drawn again, to its new border.
+  for (const GraphEdge& edge : stable->edges) {
+    if (stable->nodes[static_cast<size_t>(edge.to)].name != "neg.1") continue;
+    ASSERT_TRUE(edge.hasArrow);
+    EXPECT_NEAR(edge.arrowTip.y, now.y, 2.0) << "the arrow ends on neg.1's top border";
+  }
+}
+
+// A chain of `length` negates; with `extra`, one more instruction reads the middle of it.
+std::string chainModule(int length, bool extra) {
+  std::string text = "HloModule chain\nENTRY main {\n  p0 = f32[8] parameter(0)\n  a0 = f32[8] add(p0, p0)\n";
+  for (int i = 1; i < length; ++i)
+    text += "  a" + std::to_string(i) + " = f32[8] negate(a" + std::to_string(i - 1) + ")\n";
+  const std::string last = "a" + std::to_string(length - 1);
+  if (extra) {
+    text += "  x = f32[8] exponential(a" + std::to_string(length / 2) + ")\n";
+    text += "  ROOT t = (f32[8], f32[8]) tuple(" + last + ", x)\n}\n";
+  } else {
+    text += "  ROOT t = (f32[8]) tuple(" + last + ")\n}\n";
+  }
+  return text;
+}
+
+// Above kRoutedEdgesMaxNodes a step lays out only what it added (with its neighbours) and draws the new edges
+// straight: the kept nodes and their edges do not move, the new node sits beside what it reads.
+TEST(StableLayoutTest, ABigGraphPlacesWhatAStepAddedNextToItsNeighbours) {
+  if (testing::kSanitized) GTEST_SKIP() << "a 450-node dot layout under AddressSanitizer takes minutes";
+  const int length = kRoutedEdgesMaxNodes + 50;
+  auto before = core::parseHloModule(chainModule(length, false));
+  auto after = core::parseHloModule(chainModule(length, true));
+  ASSERT_TRUE(before.ok() && after.ok());
+  GraphOptions options;
+  options.stableLayout = true;
+  StatusOr<GraphModel> base = layoutModule(**before, options);
+  ASSERT_TRUE(base.ok()) << base.message();
+  StatusOr<GraphModel> stable = layoutModuleStable(**after, options, *base);
+  ASSERT_TRUE(stable.ok()) << stable.message();
+  ASSERT_GT(stable->pinnedNodes, kRoutedEdgesMaxNodes);
+  auto [most, shared] = largestMove(*base, *stable);
+  EXPECT_LT(most, 1.0);
+  const int x = stable->findNode("x");
+  ASSERT_GE(x, 0);
+  const GraphNode& added = stable->nodes[static_cast<size_t>(x)];
+  for (size_t i = 0; i < stable->nodes.size(); ++i) {
+    if (static_cast<int>(i) != x) EXPECT_FALSE(overlap(added, stable->nodes[i])) << stable->nodes[i].name;
+  }
+  const GraphNode& operand = stable->nodes[static_cast<size_t>(stable->findNode("a" + std::to_string(length / 2)))];
+  EXPECT_LT(std::hypot(centre(added).x - centre(operand).x, centre(added).y - centre(operand).y), 400);
+  int straight = 0;
+  for (const GraphEdge& edge : stable->edges) {
+    ASSERT_GE(edge.spline.size(), 4u) << stable->nodes[static_cast<size_t>(edge.from)].name;
+    if (edge.from != x && edge.to != x) continue;
+    ++straight;
+    // One straight piece: the inner control points on the line between its ends.
+    const GraphPoint a = edge.spline.front(), b = edge.spline.back(), m = edge.spline[1];
+    EXPECT_NEAR((b.x - a.x) * (m.y - a.y) - (b.y - a.y) * (m.x - a.x), 0, 1e-6);
+    EXPECT_TRUE(edge.hasArrow);
+  }
+  EXPECT_GE(straight, 1);  // a -> x, and x -> t unless that long edge is cut into a stub
+}
+
 // Steps through every stage of a big module's grouped view (what the window shows first) with the stable layout,
 // as the window does: each stage pinned to the one before. Prints each step's time and what moved; with
 // FS_STABLE_LAYOUT_TIMINGS set, also what a fresh dot layout of the stage takes and moves (docs/VIEWER.md's table),
@@ -268,6 +400,43 @@ TEST_F(StableLayoutWindowTest, AStageStepKeepsSharedNodesAndShowsWhatChanged) {
   EXPECT_EQ(window->graphScene()->graph()->pinnedNodes, -1);
   window->close();
   EXPECT_FALSE(QSettings().value(QStringLiteral("view/stableLayout"), true).toBool());
+}
+
+// --walk-stages: every stage after the first, each timed, as JSON.
+TEST_F(StableLayoutWindowTest, WalkStagesTimesEveryStep) {
+  ASSERT_TRUE(testing::openAndWait(*window, kMnist));
+  StageWalk walk(window.get());
+  QSignalSpy finished(&walk, &StageWalk::finished);
+  walk.start();
+  ASSERT_TRUE(testing::waitFor([&] { return finished.count() > 0; }));
+  ASSERT_EQ(walk.steps().size(), static_cast<size_t>(window->stageCount() - 1));
+  EXPECT_EQ(window->currentStage(), window->stageCount() - 1);
+  for (size_t i = 0; i < walk.steps().size(); ++i) {
+    const StepTiming& step = walk.steps()[i];
+    EXPECT_EQ(step.position, static_cast<int>(i) + 1);
+    EXPECT_TRUE(step.error.isEmpty()) << step.error.toStdString();
+    EXPECT_GT(step.nodes, 0);
+    EXPECT_GE(step.totalMs, step.layoutMs + step.sceneMs) << "stage " << step.position;
+    EXPECT_GT(step.paintMs, 0);
+  }
+  const QJsonObject json = QJsonDocument::fromJson(walk.toJson(QStringLiteral("mnist"))).object();
+  EXPECT_EQ(json[QStringLiteral("steps")].toArray().size(), window->stageCount() - 1);
+  const QJsonObject first = json[QStringLiteral("steps")].toArray().first().toObject();
+  for (const char* key : {"stage", "layout_ms", "scene_ms", "paint_ms", "total_ms"})
+    EXPECT_TRUE(first.contains(QLatin1String(key))) << key;
+  const QJsonObject summary = json[QStringLiteral("summary")].toObject();
+  EXPECT_GE(summary[QStringLiteral("p95_ms")].toDouble(), summary[QStringLiteral("p50_ms")].toDouble());
+  EXPECT_TRUE(json[QStringLiteral("stable_layout")].toBool());
+
+  // Walking again from the last stage takes no step; stepping back to the start and walking again hits the cache.
+  StageWalk again(window.get());
+  QSignalSpy done(&again, &StageWalk::finished);
+  window->setCurrentStage(0);
+  ASSERT_TRUE(testing::waitIdle(*window));
+  again.setMaxSteps(2);
+  again.start();
+  ASSERT_TRUE(testing::waitFor([&] { return done.count() > 0; }));
+  ASSERT_EQ(again.steps().size(), 2u);
 }
 
 }  // namespace
