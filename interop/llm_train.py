@@ -1,6 +1,6 @@
 """A small GPT-style transformer's training step, dumped by XLA: FusionScope's big real JAX module.
 
-usage: llm_train.py --dump DIR
+usage: llm_train.py --dump DIR [--layers N] [--every-pass] [--flat]
 
 Six (--layers) pre-LayerNorm decoder blocks (causal multi-head attention + GELU MLP), token and position embeddings, a
 tied output projection and cross-entropy loss; one AdamW step on jax.value_and_grad of the loss. Layers are
@@ -91,10 +91,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dump", required=True)
     ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--every-pass", action="store_true",
+                    help="dump the module after every pass that changed it (bench/viewer-walk steps through them)")
+    ap.add_argument("--flat", action="store_true",
+                    help="no jax.named_scope: op_names without the model's layers, as most programs have them")
     a = ap.parse_args()
-    os.environ["XLA_FLAGS"] = f"--xla_dump_to={a.dump} --xla_dump_hlo_as_text"
+    flags = f"--xla_dump_to={a.dump} --xla_dump_hlo_as_text"
+    if a.every_pass:
+        flags += " --xla_dump_hlo_pass_re=.*"
+    os.environ["XLA_FLAGS"] = flags
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax
+    if a.flat:
+        import contextlib
+        jax.named_scope = lambda name: contextlib.nullcontext()
     fn, args = build(layers=a.layers)
     jax.block_until_ready(fn(*args))
 

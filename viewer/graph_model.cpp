@@ -454,7 +454,7 @@ core::DotGraph groupedDotGraph(const core::HloModule& module, const GraphOptions
 
 GraphModel buildGraph(const core::HloModule& module, const GraphOptions& options) {
   if (grouping(module, options)) {
-    ScopeTree tree = buildScopeTree(*module.entry());
+    ScopeTree tree = buildScopeTree(*module.entry(), options.scopeReference.get());
     return buildGroupedGraph(groupedDotGraph(module, options, tree), tree, options.expandedGroups);
   }
   return buildGraph(core::buildDotGraph(module, options));
@@ -530,7 +530,7 @@ StatusOr<GraphModel> layoutModule(const core::DotGraph& graph) {
 
 StatusOr<GraphModel> layoutModule(const core::HloModule& module, const GraphOptions& options) {
   if (!grouping(module, options)) return layoutModule(core::buildDotGraph(module, options));
-  ScopeTree tree = buildScopeTree(*module.entry());
+  ScopeTree tree = buildScopeTree(*module.entry(), options.scopeReference.get());
   core::DotGraph graph = groupedDotGraph(module, options, tree);
   GraphModel model = buildGroupedGraph(graph, tree, options.expandedGroups);
   StatusOr<graphviz::GraphLayout> layout = graphviz::layoutDot(model.dot, module.name() + ".dot");

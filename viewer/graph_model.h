@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -33,6 +34,10 @@ struct GraphOptions : core::DotOptions {
   // groups as single nodes, except the groups named in `expandedGroups`. Ignored in neighbourhood mode.
   bool groupScopes = false;
   std::set<std::string> expandedGroups;
+  // The scope tree of the document's first stage: every stage of a module grouped by structure keeps its
+  // stretches (buildScopeTree's `reference`), so a group is the same group at every stage. Null: each stage cuts
+  // its own.
+  std::shared_ptr<const ScopeTree> scopeReference;
   // Stable layout across stages (viewer/stable_layout.h): a stage reached from another keeps the nodes they share
   // where the other drew them. Only the layout service reads it; the graph drawn is the same.
   bool stableLayout = false;

@@ -203,12 +203,13 @@ void MainWindow::setGroupScopesOption(bool group, const Document* document) {
   m_actGroups->setChecked(false);
   if (!group || document == nullptr || document->stages.empty()) return;
   // The first view opens the groups of the first stage with a module to a readable depth; later stages use the
-  // same paths (op_name scopes survive the passes).
+  // same paths (op_name scopes survive the passes; stretches are those of this first stage, the reference).
   for (const StageEntry& stage : document->stages) {
     if (!stage.module || stage.module->entry() == nullptr) continue;
     m_scopeTree = std::make_shared<ScopeTree>(buildScopeTree(*stage.module->entry()));
     break;
   }
+  m_options.scopeReference = m_scopeTree;
   if (!m_scopeTree || m_scopeTree->groups.empty()) return;
   m_options.groupScopes = true;
   m_options.expandedGroups = m_scopeTree->autoExpanded(kFirstViewNodes);
@@ -333,7 +334,7 @@ int MainWindow::findMatches(const QString& pattern, bool regex) {
   int hidden = 0;
   const StageEntry* stage = currentEntry();
   if (m_options.groupScopes && stage != nullptr && stage->module && stage->module->entry() != nullptr) {
-    const ScopeTree tree = buildScopeTree(*stage->module->entry());
+    const ScopeTree tree = buildScopeTree(*stage->module->entry(), m_scopeTree.get());
     std::set<int> groupNodes;
     for (const auto& inst : stage->module->entry()->instructions()) {
       if (inst == nullptr || graph->findNode(inst->name()) >= 0) continue;

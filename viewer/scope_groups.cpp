@@ -46,7 +46,7 @@ class Builder {
     }
   }
 
-  ScopeTree build() {
+  ScopeTree build(const ScopeTree* reference) {
     size_t scoped = 0;
     for (const HloInstruction* inst : m_order) {
       if (opNameOf(*inst).find('/') != std::string_view::npos) ++scoped;
@@ -55,11 +55,15 @@ class Builder {
     if (scoped * 2 >= m_order.size()) {
       m_tree.source = ScopeTree::Source::kOpName;
       byOpName();
+    } else if (reference != nullptr && reference->source == ScopeTree::Source::kStructure) {
+      m_tree.source = ScopeTree::Source::kStructure;
+      fromReference(*reference);
     } else {
       m_tree.source = ScopeTree::Source::kStructure;
       stretches(0, m_order.size(), -1, 0);
     }
     count();
+    for (const auto& [inst, g] : m_tree.groupOf) m_tree.groupOfName.emplace(inst->name(), g);
     return std::move(m_tree);
   }
 
@@ -94,6 +98,10 @@ class Builder {
       }
       if (parent >= 0) m_tree.groupOf[inst] = parent;
     }
+    adoptUngrouped();
+  }
+
+  void adoptUngrouped() {
     // Instructions without a scope (parameters, constants, JAX's unnamed helpers) join their first user's group,
     // users first so that chains (constant -> broadcast -> add) follow, else their first operand's.
     for (auto it = m_order.rbegin(); it != m_order.rend(); ++it) {
@@ -116,6 +124,37 @@ class Builder {
         }
       }
     }
+  }
+
+  // The stretches of `reference` (another stage of the same program), each instruction in the stretch that held
+  // the instruction of its name there; new instructions join their first user's stretch, else their first
+  // operand's. Stretches left empty are dropped; the others keep their path (what identifies a group from stage
+  // to stage) and get their label and instruction range from what they hold now.
+  void fromReference(const ScopeTree& reference) {
+    for (const HloInstruction* inst : m_order) {
+      if (auto found = reference.groupOfName.find(inst->name()); found != reference.groupOfName.end())
+        m_tree.groupOf[inst] = found->second;
+    }
+    adoptUngrouped();
+    const size_t count = reference.groups.size();
+    std::vector<std::vector<size_t>> members(count);  // positions in m_order, nested groups included
+    for (size_t i = 0; i < m_order.size(); ++i) {
+      auto found = m_tree.groupOf.find(m_order[i]);
+      if (found == m_tree.groupOf.end()) continue;
+      for (int g = found->second; g >= 0; g = reference.groups[static_cast<size_t>(g)].parent)
+        members[static_cast<size_t>(g)].push_back(i);
+    }
+    std::vector<int> newIndex(count, -1);
+    for (size_t g = 0; g < count; ++g) {  // preorder: a parent is made before its children
+      if (members[g].empty()) continue;
+      const ScopeGroup& old = reference.groups[g];
+      const int parent = old.parent < 0 ? -1 : newIndex[static_cast<size_t>(old.parent)];
+      const int made = group(old.path, dominantOpName(members[g]), parent);
+      ScopeGroup& now = m_tree.groups[static_cast<size_t>(made)];
+      now.detail = "#" + std::to_string(members[g].front() + 1) + "-" + std::to_string(members[g].back() + 1);
+      newIndex[g] = made;
+    }
+    for (auto& [inst, g] : m_tree.groupOf) g = newIndex[static_cast<size_t>(g)];
   }
 
   // Instructions [begin, end) of the text order as consecutive stretches under `parent`.
@@ -148,17 +187,20 @@ class Builder {
       }
       if (end - cut < target / 2) cut = end;  // no runt at the end
       std::string range = "#" + std::to_string(i + 1) + "-" + std::to_string(cut);
-      int g = group(range, dominantOpName(i, cut), parent);
+      std::vector<size_t> positions(cut - i);
+      for (size_t k = i; k < cut; ++k) positions[k - i] = k;
+      int g = group(range, dominantOpName(positions), parent);
       m_tree.groups[static_cast<size_t>(g)].detail = range;
       stretches(i, cut, g, depth + 1);
       i = cut;
     }
   }
 
-  // The most frequent op_name among [begin, end), leaving out data feeds and constants while others exist.
-  std::string dominantOpName(size_t begin, size_t end) const {
+  // The most frequent op_name among the instructions at `positions` of the text order, leaving out data feeds and
+  // constants while others exist.
+  std::string dominantOpName(const std::vector<size_t>& positions) const {
     std::map<std::string_view, int> counts;
-    for (size_t i = begin; i < end; ++i) {
+    for (size_t i : positions) {
       core::OpCategory category = core::opcodeCategory(m_order[i]->opcode());
       if (category == core::OpCategory::kParameter || category == core::OpCategory::kConstant) continue;
       ++counts[opNameOf(*m_order[i])];
@@ -259,8 +301,8 @@ int ScopeTree::representative(const core::HloInstruction* inst, const std::set<s
   return shown;
 }
 
-ScopeTree buildScopeTree(const core::HloComputation& computation) {
-  return Builder(computation).build();
+ScopeTree buildScopeTree(const core::HloComputation& computation, const ScopeTree* reference) {
+  return Builder(computation).build(reference);
 }
 
 }  // namespace fusionscope::viewer

@@ -41,6 +41,8 @@ struct ScopeTree {
   int ungrouped = 0;       // instructions in no group (drawn on their own at the top level)
   // Innermost group of each instruction of the computation; absent: not in a group.
   std::unordered_map<const core::HloInstruction*, int> groupOf;
+  // The same by instruction name (what buildScopeTree's `reference` reads).
+  std::unordered_map<std::string, int> groupOfName;
 
   int find(const std::string& path) const;
   // Nodes drawn (groups plus instructions outside collapsed groups) when exactly the groups in `expanded` are open.
@@ -57,6 +59,12 @@ struct ScopeTree {
 // 48 of them; then each into about 8),
 // preferring cuts where the op_name changes. Instructions without a scope join their first user's group (else
 // their first operand's), so parameters and constants sit with the layer that reads them; the root stays outside.
-ScopeTree buildScopeTree(const core::HloComputation& computation);
+//
+// With a `reference` (the tree of another stage of the same program, e.g. the first) whose groups are stretches,
+// a computation grouped by structure keeps the reference's stretches instead of cutting its own: each instruction
+// goes to the stretch that held the instruction of its name, new ones to their first user's (else first
+// operand's), empty stretches are dropped, and labels and ranges are those of what a stretch holds now. A stretch
+// is then the same group (same path) at every stage, as an op_name scope is, so a stage step keeps it in place.
+ScopeTree buildScopeTree(const core::HloComputation& computation, const ScopeTree* reference = nullptr);
 
 }  // namespace fusionscope::viewer

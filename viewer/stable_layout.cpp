@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -152,16 +153,22 @@ void bound(GraphModel& model) {
 // A node's box from a layout of part of the graph (layoutLocally), y down like the scene; unset for nodes it left out.
 using LocalBoxes = std::vector<std::optional<Box>>;
 
-// Lays out with `dot` only the nodes marked in `wanted` and their neighbours, with the edges among them and none of
-// the clusters: what a step needs to size the nodes it added or relabelled and to place them relative to their
-// kept neighbours. The node statements are the graph's own (same labels, so Graphviz gives them the same size as in
-// a whole layout); a step that adds ten nodes to a 2,000-node graph lays out a few dozen instead of 2,000.
+// What a step asks of layoutLocally for a node.
+enum Wanted : char { kNothing = 0, kSize = 1, kPlace = 2 };
+
+// Lays out with `dot` only the nodes a step added (kPlace), with their neighbours and the edges that join them,
+// and the nodes it relabelled (kSize: a statement of their own, no edges, only to be sized), none of the clusters:
+// what a step needs to size the nodes it added or relabelled and to place the added ones relative to their kept
+// neighbours. The node statements are the graph's own (same labels, so Graphviz gives them the same size as in a
+// whole layout); a step that adds ten nodes to a 2,000-node graph lays out a few dozen instead of 2,000.
 StatusOr<LocalBoxes> layoutLocally(const GraphModel& model, const std::vector<char>& wanted, const std::string& source) {
-  std::vector<char> in(wanted);
+  std::vector<char> in(wanted.size(), 0);
+  for (size_t i = 0; i < wanted.size(); ++i) in[i] = wanted[i] != kNothing;
+  auto placed = [&](int node) { return wanted[static_cast<size_t>(node)] == kPlace; };
   for (const GraphEdge& edge : model.edges) {
     if (edge.from < 0 || edge.to < 0) continue;
-    if (wanted[static_cast<size_t>(edge.from)]) in[static_cast<size_t>(edge.to)] = 1;
-    if (wanted[static_cast<size_t>(edge.to)]) in[static_cast<size_t>(edge.from)] = 1;
+    if (placed(edge.from)) in[static_cast<size_t>(edge.to)] = 1;
+    if (placed(edge.to)) in[static_cast<size_t>(edge.from)] = 1;
   }
   std::unordered_map<std::string_view, int> byName;
   for (size_t i = 0; i < model.nodes.size(); ++i) byName.emplace(model.nodes[i].dotName, static_cast<int>(i));
@@ -194,8 +201,7 @@ StatusOr<LocalBoxes> layoutLocally(const GraphModel& model, const std::vector<ch
   }
   dot += statements;
   for (const GraphEdge& edge : model.edges) {
-    if (edge.from < 0 || edge.to < 0 || !in[static_cast<size_t>(edge.from)] || !in[static_cast<size_t>(edge.to)])
-      continue;
+    if (edge.from < 0 || edge.to < 0 || !(placed(edge.from) || placed(edge.to))) continue;
     dot += "  " + model.nodes[static_cast<size_t>(edge.from)].dotName + " -> " +
            model.nodes[static_cast<size_t>(edge.to)].dotName + ";\n";
   }
@@ -233,7 +239,10 @@ std::vector<Box> placeNodes(const GraphModel& model, const LocalBoxes& local, co
       const GraphPoint at = centre(*local[i]), was = centreOf(old);
       allDx.push_back(was.x - at.x);
       allDy.push_back(was.y - at.y);
-      box = {was.x - local[i]->width / 2, was.y - local[i]->height / 2, local[i]->width, local[i]->height};
+      // A new label that fits the old box keeps it (a group's counts going down by a few does not redraw its
+      // edges); a bigger one grows the box around its centre.
+      if (local[i]->width > old.width + 0.01 || local[i]->height > old.height + 0.01)
+        box = {was.x - local[i]->width / 2, was.y - local[i]->height / 2, local[i]->width, local[i]->height};
     }
     result[i] = box;
     placed.push_back(box);
@@ -309,9 +318,30 @@ void straightEdge(GraphEdge& edge, const GraphNode& from, const GraphNode& to) {
   edge.arrowTip = {a.x + dx * t1, a.y + dy * t1};
 }
 
-// model.dot with every node's position (Graphviz points, y up) and the edge routing for the pinned engine.
-std::string pinnedDot(const GraphModel& model, const std::vector<Box>& boxes) {
-  std::string dot = model.dot;
+// model.dot with every node's position (Graphviz points, y up) and the edge routing for the pinned engine, keeping
+// only the edges statements of `route` (pairs of DOT names): every node is an obstacle, only those edges are routed.
+std::string pinnedDot(const GraphModel& model, const std::vector<Box>& boxes,
+                      const std::set<std::pair<std::string, std::string>>& route) {
+  std::string dot;
+  dot.reserve(model.dot.size());
+  size_t start = 0;
+  while (start < model.dot.size()) {
+    size_t end = model.dot.find('\n', start);
+    end = end == std::string::npos ? model.dot.size() : end + 1;
+    std::string_view line(model.dot.data() + start, end - start);
+    start = end;
+    const size_t arrow = line.find(" -> ");
+    const size_t first = line.find_first_not_of(' ');
+    if (arrow != std::string_view::npos && first < arrow && line.find(' ', first) == arrow) {
+      // "  TAIL -> HEAD [...];": an edge statement (an arrow inside a label comes after a '[').
+      const size_t headStart = arrow + 4;
+      size_t headEnd = line.find_first_of(" ;[", headStart);
+      if (headEnd == std::string_view::npos) headEnd = line.size();
+      const std::string tail(line.substr(first, arrow - first)), head(line.substr(headStart, headEnd - headStart));
+      if (route.count({tail, head}) == 0) continue;
+    }
+    dot.append(line);
+  }
   const size_t close = dot.rfind('}');
   std::string tail;
   tail.reserve(model.nodes.size() * 40 + 64);
@@ -360,9 +390,13 @@ StatusOr<GraphModel> layoutModuleStable(const core::HloModule& module, const Gra
   bool anyWanted = false;
   for (size_t i = 0; i < model.nodes.size(); ++i) {
     const int old = baseOf[i];
-    wanted[i] = old < 0 || model.nodes[i].lines != base.nodes[static_cast<size_t>(old)].lines ||
-                model.nodes[i].root != base.nodes[static_cast<size_t>(old)].root;
-    anyWanted = anyWanted || wanted[i];
+    if (old < 0) {
+      wanted[i] = kPlace;
+    } else if (model.nodes[i].lines != base.nodes[static_cast<size_t>(old)].lines ||
+               model.nodes[i].root != base.nodes[static_cast<size_t>(old)].root) {
+      wanted[i] = kSize;
+    }
+    anyWanted = anyWanted || wanted[i] != kNothing;
   }
   LocalBoxes local(model.nodes.size());
   if (anyWanted) {
@@ -393,13 +427,31 @@ StatusOr<GraphModel> layoutModuleStable(const core::HloModule& module, const Gra
     auto old = oldEdges.find({newIds[static_cast<size_t>(edge.from)], newIds[static_cast<size_t>(edge.to)]});
     return old == oldEdges.end() || old->second->spline.empty() ? nullptr : old->second;
   };
-  bool route = false;
-  for (const GraphEdge& edge : model.edges) route = route || keptEdge(edge) == nullptr;
-  if (route && model.nodes.size() <= static_cast<size_t>(kRoutedEdgesMaxNodes)) {
-    StatusOr<graphviz::GraphLayout> layout =
-        graphviz::layoutDot(pinnedDot(model, boxes), module.name() + ".dot", graphviz::LayoutEngine::kPinned);
+  std::set<std::pair<std::string, std::string>> route;
+  for (const GraphEdge& edge : model.edges) {
+    if (edge.from >= 0 && edge.to >= 0 && keptEdge(edge) == nullptr)
+      route.emplace(model.nodes[static_cast<size_t>(edge.from)].dotName, model.nodes[static_cast<size_t>(edge.to)].dotName);
+  }
+  if (!route.empty() && model.nodes.size() <= static_cast<size_t>(kRoutedEdgesMaxNodes) &&
+      route.size() <= static_cast<size_t>(kRoutedEdgesPerStep)) {
+    StatusOr<graphviz::GraphLayout> layout = graphviz::layoutDot(pinnedDot(model, boxes, route),
+                                                                 module.name() + ".dot", graphviz::LayoutEngine::kPinned);
     if (!layout.ok()) return layout.status();
+    // Graphviz drew only the routed edges: the graph keeps all of its edges, the routed ones with its drawing.
+    std::vector<GraphEdge> edges = model.edges;
     FS_RETURN_IF_ERROR(applyLayout(model, *layout));
+    std::map<std::pair<int, int>, std::vector<const GraphEdge*>> drawn;
+    for (const GraphEdge& edge : model.edges) drawn[{edge.from, edge.to}].push_back(&edge);
+    for (GraphEdge& edge : edges) {
+      auto found = drawn.find({edge.from, edge.to});
+      if (found == drawn.end() || found->second.empty()) continue;
+      const GraphEdge* routed = found->second.back();
+      found->second.pop_back();
+      edge.spline = routed->spline;
+      edge.hasArrow = routed->hasArrow;
+      edge.arrowTip = routed->arrowTip;
+    }
+    model.edges = std::move(edges);
     // Graphviz translated the drawing to start at 0,0; move it back onto the coordinates of the graph before.
     size_t anchor = 0;
     while (baseOf[anchor] < 0) ++anchor;

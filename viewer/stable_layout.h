@@ -19,8 +19,8 @@ namespace fusionscope::viewer {
 // centre); an added node keeps its place relative to its kept neighbours in that small layout (moved by their
 // shift, then to the right until it overlaps nothing). Edges whose two ends were kept at the same size and were
 // joined before keep their old spline; the others are routed by Graphviz's pinned engine (`neato -n2`) around the
-// nodes on graphs of up to kRoutedEdgesMaxNodes nodes, and drawn straight on bigger ones (what that engine draws
-// there too). A stage that changed nothing drawn costs no Graphviz call. Expanded fusions and groups are boxed
+// nodes on graphs of up to kRoutedEdgesMaxNodes nodes when there are at most kRoutedEdgesPerStep of them, and
+// drawn straight otherwise (what that engine draws on big graphs too). A stage that changed nothing drawn costs no Graphviz call. Expanded fusions and groups are boxed
 // around what they hold.
 //
 // When the stage replaced too much (fewer than kStableKeepFraction of either graph's nodes kept, e.g. the fusion
@@ -32,6 +32,10 @@ inline constexpr double kStableKeepFraction = 0.5;
 // Up to this many nodes Graphviz routes new edges around the nodes (splines=true); above it they are drawn
 // straight: the obstacle router takes minutes on a 2,000-node graph.
 inline constexpr int kRoutedEdgesMaxNodes = 400;
+// A step routes at most this many edges around the nodes; more are drawn straight. Graphviz's router costs about
+// 3 ms per edge on a dense grouped graph (mobilenet's 48 stretches, 250 edges: 0.6 s to route them all), and a step
+// should take well under the 300 ms a reader notices.
+inline constexpr int kRoutedEdgesPerStep = 64;
 
 // What identifies a node across stages: "i:" computation/name for instructions and collapsed fusions, "g:" path for
 // scope groups, "s:" operand ">" user for far-operand stubs; empty for nodes with no identity (DOT-only graphs).

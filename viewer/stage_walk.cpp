@@ -22,6 +22,8 @@ StageWalk::StageWalk(MainWindow* window, QObject* parent) : QObject(parent), m_w
 
 void StageWalk::start() {
   m_steps.clear();
+  m_firstLayoutMs = m_window->lastLayoutMilliseconds();
+  m_firstStage = m_window->currentStage();
   QTimer::singleShot(0, this, &StageWalk::next);
 }
 
@@ -124,6 +126,8 @@ QByteArray StageWalk::toJson(const QString& source) const {
   const GraphOptions options = m_window->currentGraphOptions();
   QJsonObject root{{QStringLiteral("source"), source},
                    {QStringLiteral("stages"), m_window->stageCount()},
+                   {QStringLiteral("first_stage"), m_firstStage},
+                   {QStringLiteral("first_layout_ms"), m_firstLayoutMs},
                    {QStringLiteral("stable_layout"), options.stableLayout},
                    {QStringLiteral("grouped"), options.groupScopes},
                    {QStringLiteral("steps"), steps},

@@ -40,7 +40,8 @@ class StageWalk : public QObject {
   void setMaxSteps(int steps) { m_maxSteps = steps; }
   const std::vector<StepTiming>& steps() const { return m_steps; }
 
-  // The timings as JSON: {"source", "stages", "steps": [{stage, index, name, layout_ms, scene_ms, paint_ms,
+  // The timings as JSON: {"source", "stages", "first_stage", "first_layout_ms" (the whole-graph layout of the
+  // stage the walk started from: what a step is compared with), "stable_layout", "grouped", "steps": [{stage, index, name, layout_ms, scene_ms, paint_ms,
   // total_ms, cached, nodes, kept_in_place, error?}], "summary": {steps, p50_ms, p95_ms, max_ms, over_1s,
   // total_s}}.
   QByteArray toJson(const QString& source) const;
@@ -62,6 +63,8 @@ class StageWalk : public QObject {
   int m_target = -1;
   bool m_waiting = false;
   int m_maxSteps = 0;
+  int m_firstStage = -1;
+  double m_firstLayoutMs = 0;  // the whole-graph layout of the stage the walk started from
 };
 
 // The q-quantile (0..1, nearest rank) of the steps' total times.

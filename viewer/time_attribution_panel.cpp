@@ -82,7 +82,8 @@ void TimeAttributionPanel::setData(std::shared_ptr<const TimelineModel> trace,
   if (trace == m_trace && module == m_module) return;
   m_trace = std::move(trace);
   m_module = std::move(module);
-  m_ops = m_module ? profiler::opAttribution(*m_module) : profiler::OpAttribution{};
+  // Only a trace needs the module's operations: stepping through stages without one costs nothing here.
+  m_ops = m_module && m_trace ? profiler::opAttribution(*m_module) : profiler::OpAttribution{};
   recompute();
 }
 

@@ -95,6 +95,49 @@ TEST(ScopeTreeTest, FlatOpNamesFallBackToStretchesOfTheProgram) {
   EXPECT_LE(tree.visibleCount(tree.autoExpanded(80)), 80);
 }
 
+// A program grouped by structure keeps the first stage's stretches at every later stage (the reference), so a
+// stretch is the same group from stage to stage: what the stable layout needs to keep it in place.
+TEST(ScopeTreeTest, StretchesOfTheFirstStageHoldAtLaterStages) {
+  if (!std::filesystem::exists(kMobilenet)) GTEST_SKIP() << "corpus not found";
+  core::PipelineSpec spec;
+  spec.preset = "gpu";
+  auto document = loadPath(kMobilenet, spec);
+  ASSERT_TRUE(document.ok()) << document.message();
+  const auto& stages = (*document)->stages;
+  const ScopeTree reference = buildScopeTree(*stages.front().module->entry());
+  ASSERT_EQ(reference.source, ScopeTree::Source::kStructure);
+  std::set<std::string> paths;
+  for (const ScopeGroup& g : reference.groups) paths.insert(g.path);
+  int differentCuts = 0;
+  for (size_t position = 1; position < stages.size(); ++position) {
+    const core::HloComputation& entry = *stages[position].module->entry();
+    const ScopeTree own = buildScopeTree(entry);
+    const ScopeTree kept = buildScopeTree(entry, &reference);
+    ASSERT_EQ(kept.source, ScopeTree::Source::kStructure);
+    int shared = 0, held = 0;
+    for (const ScopeGroup& g : own.groups) shared += paths.count(g.path) != 0 ? 1 : 0;
+    if (shared < static_cast<int>(own.groups.size())) ++differentCuts;
+    for (const ScopeGroup& g : kept.groups) {
+      EXPECT_EQ(paths.count(g.path), 1u) << "stage " << position << ": " << g.path << " is not a first-stage stretch";
+      EXPECT_GT(g.instructionCount, 0) << g.path << " is empty";
+      EXPECT_FALSE(g.label.empty());
+      if (g.parent < 0) held += g.instructionCount;
+    }
+    EXPECT_EQ(held + kept.ungrouped, static_cast<int>(entry.instructions().size())) << "stage " << position;
+    // An instruction the first stage had is in the stretch that held it there.
+    for (const auto& inst : entry.instructions()) {
+      auto was = reference.groupOfName.find(inst->name());
+      auto now = kept.groupOf.find(inst.get());
+      if (was == reference.groupOfName.end() || now == kept.groupOf.end()) continue;
+      EXPECT_EQ(kept.groups[static_cast<size_t>(now->second)].path,
+                reference.groups[static_cast<size_t>(was->second)].path)
+          << inst->name();
+    }
+  }
+  // Without the reference each stage cuts its own stretches, and they differ: what the reference is for.
+  EXPECT_GT(differentCuts, 0);
+}
+
 TEST(GroupedGraphTest, CollapsedGroupsAreNodesWithMergedEdges) {
   auto module = core::parseHloModuleFile(kLlm);
   ASSERT_TRUE(module.ok()) << module.message();
