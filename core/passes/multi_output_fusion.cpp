@@ -28,14 +28,16 @@ constexpr int kMaxRounds = 8;
 constexpr std::string_view kPassName = "multi-output-fusion";
 
 // What one kernel iterates over. Kernels can share a multi-output fusion only when they walk the same
-// index space: loops over equal shapes, reductions of equal inputs over the same dimensions, or a loop
-// over the shape a reduction reads.
+// index space: loops over equal shapes, reductions of equal inputs over the same dimensions, a loop over the
+// shape a reduction reads, transposes of equal inputs by the same permutation, or a loop over the shape a
+// transpose reads (XLA: a transpose kernel walks its input in tiles; its "loop shape" is its operand's).
 // It points into the instructions it describes (no copies: the pass asks for one per instruction); the cache
 // forgets an instruction's entry before a merge changes or deletes it.
 struct IterationSpace {
   bool reduction = false;
-  const Shape* shape = nullptr;                      // loop: the output shape; reduction: the reduce's input shape
-  const std::vector<int64_t>* dimensions = nullptr;  // reduced dimensions
+  const Shape* shape = nullptr;  // loop: the output shape; reduction and transpose: the hero's input shape
+  const std::vector<int64_t>* dimensions = nullptr;  // reduced dimensions; a transpose's permutation
+  bool transpose = false;
 };
 
 const std::vector<int64_t> kNoDimensions;
@@ -43,6 +45,38 @@ const std::vector<int64_t> kNoDimensions;
 IterationSpace reduceSpace(const HloInstruction& reduce) {
   const std::optional<std::vector<int64_t>>& dims = reduce.attributes().dimensions;
   return IterationSpace{true, &reduce.operand(0)->shape(), dims ? &*dims : &kNoDimensions};
+}
+
+// A transpose that moves data (not a bitcast: its non-unit dimensions change order).
+bool isPhysicalTranspose(const HloInstruction& inst) {
+  if (inst.opcode() != HloOpcode::kTranspose || inst.operandCount() != 1 || !inst.shape().isArray()) return false;
+  const std::optional<std::vector<int64_t>>& perm = inst.attributes().dimensions;
+  if (!perm) return false;
+  const Shape& in = inst.operand(0)->shape();
+  int64_t last = -1;
+  for (int64_t d : *perm) {
+    if (d < 0 || d >= in.rank()) return false;
+    if (in.dimension(static_cast<int>(d)) == 1) continue;
+    if (d < last) return true;
+    last = d;
+  }
+  return false;
+}
+
+IterationSpace transposeSpace(const HloInstruction& transpose) {
+  return IterationSpace{false, &transpose.operand(0)->shape(), &*transpose.attributes().dimensions, true};
+}
+
+// The transpose a kInput fusion without a reduction is built around: its output, seen through bitcasts and
+// reshapes after it (XLA's real hero for multi-output fusion), or null.
+const HloInstruction* transposeHero(const HloInstruction& fusion) {
+  for (const HloInstruction* output : fusionOutputs(fusion)) {
+    while ((output->opcode() == HloOpcode::kBitcast || output->opcode() == HloOpcode::kReshape) &&
+           output->operandCount() == 1)
+      output = output->operand(0);
+    if (isPhysicalTranspose(*output)) return output;
+  }
+  return nullptr;
 }
 
 const HloInstruction* reductionHero(const HloInstruction& fusion) {
@@ -78,9 +112,11 @@ std::optional<IterationSpace> iterationSpace(const HloInstruction& inst) {
     }
     if (inst.fusionKind() == FusionKind::kInput) {
       if (const HloInstruction* hero = reductionHero(inst)) return reduceSpace(*hero);
+      if (const HloInstruction* hero = transposeHero(inst)) return transposeSpace(*hero);
     }
     return std::nullopt;
   }
+  if (isPhysicalTranspose(inst) && !inst.hasSideEffect()) return transposeSpace(inst);
   if (inst.opcode() == HloOpcode::kReduce && inst.operandCount() > 0 && inst.shape().isArray() &&
       !inst.hasSideEffect()) {
     return reduceSpace(inst);
@@ -109,6 +145,25 @@ bool sameLoopShape(const Shape& a, const Shape& b) {
 // Why two kernels cannot share one loop, or nullopt when they can.
 std::optional<std::string> incompatibility(const HloInstruction& a, const IterationSpace& sa, const HloInstruction& b,
                                            const IterationSpace& sb) {
+  if (sa.transpose || sb.transpose) {
+    if ((sa.transpose && sb.reduction) || (sb.transpose && sa.reduction)) {
+      return fmt::format("{} is built around a transpose and {} around a reduction; they walk memory in different "
+                         "orders",
+                         sa.transpose ? a.name() : b.name(), sa.transpose ? b.name() : a.name());
+    }
+    if (sa.transpose && sb.transpose) {
+      if (sameDimensions(*sa.shape, *sb.shape) && *sa.dimensions == *sb.dimensions) return std::nullopt;
+      return fmt::format("their transposes differ ({} by {} and {} by {}); one kernel tiles one transpose",
+                         sa.shape->toString(false), dimensionListText(*sa.dimensions), sb.shape->toString(false),
+                         dimensionListText(*sb.dimensions));
+    }
+    // A loop beside a transpose: over the shape the transpose reads.
+    const IterationSpace& t = sa.transpose ? sa : sb;
+    const IterationSpace& loop = sa.transpose ? sb : sa;
+    if (sameDimensions(*loop.shape, *t.shape)) return std::nullopt;
+    return fmt::format("{}'s output shape {} is not the shape {} that {} transposes", (sa.transpose ? b : a).name(),
+                       loop.shape->toString(false), t.shape->toString(false), (sa.transpose ? a : b).name());
+  }
   if (!sa.reduction && !sb.reduction) {
     if (sameDimensions(*sa.shape, *sb.shape)) return std::nullopt;
     return fmt::format("output shapes {} and {} are not the same loop", sa.shape->toString(false),

@@ -26,6 +26,46 @@ bool isNormalizationType(PrimitiveType type) {
          type == PrimitiveType::kF64;
 }
 
+// The element types Triton, which emits XLA GPU's normalization fusions, supports for them (no f64).
+bool isTritonType(PrimitiveType type) {
+  return type == PrimitiveType::kF16 || type == PrimitiveType::kBF16 || type == PrimitiveType::kF32;
+}
+
+// Elementwise ops Triton emits (XLA's triton_support lists): what a reducer may compute.
+bool isTritonElementwise(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAdd: case HloOpcode::kSubtract: case HloOpcode::kMultiply: case HloOpcode::kDivide:
+    case HloOpcode::kMaximum: case HloOpcode::kMinimum: case HloOpcode::kCompare: case HloOpcode::kSelect:
+    case HloOpcode::kAnd: case HloOpcode::kOr: case HloOpcode::kXor: case HloOpcode::kNot:
+    case HloOpcode::kNegate: case HloOpcode::kAbs: case HloOpcode::kExp: case HloOpcode::kExpm1:
+    case HloOpcode::kLog: case HloOpcode::kLog1p: case HloOpcode::kSqrt: case HloOpcode::kRsqrt:
+    case HloOpcode::kCbrt: case HloOpcode::kSin: case HloOpcode::kCos: case HloOpcode::kTan:
+    case HloOpcode::kTanh: case HloOpcode::kErf: case HloOpcode::kFloor: case HloOpcode::kCeil:
+    case HloOpcode::kPower: case HloOpcode::kAtan2: case HloOpcode::kConvert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Why Triton cannot emit the reducer of `reduce` (an instruction it has no lowering for, or an element type it
+// does not support); nullopt when it can.
+std::optional<std::string> unsupportedReducer(const HloInstruction& reduce) {
+  const HloComputation* reducer = reduce.toApply();
+  if (reducer == nullptr) return fmt::format("{} has no reducer", reduce.name());
+  for (const auto& inst : reducer->instructions()) {
+    const HloOpcode opcode = inst->opcode();
+    if (opcode == HloOpcode::kParameter || opcode == HloOpcode::kConstant) continue;
+    const bool typeOk = inst->shape().isArray() && (isTritonType(inst->shape().elementType()) ||
+                                                    inst->shape().elementType() == PrimitiveType::kPred);
+    if (!isTritonElementwise(opcode) || !typeOk) {
+      return fmt::format("its reducer {} computes {} ({}), which Triton cannot emit", reducer->name(), inst->name(),
+                         inst->opcodeString());
+    }
+  }
+  return std::nullopt;
+}
+
 bool hasControlEdges(const HloInstruction& inst) {
   return !inst.controlPredecessors().empty() || !inst.controlSuccessors().empty();
 }
@@ -183,6 +223,16 @@ class ComputationSoftmaxFusion {
         refuse(*reduce, root, fmt::format("{} is a variadic reduce", reduce->name()));
         return std::nullopt;
       }
+      if (!isTritonType(root.shape().elementType()) || !isTritonType(reduce->shape().elementType())) {
+        refuse(*reduce, root,
+               fmt::format("its rows are {}, an element type Triton (which emits these kernels) does not support",
+                           primitiveTypeName(root.shape().elementType())));
+        return std::nullopt;
+      }
+      if (std::optional<std::string> why = unsupportedReducer(*reduce)) {
+        refuse(*reduce, root, *why);
+        return std::nullopt;
+      }
       const Shape& rowShape = reduce->operand(0)->shape();
       if (reduced.size() != 1 || reduced[0] != rowShape.rank() - 1) {
         refuse(*reduce, root,
@@ -244,8 +294,11 @@ class ComputationSoftmaxFusion {
     return std::nullopt;
   }
 
-  // Diamonds in post order; one joins the group whose root its producer is, or is reached from through trivial
-  // ops with at most two users (the exp between a softmax's max and sum diamonds).
+  // Diamonds in post order, as XLA's rewriter chains them. From a diamond's producer a walk goes up through
+  // trivial ops: the first may have two users (the exp a softmax's sum reduces and divides by), the others one.
+  // When the walk reaches the root of an earlier group that has no other user (or two users when it is itself
+  // this diamond's producer), the diamond joins that group; otherwise it starts a group of its own, which takes the
+  // ops walked through (the exp after a bitcast that changed the rows, or after a root the program also outputs).
   std::vector<Group> chain(const std::vector<Diamond>& diamonds) {
     std::vector<Group> groups;
     std::unordered_map<const HloInstruction*, size_t> groupOfRoot;
@@ -257,20 +310,41 @@ class ComputationSoftmaxFusion {
       }
       std::vector<HloInstruction*> link;
       HloInstruction* inst = diamond.producer;
-      while (!groupOfRoot.count(inst) && isTrivial(*inst, 2) && !taken.count(inst)) {
+      // An op applied to a dot's or convolution's result (a bias add) is not walked through: XLA's GEMM rewriter,
+      // which runs before its softmax rewriter, has made it the library call's epilogue.
+      auto epilogueOfLibraryCall = [](const HloInstruction& op) {
+        const HloOpcode from = carried(op)->opcode();
+        return from == HloOpcode::kDot || from == HloOpcode::kConvolution;
+      };
+      while (!groupOfRoot.count(inst) && isTrivial(*inst, link.empty() ? 2 : 1) && !taken.count(inst) &&
+             !epilogueOfLibraryCall(*inst)) {
         link.push_back(inst);
         inst = carried(*inst);
       }
       size_t index = groups.size();
-      if (auto it = groupOfRoot.find(inst); it != groupOfRoot.end()) {
+      auto it = groupOfRoot.find(inst);
+      const bool joins = it != groupOfRoot.end() &&
+                         (inst->users().size() == 1 || (inst->users().size() == 2 && inst == diamond.producer));
+      if (joins) {
         index = it->second;
         groupOfRoot.erase(it);
-        groups[index].members.insert(groups[index].members.end(), link.begin(), link.end());
-        for (const HloInstruction* l : link) taken.insert(l);
       } else {
+        // A new group takes the ops walked through only while each is used inside it alone (it would otherwise
+        // be written out too).
+        std::unordered_set<const HloInstruction*> inside(diamond.members.begin(), diamond.members.end());
+        size_t kept = 0;
+        for (; kept < link.size(); ++kept) {
+          const auto& users = link[kept]->users();
+          if (!std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) { return inside.count(u) > 0; }))
+            break;
+          inside.insert(link[kept]);
+        }
+        link.resize(kept);
         groups.push_back(Group{});
-        groups[index].producer = diamond.producer;
+        groups[index].producer = link.empty() ? diamond.producer : carried(*link.back());
       }
+      groups[index].members.insert(groups[index].members.end(), link.begin(), link.end());
+      for (const HloInstruction* l : link) taken.insert(l);
       Group& group = groups[index];
       group.root = diamond.root;
       group.reduces.push_back(diamond.reduce);
