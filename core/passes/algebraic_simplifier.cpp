@@ -418,11 +418,43 @@ class ComputationSimplifier {
     if (mergeReduceOfReduce(inst)) return;
     if (reduceOfSizeOneDimensions(inst)) return;
     if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;
+    if (transposeOfDot(inst)) return;
     std::optional<Literal> folded = fold(*inst);
     if (!folded) return;
     HloInstruction* constant = m_computation.addInstruction(foldedName(*inst), HloOpcode::kConstant, inst->shape());
     constant->setLiteral(std::move(*folded));
     replace(inst, constant);
+  }
+
+  // transpose(dot(a, b)) => dot(b, a) for a matrix product (no batch dimensions, rank-2 operands and result) whose
+  // only user is the transpose: the product computed in the transposed order, as XLA's simplifier does (a
+  // gradient's dW^T is one dot, not a dot and a transpose). Returns whether `inst` was replaced.
+  bool transposeOfDot(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kTranspose || inst->operandCount() != 1) return false;
+    HloInstruction* dot = inst->operand(0);
+    const auto& perm = inst->attributes().dimensions;
+    const auto& numbers = dot->attributes().dot;
+    if (dot->opcode() != HloOpcode::kDot || dot->users().size() != 1 || dot == m_computation.root() ||
+        !numbers || !numbers->lhsBatch.empty() || !numbers->rhsBatch.empty() || numbers->lhsContracting.size() != 1 ||
+        numbers->rhsContracting.size() != 1 || dot->operandCount() != 2 || !dot->shape().isArray() ||
+        dot->shape().rank() != 2 || dot->operand(0)->shape().rank() != 2 || dot->operand(1)->shape().rank() != 2 ||
+        !perm || *perm != std::vector<int64_t>{1, 0} || !hasRowMajorLayout(dot->shape()) ||
+        m_sideEffects.hasSideEffect(*dot) || !dot->controlSuccessors().empty() ||
+        !dot->controlPredecessors().empty() || inst == m_computation.root()) {
+      return false;
+    }
+    // The product in row-major order: a transpose JAX wrote with layout {0,1} (its operand's memory order) reads
+    // the same values from it.
+    Shape shape = inst->shape();
+    if (!hasRowMajorLayout(shape)) shape.setLayout(Layout{{1, 0}, {}});
+    HloInstruction* swapped =
+        m_computation.addInstruction(dot->name(), HloOpcode::kDot, shape, {dot->operand(1), dot->operand(0)});
+    swapped->mutableAttributes() = dot->attributes();
+    swapped->mutableAttributes().dot = DotDimensionNumbers{{}, {}, numbers->rhsContracting, numbers->lhsContracting};
+    swapped->mutableAttributes().metadata = inst->attributes().metadata;
+    replace(inst, swapped);
+    push(swapped);
+    return true;
   }
 
   // a / broadcast(b) => a * broadcast(1 / b) for floating-point a when b has fewer elements: one division per

@@ -12,6 +12,7 @@ namespace fusionscope::core {
 //   reshape/convert/copy/bitcast to the same shape, transpose by the identity permutation, broadcast to the
 //   same shape, slice of the full range -> the operand
 //   transpose(transpose(x)) -> one transpose (or x); reshape(reshape(x)) -> reshape(x)
+//   transpose(dot(a, b)) -> dot(b, a) for a 2-D matrix product the transpose alone reads (XLA's simplifier)
 //   reduce(reduce(x, D1), D2) -> one reduce of x over both, when both apply the same binary op to their
 //   parameters from equal scalar constants and the inner one has no other user (XLA's simplifier does it)
 //   reduce over dimensions of size 1 starting from its op's identity (add 0, max -inf, ...) -> reshape

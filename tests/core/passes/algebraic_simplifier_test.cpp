@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/eval/evaluator.h"
+#include "core/ir/hlo_clone.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/corpus.h"
@@ -636,6 +638,59 @@ ENTRY main {
 }
 )");
   EXPECT_FALSE(simplify(*module)) << printModule(*module);
+}
+
+// A gradient's dW^T (JAX writes transpose(dot(dy, x)), the transpose with its operand's layout) is one dot with
+// its operands swapped, as XLA's simplifier makes it: same values, no transpose left.
+TEST(AlgebraicSimplifierTest, TransposeOfAMatrixProductIsTheSwappedProduct) {
+  constexpr const char* kText = R"(
+HloModule m
+ENTRY main {
+  dy = f32[8,5]{1,0} parameter(0)
+  x = f32[8,3]{1,0} parameter(1)
+  d = f32[5,3]{1,0} dot(dy, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  t = f32[3,5]{0,1} transpose(d), dimensions={1,0}
+  ROOT n = f32[3,5]{1,0} negate(t)
+}
+)";
+  auto module = parseOrFail(kText);
+  auto original = parseOrFail(kText);
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* product = module->entry()->root()->operand(0);
+  ASSERT_EQ(product->opcode(), HloOpcode::kDot) << printModule(*module);
+  EXPECT_EQ(product->operand(0)->name(), "x");
+  EXPECT_EQ(product->operand(1)->name(), "dy");
+  EXPECT_EQ(product->shape().dimensions(), (Ints{3, 5}));
+  for (const auto& inst : module->entry()->instructions()) EXPECT_NE(inst->opcode(), HloOpcode::kTranspose);
+  const std::vector<Value> args = randomArguments(*original, 3);
+  auto before = evaluateModule(*original, args);
+  auto after = evaluateModule(*module, args);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
+  EXPECT_FALSE(simplify(*module));
+}
+
+// A dot read by others too, a batched dot, and a transpose that is the root stay as they are.
+TEST(AlgebraicSimplifierTest, TransposeOfASharedOrBatchedProductStays) {
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  a = f32[4,6] parameter(0)
+  b = f32[6,2] parameter(1)
+  d = f32[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[2,4] transpose(d), dimensions={1,0}
+  ROOT r = (f32[2,4], f32[4,2]) tuple(t, d)
+}
+)");
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  a = f32[3,4,6] parameter(0)
+  b = f32[3,6,2] parameter(1)
+  d = f32[3,4,2] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ROOT t = f32[3,2,4] transpose(d), dimensions={0,2,1}
+}
+)");
 }
 
 }  // namespace
