@@ -137,6 +137,9 @@ class MainWindow : public QMainWindow {
   void findNext();
   void findPrevious();
   const std::vector<int>& matches() const { return m_matches; }
+  // Expanded fusions and groups whose name matched the last search (their boxes, by cluster index); Next visits
+  // them after the nodes.
+  const std::vector<int>& clusterMatches() const { return m_clusterMatches; }
   // The whole graph as .png (at `scale` pixels per point, 2 by default) or .svg.
   bool exportView(const QString& path, QString* error = nullptr, double scale = 2.0);
   QString selectedName() const;
@@ -252,6 +255,7 @@ class MainWindow : public QMainWindow {
   void revealSelection();
   // Outlines the matches of `pattern` in the graph shown, selecting nothing; returns their count.
   int findMatches(const QString& pattern, bool regex);
+  void showMatch();  // selects and shows match m_matchCursor (a node, else a fusion or group box)
   void onNodeClicked(int node);
   void onClusterClicked(int cluster);
   void openDialog(bool directory);
@@ -292,6 +296,7 @@ class MainWindow : public QMainWindow {
   std::string m_selectedName;
   std::string m_selectedComputation;
   std::vector<int> m_matches;
+  std::vector<int> m_clusterMatches;
   int m_matchCursor = -1;
 
   // Traces.

@@ -2,6 +2,8 @@
 // mirrored selection, the view across stage steps, search, and Compare Fusions (main_window.h). The window's
 // loading, stages and layout wiring are in main_window.cpp.
 #include <QFileInfo>
+#include <QStringList>
+#include <functional>
 #include <QLabel>
 #include <QLineF>
 #include <QRegularExpression>
@@ -301,6 +303,7 @@ int MainWindow::search(const QString& pattern, bool regex) {
 void MainWindow::closeSearch() {
   m_searchBar->hide();
   m_matches.clear();
+  m_clusterMatches.clear();
   m_matchCursor = -1;
   m_scene->setMatches({});
   m_view->setFocus();
@@ -308,6 +311,7 @@ void MainWindow::closeSearch() {
 
 int MainWindow::findMatches(const QString& pattern, bool regex) {
   m_matches.clear();
+  m_clusterMatches.clear();
   m_matchCursor = -1;
   const GraphModel* graph = m_scene->graph();
   if (graph == nullptr || pattern.isEmpty()) {
@@ -322,13 +326,37 @@ int MainWindow::findMatches(const QString& pattern, bool regex) {
     m_searchStatus->setText(QStringLiteral(" bad regex: %1").arg(expression.errorString()));
     return 0;
   }
+  auto matches = [&](const core::HloInstruction& inst) {
+    return expression.match(QString::fromStdString(inst.name())).hasMatch() ||
+           expression.match(QString::fromStdString(std::string(inst.opcodeString()))).hasMatch();
+  };
+  // Instructions inside a collapsed fusion match through the fusion's node (any depth of nesting).
+  std::function<bool(const core::HloComputation&)> holdsMatch = [&](const core::HloComputation& computation) {
+    for (const auto& inst : computation.instructions()) {
+      if (inst->opcode() == core::HloOpcode::kParameter) continue;
+      if (matches(*inst)) return true;
+      if (inst->isFusion() && inst->fusedComputation() != nullptr && holdsMatch(*inst->fusedComputation())) return true;
+    }
+    return false;
+  };
+  int insideFusions = 0;
   for (size_t i = 0; i < graph->nodes.size(); ++i) {
     const GraphNode& node = graph->nodes[i];
     if (node.kind == GraphNode::Kind::kStub && node.opcode.empty()) continue;  // "from NAME" stubs
     if (expression.match(QString::fromStdString(node.name)).hasMatch() ||
         (!node.opcode.empty() && expression.match(QString::fromStdString(node.opcode)).hasMatch())) {
       m_matches.push_back(static_cast<int>(i));
+    } else if (node.kind == GraphNode::Kind::kCollapsedFusion && node.instruction != nullptr &&
+               node.instruction->fusedComputation() != nullptr && holdsMatch(*node.instruction->fusedComputation())) {
+      m_matches.push_back(static_cast<int>(i));
+      ++insideFusions;
     }
+  }
+  // Expanded fusions and groups match by their name (their members are nodes, matched above).
+  for (size_t c = 0; c < graph->clusters.size(); ++c) {
+    const GraphCluster& cluster = graph->clusters[c];
+    const std::string& name = cluster.group.empty() ? cluster.fusionName : cluster.group;
+    if (expression.match(QString::fromStdString(name)).hasMatch()) m_clusterMatches.push_back(static_cast<int>(c));
   }
   // Instructions hidden in collapsed scope groups match through the group that draws them.
   int hidden = 0;
@@ -351,25 +379,41 @@ int MainWindow::findMatches(const QString& pattern, bool regex) {
     m_matches.insert(m_matches.end(), groupNodes.begin(), groupNodes.end());
   }
   m_scene->setMatches(m_matches);
-  m_searchStatus->setText(
-      hidden > 0 ? QStringLiteral(" %1 matches (%2 inside collapsed groups)").arg(m_matches.size()).arg(hidden)
-                 : QStringLiteral(" %1 matches").arg(m_matches.size()));
-  return static_cast<int>(m_matches.size());
+  const int total = static_cast<int>(m_matches.size() + m_clusterMatches.size());
+  QStringList where;
+  if (insideFusions > 0) where << QStringLiteral("%1 collapsed fusions holding one").arg(insideFusions);
+  if (!m_clusterMatches.empty()) where << QStringLiteral("%1 fusion or group boxes").arg(m_clusterMatches.size());
+  if (hidden > 0) where << QStringLiteral("%1 inside collapsed groups").arg(hidden);
+  m_searchStatus->setText(where.isEmpty() ? QStringLiteral(" %1 matches").arg(total)
+                                          : QStringLiteral(" %1 matches (%2)").arg(total).arg(where.join(QStringLiteral(", "))));
+  return total;
+}
+
+void MainWindow::showMatch() {
+  const int nodes = static_cast<int>(m_matches.size());
+  const int total = nodes + static_cast<int>(m_clusterMatches.size());
+  if (m_matchCursor < nodes) {
+    selectNode(m_matches[static_cast<size_t>(m_matchCursor)]);
+  } else {
+    const int cluster = m_clusterMatches[static_cast<size_t>(m_matchCursor - nodes)];
+    onClusterClicked(cluster);
+    m_view->centerOnRect(m_scene->clusterRect(cluster));
+  }
+  m_searchStatus->setText(QStringLiteral(" %1 of %2").arg(m_matchCursor + 1).arg(total));
 }
 
 void MainWindow::findNext() {
-  if (m_matches.empty()) return;
-  m_matchCursor = (m_matchCursor + 1) % static_cast<int>(m_matches.size());
-  selectNode(m_matches[static_cast<size_t>(m_matchCursor)]);
-  m_searchStatus->setText(QStringLiteral(" %1 of %2").arg(m_matchCursor + 1).arg(m_matches.size()));
+  const int total = static_cast<int>(m_matches.size() + m_clusterMatches.size());
+  if (total == 0) return;
+  m_matchCursor = (m_matchCursor + 1) % total;
+  showMatch();
 }
 
 void MainWindow::findPrevious() {
-  if (m_matches.empty()) return;
-  int count = static_cast<int>(m_matches.size());
-  m_matchCursor = m_matchCursor <= 0 ? count - 1 : m_matchCursor - 1;
-  selectNode(m_matches[static_cast<size_t>(m_matchCursor)]);
-  m_searchStatus->setText(QStringLiteral(" %1 of %2").arg(m_matchCursor + 1).arg(count));
+  const int total = static_cast<int>(m_matches.size() + m_clusterMatches.size());
+  if (total == 0) return;
+  m_matchCursor = m_matchCursor <= 0 ? total - 1 : m_matchCursor - 1;
+  showMatch();
 }
 
 bool MainWindow::compareFusionsWith(const QString& path) {
