@@ -85,7 +85,7 @@ bool RunController::runFusionComparison(const Document* document) {
     m_steps.push_back(
         {cli,
          {QStringLiteral("run"), m_module, QStringLiteral("--pipeline"), m_preset, QStringLiteral("--fusion"), fusion,
-          QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--trace"), m_traces[i]},
+          QStringLiteral("--iterations"), QString::number(kRunIterations), QStringLiteral("--trace"), m_traces[i]},
          QStringLiteral("fusionscope-cli run (fusion %1)").arg(fusion),
          QStringLiteral("run, fusion %1").arg(fusion)});
   }

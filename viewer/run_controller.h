@@ -19,6 +19,9 @@ struct Document;
 // (docs/ARCHITECTURE.md). Owns the QProcess of the step running, the list of steps and the temporary directory
 // the bundles and traces go to (kept until the next run, so the traces can still be read). One run at a time;
 // everything it reports comes by signal.
+// Iterations of each CPU run: the comparison shows the median and range of their per-iteration ratios.
+inline constexpr int kRunIterations = 5;
+
 class RunController : public QObject {
   Q_OBJECT
 

@@ -232,8 +232,22 @@ void TimelinePanel::fillComparisonTable() {
   const double speedup = c.after.deviceTimeNs > 0
                              ? static_cast<double>(c.before.deviceTimeNs) / static_cast<double>(c.after.deviceTimeNs)
                              : 0.0;
-  cell(row, 0, QStringLiteral("speedup (device time)"), 0, false);
-  cell(row, 3, speedup > 0 ? QStringLiteral("%1×").arg(speedup, 0, 'f', 2) : QStringLiteral("–"), 0, false);
+  // With iterations marked (fusionscope-cli run --trace), the spread of the per-iteration ratios: one figure from
+  // two short runs says little on a busy machine.
+  const profiler::IterationSpread spread = profiler::iterationSpeedups(c.before, c.after);
+  cell(row, 0,
+       spread.count > 0 ? QStringLiteral("speedup (device time; %1 iterations: median, range)").arg(spread.count)
+                        : QStringLiteral("speedup (device time)"),
+       0, false);
+  cell(row, 3,
+       speedup <= 0       ? QStringLiteral("–")
+       : spread.count > 0 ? QStringLiteral("%1× (%2×, %3–%4×)")
+                                .arg(speedup, 0, 'f', 2)
+                                .arg(spread.median, 0, 'f', 2)
+                                .arg(spread.min, 0, 'f', 2)
+                                .arg(spread.max, 0, 'f', 2)
+                          : QStringLiteral("%1×").arg(speedup, 0, 'f', 2),
+       0, false);
   ++row;
   for (const profiler::KernelMapping& m : c.mappings) {
     QStringList before;

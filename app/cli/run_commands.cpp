@@ -170,9 +170,12 @@ std::string kernelSummary(const std::vector<core::ExecutionSpan>& spans, int ite
   return out;
 }
 
-// One 'X' event per kernel launch on the "kernels" thread, compile phases on their own thread.
+// One 'X' event per kernel launch on the "kernels" thread, compile phases on their own thread, one "iteration N"
+// event (category "iteration") per execution on a third: what the trace comparison reads its per-iteration spread
+// from.
 Status writeTrace(const std::string& path, const std::string& module, const std::vector<core::ExecutionSpan>& compile,
-                  const std::vector<core::ExecutionSpan>& kernels, int threads) {
+                  const std::vector<core::ExecutionSpan>& kernels,
+                  const std::vector<std::pair<int64_t, int64_t>>& iterations, int threads) {
   profiler::Trace trace;
   trace.name = module;
   trace.displayTimeUnit = "ns";
@@ -186,6 +189,8 @@ Status writeTrace(const std::string& path, const std::string& module, const std:
   const profiler::TrackId compileTid = profiler::TrackId::fromNumber(2);
   trace.threads[{pid, kernelTid}] = {"kernels", 0};
   trace.threads[{pid, compileTid}] = {"compile", 1};
+  const profiler::TrackId iterationTid = profiler::TrackId::fromNumber(3);
+  if (!iterations.empty()) trace.threads[{pid, iterationTid}] = {"iterations", 2};
   auto add = [&](const core::ExecutionSpan& span, profiler::TrackId tid, const char* category, bool withArgs) {
     profiler::TraceEvent event;
     event.phase = 'X';
@@ -203,6 +208,18 @@ Status writeTrace(const std::string& path, const std::string& module, const std:
   };
   for (const auto& span : compile) add(span, compileTid, "compile", false);
   for (const auto& span : kernels) add(span, kernelTid, "kernel", true);
+  for (size_t i = 0; i < iterations.size(); ++i) {
+    profiler::TraceEvent event;
+    event.phase = 'X';
+    event.name = trace.copyText(fmt::format("iteration {}", i + 1));
+    event.cat = "iteration";
+    event.pid = pid;
+    event.tid = iterationTid;
+    event.tsNs = iterations[i].first - origin;
+    event.durNs = iterations[i].second - iterations[i].first;
+    event.args = trace.copyText(fmt::format(R"({{"iteration":{}}})", i + 1));
+    trace.events.push_back(event);
+  }
   return profiler::exportChromeTrace(trace, path);
 }
 
@@ -517,6 +534,7 @@ int runRun(const RunCommands& args) {
 
   std::vector<core::ExecutionSpan> spans;
   std::vector<size_t> iterationEnds;
+  std::vector<std::pair<int64_t, int64_t>> iterationSpans;  // each execution's start and end (nowNs)
   std::vector<int64_t> wallNs;
   std::vector<int64_t> callNs;  // wallNs plus the arguments copied in and the outputs copied out
   CheckOutcome outcome;
@@ -597,6 +615,7 @@ int runRun(const RunCommands& args) {
       }
       wallNs.push_back(runEnd - runStart);
       callNs.push_back(callEnd - callStart);
+      iterationSpans.emplace_back(runStart, runEnd);
       iterationEnds.push_back(spans.size());
       if (!result.ok()) {
         fmt::print(stderr, "{}\n", result.message());
@@ -682,7 +701,8 @@ int runRun(const RunCommands& args) {
   if (!spans.empty())
     fmt::print(human, "{}", kernelSummary(spans, args.loop ? std::min(args.steps, 20) : args.iterations));
   if (!args.trace.empty()) {
-    if (Status s = writeTrace(args.trace, plan.module, compileSpans, spans, executable.threadCount()); !s.ok()) {
+    if (Status s = writeTrace(args.trace, plan.module, compileSpans, spans, iterationSpans, executable.threadCount());
+        !s.ok()) {
       fmt::print(stderr, "{}\n", s.message());
       return kExitFailed;
     }

@@ -309,6 +309,12 @@ std::string comparisonText(const TraceComparison& c, size_t top) {
   row("kernels launched", c.before.kernelCount, c.after.kernelCount, false);
   row("kernel time", c.before.kernelTimeNs, c.after.kernelTimeNs, true);
   row("device time", c.before.deviceTimeNs, c.after.deviceTimeNs, true);
+  if (const IterationSpread spread = iterationSpeedups(c.before, c.after); spread.count > 0) {
+    std::snprintf(line, sizeof line, "%-22s %14zu %14zu %10s  (median %.2fx, %.2f-%.2fx over %d iteration pairs)\n",
+                  "iterations", c.before.iterationDeviceNs.size(), c.after.iterationDeviceNs.size(), "", spread.median,
+                  spread.min, spread.max, spread.count);
+    out += line;
+  }
   std::set<std::string> categories;
   for (const auto& [cat, ns] : c.before.categoryNs) categories.insert(cat);
   for (const auto& [cat, ns] : c.after.categoryNs) categories.insert(cat);
@@ -373,6 +379,10 @@ std::string comparisonJson(const TraceComparison& c) {
                         {"after", statsToJson(c.after)},
                         {"mappings", mappings},
                         {"unmapped_before", c.unmappedBefore}};
+  if (const IterationSpread spread = iterationSpeedups(c.before, c.after); spread.count > 0) {
+    out["iteration_speedup"] = {
+        {"pairs", spread.count}, {"median", spread.median}, {"min", spread.min}, {"max", spread.max}};
+  }
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

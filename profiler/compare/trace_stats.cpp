@@ -108,7 +108,45 @@ TraceStats computeStats(const Trace& trace) {
     stats.tracks.push_back(track);
   }
   stats.gaps = durationStats(gaps);
+
+  std::vector<std::pair<int64_t, int64_t>> iterations;  // (start, end)
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> work;  // (start, end, duration) of device events
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& event = trace.events[i];
+    if (event.phase != 'X') continue;
+    if (event.cat == "iteration") iterations.emplace_back(event.tsNs, event.endNs());
+    if (kernels.isDeviceWork(i)) work.emplace_back(event.tsNs, event.endNs(), event.durNs);
+  }
+  std::sort(iterations.begin(), iterations.end());
+  std::sort(work.begin(), work.end());
+  for (const auto& [start, end] : iterations) {
+    int64_t ns = 0;
+    auto it = std::lower_bound(work.begin(), work.end(), std::make_tuple(start, INT64_MIN, INT64_MIN));
+    for (; it != work.end() && std::get<0>(*it) < end; ++it) {
+      if (std::get<1>(*it) <= end) ns += std::get<2>(*it);
+    }
+    stats.iterationDeviceNs.push_back(ns);
+  }
   return stats;
+}
+
+IterationSpread iterationSpeedups(const TraceStats& before, const TraceStats& after) {
+  IterationSpread spread;
+  const size_t n = std::min(before.iterationDeviceNs.size(), after.iterationDeviceNs.size());
+  if (n < 2) return spread;
+  std::vector<double> ratios;
+  for (size_t i = 0; i < n; ++i) {
+    if (after.iterationDeviceNs[i] <= 0 || before.iterationDeviceNs[i] <= 0) continue;
+    ratios.push_back(static_cast<double>(before.iterationDeviceNs[i]) / static_cast<double>(after.iterationDeviceNs[i]));
+  }
+  if (ratios.size() < 2) return spread;
+  std::sort(ratios.begin(), ratios.end());
+  spread.count = static_cast<int>(ratios.size());
+  spread.min = ratios.front();
+  spread.max = ratios.back();
+  const size_t mid = ratios.size() / 2;
+  spread.median = ratios.size() % 2 == 1 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+  return spread;
 }
 
 std::string formatNs(int64_t ns) {

@@ -63,7 +63,22 @@ struct TraceStats {
   int64_t bytes = 0;
   int64_t eventsWithBytes = 0;
   int64_t spanNs = 0;  // first device (or any complete) event start to last end
+  // Device time inside each iteration of a repeated run, in time order: the complete events of category
+  // "iteration" (`fusionscope-cli run --trace` writes one per iteration) each sum the device work that starts and
+  // ends within them. Empty when the trace marks no iterations.
+  std::vector<int64_t> iterationDeviceNs;
 };
+
+// How much one run's device time per iteration differs: the median and the range of the ratios of the `before`
+// run's iterations to the `after` run's, paired in order (iteration i with iteration i); count 0 when either has
+// fewer than two iterations.
+struct IterationSpread {
+  int count = 0;
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+IterationSpread iterationSpeedups(const TraceStats& before, const TraceStats& after);
 
 TraceStats computeStats(const Trace& trace);
 

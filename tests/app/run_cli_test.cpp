@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/npy.h"
+#include "profiler/compare/trace_stats.h"
+#include "profiler/trace/chrome_json_import.h"
 #include "tests/common/cli_runner.h"
 #include "tests/common/source_paths.h"
 
@@ -54,8 +56,13 @@ TEST_F(RunCliTest, RunsFusedAndUnfusedCheckedAndTraced) {
   nlohmann::json json = nlohmann::json::parse(readAll(trace));
   int kernelEvents = 0;
   int compileEvents = 0;
+  std::vector<std::pair<double, double>> iterations;  // (ts, end) in µs
   for (const auto& event : json.at("traceEvents")) {
     if (event.value("ph", "") != "X") continue;
+    if (event.value("cat", "") == "iteration") {
+      const double ts = event.at("ts").get<double>();
+      iterations.emplace_back(ts, ts + event.at("dur").get<double>());
+    }
     if (event.value("cat", "") == "kernel") {
       ++kernelEvents;
       EXPECT_TRUE(event.at("args").contains("kind")) << event.dump();
@@ -76,6 +83,20 @@ TEST_F(RunCliTest, RunsFusedAndUnfusedCheckedAndTraced) {
   const int fusedKernels = std::stoi(counts[1].str());
   EXPECT_EQ(kernelEvents, 3 * fusedKernels);
   EXPECT_GE(compileEvents, 1 + 3 * fusedKernels);  // passes + emit/optimize/jit per kernel
+  // One span per iteration, in order, each holding that iteration's launches: what the comparison's per-iteration
+  // spread is read from.
+  ASSERT_EQ(iterations.size(), 3u);
+  for (size_t i = 1; i < iterations.size(); ++i) EXPECT_GE(iterations[i].first, iterations[i - 1].second);
+  auto imported = fusionscope::profiler::importChromeTrace(trace);
+  ASSERT_TRUE(imported.ok()) << imported.message();
+  const fusionscope::profiler::TraceStats traced = fusionscope::profiler::computeStats(*imported);
+  ASSERT_EQ(traced.iterationDeviceNs.size(), 3u);
+  int64_t inIterations = 0;
+  for (int64_t ns : traced.iterationDeviceNs) {
+    EXPECT_GT(ns, 0);
+    inIterations += ns;
+  }
+  EXPECT_EQ(inIterations, traced.deviceTimeNs) << "every launch lies inside its iteration";
 
   CliResult unfused = run({"run", kMnist, "--pipeline=gpu", "--fusion=off"});
   ASSERT_EQ(unfused.exitCode, 0) << unfused.out << unfused.err;

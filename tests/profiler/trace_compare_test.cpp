@@ -77,6 +77,44 @@ TEST(TraceStatsTest, KernelAndDeviceFigures) {
   EXPECT_EQ(stats.names[0].bytes, 2400);
 }
 
+// Iteration spans (as `fusionscope-cli run --trace` writes them) give the device time of each iteration, and two
+// runs' iterations paired in order give the spread of the ratio, not only one figure.
+TEST(TraceStatsTest, IterationSpansGiveThePerIterationSpread) {
+  constexpr const char* kOff = R"({"traceEvents":[
+    {"ph":"X","cat":"iteration","name":"iteration 1","pid":0,"tid":3,"ts":0,"dur":50},
+    {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":1,"ts":1,"dur":20},
+    {"ph":"X","cat":"kernel","name":"b","pid":0,"tid":1,"ts":22,"dur":20},
+    {"ph":"X","cat":"iteration","name":"iteration 2","pid":0,"tid":3,"ts":60,"dur":50},
+    {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":1,"ts":61,"dur":15},
+    {"ph":"X","cat":"kernel","name":"b","pid":0,"tid":1,"ts":77,"dur":15},
+    {"ph":"X","cat":"iteration","name":"iteration 3","pid":0,"tid":3,"ts":120,"dur":50},
+    {"ph":"X","cat":"kernel","name":"a","pid":0,"tid":1,"ts":121,"dur":10},
+    {"ph":"X","cat":"kernel","name":"b","pid":0,"tid":1,"ts":132,"dur":10}
+  ]})";
+  constexpr const char* kOn = R"({"traceEvents":[
+    {"ph":"X","cat":"iteration","name":"iteration 1","pid":0,"tid":3,"ts":0,"dur":30},
+    {"ph":"X","cat":"kernel","name":"f","pid":0,"tid":1,"ts":1,"dur":20},
+    {"ph":"X","cat":"iteration","name":"iteration 2","pid":0,"tid":3,"ts":40,"dur":30},
+    {"ph":"X","cat":"kernel","name":"f","pid":0,"tid":1,"ts":41,"dur":10},
+    {"ph":"X","cat":"iteration","name":"iteration 3","pid":0,"tid":3,"ts":80,"dur":30},
+    {"ph":"X","cat":"kernel","name":"f","pid":0,"tid":1,"ts":81,"dur":10}
+  ]})";
+  const TraceStats off = computeStats(importOrDie(kOff));
+  const TraceStats on = computeStats(importOrDie(kOn));
+  EXPECT_EQ(off.iterationDeviceNs, (std::vector<int64_t>{40000, 30000, 20000}));
+  EXPECT_EQ(on.iterationDeviceNs, (std::vector<int64_t>{20000, 10000, 10000}));
+  EXPECT_EQ(off.kernelCount, 6) << "iteration spans are not kernels";
+  const IterationSpread spread = iterationSpeedups(off, on);
+  EXPECT_EQ(spread.count, 3);
+  EXPECT_DOUBLE_EQ(spread.min, 2.0);
+  EXPECT_DOUBLE_EQ(spread.median, 2.0);
+  EXPECT_DOUBLE_EQ(spread.max, 3.0);
+  // The text report states it; a trace without iterations has none.
+  const std::string text = comparisonText(compareTraces(importOrDie(kOff), importOrDie(kOn), nullptr));
+  EXPECT_NE(text.find("median 2.00x, 2.00-3.00x over 3 iteration pairs"), std::string::npos) << text;
+  EXPECT_EQ(iterationSpeedups(computeStats(importOrDie(kBefore)), on).count, 0);
+}
+
 TEST(TraceStatsTest, PercentilesAreNearestRank) {
   std::vector<int64_t> values;
   for (int64_t i = 100; i >= 1; --i) values.push_back(i);
