@@ -181,11 +181,11 @@ class ClusterItem : public QGraphicsItem {
       QPen groupPen(border, m_scene->selectedCluster() == m_index ? width : 1.2, Qt::DashLine);
       groupPen.setCosmetic(lod < 0.5);
       painter->setPen(groupPen);
-      painter->setBrush(QColor(QRgb(0xf7fbff)));
+      painter->setBrush(theme.groupFill);
     } else if (double ns = m_scene->kernelTimeOfCluster(m_index); ns >= 0) {
       painter->setBrush(GraphScene::kernelTimeColor(kernelTimeFraction(ns, m_scene->maxKernelTime())).lighter(115));
     } else {
-      painter->setBrush(rgb(m_depth == 0 ? kClusterFill : kNestedClusterFill));
+      painter->setBrush(m_depth == 0 ? theme.clusterFill : theme.nestedClusterFill);
     }
     painter->drawRoundedRect(m_rect, 8, 8);
     drawLines(painter, m_rect, m_cluster.lines, theme.clusterText, lod, Qt::AlignLeft | Qt::AlignTop);
@@ -295,7 +295,12 @@ SceneTheme SceneTheme::dark() {
   SceneTheme theme;
   theme.background = QColor(QRgb(0x263238));
   theme.edge = QColor(QRgb(0xb0bec5));
-  theme.clusterText = QColor(QRgb(0x263238));
+  // Boxes a shade off the background, so that an expanded group or fusion reads as a region, not a white sheet;
+  // their labels light. The nodes keep XLA's category colours (with their own dark text).
+  theme.clusterText = QColor(QRgb(0xeceff1));
+  theme.clusterFill = QColor(QRgb(0x37474f));
+  theme.nestedClusterFill = QColor(QRgb(0x455a64));
+  theme.groupFill = QColor(QRgb(0x2e3c43));
   return theme;
 }
 

@@ -20,6 +20,10 @@ struct SceneTheme {
   QColor added = QColor(QRgb(0x00c853));
   QColor fused = QColor(QRgb(0x2962ff));
   QColor ghost = QColor(QRgb(0xd50000));
+  // Boxes: an expanded fusion (nested one level or more), an expanded scope group.
+  QColor clusterFill = QColor(QRgb(0xf5f5f5));
+  QColor nestedClusterFill = QColor(QRgb(0xeceff1));
+  QColor groupFill = QColor(QRgb(0xf7fbff));
   static SceneTheme light() { return {}; }
   static SceneTheme dark();
 };
