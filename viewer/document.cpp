@@ -81,6 +81,7 @@ StageEntry entryFromStage(const core::Stage& stage) {
   entry.decisions = stage.decisions;
   entry.fusions = stage.fusions;
   entry.module = stage.module;
+  entry.loadError = stage.loadError;
   return entry;
 }
 
@@ -271,6 +272,7 @@ StatusOr<std::shared_ptr<const Document>> loadXlaDirectory(const fs::path& direc
   core::XlaStagesOptions options;
   options.progress = callbacks.progress;
   options.cancelled = callbacks.cancelled;
+  options.keepGoing = true;  // one truncated file marks its stage; the others open
   StatusOr<core::XlaStages> stages = core::loadXlaStages(*scanned, **module, options);
   if (!stages.ok()) return stages.status();
   auto document = std::make_shared<Document>();
@@ -282,7 +284,9 @@ StatusOr<std::shared_ptr<const Document>> loadXlaDirectory(const fs::path& direc
     document->xlaModules.push_back(fmt::format("{:04} {}", each.id, each.name));
   for (size_t i = 0; i < stages->run.stages.size(); ++i) {
     StageEntry entry = entryFromStage(stages->run.stages[i]);
-    if (!entry.module) {
+    if (!entry.loadError.empty()) {
+      entry.changed = false;
+    } else if (!entry.module) {
       const std::string& dotPath = stages->files[i].dotPath;
       StatusOr<std::string> dot = readFile(dotPath);
       if (!dot.ok()) return dot.status();

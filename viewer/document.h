@@ -34,6 +34,9 @@ struct StageEntry {
   std::shared_ptr<const core::HloModule> module;  // may be null (DOT-only stage)
   std::string dotText;                            // DOT-only stages: the graph to lay out
   std::string dotSource;                          // its file name, for error messages
+  // A stage of a dump directory whose file could not be read or parsed: why (file:line:col); no module, no graph.
+  // The other stages open; this one says why when shown.
+  std::string loadError;
 };
 
 // Everything loaded from one file or directory. Immutable once built, so worker threads may read it while the

@@ -114,6 +114,10 @@ void Inspector::setModuleText(const StageEntry* stage) {
   m_keepAlive = stage != nullptr ? stage->module : nullptr;
   m_highlightedLine.clear();
   m_highlightName.clear();
+  if (module == nullptr && stage != nullptr && !stage->loadError.empty()) {
+    m_module->setPlainText(QString::fromStdString(stage->loadError));
+    return;
+  }
   if (module == nullptr) {
     m_module->setPlainText(stage != nullptr && !stage->dotText.empty()
                                ? QStringLiteral("(no module text for this stage: it was read from %1)")
@@ -141,6 +145,13 @@ void Inspector::showStage(const StageEntry* stage) {
   m_highlightName.clear();
   m_title->setText(QStringLiteral("Stage %1").arg(stage->index));
   QString text = QStringLiteral("<p><b>%1</b></p>").arg(html(stage->label));
+  if (!stage->loadError.empty()) {
+    text += QStringLiteral("<p><b>This stage's file could not be read</b>; the other stages are shown as read, "
+                           "and the next stage is compared with the last one that was.</p><p>%1</p>")
+                .arg(html(stage->loadError));
+    setDetails(text);
+    return;
+  }
   text += QStringLiteral("<p>%1 instructions outside fusions (%2 with the fusions' bodies), %3 fusions</p>")
               .arg(stage->unfusedInstructionCount)
               .arg(stage->instructionCount)

@@ -83,6 +83,16 @@ bool LayoutController::isBusy() const {
 
 void LayoutController::request(int position, const GraphOptions& options, std::shared_ptr<const GraphModel> base) {
   if (!m_document || position < 0 || position >= static_cast<int>(m_document->stages.size())) return;
+  if (const std::string& error = m_document->stages[static_cast<size_t>(position)].loadError; !error.empty()) {
+    // Nothing to lay out: the stage's file could not be read.
+    m_pendingPosition = -1;
+    m_pendingKey.clear();
+    m_pendingBase.reset();
+    m_lastMs = 0;
+    m_lastCpuMs = 0;
+    emit failed(position, QString::fromStdString(error));
+    return;
+  }
   std::string wanted = key(position, options);
   auto cachedGraph = m_cache.find(wanted);
   if (cachedGraph != m_cache.end()) {
@@ -148,7 +158,7 @@ bool LayoutController::prefetch(int position, const GraphOptions& options, std::
   if (!m_document || position < 0 || position >= static_cast<int>(m_document->stages.size())) return false;
   const std::string wanted = key(position, options);
   auto module = m_document->stages[static_cast<size_t>(position)].module;
-  if (m_cache.count(wanted) != 0 || !module) return false;
+  if (m_cache.count(wanted) != 0 || !module) return false;  // (a stage that could not be read has no module)
   auto* watcher = new QFutureWatcher<LayoutOutcome>(this);
   ++m_backgroundLayouts;
   connect(watcher, &QFutureWatcher<LayoutOutcome>::finished, this, [this, watcher, wanted] {

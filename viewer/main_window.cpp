@@ -456,7 +456,19 @@ void MainWindow::connectLayout() {
           [this](int, std::shared_ptr<const GraphModel> graph, const std::string& key) {
             showGraph(std::move(graph), key);
           });
-  connect(m_layouts, &LayoutController::failed, this, [this](int, const QString& error) {
+  connect(m_layouts, &LayoutController::failed, this, [this](int position, const QString& error) {
+    const StageEntry* stage = currentEntry();
+    if (stage != nullptr && position == m_current && !stage->loadError.empty()) {
+      // A file of the dump that could not be read: no graph (the one shown was another stage's) and no dialog on
+      // every step to it; the inspector says why.
+      m_scene->setGraph(nullptr);
+      m_shownStage = m_current;
+      m_inspector->showStage(stage);
+      m_statusLabel->setText(QStringLiteral("Stage %1 could not be read (see the inspector)").arg(stage->index));
+      if (!isLoading()) m_progressBar->hide();
+      emit layoutFailed(error);
+      return;
+    }
     showError(QStringLiteral("Cannot lay out this stage"), error);
     m_statusLabel->setText(QStringLiteral("Layout failed"));
     emit layoutFailed(error);

@@ -45,6 +45,7 @@ QVariant StageListModel::data(const QModelIndex& index, int role) const {
       case kInstructions: return QVariant::fromValue<qlonglong>(stage.unfusedInstructionCount);
       case kFusions: return QVariant::fromValue<qlonglong>(stage.fusionCount);
       case kChanged: {
+        if (!stage.loadError.empty()) return QStringLiteral("unreadable");
         if (stage.index == 0) return QString();
         if (!stage.changed) return QStringLiteral("·");
         qlonglong delta = stage.unfusedDelta;
@@ -55,6 +56,7 @@ QVariant StageListModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::ToolTipRole) {
     QString tip = QString::fromStdString(stage.label);
+    if (!stage.loadError.empty()) return tip + QStringLiteral("\n") + QString::fromStdString(stage.loadError);
     if (stage.index > 0) {
       tip += QStringLiteral("\n%1 added, %2 removed, %3 fused")
                  .arg(stage.changes.added.size())
@@ -67,6 +69,8 @@ QVariant StageListModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole && index.column() != kPass) {
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   }
+  if (role == Qt::ForegroundRole && index.column() == kChanged && !stage.loadError.empty())
+    return QBrush(QColor(QRgb(0xd50000)));
   if (role == Qt::ForegroundRole && index.column() == kChanged && stage.changed) return QBrush(QColor(QRgb(0x2962ff)));
   return {};
 }

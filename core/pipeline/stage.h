@@ -55,6 +55,9 @@ struct Stage {
   std::vector<FusionSummary> fusions;
   // Overrides label() when set (stages read from XLA's dumps say where in XLA's pipeline they are).
   std::string description;
+  // A stage read from a file that could not be read or parsed (XlaStagesOptions::keepGoing): the message (with
+  // file:line:col), no module.
+  std::string loadError;
 
   // "pipeline start, before inline", "after fusion, before dce", "after dce, pipeline end".
   std::string label() const;

@@ -387,15 +387,30 @@ StatusOr<XlaStages> loadXlaStages(const XlaDumpDirectory& directory, const XlaDu
     stage.nextPass = file.nextPass;
     stage.description = describe(file);
     bool changed = true;
+    // With keepGoing, a file that fails becomes a stage saying why; without, the load fails.
+    auto failed = [&](const Status& status) -> bool {
+      if (!options.keepGoing) return false;
+      stage.loadError = status.message();
+      out.changed.push_back(true);
+      out.files.push_back(file);
+      out.run.stages.push_back(std::move(stage));
+      return true;
+    };
     if (!file.textPath.empty()) {
       StatusOr<std::string> text = readFile(file.textPath);
-      if (!text.ok()) return text.status();
+      if (!text.ok()) {
+        if (failed(text.status())) continue;
+        return text.status();
+      }
       if (previousModule && *text == previousText) {
         changed = false;
         stage.module = previousModule;  // XLA dumps the module unchanged at every pipeline start
       } else {
         StatusOr<std::unique_ptr<HloModule>> parsed = parseHloModule(*text, file.textPath);
-        if (!parsed.ok()) return parsed.status();
+        if (!parsed.ok()) {
+          if (failed(parsed.status())) continue;
+          return parsed.status();
+        }
         (*parsed)->updateFusionComputationFlags();
         stage.module = std::shared_ptr<const HloModule>(std::move(*parsed));
       }
@@ -406,7 +421,10 @@ StatusOr<XlaStages> loadXlaStages(const XlaDumpDirectory& directory, const XlaDu
       previousModule = stage.module;
     } else {
       StatusOr<std::string> dot = readFile(file.dotPath);
-      if (!dot.ok()) return dot.status();
+      if (!dot.ok()) {
+        if (failed(dot.status())) continue;
+        return dot.status();
+      }
       std::string graph = withoutGraphLabel(*dot);
       changed = i == 0 || graph != previousText;
       countDotStatements(graph, stage.instructionCount, stage.fusionCount);
@@ -418,6 +436,9 @@ StatusOr<XlaStages> loadXlaStages(const XlaDumpDirectory& directory, const XlaDu
     out.run.stages.push_back(std::move(stage));
   }
   if (options.progress) options.progress("done", total, total);
+  const auto loaded = std::find_if(out.run.stages.begin(), out.run.stages.end(),
+                                   [](const Stage& stage) { return stage.loadError.empty(); });
+  if (!out.run.stages.empty() && loaded == out.run.stages.end()) return Status::error(out.run.stages.front().loadError);
   return out;
 }
 

@@ -60,6 +60,9 @@ std::string describeXlaModules(const XlaDumpDirectory& directory);
 struct XlaStagesOptions {
   std::function<void(const std::string& what, int done, int total)> progress;
   std::function<bool()> cancelled;  // checked between files; a cancelled load returns the error "cancelled"
+  // A file that cannot be read or parsed becomes a stage with Stage::loadError (and no module) instead of failing
+  // the whole load; the next stage is compared with the last one that loaded. At least one stage must load.
+  bool keepGoing = false;
 };
 
 // XLA's pipeline for one module as stages, each parsed from its .txt (DOT-only stages have no module, only

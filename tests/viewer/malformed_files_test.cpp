@@ -14,7 +14,9 @@
 
 #include "tests/common/source_paths.h"
 #include "tests/viewer/window_fixture.h"
+#include "viewer/document.h"
 #include "viewer/graph_scene.h"
+#include "viewer/inspector.h"
 #include "viewer/main_window.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
@@ -146,6 +148,53 @@ TEST_F(MalformedFilesWindowTest, GraphTooLargeToLayOutIsRefusedWithAMessage) {
   EXPECT_TRUE(message.contains(QStringLiteral("more than the 20000 Graphviz can lay out"))) << message.toStdString();
   EXPECT_TRUE(idle());
   EXPECT_EQ(window->graphScene()->nodeItemCount(), 0);
+}
+
+// A dump directory with one truncated stage file opens: that stage is marked and says why (file:line:col) when
+// shown, with no graph and no dialog; the stages around it are drawn as before.
+TEST_F(MalformedFilesWindowTest, ATruncatedFileOfADumpDirectoryMarksItsStageAndTheOthersOpen) {
+  const std::filesystem::path source = std::filesystem::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "mnist_step" / "fused";
+  QTemporaryDir dir;
+  std::filesystem::path broken;
+  for (const auto& entry : std::filesystem::directory_iterator(source)) {
+    std::filesystem::copy_file(entry.path(), std::filesystem::path(dir.path().toStdString()) / entry.path().filename());
+    if (entry.path().filename().string().find(".0010.") != std::string::npos) broken = entry.path().filename();
+  }
+  ASSERT_FALSE(broken.empty()) << "the dump has a stage 0010";
+  {
+    // Cut the file in the middle of a line, as a dump interrupted by a full disk leaves it.
+    const std::filesystem::path path = std::filesystem::path(dir.path().toStdString()) / broken;
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    std::ofstream(path, std::ios::trunc) << text.substr(0, text.size() / 2);
+  }
+  QSignalSpy loaded(window.get(), &MainWindow::documentLoaded);
+  QSignalSpy failed(window.get(), &MainWindow::loadFailed);
+  window->openPath(dir.path());
+  ASSERT_TRUE(testing::waitFor([&] { return loaded.count() + failed.count() > 0; }));
+  ASSERT_EQ(failed.count(), 0) << failed.front().front().toString().toStdString();
+  ASSERT_TRUE(idle());
+  int bad = -1;
+  for (int i = 0; i < window->stageCount(); ++i) {
+    if (!window->document()->stages[static_cast<size_t>(i)].loadError.empty()) {
+      EXPECT_EQ(bad, -1) << "one bad file, one bad stage";
+      bad = i;
+    }
+  }
+  ASSERT_GT(bad, 0);
+  const std::string& error = window->document()->stages[static_cast<size_t>(bad)].loadError;
+  EXPECT_NE(error.find(broken.string() + ":"), std::string::npos) << error;
+  QSignalSpy layoutFailed(window.get(), &MainWindow::layoutFailed);
+  window->setCurrentStage(bad);
+  ASSERT_TRUE(testing::waitFor([&] { return layoutFailed.count() > 0; }));
+  EXPECT_TRUE(idle());
+  EXPECT_EQ(window->graphScene()->nodeItemCount(), 0) << "no other stage's graph under this stage's name";
+  EXPECT_TRUE(window->inspector()->detailsText().contains(QStringLiteral("could not be read")));
+  window->nextStage();
+  ASSERT_TRUE(idle());
+  EXPECT_EQ(window->currentStage(), bad + 1);
+  EXPECT_GT(window->graphScene()->nodeItemCount(), 0);
 }
 
 }  // namespace
