@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -101,18 +102,38 @@ std::pair<double, int> largestMove(const GraphModel& before, const GraphModel& a
   return {most, shared};
 }
 
-TEST(StableLayoutTest, KeptNodesStayWhereTheyWereAndTheNewOneFitsBetween) {
-  auto before = parse(kBefore);
-  auto after = parse(kAfter);
-  ASSERT_TRUE(before && after);
+// One stage step from HLO text `from` to `to`: the graph shown before (`from` laid out), `to` laid out afresh by
+// `dot`, and `to` laid out stable around the graph before. Empty (with the failure reported) when one fails.
+struct StepLayouts {
+  std::optional<GraphModel> base, fresh, stable;
+};
+StepLayouts layOutStep(const char* from, const char* to) {
+  StepLayouts out;
+  auto before = parse(from);
+  auto after = parse(to);
+  if (!before || !after) return out;
   GraphOptions options;
   options.stableLayout = true;
   StatusOr<GraphModel> base = layoutModule(*before, options);
-  ASSERT_TRUE(base.ok()) << base.message();
   StatusOr<GraphModel> fresh = layoutModule(*after, options);
-  ASSERT_TRUE(fresh.ok()) << fresh.message();
+  if (!base.ok() || !fresh.ok()) {
+    ADD_FAILURE() << (base.ok() ? fresh.message() : base.message());
+    return out;
+  }
   StatusOr<GraphModel> stable = layoutModuleStable(*after, options, *base);
-  ASSERT_TRUE(stable.ok()) << stable.message();
+  if (!stable.ok()) {
+    ADD_FAILURE() << stable.message();
+    return out;
+  }
+  out.base = std::move(*base);
+  out.fresh = std::move(*fresh);
+  out.stable = std::move(*stable);
+  return out;
+}
+
+TEST(StableLayoutTest, KeptNodesStayWhereTheyWereAndTheNewOneFitsBetween) {
+  const auto [base, fresh, stable] = layOutStep(kBefore, kAfter);
+  ASSERT_TRUE(base && fresh && stable);
 
   EXPECT_EQ(stable->pinnedNodes, 8);
   auto [most, shared] = largestMove(*base, *stable);
@@ -146,17 +167,8 @@ TEST(StableLayoutTest, KeptNodesStayWhereTheyWereAndTheNewOneFitsBetween) {
 }
 
 TEST(StableLayoutTest, AStageThatReplacedMostNodesIsLaidOutAfresh) {
-  auto before = parse(kBefore);
-  auto replaced = parse(kReplaced);
-  ASSERT_TRUE(before && replaced);
-  GraphOptions options;
-  options.stableLayout = true;
-  StatusOr<GraphModel> base = layoutModule(*before, options);
-  ASSERT_TRUE(base.ok()) << base.message();
-  StatusOr<GraphModel> stable = layoutModuleStable(*replaced, options, *base);
-  ASSERT_TRUE(stable.ok()) << stable.message();
-  StatusOr<GraphModel> fresh = layoutModule(*replaced, options);
-  ASSERT_TRUE(fresh.ok()) << fresh.message();
+  const auto [base, fresh, stable] = layOutStep(kBefore, kReplaced);
+  ASSERT_TRUE(base && fresh && stable);
   // 2 of 8 kept (the parameters): below kStableKeepFraction, so `dot`'s own layout.
   EXPECT_EQ(stable->pinnedNodes, -1);
   ASSERT_EQ(stable->nodes.size(), fresh->nodes.size());
@@ -215,17 +227,8 @@ TEST(StableLayoutTest, AStageThatChangedNothingDrawnKeepsEveryNodeAndEdge) {
 }
 
 TEST(StableLayoutTest, ARelabelledNodeIsResizedAroundItsCentre) {
-  auto before = parse(kBefore);
-  auto relabelled = parse(kRelabelled);
-  ASSERT_TRUE(before && relabelled);
-  GraphOptions options;
-  options.stableLayout = true;
-  StatusOr<GraphModel> base = layoutModule(*before, options);
-  ASSERT_TRUE(base.ok()) << base.message();
-  StatusOr<GraphModel> fresh = layoutModule(*relabelled, options);
-  ASSERT_TRUE(fresh.ok()) << fresh.message();
-  StatusOr<GraphModel> stable = layoutModuleStable(*relabelled, options, *base);
-  ASSERT_TRUE(stable.ok()) << stable.message();
+  const auto [base, fresh, stable] = layOutStep(kBefore, kRelabelled);
+  ASSERT_TRUE(base && fresh && stable);
   const GraphNode& was = base->nodes[static_cast<size_t>(base->findNode("neg.1"))];
   const GraphNode& now = stable->nodes[static_cast<size_t>(stable->findNode("neg.1"))];
   const GraphNode& sized = fresh->nodes[static_cast<size_t>(fresh->findNode("neg.1"))];
