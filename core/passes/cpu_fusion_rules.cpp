@@ -2,6 +2,8 @@
 // (kLoop), with one exception, a matrix-vector dot taking its add (kOutput). docs/PIPELINES.md has the table of
 // XLA's conditions and these rules.
 #include <algorithm>
+#include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -74,6 +76,35 @@ FusionVerdict matrixVectorOperandRule(const HloInstruction& producer, const HloI
   }
   kind = FusionKind::kOutput;
   return FusionVerdict::yes();
+}
+
+// XLA's budget of copies of one value in a fused loop (kAllowedCodeDuplication).
+constexpr int64_t kAllowedCodeDuplication = 15;
+
+bool startsLoopsOfItsOwn(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kDot:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kPad:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow: return true;
+    default: return false;
+  }
+}
+
+std::vector<int64_t> layoutOrder(const Shape& shape) {
+  if (shape.layout() && static_cast<int>(shape.layout()->minorToMajor.size()) == shape.rank()) {
+    return shape.layout()->minorToMajor;
+  }
+  std::vector<int64_t> order;
+  for (int i = shape.rank() - 1; i >= 0; --i) order.push_back(i);
+  return order;
+}
+
+// Whether an element's index in `a` is its index in `b` (same dimensions and layout; element types may differ).
+bool sameIndexSpace(const Shape& a, const Shape& b) {
+  return a.isArray() && b.isArray() && a.dimensions() == b.dimensions() && layoutOrder(a) == layoutOrder(b);
 }
 
 bool usedOnceBy(const HloInstruction& producer, const HloInstruction& consumer) {
@@ -198,6 +229,106 @@ FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& 
           "{} already holds {} reductions; the cpu backend allows {} per fusion (each unrolls into a large loop)",
           consumer.name(), reductions, config.maxReductionsPerFusion));
     }
+  }
+  return FusionVerdict::yes();
+}
+
+FusionVerdict cpuDuplicationRule(const HloInstruction& producer, const FusionConfig& config) {
+  if (effectivelyAtMostUnary(producer)) return FusionVerdict::yes();
+  int64_t readElements = 0;
+  std::vector<const HloInstruction*> operands(producer.operands().begin(), producer.operands().end());
+  std::sort(operands.begin(), operands.end());
+  operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
+  for (const HloInstruction* operand : operands) {
+    if (operand->shape().isArray()) readElements += operand->shape().elementCount();
+  }
+  if (!producer.shape().isArray() || readElements <= producer.shape().elementCount()) return FusionVerdict::yes();
+  for (const HloInstruction* user : producer.users()) {
+    FusionKind kind = FusionKind::kLoop;
+    FusionVerdict verdict = consumerRule(*user, config, kind);
+    if (verdict) verdict = pairRule(producer, *user, config, kind);
+    if (!verdict) {
+      return FusionVerdict::no(fmt::format(
+          "{} reads {} elements to write {} and its user {} cannot take it; the cpu backend copies such a producer "
+          "into its users only when all of them take it (else each copy reads its inputs again beside the result "
+          "kept for {})",
+          producer.name(), readElements, producer.shape().elementCount(), user->name(), user->name()));
+    }
+  }
+  return FusionVerdict::yes();
+}
+
+std::unordered_map<const HloInstruction*, int64_t> cpuEmittedCopies(const HloInstruction& fusion) {
+  std::unordered_map<const HloInstruction*, int64_t> emitted;
+  const HloComputation* fused = fusion.fusedComputation();
+  if (!fused) return emitted;
+  StatusOr<std::vector<HloInstruction*>> order = fused->postOrder();
+  if (!order.ok()) return emitted;
+  // indexers[x]: the instructions that compute an index for x (their own count of copies is each one's); the
+  // fusion itself indexes the root once.
+  std::unordered_map<const HloInstruction*, std::unordered_set<const HloInstruction*>> indexers;
+  std::unordered_map<const HloInstruction*, int64_t> copies;
+  copies[&fusion] = 1;
+  indexers[fused->root()].insert(&fusion);
+  for (auto it = order->rbegin(); it != order->rend(); ++it) {
+    const HloInstruction* inst = *it;
+    if (inst->opcode() == HloOpcode::kParameter) continue;
+    int64_t count = 0;
+    for (const HloInstruction* indexer : indexers[inst]) count += copies[indexer];
+    copies[inst] = count;
+    const bool keepsIndex = inst->opcode() == HloOpcode::kTranspose;
+    for (const HloInstruction* operand : inst->operands()) {
+      const HloInstruction* key = operand;
+      if (operand->opcode() == HloOpcode::kParameter) {
+        const int64_t number = operand->parameterNumber();
+        if (number < 0 || number >= fusion.operandCount()) continue;
+        key = fusion.operand(static_cast<int>(number));
+      }
+      if (keepsIndex || sameIndexSpace(operand->shape(), inst->shape())) {
+        const std::unordered_set<const HloInstruction*>& mine = indexers[inst];
+        indexers[key].insert(mine.begin(), mine.end());
+      } else {
+        indexers[key].insert(inst);
+      }
+    }
+  }
+  for (const HloInstruction* operand : fusion.operands()) {
+    int64_t count = 0;
+    for (const HloInstruction* indexer : indexers[operand]) count += copies[indexer];
+    emitted[operand] = count;
+  }
+  return emitted;
+}
+
+FusionVerdict cpuCodeDuplicationRule(const HloInstruction& producer, const HloInstruction& fusion, int64_t emitted) {
+  if (producer.opcode() == HloOpcode::kBroadcast) return FusionVerdict::yes();
+  if (emitted > kAllowedCodeDuplication) {
+    return FusionVerdict::no(fmt::format(
+        "{} would be computed {} times per element of {} (each reshape, broadcast or slice on the way indexes it "
+        "anew); the cpu backend allows {} copies of one value in a fused loop",
+        producer.name(), emitted, fusion.name(), kAllowedCodeDuplication));
+  }
+  if (!startsLoopsOfItsOwn(producer.opcode())) return FusionVerdict::yes();
+  int64_t readers = 0;
+  for (const HloInstruction* user : producer.users()) {
+    const HloComputation* fused = user->fusedComputation();
+    if (!user->isFusion() || !fused) {
+      ++readers;
+      continue;
+    }
+    const std::vector<HloInstruction*> parameters = fused->parameters();
+    for (int i = 0; i < user->operandCount(); ++i) {
+      if (user->operand(i) == &producer && static_cast<size_t>(i) < parameters.size() && parameters[static_cast<size_t>(i)]) {
+        readers += static_cast<int64_t>(parameters[static_cast<size_t>(i)]->users().size());
+      }
+    }
+  }
+  if (emitted > 1 || readers > 1) {
+    return FusionVerdict::no(fmt::format(
+        "{} runs loops of its own ({}); the cpu backend moves it into a loop only where it is computed once "
+        "for one reader, and {} would compute it {} time{} per element for {} reader{}",
+        producer.name(), producer.opcodeString(), fusion.name(), emitted, emitted == 1 ? "" : "s", readers,
+        readers == 1 ? "" : "s"));
   }
   return FusionVerdict::yes();
 }

@@ -13,7 +13,7 @@ std::string_view backendName(Backend backend);  // "cpu", "gpu"
 // Limits and switches of the fusion passes; fusionConfigFor() gives each backend's defaults.
 struct FusionConfig {
   Backend backend = Backend::kGpu;
-  // Most operands (kernel parameters) a fusion may have.
+  // Most operands (kernel parameters) a fusion may have (gpu; the cpu backend sets none, as XLA CPU).
   int maxOperands = 96;
   // Most instructions inside one fusion (excluding parameters): a bound on the code one kernel becomes. XLA counts
   // no instructions (its GPU backend bounds an IR size estimate); a generator's ThreeFry or Philox rounds alone

@@ -36,6 +36,25 @@ bool isExpensive(const HloInstruction& instruction, Backend backend) {
       default: break;
     }
   }
+  if (backend == Backend::kCpu) {
+    // XLA CPU's list (CpuInstructionFusion::IsExpensive): a gather is expensive (each element an indexed load),
+    // so is narrowing f32 to bf16 (rounding with NaN checks); integer division by a constant is multiplies and
+    // shifts, cheap.
+    switch (instruction.opcode()) {
+      case HloOpcode::kGather: return true;
+      case HloOpcode::kConvert:
+        return instruction.shape().elementType() == PrimitiveType::kBF16 && instruction.operandCount() == 1 &&
+               instruction.operand(0)->shape().elementType() == PrimitiveType::kF32;
+      case HloOpcode::kDivide:
+      case HloOpcode::kRemainder: {
+        if (!isInteger(instruction.shape().elementType()) || instruction.operandCount() != 2) return true;
+        const HloInstruction* divisor = instruction.operand(1);
+        while (divisor->opcode() == HloOpcode::kBroadcast && divisor->operandCount() == 1) divisor = divisor->operand(0);
+        return !(divisor->opcode() == HloOpcode::kConstant && divisor->shape().elementCount() == 1);
+      }
+      default: break;
+    }
+  }
   if (isTranscendental(instruction.opcode())) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kDivide:

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -129,5 +130,18 @@ FusionVerdict cpuConsumerRule(const HloInstruction& consumer, FusionKind& kind);
 bool effectivelyAtMostUnary(const HloInstruction& producer);
 FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
                           FusionKind& kind);
+// XLA CPU's rule for copying a producer that stays for other users (its "globally unfusible" set): allowed when the
+// producer is effectively unary, or reads no more elements than it writes; otherwise only when every user can take
+// it, since a copy in some users beside the materialized result for the others reads its inputs twice.
+FusionVerdict cpuDuplicationRule(const HloInstruction& producer, const FusionConfig& config);
+// XLA CPU's estimate of code duplication inside a loop fusion (its FusionNodeIndexingEvaluation): per operand of
+// `fusion`, how many times the fused loop computes that operand's value per output element. An op that keeps the
+// index (same dimensions and layout, or a transpose) passes its users' count on; one that changes the shape
+// (broadcast, reshape, slice, reduce...) computes a new index, and so a new copy of everything above it.
+std::unordered_map<const HloInstruction*, int64_t> cpuEmittedCopies(const HloInstruction& fusion);
+// Refuses moving `producer` into `fusion` when the loop would compute it more than 15 times per element (a
+// broadcast excepted: it only re-reads its operand), or, for an op that starts new loops of its own (concatenate,
+// dot, dynamic-update-slice, pad, reduce, reduce-window), more than once or for more than one reader.
+FusionVerdict cpuCodeDuplicationRule(const HloInstruction& producer, const HloInstruction& fusion, int64_t emitted);
 
 }  // namespace fusionscope::core

@@ -73,6 +73,7 @@ class ComputationFusion {
     FusionVerdict verdict = producerRule(*producer, m_config);
     if (verdict) verdict = pairRule(*producer, consumer, m_config, candidate.kind);
     if (verdict) verdict = duplicationRule(*producer, consumer, m_config);
+    if (verdict && candidate.duplicate && m_config.loopFusionOnly) verdict = cpuDuplicationRule(*producer, m_config);
     if (verdict && candidate.duplicate && fusedInstructionCount(*producer) > m_copies) {
       verdict = FusionVerdict::no(fmt::format(
           "{} has {} users; fusion has already copied {} times as many instructions into several fusions as {} held, "
@@ -83,6 +84,10 @@ class ComputationFusion {
     }
     if (verdict) verdict = reuseRule(*producer, consumer, m_config);
     if (verdict) verdict = limitsRule(*producer, consumer, m_config);
+    if (verdict && m_emitted) {
+      auto copies = m_emitted->find(producer);
+      verdict = cpuCodeDuplicationRule(*producer, consumer, copies == m_emitted->end() ? 0 : copies->second);
+    }
     if (verdict && !onlyFeeds(*producer, consumer))
       verdict = cycleRule(order(), *producer, consumer, candidate.duplicate);
     if (verdict) {
@@ -121,6 +126,9 @@ class ComputationFusion {
     HloInstruction* current = consumer;
     bool changed = false;
     while (true) {
+      // XLA CPU's code-duplication estimate for the fusion grown so far, shared by all its candidates.
+      m_emitted.reset();
+      if (m_config.loopFusionOnly && current->isFusion()) m_emitted = cpuEmittedCopies(*current);
       std::vector<Candidate> candidates;
       std::optional<size_t> best;
       for (HloInstruction* producer : distinctOperands(*current)) {
@@ -214,6 +222,7 @@ class ComputationFusion {
   std::unordered_map<const HloInstruction*, bool> m_alive;
   std::vector<FusionDecision> m_refusals;
   int64_t& m_copies;
+  std::optional<std::unordered_map<const HloInstruction*, int64_t>> m_emitted;
 };
 
 }  // namespace
