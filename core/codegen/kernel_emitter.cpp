@@ -30,6 +30,21 @@ int64_t kernelRange(const PlanKernel& kernel) {
 
 namespace {
 
+// The tuple-shaped reduce or reduce-window a kernel computes: the kernel's instruction itself, or the root of the
+// fusion it is; null otherwise.
+const HloInstruction* variadicReduction(const HloInstruction* instruction) {
+  auto variadic = [](const HloInstruction* inst) {
+    return inst != nullptr && inst->shape().isTuple() &&
+           (inst->opcode() == HloOpcode::kReduce || inst->opcode() == HloOpcode::kReduceWindow);
+  };
+  if (variadic(instruction)) return instruction;
+  if (instruction != nullptr && instruction->opcode() == HloOpcode::kFusion && instruction->fusedComputation() &&
+      variadic(instruction->fusedComputation()->root())) {
+    return instruction->fusedComputation()->root();
+  }
+  return nullptr;
+}
+
 // The row dot (or row convolution: `opcode`, `isRow`) a CPU kernel computing `root` can be built around: `root`
 // itself when it is one, or the one such instruction inside `fused` whose every dependent up to `root` is
 // elementwise over its shape (a kOutput fusion's epilogue). nullptr when there is none.
@@ -240,13 +255,11 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
            n * (scatter->operand(0)->shape().elementCount() + scatter->operand(n + 1)->shape().elementCount())});
       continue;
     }
-    if (kernel.instruction != nullptr && kernel.instruction->shape().isTuple() &&
-        (kernel.instruction->opcode() == HloOpcode::kReduce ||
-         kernel.instruction->opcode() == HloOpcode::kReduceWindow)) {
-      // A variadic reduce (argmax, argmin, min with its index) or reduce-window (values with their indices):
-      // tuple-shaped, so never fused. Each output element's N results in one pass over its reduced elements or its
-      // window, stored to the N outputs.
-      const HloInstruction* reduction = kernel.instruction;
+    if (const HloInstruction* reduction = variadicReduction(kernel.instruction)) {
+      // A variadic reduce (argmax, argmin, min with its index) or reduce-window (values with their indices), alone
+      // or as the root of a fusion (XLA's `iota_reduce_fusion` computes the argmax's inputs in the same loop):
+      // each output element's N results in one pass over its reduced elements or its window, stored to the N
+      // outputs.
       const bool window = reduction->opcode() == HloOpcode::kReduceWindow;
       const Shape& first = reduction->shape().tupleElement(0);
       auto body = [&](llvm::Value* linear) {
