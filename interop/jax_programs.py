@@ -6,6 +6,8 @@ Each program is a function returning (jitted_fn, args). run_program.py runs one 
 import jax
 import jax.numpy as jnp
 
+import jax_more_programs
+
 
 def _key(i):
     return jax.random.PRNGKey(i)
@@ -180,4 +182,4 @@ def mobilenet_v2_small_train():
 
 
 PROGRAMS = {f.__name__: f for f in (mlp_train, attention, layernorm_gelu, conv_pool, loops, scan_rnn, mnist_step,
-                                     dropout_mlp, mobilenet_v2_small_train)}
+                                     dropout_mlp, mobilenet_v2_small_train, *jax_more_programs.PROGRAMS)}

@@ -675,26 +675,42 @@ TEST_F(RunCliTest, JsonErrorsStayOnStderr) {
 
 // Every program of the interop corpus (tests/data/xla/modules: the JAX and TensorFlow programs of interop/, as
 // XLA dumped them before and after its CPU pipeline: loops, convolutions and pooling, dropout through
-// rng-bit-generator, ...) runs fused and unfused and matches the evaluator. llm_train (3.7k instructions, about
-// 100 s here) is left to the viewer and pipeline tests.
-TEST_F(RunCliTest, EveryInteropModuleRunsFusedAndUnfusedAndChecksOk) {
+// rng-bit-generator, KV-cache decoding with sampling, argmax fusions, int8 dots, bf16, ...) runs fused and unfused
+// and matches the evaluator, one test per module. llm_train (3.7k instructions, about 100 s here) is left to the
+// viewer and pipeline tests.
+std::vector<std::string> interopModules() {
   const fs::path dir = fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "modules";
-  std::vector<fs::path> modules;
+  std::vector<std::string> modules;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().extension() == ".txt" && entry.path().filename().string().rfind("llm_train", 0) != 0) {
-      modules.push_back(entry.path());
-    }
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".txt" && name.rfind("llm_train", 0) != 0) modules.push_back(name);
   }
   std::sort(modules.begin(), modules.end());
-  ASSERT_GE(modules.size(), 16u)
-      << "eight programs (mnist_step has a folder of its own), before and after XLA's passes";
-  for (const fs::path& module : modules) {
-    const std::string name = module.filename().string();
-    for (const char* fusion : {"--fusion=on", "--fusion=off"}) {
-      CliResult result = run({"run", module.string(), fusion, "--iterations", "2", "--json"});
-      ASSERT_EQ(result.exitCode, 0) << name << " " << fusion << "\n" << result.out << result.err;
-      const nlohmann::json json = parseRunJson(result);
-      EXPECT_EQ(json.at("check"), "ok") << name << " " << fusion << "\n" << json.dump(2);
-    }
+  return modules;
+}
+
+class InteropModuleRunTest : public RunCliTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST(InteropModules, AreAllThere) {
+  EXPECT_GE(interopModules().size(), 36u)
+      << "eighteen programs (mnist_step has a folder of its own), before and after XLA's passes";
+}
+
+TEST_P(InteropModuleRunTest, RunsFusedAndUnfusedAndChecksOk) {
+  const fs::path module = fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "modules" / GetParam();
+  for (const char* fusion : {"--fusion=on", "--fusion=off"}) {
+    CliResult result = run({"run", module.string(), fusion, "--iterations", "2", "--json"});
+    ASSERT_EQ(result.exitCode, 0) << GetParam() << " " << fusion << "\n" << result.out << result.err;
+    const nlohmann::json json = parseRunJson(result);
+    EXPECT_EQ(json.at("check"), "ok") << GetParam() << " " << fusion << "\n" << json.dump(2);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Corpus, InteropModuleRunTest, ::testing::ValuesIn(interopModules()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param.substr(0, info.param.size() - 4);  // no ".txt"
+                           for (char& c : name) {
+                             if (c == '.') c = '_';
+                           }
+                           return name;
+                         });

@@ -1,0 +1,318 @@
+"""More JAX programs for the interop corpus, of kinds jax_programs.py lacks (issue 38's list): decoding with a KV
+cache and top-p sampling, a mixture of experts, int8 inference, batch-norm training, an LSTM, a VAE, dilated audio
+convolutions, depthwise-separable convolutions, an embedding bag and a bf16 transformer block with RoPE and AdamW.
+
+Each program is a function returning (jitted_fn, args), as in jax_programs.py (which lists these in PROGRAMS).
+Sizes are a unit test's: the evaluator checks every module in seconds.
+"""
+import jax
+import jax.numpy as jnp
+
+
+def _key(i):
+    return jax.random.PRNGKey(100 + i)
+
+
+def kv_decode_sample():
+    """Eight steps of greedy-free decoding: one attention layer over a KV cache written with dynamic_update_slice
+    in a fori_loop, then top-p (nucleus) sampling of the next token (sort, cumsum, a mask, jax.random.categorical)."""
+    vocab, dim, steps = 64, 32, 8
+
+    def decode(emb, wq, wk, wv, wo, key, token):
+        k_cache = jnp.zeros((steps, dim))
+        v_cache = jnp.zeros((steps, dim))
+        tokens = jnp.zeros((steps,), jnp.int32)
+
+        def body(t, state):
+            k_cache, v_cache, tokens, token, key = state
+            x = emb[token]
+            q, k, v = x @ wq, x @ wk, x @ wv
+            k_cache = jax.lax.dynamic_update_slice(k_cache, k[None], (t, 0))
+            v_cache = jax.lax.dynamic_update_slice(v_cache, v[None], (t, 0))
+            scores = k_cache @ q / jnp.sqrt(dim)
+            scores = jnp.where(jnp.arange(steps) <= t, scores, -1e9)
+            h = jax.nn.softmax(scores) @ v_cache
+            logits = (h @ wo) @ emb.T
+            order = jnp.argsort(-logits)
+            probs = jax.nn.softmax(logits[order])
+            keep = jnp.cumsum(probs) - probs < 0.9
+            masked = jnp.where(keep, jnp.log(probs), -jnp.inf)
+            key, sub = jax.random.split(key)
+            token = order[jax.random.categorical(sub, masked)].astype(jnp.int32)
+            tokens = tokens.at[t].set(token)
+            return k_cache, v_cache, tokens, token, key
+
+        state = jax.lax.fori_loop(0, steps, body, (k_cache, v_cache, tokens, token, key))
+        return state[2]
+
+    ks = jax.random.split(_key(0), 5)
+    emb = jax.random.normal(ks[0], (vocab, dim)) * 0.3
+    ws = [jax.random.normal(ks[i], (dim, dim)) * 0.2 for i in range(1, 5)]
+    return jax.jit(decode), (emb, *ws, jax.random.PRNGKey(7), jnp.int32(3))
+
+
+def moe_layer():
+    """A mixture-of-experts layer: a router's softmax, top-2 experts per token (lax.top_k), the gates renormalised,
+    tokens dispatched to four expert MLPs through one-hot combine weights (einsum), and a load-balancing loss."""
+    tokens, dim, hidden, experts = 32, 32, 64, 4
+
+    def moe(x, router, w1, w2):
+        probs = jax.nn.softmax(x @ router, axis=-1)
+        gates, index = jax.lax.top_k(probs, 2)
+        gates = gates / jnp.sum(gates, axis=-1, keepdims=True)
+        combine = jnp.sum(jax.nn.one_hot(index, experts) * gates[..., None], axis=1)  # [tokens, experts]
+        h = jax.nn.gelu(jnp.einsum("td,edh->teh", x, w1))
+        y = jnp.einsum("teh,ehd->ted", h, w2)
+        out = jnp.einsum("ted,te->td", y, combine)
+        load = jnp.mean(jax.nn.one_hot(index[:, 0], experts), axis=0)
+        balance = experts * jnp.sum(load * jnp.mean(probs, axis=0))
+        return out, balance
+
+    ks = jax.random.split(_key(1), 4)
+    return jax.jit(moe), (jax.random.normal(ks[0], (tokens, dim)), jax.random.normal(ks[1], (dim, experts)) * 0.3,
+                          jax.random.normal(ks[2], (experts, dim, hidden)) * 0.2,
+                          jax.random.normal(ks[3], (experts, hidden, dim)) * 0.2)
+
+
+def int8_inference():
+    """Quantized MLP inference: activations quantized per row to int8, int8 x int8 -> int32 matmuls
+    (preferred_element_type), dequantized with the per-row and per-column scales, ReLU, a second layer, argmax."""
+    def quantize(x):
+        scale = jnp.max(jnp.abs(x), axis=-1, keepdims=True) / 127.0 + 1e-8
+        return jnp.clip(jnp.round(x / scale), -127, 127).astype(jnp.int8), scale
+
+    def layer(x, wq, wscale):
+        xq, xscale = quantize(x)
+        acc = jax.lax.dot(xq, wq, preferred_element_type=jnp.int32)
+        return acc.astype(jnp.float32) * xscale * wscale
+
+    def infer(x, w1q, s1, w2q, s2):
+        h = jax.nn.relu(layer(x, w1q, s1))
+        logits = layer(h, w2q, s2)
+        return jnp.argmax(logits, axis=-1), logits
+
+    ks = jax.random.split(_key(2), 3)
+    w1 = jax.random.normal(ks[0], (128, 256))
+    w2 = jax.random.normal(ks[1], (256, 16))
+    def wquant(w):
+        s = jnp.max(jnp.abs(w), axis=0, keepdims=True) / 127.0
+        return jnp.round(w / s).astype(jnp.int8), s
+    w1q, s1 = wquant(w1)
+    w2q, s2 = wquant(w2)
+    return jax.jit(infer), (jax.random.normal(ks[2], (32, 128)), w1q, s1, w2q, s2)
+
+
+def resnet_bn_train():
+    """One SGD step of a two-block residual CNN with training-mode batch norm (batch statistics, running averages
+    updated and returned), as ResNets train."""
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def bn(x, gamma, beta, running):
+        mean = jnp.mean(x, axis=(0, 1, 2))
+        var = jnp.var(x, axis=(0, 1, 2))
+        y = (x - mean) * jax.lax.rsqrt(var + 1e-5) * gamma + beta
+        return y, (0.9 * running[0] + 0.1 * mean, 0.9 * running[1] + 0.1 * var)
+
+    def conv(x, k):
+        return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=dn)
+
+    def loss(p, stats, x, labels):
+        y = conv(x, p["stem"])
+        new_stats = []
+        for i in range(2):
+            h, s1 = bn(conv(y, p[f"k{i}a"]), *p[f"bn{i}a"], stats[2 * i])
+            h = jax.nn.relu(h)
+            h, s2 = bn(conv(h, p[f"k{i}b"]), *p[f"bn{i}b"], stats[2 * i + 1])
+            y = jax.nn.relu(y + h)
+            new_stats += [s1, s2]
+        logits = jnp.mean(y, axis=(1, 2)) @ p["head"]
+        return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * labels, axis=-1)), new_stats
+
+    def step(p, stats, x, labels):
+        grads, new_stats = jax.grad(loss, has_aux=True)(p, stats, x, labels)
+        return jax.tree_util.tree_map(lambda a, g: a - 0.1 * g, p, grads), new_stats
+
+    ks = iter(jax.random.split(_key(3), 16))
+    c = 8
+    p = {"stem": jax.random.normal(next(ks), (3, 3, 3, c)) * 0.3, "head": jax.random.normal(next(ks), (c, 10)) * 0.3}
+    for i in range(2):
+        for part in "ab":
+            p[f"k{i}{part}"] = jax.random.normal(next(ks), (3, 3, c, c)) * 0.2
+            p[f"bn{i}{part}"] = (jnp.ones(c), jnp.zeros(c))
+    stats = [(jnp.zeros(c), jnp.ones(c)) for _ in range(4)]
+    x = jax.random.normal(next(ks), (4, 12, 12, 3))
+    labels = jax.nn.one_hot(jnp.arange(4) % 10, 10)
+    return jax.jit(step), (p, stats, x, labels)
+
+
+def lstm_scan():
+    """An LSTM over 12 time steps (lax.scan; the four gates from one fused matmul, sigmoid and tanh), a linear read-out
+    of the last state and a mean-squared-error loss."""
+    def lstm(w, u, b, wo, xs, target):
+        hidden = u.shape[0]
+
+        def cell(carry, x):
+            h, c = carry
+            z = x @ w + h @ u + b
+            i, f, g, o = jnp.split(z, 4, axis=-1)
+            c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h = jax.nn.sigmoid(o) * jnp.tanh(c)
+            return (h, c), h
+
+        batch = xs.shape[1]
+        (h, _), _ = jax.lax.scan(cell, (jnp.zeros((batch, hidden)), jnp.zeros((batch, hidden))), xs)
+        y = h @ wo
+        return jnp.mean(jnp.square(y - target))
+
+    ks = jax.random.split(_key(4), 5)
+    hid = 32
+    return jax.jit(lstm), (jax.random.normal(ks[0], (16, 4 * hid)) * 0.2, jax.random.normal(ks[1], (hid, 4 * hid)) * 0.2,
+                           jnp.zeros(4 * hid), jax.random.normal(ks[2], (hid, 4)) * 0.2,
+                           jax.random.normal(ks[3], (12, 8, 16)), jax.random.normal(ks[4], (8, 4)))
+
+
+def vae_step():
+    """One training step of a small VAE: an encoder to mean and log-variance, the reparameterisation trick with
+    jax.random.normal, a sigmoid decoder, binary cross-entropy plus the KL term, gradients and an SGD update."""
+    def loss(p, key, x):
+        h = jnp.tanh(x @ p["e1"])
+        mu, logvar = h @ p["mu"], h @ p["lv"]
+        z = mu + jnp.exp(0.5 * logvar) * jax.random.normal(key, mu.shape)
+        logits = jnp.tanh(z @ p["d1"]) @ p["d2"]
+        bce = jnp.sum(jnp.maximum(logits, 0) - logits * x + jnp.log1p(jnp.exp(-jnp.abs(logits))), axis=-1)
+        kl = -0.5 * jnp.sum(1 + logvar - mu**2 - jnp.exp(logvar), axis=-1)
+        return jnp.mean(bce + kl)
+
+    def step(p, key, x):
+        value, grads = jax.value_and_grad(loss)(p, key, x)
+        return jax.tree_util.tree_map(lambda a, g: a - 0.01 * g, p, grads), value
+
+    ks = jax.random.split(_key(5), 6)
+    p = {"e1": jax.random.normal(ks[0], (64, 48)) * 0.2, "mu": jax.random.normal(ks[1], (48, 8)) * 0.2,
+         "lv": jax.random.normal(ks[2], (48, 8)) * 0.2, "d1": jax.random.normal(ks[3], (8, 48)) * 0.2,
+         "d2": jax.random.normal(ks[4], (48, 64)) * 0.2}
+    x = (jax.random.uniform(ks[5], (16, 64)) > 0.5).astype(jnp.float32)
+    return jax.jit(step), (p, jax.random.PRNGKey(11), x)
+
+
+def audio_dilated_conv():
+    """WaveNet-style 1-D audio stack: causal convolutions with dilation 1, 2, 4, 8 (rhs_dilation), gated tanh x
+    sigmoid activations, residual and skip connections, a 1x1 output convolution."""
+    dn = ("NWC", "WIO", "NWC")
+
+    def net(x, filters, gates, res, out):
+        skip = 0.0
+        for i, d in enumerate((1, 2, 4, 8)):
+            padded = jnp.pad(x, ((0, 0), (d, 0), (0, 0)))
+            f = jax.lax.conv_general_dilated(padded, filters[i], (1,), "VALID", rhs_dilation=(d,), dimension_numbers=dn)
+            g = jax.lax.conv_general_dilated(padded, gates[i], (1,), "VALID", rhs_dilation=(d,), dimension_numbers=dn)
+            h = jnp.tanh(f) * jax.nn.sigmoid(g)
+            r = jax.lax.conv_general_dilated(h, res[i], (1,), "VALID", dimension_numbers=dn)
+            x = x + r
+            skip = skip + h
+        return jax.lax.conv_general_dilated(jax.nn.relu(skip), out, (1,), "VALID", dimension_numbers=dn)
+
+    ch = 16
+    ks = jax.random.split(_key(6), 5)
+    return jax.jit(net), (jax.random.normal(ks[0], (2, 256, ch)), jax.random.normal(ks[1], (4, 2, ch, ch)) * 0.2,
+                          jax.random.normal(ks[2], (4, 2, ch, ch)) * 0.2,
+                          jax.random.normal(ks[3], (4, 1, ch, ch)) * 0.2, jax.random.normal(ks[4], (1, ch, 8)) * 0.2)
+
+
+def depthwise_separable():
+    """Depthwise-separable convolutions as mobile networks use them (inference): a 3x3 depthwise convolution
+    (feature_group_count = channels), batch-norm folded to scale and shift, ReLU6, a 1x1 pointwise convolution, twice,
+    then global average pooling and a softmax classifier."""
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def net(x, dw1, pw1, dw2, pw2, scale, shift, head):
+        y = x
+        for dw, pw in ((dw1, pw1), (dw2, pw2)):
+            c = y.shape[-1]
+            y = jax.lax.conv_general_dilated(y, dw, (1, 1), "SAME", dimension_numbers=dn, feature_group_count=c)
+            y = jnp.clip(y * scale[:c] + shift[:c], 0.0, 6.0)
+            y = jax.nn.relu(jax.lax.conv_general_dilated(y, pw, (1, 1), "SAME", dimension_numbers=dn))
+        return jax.nn.softmax(jnp.mean(y, axis=(1, 2)) @ head)
+
+    ks = jax.random.split(_key(7), 8)
+    return jax.jit(net), (jax.random.normal(ks[0], (2, 16, 16, 8)), jax.random.normal(ks[1], (3, 3, 1, 8)) * 0.3,
+                          jax.random.normal(ks[2], (1, 1, 8, 16)) * 0.3, jax.random.normal(ks[3], (3, 3, 1, 16)) * 0.3,
+                          jax.random.normal(ks[4], (1, 1, 16, 16)) * 0.3, jnp.ones(16), jnp.zeros(16),
+                          jax.random.normal(ks[5], (16, 10)) * 0.3)
+
+
+def embedding_bag():
+    """Bags of token ids looked up in an embedding table (gather), summed per bag with jax.ops.segment_sum
+    (a scatter-add), mean-normalised by the bag sizes, and a linear layer with a sigmoid."""
+    bags = 8
+
+    def f(table, ids, segments, w):
+        vectors = table[ids]
+        sums = jax.ops.segment_sum(vectors, segments, num_segments=bags)
+        counts = jax.ops.segment_sum(jnp.ones_like(ids, jnp.float32), segments, num_segments=bags)
+        return jax.nn.sigmoid((sums / jnp.maximum(counts, 1.0)[:, None]) @ w)
+
+    ks = jax.random.split(_key(8), 3)
+    ids = jax.random.randint(ks[0], (64,), 0, 200)
+    segments = jnp.sort(jax.random.randint(ks[1], (64,), 0, bags))
+    return jax.jit(f), (jax.random.normal(ks[2], (200, 32)) * 0.3, ids, segments, jnp.ones((32, 1)) * 0.1)
+
+
+def bf16_block_adamw():
+    """One AdamW step of a bf16 transformer block: RMSNorm, rotary position embeddings (RoPE) on queries and keys,
+    causal softmax attention, a SwiGLU MLP, all in bfloat16 with float32 optimizer state (m, v) updated by AdamW."""
+    seq, dim, hidden = 16, 32, 64
+
+    def rope(x):
+        half = x.shape[-1] // 2
+        freq = 1.0 / (10000 ** (jnp.arange(half) / half))
+        angle = jnp.arange(x.shape[0])[:, None] * freq[None, :]
+        cos, sin = jnp.cos(angle).astype(x.dtype), jnp.sin(angle).astype(x.dtype)
+        a, b = x[:, :half], x[:, half:]
+        return jnp.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+
+    def rms(x, g):
+        x32 = x.astype(jnp.float32)
+        return (x32 * jax.lax.rsqrt(jnp.mean(x32 * x32, axis=-1, keepdims=True) + 1e-6)).astype(x.dtype) * g
+
+    def block(p, x):
+        h = rms(x, p["g1"])
+        q, k, v = rope(h @ p["wq"]), rope(h @ p["wk"]), h @ p["wv"]
+        s = (q @ k.T).astype(jnp.float32) / jnp.sqrt(dim)
+        s = jnp.where(jnp.tril(jnp.ones((seq, seq), bool)), s, -1e9)
+        x = x + (jax.nn.softmax(s).astype(x.dtype) @ v) @ p["wo"]
+        h = rms(x, p["g2"])
+        return x + (jax.nn.silu(h @ p["w1"]) * (h @ p["w3"])) @ p["w2"]
+
+    def loss(p, x, y):
+        return jnp.mean(jnp.square(block(p, x).astype(jnp.float32) - y))
+
+    def step(p, m, v, x, y, t):
+        grads = jax.grad(loss)(p, x, y)
+        b1, b2, lr, wd = 0.9, 0.999, 1e-3, 0.01
+
+        f32 = jnp.float32
+        m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g.astype(f32), m, grads)
+        v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * jnp.square(g.astype(f32)), v, grads)
+
+        def update(param, m, v):
+            mhat, vhat = m / (1 - b1**t), v / (1 - b2**t)
+            new = param.astype(f32) * (1 - lr * wd) - lr * mhat / (jnp.sqrt(vhat) + 1e-8)
+            return new.astype(param.dtype)
+
+        return jax.tree_util.tree_map(update, p, m, v), m, v
+
+    ks = iter(jax.random.split(_key(9), 12))
+    shapes = {"wq": (dim, dim), "wk": (dim, dim), "wv": (dim, dim), "wo": (dim, dim), "w1": (dim, hidden),
+              "w3": (dim, hidden), "w2": (hidden, dim)}
+    p = {name: (jax.random.normal(next(ks), s) * 0.2).astype(jnp.bfloat16) for name, s in shapes.items()}
+    p["g1"] = jnp.ones(dim, jnp.bfloat16)
+    p["g2"] = jnp.ones(dim, jnp.bfloat16)
+    zeros = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, jnp.float32), p)
+    x = jax.random.normal(next(ks), (seq, dim)).astype(jnp.bfloat16)
+    y = jax.random.normal(next(ks), (seq, dim))
+    return jax.jit(step), (p, zeros, zeros, x, y, jnp.float32(1.0))
+
+
+PROGRAMS = [kv_decode_sample, moe_layer, int8_inference, resnet_bn_train, lstm_scan, vae_step, audio_dilated_conv,
+            depthwise_separable, embedding_bag, bf16_block_adamw]
