@@ -15,6 +15,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/shape_rules.h"
 #include "core/passes/dce.h"
 
 namespace fusionscope::core {
@@ -419,11 +420,91 @@ class ComputationSimplifier {
     if (reduceOfSizeOneDimensions(inst)) return;
     if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;
     if (transposeOfDot(inst)) return;
+    if (foldConvolutionInputPad(inst)) return;
+    if (clampFromMinMax(inst)) return;
     std::optional<Literal> folded = fold(*inst);
     if (!folded) return;
     HloInstruction* constant = m_computation.addInstruction(foldedName(*inst), HloOpcode::kConstant, inst->shape());
     constant->setLiteral(std::move(*folded));
     replace(inst, constant);
+  }
+
+  // max(lo, min(x, hi)) and min(hi, max(x, lo)), in either operand order, with lo and hi broadcast scalar
+  // constants and lo < hi => clamp(lo, x, hi), as XLA's simplifier does (jnp.clip, ReLU6): one op that reads x
+  // once. Returns whether `inst` was replaced.
+  bool clampFromMinMax(HloInstruction* inst) {
+    const HloOpcode outer = inst->opcode();
+    if ((outer != HloOpcode::kMaximum && outer != HloOpcode::kMinimum) || inst->operandCount() != 2 ||
+        !inst->shape().isArray()) {
+      return false;
+    }
+    const HloOpcode inner = outer == HloOpcode::kMaximum ? HloOpcode::kMinimum : HloOpcode::kMaximum;
+    for (int i = 0; i < 2; ++i) {
+      HloInstruction* bound = inst->operand(i);
+      HloInstruction* other = inst->operand(1 - i);
+      if (!scalarConstant(*bound) || other->opcode() != inner || other->operandCount() != 2) continue;
+      for (int j = 0; j < 2; ++j) {
+        HloInstruction* innerBound = other->operand(j);
+        HloInstruction* x = other->operand(1 - j);
+        if (!scalarConstant(*innerBound) || x->shape() != inst->shape()) continue;
+        HloInstruction* lo = outer == HloOpcode::kMaximum ? bound : innerBound;
+        HloInstruction* hi = outer == HloOpcode::kMaximum ? innerBound : bound;
+        if (!(*scalarConstant(*lo) < *scalarConstant(*hi))) continue;
+        HloInstruction* clamp =
+            m_computation.addInstruction(inst->name(), HloOpcode::kClamp, inst->shape(), {lo, x, hi});
+        clamp->mutableAttributes().metadata = inst->attributes().metadata;
+        replace(inst, clamp);
+        push(clamp);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The value of a broadcast of a one-element constant of `inst`'s shape (a real number; integers exactly up to
+  // 2^53), else nullopt.
+  static std::optional<double> scalarConstant(const HloInstruction& inst) {
+    if (inst.opcode() != HloOpcode::kBroadcast || inst.operandCount() != 1) return std::nullopt;
+    const Literal* literal = decodedLiteral(*inst.operand(0));
+    if (!literal || literal->valueCount() != 1) return std::nullopt;
+    return literal->asDouble(0);
+  }
+
+  // convolution(pad(x, 0), k) => convolution(x, k) with the pad's edges added to the window's padding, as XLA's
+  // simplifier does (a causal 1-D convolution pads its input on the left): one op instead of a pad that writes the
+  // padded copy and a convolution that reads it. Only zero padding of the spatial dimensions, without interior
+  // padding and without negative edges, into a window without base dilation. Returns whether `inst` changed.
+  bool foldConvolutionInputPad(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kConvolution || inst->operandCount() != 2) return false;
+    HloInstruction* pad = inst->operand(0);
+    if (pad->opcode() != HloOpcode::kPad || pad->operandCount() != 2 || !pad->attributes().padding ||
+        !isSplatOf(*pad->operand(1), 0) || m_sideEffects.hasSideEffect(*inst)) {
+      return false;
+    }
+    StatusOr<ConvolutionDims> dims = convolutionDims(*inst);
+    if (!dims.ok()) return false;
+    const std::vector<PaddingDim>& padding = *pad->attributes().padding;
+    if (static_cast<int>(padding.size()) != pad->shape().rank()) return false;
+    auto unpadded = [&](int64_t d) {
+      const PaddingDim& p = padding[static_cast<size_t>(d)];
+      return p.low == 0 && p.high == 0 && p.interior == 0;
+    };
+    if (!unpadded(dims->lhsBatch) || !unpadded(dims->lhsFeature)) return false;
+    Window window = dims->window;
+    if (window.dims.size() != dims->lhsSpatial.size()) return false;
+    for (size_t i = 0; i < window.dims.size(); ++i) {
+      const PaddingDim& p = padding[static_cast<size_t>(dims->lhsSpatial[i])];
+      WindowDim& w = window.dims[i];
+      if (p.interior != 0 || p.low < 0 || p.high < 0 || w.baseDilation != 1) return false;
+      w.padLow += p.low;
+      w.padHigh += p.high;
+    }
+    inst->replaceOperand(0, pad->operand(0));
+    inst->mutableAttributes().window = std::move(window);
+    m_unusedCandidates.push_back(pad);
+    m_changed = true;
+    push(inst);
+    return true;
   }
 
   // transpose(dot(a, b)) => dot(b, a) for a matrix product (no batch dimensions, rank-2 operands and result) whose
@@ -509,6 +590,30 @@ class ComputationSimplifier {
     return "constant" + name.substr(dot);
   }
 
+  // Whether every element of `inst` is >= 0 (NaN excluded: a NaN makes none of these rules apply to it, and
+  // abs(NaN) is NaN like the NaN itself): an abs, a square x * x, a maximum with a non-negative operand, a broadcast
+  // of one, or constants that are all >= 0 (-0 included: abs(-0) = 0 compares equal).
+  static bool isNonNegative(const HloInstruction& inst, int depth = 0) {
+    if (depth > 8) return false;
+    switch (inst.opcode()) {
+      case HloOpcode::kAbs: return true;
+      case HloOpcode::kMultiply: return inst.operandCount() == 2 && inst.operand(0) == inst.operand(1);
+      case HloOpcode::kMaximum:
+        return inst.operandCount() == 2 &&
+               (isNonNegative(*inst.operand(0), depth + 1) || isNonNegative(*inst.operand(1), depth + 1));
+      case HloOpcode::kBroadcast: return inst.operandCount() == 1 && isNonNegative(*inst.operand(0), depth + 1);
+      case HloOpcode::kConstant: {
+        const Literal* literal = decodedLiteral(inst);
+        if (!literal || literal->valueCount() == 0) return false;
+        for (int64_t i = 0; i < literal->valueCount(); ++i) {
+          if (!(literal->asDouble(i) >= 0)) return false;
+        }
+        return true;
+      }
+      default: return false;
+    }
+  }
+
   // The operand (or zero constant) that `inst` equals, when it has exactly the same shape, layout included.
   static HloInstruction* identityReplacement(const HloInstruction& inst) {
     auto same = [&](HloInstruction* candidate) { return candidate->shape() == inst.shape() ? candidate : nullptr; };
@@ -547,6 +652,20 @@ class ComputationSimplifier {
         if (isSplatOf(*inst.operand(0), neutral)) return same(inst.operand(1));
         return nullptr;
       }
+      case HloOpcode::kSelect: {
+        // select(true, a, b) is a and select(false, a, b) is b, for a predicate that is one constant everywhere
+        // (jnp.var's `where(n - ddof > 0, var, nan)` once n and ddof are folded), as in XLA's simplifier.
+        if (inst.operandCount() != 3 || !inst.operand(0)->shape().isArray()) return nullptr;
+        if (isSplatOf(*inst.operand(0), 1)) return same(inst.operand(1));
+        if (isSplatOf(*inst.operand(0), 0)) return same(inst.operand(2));
+        return nullptr;
+      }
+      case HloOpcode::kAbs:
+        // abs(x) is x when x is never negative (a ReLU's output, a square, an abs), as in XLA's simplifier.
+        if (!arithmetic || isComplex(type) || inst.operandCount() != 1 || !isNonNegative(*inst.operand(0))) {
+          return nullptr;
+        }
+        return same(inst.operand(0));
       case HloOpcode::kReshape:
       case HloOpcode::kConvert:
       case HloOpcode::kCopy:

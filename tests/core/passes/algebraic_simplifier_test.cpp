@@ -89,7 +89,7 @@ ENTRY main {
   bz = s32[4] broadcast(zero), dimensions={}
   e = s32[4] negate(p)
   a = s32[4] multiply(e, bz)
-  ROOT n = s32[4] abs(a)
+  ROOT n = s32[4] not(a)
 }
 )");
   EXPECT_TRUE(simplify(*module));
@@ -691,6 +691,161 @@ ENTRY main {
   ROOT t = f32[3,2,4] transpose(d), dimensions={0,2,1}
 }
 )");
+}
+
+// The evaluator gives the same result for the module before and after simplify (seeded random inputs).
+void expectSameResults(const HloModule& original, const HloModule& simplified) {
+  const std::vector<Value> args = randomArguments(original, 5);
+  auto before = evaluateModule(original, args);
+  auto after = evaluateModule(simplified, args);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
+}
+
+// A causal 1-D convolution pads its input on the left; XLA folds the pad into the window's padding.
+TEST(AlgebraicSimplifierTest, ZeroPadOfAConvolutionInputMovesIntoItsWindow) {
+  constexpr const char* kText = R"(
+HloModule m
+ENTRY main {
+  x = f32[2,16,4] parameter(0)
+  k = f32[2,4,4] parameter(1)
+  zero = f32[] constant(0)
+  padded = f32[2,20,4] pad(x, zero), padding=0_0x4_0x0_0
+  ROOT c = f32[2,16,4] convolution(padded, k), window={size=2 rhs_dilate=4}, dim_labels=b0f_0io->b0f
+}
+)";
+  auto module = parseOrFail(kText);
+  auto original = parseOrFail(kText);
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* conv = module->entry()->root();
+  ASSERT_EQ(conv->opcode(), HloOpcode::kConvolution) << printModule(*module);
+  EXPECT_EQ(conv->operand(0)->name(), "x") << printModule(*module);
+  ASSERT_TRUE(conv->attributes().window.has_value());
+  EXPECT_EQ(conv->attributes().window->dims.at(0).padLow, 4);
+  EXPECT_EQ(conv->attributes().window->dims.at(0).padHigh, 0);
+  EXPECT_EQ(entryInstruction(*module, "padded"), nullptr) << "the pad is gone";
+  expectSameResults(*original, *module);
+}
+
+// A pad by another value, with interior padding, or of the feature dimension stays.
+TEST(AlgebraicSimplifierTest, OtherPadsOfAConvolutionInputStay) {
+  constexpr const char* kHead = R"(
+HloModule m
+ENTRY main {
+  x = f32[2,16,4] parameter(0)
+  zero = f32[] constant(0)
+  one = f32[] constant(1)
+)";
+  for (const char* body : {
+           "  k = f32[2,4,4] parameter(1)\n  padded = f32[2,20,4] pad(x, one), padding=0_0x4_0x0_0\n"
+           "  ROOT c = f32[2,19,4] convolution(padded, k), window={size=2}, dim_labels=b0f_0io->b0f\n}\n",
+           "  k = f32[2,4,4] parameter(1)\n  padded = f32[2,31,4] pad(x, zero), padding=0_0x0_0_1x0_0\n"
+           "  ROOT c = f32[2,30,4] convolution(padded, k), window={size=2}, dim_labels=b0f_0io->b0f\n}\n",
+           "  k = f32[2,5,4] parameter(1)\n  padded = f32[2,16,5] pad(x, zero), padding=0_0x0_0x1_0\n"
+           "  ROOT c = f32[2,15,4] convolution(padded, k), window={size=2}, dim_labels=b0f_0io->b0f\n}\n"}) {
+    testing::expectUnchanged<AlgebraicSimplifier>(std::string(kHead) + body);
+  }
+}
+
+// jnp.clip and ReLU6: min(max(x, lo), hi) with scalar constants is one clamp, in either nesting and order.
+TEST(AlgebraicSimplifierTest, MinOfMaxWithConstantBoundsIsAClamp) {
+  for (const char* body : {"lo_x = f32[8] maximum(x, lo)\n  ROOT r = f32[8] minimum(lo_x, hi)",
+                           "lo_x = f32[8] maximum(lo, x)\n  ROOT r = f32[8] minimum(hi, lo_x)",
+                           "hi_x = f32[8] minimum(x, hi)\n  ROOT r = f32[8] maximum(lo, hi_x)"}) {
+    const std::string text = std::string(R"(
+HloModule m
+ENTRY main {
+  x = f32[8] parameter(0)
+  zero = f32[] constant(0)
+  six = f32[] constant(6)
+  lo = f32[8] broadcast(zero), dimensions={}
+  hi = f32[8] broadcast(six), dimensions={}
+  )") + body + "\n}\n";
+    auto module = parseOrFail(text);
+    auto original = parseOrFail(text);
+    EXPECT_TRUE(simplify(*module)) << body;
+    const HloInstruction* root = module->entry()->root();
+    ASSERT_EQ(root->opcode(), HloOpcode::kClamp) << printModule(*module);
+    EXPECT_EQ(root->operand(0)->name(), "lo");
+    EXPECT_EQ(root->operand(1)->name(), "x");
+    EXPECT_EQ(root->operand(2)->name(), "hi");
+    expectSameResults(*original, *module);
+  }
+}
+
+// Bounds in the wrong order (the result is the constant hi whatever x is) or not constant stay min and max.
+TEST(AlgebraicSimplifierTest, MinAndMaxWithoutOrderedConstantBoundsStay) {
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  x = f32[8] parameter(0)
+  zero = f32[] constant(0)
+  six = f32[] constant(6)
+  lo = f32[8] broadcast(six), dimensions={}
+  hi = f32[8] broadcast(zero), dimensions={}
+  lo_x = f32[8] maximum(x, lo)
+  ROOT r = f32[8] minimum(lo_x, hi)
+}
+)");
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  x = f32[8] parameter(0)
+  y = f32[8] parameter(1)
+  six = f32[] constant(6)
+  hi = f32[8] broadcast(six), dimensions={}
+  lo_x = f32[8] maximum(x, y)
+  ROOT r = f32[8] minimum(lo_x, hi)
+}
+)");
+}
+
+// abs of a value that is never negative (a ReLU's output, a square) is that value; abs of anything else stays.
+TEST(AlgebraicSimplifierTest, AbsOfANonNegativeValueIsTheValue) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  x = f32[8] parameter(0)
+  zero = f32[] constant(0)
+  zeros = f32[8] broadcast(zero), dimensions={}
+  relu = f32[8] maximum(x, zeros)
+  a = f32[8] abs(relu)
+  sq = f32[8] multiply(x, x)
+  b = f32[8] abs(sq)
+  c = f32[8] abs(x)
+  ROOT t = (f32[8], f32[8], f32[8]) tuple(a, b, c)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0)->name(), "relu") << printModule(*module);
+  EXPECT_EQ(root->operand(1)->name(), "sq");
+  EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kAbs);
+}
+
+// select with a predicate that is one constant everywhere is the chosen operand (jnp.var's ddof guard).
+TEST(AlgebraicSimplifierTest, SelectByAConstantPredicateIsTheChosenOperand) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  x = f32[8] parameter(0)
+  y = f32[8] parameter(1)
+  p = pred[8] parameter(2)
+  yes = pred[] constant(true)
+  no = pred[] constant(false)
+  all = pred[8] broadcast(yes), dimensions={}
+  none = pred[8] broadcast(no), dimensions={}
+  a = f32[8] select(all, x, y)
+  b = f32[8] select(none, x, y)
+  c = f32[8] select(p, x, y)
+  ROOT t = (f32[8], f32[8], f32[8]) tuple(a, b, c)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0)->name(), "x") << printModule(*module);
+  EXPECT_EQ(root->operand(1)->name(), "y");
+  EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kSelect);
 }
 
 }  // namespace
