@@ -2,6 +2,8 @@
 // (kLoop), with one exception, a matrix-vector dot taking its add (kOutput). docs/PIPELINES.md has the table of
 // XLA's conditions and these rules.
 #include <algorithm>
+#include <functional>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "core/passes/fusion_config.h"
 #include "core/passes/fusion_rules.h"
 #include "core/passes/fusion_utils.h"
+#include "core/passes/merge_tracking.h"
 
 namespace fusionscope::core {
 namespace {
@@ -233,29 +236,65 @@ FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& 
   return FusionVerdict::yes();
 }
 
-FusionVerdict cpuDuplicationRule(const HloInstruction& producer, const FusionConfig& config) {
-  if (effectivelyAtMostUnary(producer)) return FusionVerdict::yes();
-  int64_t readElements = 0;
-  std::vector<const HloInstruction*> operands(producer.operands().begin(), producer.operands().end());
-  std::sort(operands.begin(), operands.end());
-  operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
-  for (const HloInstruction* operand : operands) {
-    if (operand->shape().isArray()) readElements += operand->shape().elementCount();
-  }
-  if (!producer.shape().isArray() || readElements <= producer.shape().elementCount()) return FusionVerdict::yes();
-  for (const HloInstruction* user : producer.users()) {
-    FusionKind kind = FusionKind::kLoop;
-    FusionVerdict verdict = consumerRule(*user, config, kind);
-    if (verdict) verdict = pairRule(producer, *user, config, kind);
-    if (!verdict) {
-      return FusionVerdict::no(fmt::format(
-          "{} reads {} elements to write {} and its user {} cannot take it; the cpu backend copies such a producer "
-          "into its users only when all of them take it (else each copy reads its inputs again beside the result "
-          "kept for {})",
-          producer.name(), readElements, producer.shape().elementCount(), user->name(), user->name()));
+std::unordered_map<const HloInstruction*, std::string> cpuProducersNotToCopy(const HloComputation& computation,
+                                                                              const FusionConfig& config) {
+  std::unordered_map<const HloInstruction*, std::string> notToCopy;
+  StatusOr<std::vector<HloInstruction*>> postOrder = computation.postOrder();
+  if (!postOrder.ok()) return notToCopy;
+  const TopologicalOrder order = TopologicalOrder::of(computation);
+  // Users before operands, as XLA walks: a producer marked here blocks the paths of the ones above it.
+  for (auto it = postOrder->rbegin(); it != postOrder->rend(); ++it) {
+    const HloInstruction& producer = **it;
+    if (producer.users().size() < 2 && !producer.isRoot()) continue;  // nothing to copy it for
+    if (effectivelyAtMostUnary(producer) || !producer.shape().isArray()) continue;
+    int64_t readElements = 0;
+    for (const HloInstruction* operand : distinctOperands(producer)) {
+      if (operand->shape().isArray()) readElements += operand->shape().elementCount();
     }
+    if (readElements <= producer.shape().elementCount()) continue;
+    // XLA's "fusible on all paths": a consumer takes the producer only if it also takes every operand through
+    // which the producer reaches it (else the producer's value arrives through that operand, computed outside).
+    std::unordered_map<const HloInstruction*, bool> known;
+    const HloInstruction* blocked = nullptr;
+    std::function<bool(const HloInstruction*)> onAllPaths = [&](const HloInstruction* consumer) -> bool {
+      if (consumer == &producer) return true;
+      if (auto found = known.find(consumer); found != known.end()) return found->second;
+      FusionKind kind = FusionKind::kLoop;
+      bool ok = static_cast<bool>(consumerRule(*consumer, config, kind));
+      if (!ok && !blocked) blocked = consumer;
+      for (const HloInstruction* operand : distinctOperands(*consumer)) {
+        if (!ok) break;
+        if (operand != &producer && !order.reaches(&producer, operand)) continue;
+        FusionKind pairKind = kind;
+        FusionVerdict verdict = FusionVerdict::yes();
+        if (operand != &producer && notToCopy.count(operand)) verdict = FusionVerdict::no("");
+        if (verdict) verdict = producerRule(*operand, config);
+        if (verdict) verdict = pairRule(*operand, *consumer, config, pairKind);
+        if (verdict) verdict = reuseRule(*operand, *consumer, config);
+        if (!verdict && !blocked) blocked = operand;
+        ok = verdict && onAllPaths(operand);
+      }
+      known[consumer] = ok;
+      return ok;
+    };
+    bool everyUser = static_cast<bool>(producerRule(producer, config));
+    const HloInstruction* failedUser = nullptr;
+    for (const HloInstruction* user : producer.users()) {
+      if (!everyUser) break;
+      everyUser = onAllPaths(user);
+      if (!everyUser) failedUser = user;
+    }
+    if (everyUser) continue;
+    notToCopy[&producer] = fmt::format(
+        "{} reads {} elements to write {}, and not every user takes it on every path{}; the cpu backend copies such "
+        "a producer into its users only when all of them take it (else each copy reads its inputs again beside the "
+        "result kept for the others)",
+        producer.name(), readElements, producer.shape().elementCount(),
+        failedUser && blocked ? fmt::format(" ({} cannot fuse {})", failedUser->name(),
+                                            blocked == failedUser ? std::string("anything") : blocked->name())
+                              : std::string());
   }
-  return FusionVerdict::yes();
+  return notToCopy;
 }
 
 std::unordered_map<const HloInstruction*, int64_t> cpuEmittedCopies(const HloInstruction& fusion) {

@@ -16,6 +16,21 @@
 namespace fusionscope::core {
 namespace {
 
+// A tuple-shaped reduce of arrays, or a fusion whose root is one.
+bool producesVariadicReduce(const HloInstruction& instruction) {
+  const HloInstruction* reduce = &instruction;
+  if (instruction.isFusion()) {
+    const HloComputation* fused = instruction.fusedComputation();
+    if (!fused || !fused->root()) return false;
+    reduce = fused->root();
+  }
+  if (reduce->opcode() != HloOpcode::kReduce || !reduce->shape().isTuple()) return false;
+  for (const Shape& element : reduce->shape().tupleElements()) {
+    if (!element.isArray()) return false;
+  }
+  return true;
+}
+
 bool isReductionLike(HloOpcode opcode) {
   return opcode == HloOpcode::kReduce || opcode == HloOpcode::kReduceWindow || opcode == HloOpcode::kScatter;
 }
@@ -270,7 +285,12 @@ FusionVerdict producerRule(const HloInstruction& producer, const FusionConfig& c
 
 FusionVerdict consumerRule(const HloInstruction& consumer, const FusionConfig& config, FusionKind& kind) {
   kind = FusionKind::kLoop;
-  if (!consumer.shape().isArray() || consumer.hasSideEffect()) return FusionVerdict::no("not a consumer", false);
+  // A variadic reduce (argmax: values and their indices) is a tuple of arrays computed by one loop; XLA fuses
+  // its inputs into it (`iota_reduce_fusion`), so it is a consumer like any reduce.
+  const bool variadicReduce = producesVariadicReduce(consumer);
+  if ((!consumer.shape().isArray() && !variadicReduce) || consumer.hasSideEffect()) {
+    return FusionVerdict::no("not a consumer", false);
+  }
   if (!consumer.controlPredecessors().empty() || !consumer.controlSuccessors().empty()) {
     return FusionVerdict::no("not a consumer", false);
   }

@@ -14,6 +14,7 @@
 namespace fusionscope::core {
 
 struct FusionConfig;
+class HloComputation;
 class TopologicalOrder;
 
 // The answer of one fusion rule: yes, or no with the reason a user reads. A reason is the clause after
@@ -130,10 +131,13 @@ FusionVerdict cpuConsumerRule(const HloInstruction& consumer, FusionKind& kind);
 bool effectivelyAtMostUnary(const HloInstruction& producer);
 FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
                           FusionKind& kind);
-// XLA CPU's rule for copying a producer that stays for other users (its "globally unfusible" set): allowed when the
-// producer is effectively unary, or reads no more elements than it writes; otherwise only when every user can take
-// it, since a copy in some users beside the materialized result for the others reads its inputs twice.
-FusionVerdict cpuDuplicationRule(const HloInstruction& producer, const FusionConfig& config);
+// XLA CPU's rule for copying a producer that stays for other users (its "globally unfusible" set), decided once on
+// the computation before fusion, users before operands: a producer may be copied when it is effectively unary or
+// reads no more elements than it writes; otherwise only when every user takes it on every path (each operand of
+// the user that the producer reaches fuses into it too), since a copy in some users beside the result kept for the
+// others reads its inputs twice. Returns the producers not to copy, each with the reason.
+std::unordered_map<const HloInstruction*, std::string> cpuProducersNotToCopy(const HloComputation& computation,
+                                                                              const FusionConfig& config);
 // XLA CPU's estimate of code duplication inside a loop fusion (its FusionNodeIndexingEvaluation): per operand of
 // `fusion`, how many times the fused loop computes that operand's value per output element. An op that keeps the
 // index (same dimensions and layout, or a transpose) passes its users' count on; one that changes the shape

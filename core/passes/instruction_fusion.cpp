@@ -37,8 +37,14 @@ struct Candidate {
 class ComputationFusion {
  public:
   // `copies`: how many more instruction copies duplication may still make in this computation (kept across sweeps).
-  ComputationFusion(HloComputation& computation, PassContext& context, int64_t& copies)
-      : m_computation(computation), m_context(context), m_config(context.fusionConfig()), m_copies(copies) {}
+  // `notToCopy`: producers never duplicated, with the reason (cpuProducersNotToCopy, decided before fusion).
+  ComputationFusion(HloComputation& computation, PassContext& context, int64_t& copies,
+                    const std::unordered_map<const HloInstruction*, std::string>& notToCopy)
+      : m_computation(computation),
+        m_context(context),
+        m_config(context.fusionConfig()),
+        m_copies(copies),
+        m_notToCopy(notToCopy) {}
 
   // One sweep over the consumers from the root upward; returns whether anything was fused.
   StatusOr<bool> sweep() {
@@ -73,7 +79,11 @@ class ComputationFusion {
     FusionVerdict verdict = producerRule(*producer, m_config);
     if (verdict) verdict = pairRule(*producer, consumer, m_config, candidate.kind);
     if (verdict) verdict = duplicationRule(*producer, consumer, m_config);
-    if (verdict && candidate.duplicate && m_config.loopFusionOnly) verdict = cpuDuplicationRule(*producer, m_config);
+    if (verdict && candidate.duplicate) {
+      if (auto reason = m_notToCopy.find(producer); reason != m_notToCopy.end()) {
+        verdict = FusionVerdict::no(reason->second);
+      }
+    }
     if (verdict && candidate.duplicate && fusedInstructionCount(*producer) > m_copies) {
       verdict = FusionVerdict::no(fmt::format(
           "{} has {} users; fusion has already copied {} times as many instructions into several fusions as {} held, "
@@ -222,6 +232,7 @@ class ComputationFusion {
   std::unordered_map<const HloInstruction*, bool> m_alive;
   std::vector<FusionDecision> m_refusals;
   int64_t& m_copies;
+  const std::unordered_map<const HloInstruction*, std::string>& m_notToCopy;
   std::optional<std::unordered_map<const HloInstruction*, int64_t>> m_emitted;
 };
 
@@ -235,10 +246,13 @@ StatusOr<bool> InstructionFusion::run(HloModule& module, PassContext& context) {
     int64_t copies = 0;
     for (const auto& inst : computation->instructions()) copies += fusedInstructionCount(*inst);
     copies *= kDuplicationFactor;
+    // XLA decides which producers are never copied once, on the computation before fusion.
+    std::unordered_map<const HloInstruction*, std::string> notToCopy;
+    if (context.fusionConfig().loopFusionOnly) notToCopy = cpuProducersNotToCopy(*computation, context.fusionConfig());
     // Fusing a consumer can make a producer fusible that was refused earlier in the sweep (its other users
     // were fused meanwhile), so sweep until nothing changes; usually one extra sweep.
     while (true) {
-      ComputationFusion fusion(*computation, context, copies);
+      ComputationFusion fusion(*computation, context, copies, notToCopy);
       StatusOr<bool> swept = fusion.sweep();
       if (!swept.ok()) return swept.status();
       if (!*swept) {
