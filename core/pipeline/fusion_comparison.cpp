@@ -495,6 +495,21 @@ std::vector<const HloInstruction*> effectiveUsers(const HloInstruction& inst) {
   return result;
 }
 
+// "value type elements" of a broadcast of a one-element constant, else nullopt.
+std::optional<std::string> constantBroadcastKey(const HloInstruction& inst) {
+  if (inst.opcode() != HloOpcode::kBroadcast || inst.operandCount() != 1 || !inst.shape().isArray()) return std::nullopt;
+  const HloInstruction& constant = *inst.operand(0);
+  if (constant.opcode() != HloOpcode::kConstant || !constant.shape().isArray() || constant.shape().elementCount() != 1 ||
+      !constant.literal()) {
+    return std::nullopt;
+  }
+  const Literal& literal = *constant.literal();
+  if (literal.kind() != Literal::Kind::kFloat && literal.kind() != Literal::Kind::kInteger) return std::nullopt;
+  if (literal.valueCount() != 1) return std::nullopt;
+  return fmt::format("{} {} {}", literal.asDouble(0), primitiveTypeName(inst.shape().elementType()),
+                     inst.shape().elementCount());
+}
+
 void matchToPlumbing(const HloModule& moduleA, Side& a, const HloModule& moduleB, Side& b) {
   Interner interner;
   Dataflow flowA(moduleA, a, interner);
@@ -520,15 +535,35 @@ void matchToPlumbing(const HloModule& moduleA, Side& a, const HloModule& moduleB
     }
     return byIdentity;
   };
+  // Broadcasts of one-element constants by value, element type and element count: XLA drops or adds dimensions of
+  // size 1 around them ([32,1] here is [32] there), and neither side's metadata names them.
+  auto constantBroadcastKeys = [](const HloModule& module) {
+    std::set<std::string> keys;
+    for (const auto& computation : module.computations()) {
+      for (const auto& inst : computation->instructions()) {
+        if (std::optional<std::string> key = constantBroadcastKey(*inst)) keys.insert(*key);
+      }
+    }
+    return keys;
+  };
+  const std::set<std::string> constantBroadcastsA = constantBroadcastKeys(moduleA);
+  const std::set<std::string> constantBroadcastsB = constantBroadcastKeys(moduleB);
   const std::set<std::string> bitcastsA = bitcastKeys(moduleA, flowA);
   const std::set<std::string> bitcastsB = bitcastKeys(moduleB, flowB);
   const auto originsA = originsByIdentity(a, flowA);
   const auto originsB = originsByIdentity(b, flowB);
-  for (auto [side, flow, otherBitcasts, otherOrigins] :
-       {std::tuple{&a, &flowA, &bitcastsB, &originsB}, std::tuple{&b, &flowB, &bitcastsA, &originsA}}) {
+  for (auto [side, flow, otherBitcasts, otherOrigins, otherConstantBroadcasts] :
+       {std::tuple{&a, &flowA, &bitcastsB, &originsB, &constantBroadcastsB},
+        std::tuple{&b, &flowB, &bitcastsA, &originsA, &constantBroadcastsA}}) {
     for (Occurrence& op : side->ops) {
       if (op.identity != kUnmatched) continue;
       const HloOpcode opcode = op.inst->opcode();
+      // The same constant spread to a shape that differs only in dimensions of size 1.
+      if (std::optional<std::string> key = constantBroadcastKey(*op.inst);
+          key && otherConstantBroadcasts->count(*key)) {
+        op.toPlumbing = true;
+        continue;
+      }
       // A copy the other side does not make (XLA's copy insertion for loop state and layouts): the same value.
       if (opcode == HloOpcode::kCopy && flow->origin(op.inst->operand(0))) {
         op.toPlumbing = true;
