@@ -340,8 +340,11 @@ TEST_F(RunCliTest, AFailingCompileLeavesTheEarlierBundleAsItWas) {
   fs::create_directory(bundle / "constants.bin");
   const std::string json = readAll(bundle / "bundle.json");
   const std::string ptx = readAll(bundle / "kernels.ptx");
-  const std::string other = std::string(FS_SOURCE_DIR) + "/tests/data/corpus/jax_argmax_argsort.hlo";
-  CliResult result = run({"compile", other, "-o", bundle.string()});
+  // Another module whose bundle has constants (an array constant stays a buffer of its own).
+  const fs::path other = m_dir / "with_constants.hlo";
+  std::ofstream(other) << "HloModule with_constants\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                          "  c = f32[4] constant({1, 2, 3, 4})\n  ROOT s = f32[4] add(x, c)\n}\n";
+  CliResult result = run({"compile", other.string(), "-o", bundle.string()});
   EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
   EXPECT_NE(result.err.find("constants.bin: error: cannot write: Is a directory"), std::string::npos) << result.err;
   EXPECT_EQ(readAll(bundle / "bundle.json"), json);
