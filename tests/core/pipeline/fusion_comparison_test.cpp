@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -362,6 +363,32 @@ ENTRY main {
 }
 )");
   EXPECT_TRUE(isComparedOp(*moving->entry()->root()));
+}
+
+// A broadcast of one constant to [32,1] on one side and to [32] on the other (XLA drops unit dimensions; neither
+// has metadata) is the same value: matched as plumbing. A broadcast of another value is not.
+TEST(CompareFusions, BroadcastsOfOneConstantWithUnitDimensionsDroppedArePlumbing) {
+  auto a = parseOrDie(R"(HloModule a
+ENTRY main {
+  x = f32[32,1]{1,0} parameter(0)
+  eps = f32[] constant(1e-08)
+  b = f32[32,1]{1,0} broadcast(eps), dimensions={}
+  ROOT s = f32[32,1]{1,0} add(x, b), metadata={op_name="add"}
+}
+)");
+  auto xlaSide = [](const std::string& value) {
+    return "HloModule b\nENTRY main {\n  x = f32[32,1]{1,0} parameter(0)\n  xb = f32[32]{0} bitcast(x)\n"
+           "  eps = f32[] constant(" + value + ")\n  b = f32[32]{0} broadcast(eps), dimensions={}\n"
+           "  s = f32[32]{0} add(xb, b), metadata={op_name=\"add\"}\n  ROOT r = f32[32,1]{1,0} bitcast(s)\n}\n";
+  };
+  auto same = parseOrDie(xlaSide("1e-08"));
+  FusionComparison c = compareFusions(*a, *same);
+  EXPECT_EQ(c.a.matched, c.a.ops);
+  EXPECT_EQ(c.b.matched, c.b.ops);
+  EXPECT_EQ(c.a.matchedToPlumbing, 1);
+  auto other = parseOrDie(xlaSide("2"));
+  FusionComparison d = compareFusions(*a, *other);
+  EXPECT_LT(d.a.matched, d.a.ops);
 }
 
 // Below 95 % of either side's ops matched, no precision or recall: the figures would describe a fifth of the program.
