@@ -17,6 +17,7 @@
 #include "core/passes/fusion_merger.h"
 #include "core/passes/instruction_fusion.h"
 #include "core/passes/library_fusion.h"
+#include "core/passes/float_normalization.h"
 #include "core/passes/multi_output_fusion.h"
 #include "core/passes/rng_bit_generator_expander.h"
 #include "core/passes/softmax_fusion.h"
@@ -75,6 +76,9 @@ const std::vector<Registration>& registrations() {
       {{"batch-norm-expander",
         "batch-norm-training/-inference/-grad into broadcasts, elementwise ops and add reductions (as XLA)"},
        factory<BatchNormExpander>()},
+      {{"bf16-normalization",
+        "bf16 ops computed in f32 between converts, reducers cloned in f32 (XLA CPU's float normalization; cpu preset)"},
+       factory<FloatNormalization>()},
       {{"rng-bit-generator-expander",
         "rng-bit-generator into the elementwise ThreeFry or Philox rounds that compute its numbers (as XLA)"},
        factory<RngBitGeneratorExpander>()},
@@ -149,6 +153,8 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
     auto fusion = std::make_unique<PassPipeline>("fusion");
     // XLA's CPU order: the library rewriter takes its subgraphs before the loop fusion.
     if (spec.preset == "cpu") {
+      // XLA CPU has no bf16 arithmetic: its float normalization computes bf16 ops in f32 before fusion.
+      fusion->addPass(std::move(createPass("bf16-normalization")).value());
       // XLA CPU's layout assignment gives a dot's rhs the layout its GEMM reads; here, a transpose before the dot.
       fusion->addPass(std::move(createPass("dot-rhs-transpose")).value());
       fusion->addPass(std::move(createPass("convolution-layout")).value());

@@ -378,7 +378,9 @@ ENTRY main {
 )");
   auto xlaSide = [](const std::string& value) {
     return "HloModule b\nENTRY main {\n  x = f32[32,1]{1,0} parameter(0)\n  xb = f32[32]{0} bitcast(x)\n"
-           "  eps = f32[] constant(" + value + ")\n  b = f32[32]{0} broadcast(eps), dimensions={}\n"
+           "  eps = f32[] constant(" +
+           value +
+           ")\n  b = f32[32]{0} broadcast(eps), dimensions={}\n"
            "  s = f32[32]{0} add(xb, b), metadata={op_name=\"add\"}\n  ROOT r = f32[32,1]{1,0} bitcast(s)\n}\n";
   };
   auto same = parseOrDie(xlaSide("1e-08"));
@@ -514,8 +516,8 @@ INSTANTIATE_TEST_SUITE_P(
                    "modules/depthwise_separable.after.txt", 37, 1.0, 1.0, 1.0},
         CorpusCase{"embedding_bag", "modules/embedding_bag.before.txt", "modules/embedding_bag.after.txt", 22, 1.0,
                    0.862, 1.0},
-        CorpusCase{"bf16_block_adamw", "modules/bf16_block_adamw.before.txt", "modules/bf16_block_adamw.after.txt", 456,
-                   -1, -1, 0.706}),
+        CorpusCase{"bf16_block_adamw", "modules/bf16_block_adamw.before.txt", "modules/bf16_block_adamw.after.txt", 686,
+                   0.954, 0.794, 0.95}),
     [](const ::testing::TestParamInfo<CorpusCase>& info) { return std::string(info.param.program); });
 
 }  // namespace
