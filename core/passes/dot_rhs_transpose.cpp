@@ -55,6 +55,54 @@ void transposeRhs(HloComputation& computation, HloInstruction* dot) {
   dot->replaceOperand(1, transpose);
 }
 
+// Whether operand `i` of a dot has batch dimensions that are not its leading ones (in the dot's batch order): the
+// dot then walks each batch's rows and columns through strides (70 us against 9 us for a 4x32x32 dot whose rhs
+// batch dimension sat in the middle). Row-major operands only.
+bool batchNotLeading(const HloInstruction& dot, int i) {
+  if (dot.opcode() != HloOpcode::kDot || !dot.attributes().dot || dot.operandCount() != 2) return false;
+  const DotDimensionNumbers& d = *dot.attributes().dot;
+  const std::vector<int64_t>& batch = i == 0 ? d.lhsBatch : d.rhsBatch;
+  const Shape& shape = dot.operand(i)->shape();
+  if (batch.empty() || !shape.isArray() || shape.hasDynamicDimension() || !hasRowMajorLayout(shape)) return false;
+  for (size_t b = 0; b < batch.size(); ++b) {
+    if (batch[b] != static_cast<int64_t>(b)) return true;
+  }
+  return false;
+}
+
+// operand i -> transpose(operand) as [batch..., the other dimensions in their order], as XLA's dot decomposer
+// canonicalizes a dot; the dot's dimension numbers follow.
+void moveBatchFirst(HloComputation& computation, HloInstruction* dot, int i) {
+  DotDimensionNumbers& d = *dot->mutableAttributes().dot;
+  std::vector<int64_t>& batch = i == 0 ? d.lhsBatch : d.rhsBatch;
+  std::vector<int64_t>& contracting = i == 0 ? d.lhsContracting : d.rhsContracting;
+  HloInstruction* operand = dot->operand(i);
+  const int rank = operand->shape().rank();
+  std::vector<int64_t> order(batch.begin(), batch.end());
+  for (int dim = 0; dim < rank; ++dim) {
+    if (std::find(order.begin(), order.end(), dim) == order.end()) order.push_back(dim);
+  }
+  std::vector<int64_t> position(static_cast<size_t>(rank));
+  std::vector<int64_t> dims;
+  for (size_t p = 0; p < order.size(); ++p) {
+    position[static_cast<size_t>(order[p])] = static_cast<int64_t>(p);
+    dims.push_back(operand->shape().dimension(static_cast<int>(order[p])));
+  }
+  Shape shape(operand->shape().elementType(), dims);
+  if (operand->shape().layout()) {
+    Layout layout;
+    for (int dim = rank - 1; dim >= 0; --dim) layout.minorToMajor.push_back(dim);
+    shape.setLayout(layout);
+  }
+  HloInstruction* transpose = computation.addInstruction("transpose", HloOpcode::kTranspose, shape, {operand});
+  transpose->mutableAttributes().dimensions = order;
+  // The operand's metadata, as XLA's transposes carry it: the transpose moves that value.
+  transpose->mutableAttributes().metadata = operand->attributes().metadata;
+  for (int64_t& dim : batch) dim = position[static_cast<size_t>(dim)];
+  for (int64_t& dim : contracting) dim = position[static_cast<size_t>(dim)];
+  dot->replaceOperand(i, transpose);
+}
+
 }  // namespace
 
 StatusOr<bool> DotRhsTranspose::run(HloModule& module, PassContext&) {
@@ -64,7 +112,14 @@ StatusOr<bool> DotRhsTranspose::run(HloModule& module, PassContext&) {
     if (!order.ok()) return order.status();
     bool computationChanged = false;
     for (HloInstruction* inst : *order) {
-      if (!wantsRhsTranspose(*inst)) continue;
+      // The rhs transpose puts the batch dimensions first itself: one transpose, not two.
+      const bool rhsTranspose = wantsRhsTranspose(*inst);
+      for (int i = 0; i < (rhsTranspose ? 1 : 2); ++i) {
+        if (!batchNotLeading(*inst, i)) continue;
+        moveBatchFirst(*computation, inst, i);
+        computationChanged = true;
+      }
+      if (!rhsTranspose) continue;
       transposeRhs(*computation, inst);
       computationChanged = true;
     }

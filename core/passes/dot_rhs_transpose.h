@@ -20,8 +20,10 @@ class HloInstruction;
 //   After:   t = f32[256,512]{1,0} transpose(b), dimensions={1,0}
 //            d = f32[64,512] dot(a, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 //
-// The transposed rhs is [batch..., contracting, free]. Dots inside fusions are left alone, as the passes before
-// fusion see none.
+// The transposed rhs is [batch..., contracting, free]. Before that, an operand whose batch dimensions are not its
+// leading ones is transposed to [batch..., the others in order], as XLA's dot decomposer canonicalizes batched dots
+// (an einsum `teh,ehd->ted` reads its rhs batch from the middle; the row dot then walked it by strides, 7x slower).
+// Dots inside fusions are left alone, as the passes before fusion see none.
 class DotRhsTranspose final : public HloPass {
  public:
   // Above this many rhs elements per batch the transpose is worth a kernel of its own.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/eval/evaluator.h"
 #include "core/ir/hlo_computation.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/pass_testing.h"
@@ -58,6 +59,38 @@ ENTRY main {
   EXPECT_EQ(transpose->shape().toString(false), "f32[2,96,300]");
   EXPECT_EQ(*transpose->attributes().dimensions, (std::vector<int64_t>{1, 2, 0}));
   EXPECT_EQ(module->entry()->root()->attributes().dot->rhsBatch, (std::vector<int64_t>{0}));
+}
+
+// An einsum `teh,ehd->ted` (a mixture of experts): the rhs's batch dimension sits in the middle. Both operands get
+// their batch dimensions first (one small transpose each where needed), as XLA's dot decomposer does; the result is
+// the same dot.
+TEST(DotRhsTransposeTest, SmallOperandsWithBatchDimensionsInsideGetThemFirst) {
+  constexpr const char* kText = R"(HloModule m
+ENTRY main {
+  w = f32[4,64,32] parameter(0)
+  m = f32[32,4,64] parameter(1)
+  ROOT d = f32[4,32,32] dot(w, m), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={1}, rhs_contracting_dims={2}
+}
+)";
+  auto module = testing::parseOrFail(kText);
+  ASSERT_TRUE(rewrite(*module)) << printModule(*module);
+  const HloInstruction* dot = module->entry()->root();
+  EXPECT_EQ(dot->operand(0)->name(), "w") << "its batch dimension leads already";
+  const HloInstruction* transpose = dot->operand(1);
+  ASSERT_EQ(transpose->opcode(), HloOpcode::kTranspose) << printModule(*module);
+  EXPECT_EQ(transpose->shape().toString(false), "f32[4,32,64]");
+  EXPECT_EQ(*transpose->attributes().dimensions, (std::vector<int64_t>{1, 0, 2}));
+  const DotDimensionNumbers& d = *dot->attributes().dot;
+  EXPECT_EQ(d.rhsBatch, (std::vector<int64_t>{0}));
+  EXPECT_EQ(d.rhsContracting, (std::vector<int64_t>{2}));
+  EXPECT_EQ(d.lhsContracting, (std::vector<int64_t>{1}));
+  auto original = testing::parseOrFail(kText);
+  const std::vector<Value> args = randomArguments(*original, 3);
+  auto before = evaluateModule(*original, args);
+  auto after = evaluateModule(*module, args);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
+  EXPECT_FALSE(rewrite(*module)) << "a second run changes nothing\n" << printModule(*module);
 }
 
 TEST(DotRhsTransposeTest, SmallOrAlreadyRowMajorRhsAndIntegerDotsAreLeftAlone) {
