@@ -356,9 +356,9 @@ FusionVerdict cpuCodeDuplicationRule(const HloInstruction& producer, const HloIn
       continue;
     }
     const std::vector<HloInstruction*> parameters = fused->parameters();
-    for (int i = 0; i < user->operandCount(); ++i) {
-      if (user->operand(i) == &producer && static_cast<size_t>(i) < parameters.size() && parameters[static_cast<size_t>(i)]) {
-        readers += static_cast<int64_t>(parameters[static_cast<size_t>(i)]->users().size());
+    for (size_t i = 0; i < parameters.size() && i < static_cast<size_t>(user->operandCount()); ++i) {
+      if (user->operand(static_cast<int>(i)) == &producer && parameters[i]) {
+        readers += static_cast<int64_t>(parameters[i]->users().size());
       }
     }
   }

@@ -49,7 +49,9 @@ bool isExpensive(const HloInstruction& instruction, Backend backend) {
       case HloOpcode::kRemainder: {
         if (!isInteger(instruction.shape().elementType()) || instruction.operandCount() != 2) return true;
         const HloInstruction* divisor = instruction.operand(1);
-        while (divisor->opcode() == HloOpcode::kBroadcast && divisor->operandCount() == 1) divisor = divisor->operand(0);
+        while (divisor->opcode() == HloOpcode::kBroadcast && divisor->operandCount() == 1) {
+          divisor = divisor->operand(0);
+        }
         return !(divisor->opcode() == HloOpcode::kConstant && divisor->shape().elementCount() == 1);
       }
       default: break;

@@ -246,7 +246,8 @@ StatusOr<bool> InstructionFusion::run(HloModule& module, PassContext& context) {
     int64_t copies = 0;
     for (const auto& inst : computation->instructions()) copies += fusedInstructionCount(*inst);
     copies *= kDuplicationFactor;
-    // XLA decides which producers are never copied once, on the computation before fusion.
+    // XLA decides which producers are never copied once, on the computation before fusion. Keyed by the plain
+    // instructions of that graph: fusion frees some and allocates only fusions, which are never copied here.
     std::unordered_map<const HloInstruction*, std::string> notToCopy;
     if (context.fusionConfig().loopFusionOnly) notToCopy = cpuProducersNotToCopy(*computation, context.fusionConfig());
     // Fusing a consumer can make a producer fusible that was refused earlier in the sweep (its other users

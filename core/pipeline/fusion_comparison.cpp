@@ -497,10 +497,12 @@ std::vector<const HloInstruction*> effectiveUsers(const HloInstruction& inst) {
 
 // "value type elements" of a broadcast of a one-element constant, else nullopt.
 std::optional<std::string> constantBroadcastKey(const HloInstruction& inst) {
-  if (inst.opcode() != HloOpcode::kBroadcast || inst.operandCount() != 1 || !inst.shape().isArray()) return std::nullopt;
+  if (inst.opcode() != HloOpcode::kBroadcast || inst.operandCount() != 1 || !inst.shape().isArray()) {
+    return std::nullopt;
+  }
   const HloInstruction& constant = *inst.operand(0);
-  if (constant.opcode() != HloOpcode::kConstant || !constant.shape().isArray() || constant.shape().elementCount() != 1 ||
-      !constant.literal()) {
+  if (constant.opcode() != HloOpcode::kConstant || !constant.shape().isArray() ||
+      constant.shape().elementCount() != 1 || !constant.literal()) {
     return std::nullopt;
   }
   const Literal& literal = *constant.literal();

@@ -77,7 +77,8 @@ const std::vector<Registration>& registrations() {
         "batch-norm-training/-inference/-grad into broadcasts, elementwise ops and add reductions (as XLA)"},
        factory<BatchNormExpander>()},
       {{"bf16-normalization",
-        "bf16 ops computed in f32 between converts, reducers cloned in f32 (XLA CPU's float normalization; cpu preset)"},
+        "bf16 ops computed in f32 between converts, reducers cloned in f32 (XLA CPU's float normalization; "
+        "cpu preset)"},
        factory<FloatNormalization>()},
       {{"rng-bit-generator-expander",
         "rng-bit-generator into the elementwise ThreeFry or Philox rounds that compute its numbers (as XLA)"},
