@@ -8,6 +8,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QWheelEvent>
 #include <algorithm>
@@ -244,32 +245,57 @@ bool GraphView::exportScene(const QString& path, const QString& title, double sc
     return false;
   };
   if (scene->graph() == nullptr) return fail(QStringLiteral("nothing to export"));
-  // The whole graph, whatever the viewport shows, as `dot -Tpng` / `dot -Tsvg` would draw it.
+  // The whole graph, whatever the viewport shows, as `dot -Tpng` / `dot -Tsvg` would draw it; the overlay's legend,
+  // when shown, in a band below it. Written to a temporary file renamed over `path` once complete (QSaveFile), so
+  // a failed export leaves no half-written image and an existing file as it was.
   const QRectF source = scene->sceneRect();
-  if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
-    const QSize size = source.size().toSize().expandedTo(QSize(1, 1));
+  const bool legend = !m_legend->isHidden();
+  const QSizeF legendSize = legend ? QSizeF(m_legend->size()) : QSizeF(0, 0);
+  constexpr double kLegendMargin = 8;
+  const bool svg = path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive);
+  // Pixels per scene unit for the graph, and for the legend (never below 1: it stays readable in a scaled-down PNG).
+  const double graphScale = svg ? 1.0 : exportScale(scale);
+  const double legendScale = svg ? 1.0 : std::max(1.0, graphScale);
+  const QSizeF graphPixels = source.size() * graphScale;
+  const QSizeF legendPixels = legend ? (legendSize + QSizeF(2 * kLegendMargin, 2 * kLegendMargin)) * legendScale
+                                     : QSizeF(0, 0);
+  const QSize size = QSizeF(std::max(graphPixels.width(), legendPixels.width()),
+                            graphPixels.height() + legendPixels.height())
+                         .toSize()
+                         .expandedTo(QSize(1, 1));
+  auto paint = [&](QPainter& painter) {
+    painter.fillRect(QRect(QPoint(0, 0), size), scene->theme().background);
+    scene->render(&painter, QRectF(QPointF(0, 0), graphPixels), source);
+    if (!legend) return;
+    painter.save();
+    painter.translate(kLegendMargin * legendScale, graphPixels.height() + kLegendMargin * legendScale);
+    painter.scale(legendScale, legendScale);
+    m_legend->render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
+    painter.restore();
+  };
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return fail(QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+  if (svg) {
     QSvgGenerator generator;
-    generator.setFileName(path);
+    generator.setOutputDevice(&file);
     generator.setSize(size);
     generator.setViewBox(QRect(QPoint(0, 0), size));
     generator.setTitle(title);
     QPainter painter;
     if (!painter.begin(&generator)) return fail(QStringLiteral("cannot write %1").arg(path));
-    painter.fillRect(QRect(QPoint(0, 0), size), scene->theme().background);
-    scene->render(&painter, QRectF(QPointF(0, 0), size), source);
+    paint(painter);
     painter.end();
-    return QFileInfo(path).size() > 0 ? true : fail(QStringLiteral("cannot write %1").arg(path));
+  } else {
+    QImage image(size, QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull())
+      return fail(QStringLiteral("cannot allocate a %1×%2 image").arg(size.width()).arg(size.height()));
+    QPainter painter(&image);
+    painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    paint(painter);
+    painter.end();
+    if (!image.save(&file, "PNG")) return fail(QStringLiteral("cannot write %1").arg(path));
   }
-  const double applied = exportScale(scale);
-  const QSize size = (source.size() * applied).toSize().expandedTo(QSize(1, 1));
-  QImage image(size, QImage::Format_ARGB32_Premultiplied);
-  if (image.isNull()) return fail(QStringLiteral("cannot allocate a %1×%2 image").arg(size.width()).arg(size.height()));
-  image.fill(scene->theme().background);
-  QPainter painter(&image);
-  painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
-  scene->render(&painter, QRectF(QPointF(0, 0), size), source);
-  painter.end();
-  if (!image.save(path, "PNG")) return fail(QStringLiteral("cannot write %1").arg(path));
+  if (!file.commit()) return fail(QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineF>
+#include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
@@ -35,6 +36,8 @@
 #include "core/ir/hlo_computation.h"
 #include "viewer/document_controller.h"
 #include "viewer/graph_scene.h"
+#include "viewer/graph_search.h"
+#include "viewer/side_pane.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
 #include "viewer/layout_controller.h"
@@ -101,41 +104,27 @@ MainWindow::MainWindow(QWidget* parent)
   stageRow->addWidget(m_slider, 1);
   stageRow->addWidget(m_stageLabel, 2);
   layout->addLayout(stageRow);
-  // Side by side: the previous stage's graph in a second pane left of this one (hidden until asked for).
-  m_graphSplit = new QSplitter(Qt::Horizontal, central);
-  m_sideScene = new GraphScene(this);
-  m_sideView = new GraphView(m_sideScene, m_graphSplit);
-  m_sideView->setObjectName(QStringLiteral("sideView"));
-  m_graphSplit->addWidget(m_sideView);
-  m_graphSplit->addWidget(m_view);
-  m_sideView->hide();
-  m_sideLabel = new QLabel(m_sideView);
-  m_sideLabel->setAutoFillBackground(true);
-  m_sideLabel->setMargin(3);
-  m_sideLabel->move(6, 6);
-  layout->addWidget(m_graphSplit, 1);
+  // Side by side: the previous stage's graph (or a module) in a second pane left of this one, hidden until asked for.
+  m_side = new SidePane(central, m_scene, m_view, m_layouts, m_actSideBySide, [this] {
+    return SidePane::Context{document(), m_current, [this](int position) { return optionsFor(position); },
+                             m_selectedName, m_selectedComputation};
+  });
+  layout->addWidget(m_side->splitter(), 1);
+  {
+    const QList<QAction*> viewActions = m_viewMenu->actions();
+    const qsizetype at = viewActions.indexOf(m_actSideBySide);
+    m_viewMenu->insertAction(at + 1 < viewActions.size() ? viewActions[at + 1] : nullptr, m_side->syncAction());
+  }
   setCentralWidget(central);
-  connect(m_sideScene, &GraphScene::nodeClicked, this, [this](int node) {
-    const GraphModel* side = m_sideScene->graph();
-    if (side == nullptr) return;
-    const GraphNode& n = side->nodes[static_cast<size_t>(node)];
-    m_sideScene->setSelectedNode(node);
+  connect(m_side, &SidePane::failed, this, &MainWindow::showError);
+  connect(m_side, &SidePane::selectRequested, this, [this](const QString& computation, const QString& name, bool group) {
     // Mirrored by name: the same instruction (or group) in this stage, when it is still there.
     const GraphModel* graph = m_scene->graph();
-    if (graph != nullptr && n.kind == GraphNode::Kind::kGroup && graph->findGroup(n.name) >= 0) {
-      selectNode(graph->findGroup(n.name));
-    } else if (!selectInstruction(n.computation == side->entry ? QString() : QString::fromStdString(n.computation),
-                                  QString::fromStdString(n.name))) {
-      statusBar()->showMessage(QStringLiteral("%1 is not in this stage").arg(QString::fromStdString(n.name)), 5000);
+    if (graph != nullptr && group && graph->findGroup(name.toStdString()) >= 0) {
+      selectNode(graph->findGroup(name.toStdString()));
+    } else if (!selectInstruction(computation, name)) {
+      statusBar()->showMessage(QStringLiteral("%1 is not in this stage").arg(name), 5000);
     }
-  });
-  connect(m_sideScene, &GraphScene::clusterClicked, this, [this](int cluster) {
-    const GraphModel* side = m_sideScene->graph();
-    if (side == nullptr) return;
-    m_sideScene->setSelectedCluster(cluster);
-    const GraphCluster& box = side->clusters[static_cast<size_t>(cluster)];
-    selectInstruction(box.computation == side->entry ? QString() : QString::fromStdString(box.computation),
-                      QString::fromStdString(box.fusionName));
   });
   connect(m_slider, &QSlider::valueChanged, this, [this](int row) {
     QModelIndex index = m_stageFilter->index(row, 0);
@@ -143,6 +132,15 @@ MainWindow::MainWindow(QWidget* parent)
   });
 
   createDocks();
+  m_search = new GraphSearch(this, m_scene, m_view, m_stagesDock, [this] {
+    return GraphSearch::Context{currentEntry(), &m_options, m_scopeTree.get()};
+  });
+  insertToolBarBreak(m_search->bar());
+  connect(m_search, &GraphSearch::nodeChosen, this, &MainWindow::selectNode);
+  connect(m_search, &GraphSearch::clusterChosen, this, [this](int cluster) {
+    onClusterClicked(cluster);
+    m_view->centerOnRect(m_scene->clusterRect(cluster));
+  });
   createStatusBar();
 
   m_playTimer = new QTimer(this);
@@ -311,7 +309,7 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   m_selectedNode = -1;
   m_selectedName.clear();
   m_selectedComputation.clear();
-  m_matches.clear();
+  m_search->reset();
   m_current = -1;
   m_inspector->clear();
   m_stageModel->setDocument(document);
@@ -474,8 +472,6 @@ void MainWindow::connectLayout() {
     emit layoutFailed(error);
   });
   connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::applyDiff);
-  connect(m_layouts, &LayoutController::backgroundReady, this, &MainWindow::updateSidePane);
-  connect(m_layouts, &LayoutController::moduleReady, this, &MainWindow::onSideModuleReady);
 }
 
 double MainWindow::lastLayoutMilliseconds() const {
@@ -549,11 +545,7 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     }
   }
   // The new graph's matches, outlined without moving the selection: a relayout is not a new search.
-  if (m_searchBar->isVisible() && !m_searchEdit->text().isEmpty()) {
-    findMatches(m_searchEdit->text(), m_searchRegex->isChecked());
-    auto at = std::find(m_matches.begin(), m_matches.end(), m_selectedNode);
-    m_matchCursor = m_selectedNode >= 0 && at != m_matches.end() ? static_cast<int>(at - m_matches.begin()) : -1;
-  }
+  m_search->refresh(m_selectedNode);
   if (m_ghost) {
     setGhosting(true);  // lays the previous stage out first when needed
   } else {
@@ -586,7 +578,7 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     revealSelection();
   }
   applyTimeOverlay();
-  updateSidePane();
+  m_side->update();
   emit stageShown(m_current);
 }
 

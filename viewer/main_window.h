@@ -32,6 +32,8 @@ namespace fusionscope::viewer {
 class DocumentController;
 class FusionComparisonDialog;
 class GraphScene;
+class GraphSearch;
+class SidePane;
 class GraphView;
 class Inspector;
 class LayoutController;
@@ -95,20 +97,13 @@ class MainWindow : public QMainWindow {
   // trace (viewer/time_overlay.h), with a legend; nothing without a trace.
   void setTimeOverlay(bool on);
   bool timeOverlay() const;
-  // Side by side (View → Side by Side with Previous Stage): the previous stage's graph in a second pane, the
-  // selection mirrored between the panes by instruction name.
+  // Side by side (View → Side by Side with Previous Stage; viewer/side_pane.h): the previous stage's graph in a
+  // second pane, the selection mirrored by instruction name, the viewports synced.
   void setSideBySide(bool on);
-  bool sideBySide() const;
   // Stage → Show XLA Module Side by Side…: the module in `path` (XLA's after_optimizations, typically) in the side
-  // pane instead of the previous stage, laid out in the background, the selection mirrored by instruction name.
-  // Returns false, with the error shown, when the file does not parse or verify. Turning side by side off (or
-  // showPreviousStageBeside) goes back to the previous stage.
+  // pane instead of the previous stage. Returns false, with the error shown, when it does not parse or verify.
   bool showModuleSideBySide(const QString& path);
-  void showPreviousStageBeside();
-  // The module shown beside the stages; null when the side pane shows the previous stage.
-  std::shared_ptr<const core::HloModule> sideModule() const { return m_sideModule; }
-  GraphScene* sideScene() const { return m_sideScene; }
-  GraphView* sideView() const { return m_sideView; }
+  SidePane* sidePane() const { return m_side; }
   // Expands a collapsed scope group (by path) or collapses an expanded one.
   void toggleGroup(const QString& path);
   void setNeighbourhood(bool enabled, int hops);
@@ -131,15 +126,8 @@ class MainWindow : public QMainWindow {
   // Selection, search, export.
   bool selectInstruction(const QString& computation, const QString& name);
   void selectNode(int node);
-  int search(const QString& pattern, bool regex);  // returns the match count and selects the first
-  // Hides the find bar (Esc in it, or its ✕) and its match outlines; the selection stays.
-  void closeSearch();
-  void findNext();
-  void findPrevious();
-  const std::vector<int>& matches() const { return m_matches; }
-  // Expanded fusions and groups whose name matched the last search (their boxes, by cluster index); Next visits
-  // them after the nodes.
-  const std::vector<int>& clusterMatches() const { return m_clusterMatches; }
+  // Search (Ctrl+F): the find bar, the results dock and the match outlines (viewer/graph_search.h).
+  GraphSearch* graphSearch() const { return m_search; }
   // The whole graph as .png (at `scale` pixels per point, 2 by default) or .svg.
   bool exportView(const QString& path, QString* error = nullptr, double scale = 2.0);
   QString selectedName() const;
@@ -229,10 +217,6 @@ class MainWindow : public QMainWindow {
   void updateTimeAttribution();
   void highlightTimeRow(const std::vector<std::string>& operations, const std::vector<std::string>& kernels,
                         const QString& key);
-  void updateSidePane();
-  void mirrorSelection();
-  void onSideModuleReady(std::shared_ptr<const core::HloModule> module, std::shared_ptr<const GraphModel> graph,
-                         const QString& error);
   // After a stage step: keeps the node that was at the view's centre (by name) at its place in the view, then
   // moves to what the stage changed when none of it is in view.
   // A node near the view's centre before a stage step: its name, and where the centre was relative to it.
@@ -253,9 +237,6 @@ class MainWindow : public QMainWindow {
   void stepVisible(int delta);
   // Centres the graph on the selected node or fusion box, zoomed in until its label reads.
   void revealSelection();
-  // Outlines the matches of `pattern` in the graph shown, selecting nothing; returns their count.
-  int findMatches(const QString& pattern, bool regex);
-  void showMatch();  // selects and shows match m_matchCursor (a node, else a fusion or group box)
   void onNodeClicked(int node);
   void onClusterClicked(int cluster);
   void openDialog(bool directory);
@@ -295,9 +276,6 @@ class MainWindow : public QMainWindow {
   int m_selectedNode = -1;
   std::string m_selectedName;
   std::string m_selectedComputation;
-  std::vector<int> m_matches;
-  std::vector<int> m_clusterMatches;
-  int m_matchCursor = -1;
 
   // Traces.
   TimelinePanel* m_timeline;
@@ -321,10 +299,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* m_stageFilterEdit = nullptr;
   QSlider* m_slider = nullptr;
   QLabel* m_stageLabel = nullptr;
-  QToolBar* m_searchBar = nullptr;
-  QLineEdit* m_searchEdit = nullptr;
-  QCheckBox* m_searchRegex = nullptr;
-  QLabel* m_searchStatus = nullptr;
+  GraphSearch* m_search = nullptr;
   QSpinBox* m_hopsSpin = nullptr;
   QProgressBar* m_progressBar = nullptr;
   QPushButton* m_cancelButton = nullptr;
@@ -339,15 +314,7 @@ class MainWindow : public QMainWindow {
   QAction* m_actTimeOverlay = nullptr;
   QAction* m_actSourceLineOverlay = nullptr;
   QAction* m_actSideBySide = nullptr;
-  QSplitter* m_graphSplit = nullptr;
-  GraphScene* m_sideScene = nullptr;
-  GraphView* m_sideView = nullptr;
-  QLabel* m_sideLabel = nullptr;
-  int m_sidePosition = -1;
-  // A module opened beside the stages (showModuleSideBySide), its file name and, once laid out, its graph.
-  std::shared_ptr<const core::HloModule> m_sideModule;
-  QString m_sideModuleName;
-  std::shared_ptr<const GraphModel> m_sideModuleGraph;
+  SidePane* m_side = nullptr;
   // The scope tree the groups' first depth was chosen from (the document's first module).
   std::shared_ptr<const ScopeTree> m_scopeTree;
   QAction* m_actNeighbourhood = nullptr;

@@ -24,6 +24,7 @@
 #include "viewer/layout_controller.h"
 #include "viewer/main_window.h"
 #include "viewer/scope_groups.h"
+#include "viewer/side_pane.h"
 
 namespace fusionscope::viewer {
 
@@ -57,134 +58,14 @@ void MainWindow::followStageChange(const std::vector<StageAnchor>& anchors) {
 }
 
 void MainWindow::setSideBySide(bool on) {
-  m_actSideBySide->setChecked(on);
-  if (!on) {
-    m_sideScene->setGraph(nullptr);
-    m_sideModule.reset();
-    m_sideModuleGraph.reset();
-  }
-  updateSidePane();
+  m_side->setOn(on);
 }
 
 bool MainWindow::showModuleSideBySide(const QString& path) {
-  const QString title = QStringLiteral("Cannot show the module side by side");
-  StatusOr<std::unique_ptr<core::HloModule>> module = core::parseHloModuleFile(path.toStdString());
-  if (module.ok()) {
-    if (Status verified = core::verifyModule(**module); !verified.ok()) module = verified;
-  }
-  if (!module.ok()) {
-    showError(title, QString::fromStdString(module.message()));
-    return false;
-  }
-  m_sideModule = std::shared_ptr<const core::HloModule>(std::move(*module));
-  m_sideModuleName = QFileInfo(path).fileName();
-  m_sideModuleGraph.reset();
-  // Drawn as a stage of the same size would be: big modules with fusions collapsed; not grouped (its scopes are
-  // not the document's).
-  GraphOptions options;
-  options.collapseFusions =
-      m_sideModule->entry() != nullptr && m_sideModule->entry()->instructionCount() > kCollapseFusionsAbove;
-  m_layouts->layoutModuleBeside(m_sideModule, options);
-  m_actSideBySide->setChecked(true);
-  updateSidePane();
-  return true;
-}
-
-void MainWindow::onSideModuleReady(std::shared_ptr<const core::HloModule> module,
-                                   std::shared_ptr<const GraphModel> graph, const QString& error) {
-  if (module != m_sideModule) return;  // another module was opened since
-  if (!graph) {
-    showError(QStringLiteral("Cannot lay out the module"), error);
-    m_sideModule.reset();
-  }
-  m_sideModuleGraph = std::move(graph);
-  updateSidePane();
-}
-
-void MainWindow::showPreviousStageBeside() {
-  m_sideModule.reset();
-  m_sideModuleGraph.reset();
-  updateSidePane();
-}
-
-bool MainWindow::sideBySide() const {
-  return m_actSideBySide->isChecked();
-}
-
-void MainWindow::updateSidePane() {
-  if (m_sideModule) {
-    if (!m_actSideBySide->isChecked() || !m_sideModuleGraph) {
-      if (!m_actSideBySide->isChecked()) m_sideView->hide();
-      return;  // moduleReady brings us back
-    }
-    if (m_sideView->isHidden()) {
-      m_sideView->show();
-      const int half = m_graphSplit->width() / 2;
-      m_graphSplit->setSizes({half, m_graphSplit->width() - half});
-    }
-    if (m_sideModuleGraph != m_sideScene->sharedGraph()) {
-      m_sidePosition = -1;
-      m_sideScene->setTheme(m_scene->theme());
-      m_sideScene->setGraph(m_sideModuleGraph);
-      m_sideLabel->setText(QStringLiteral("%1 (opened beside the stages)").arg(m_sideModuleName));
-      m_sideLabel->adjustSize();
-      m_sideView->fitAll();
-    }
-    mirrorSelection();
-    return;
-  }
-  const int position = m_current - 1;
-  if (!m_actSideBySide->isChecked() || position < 0 || !document()) {
-    m_sideView->hide();
-    return;
-  }
-  const GraphOptions options = optionsFor(position);
-  std::shared_ptr<const GraphModel> graph = m_layouts->cached(position, options);
-  if (!graph) {
-    // Laid out in the background (around the graph shown, with a stable layout); backgroundReady brings us back.
-    m_layouts->prefetch(position, options, m_scene->sharedGraph());
-    return;
-  }
-  if (m_sideView->isHidden()) {
-    m_sideView->show();
-    const int half = m_graphSplit->width() / 2;
-    m_graphSplit->setSizes({half, m_graphSplit->width() - half});
-  }
-  if (graph != m_sideScene->sharedGraph() || m_sidePosition != position) {
-    m_sidePosition = position;
-    m_sideScene->setTheme(m_scene->theme());
-    m_sideScene->setGraph(graph);
-    const StageEntry& stage = document()->stages[static_cast<size_t>(position)];
-    m_sideLabel->setText(QStringLiteral("Stage %1: %2 (the stage before)")
-                             .arg(stage.index)
-                             .arg(QString::fromStdString(stage.label.empty() ? stage.pass : stage.label)));
-    m_sideLabel->adjustSize();
-    m_sideView->fitAll();
-  }
-  mirrorSelection();
-}
-
-void MainWindow::mirrorSelection() {
-  const GraphModel* side = m_sideScene->graph();
-  if (side == nullptr || !m_sideView->isVisible()) return;
-  int node = -1, cluster = -1;
-  if (!m_selectedName.empty()) {
-    // By name: an entry instruction is looked for in the side graph's entry, whatever that computation is called.
-    const GraphModel* shown = m_scene->graph();
-    const bool inEntry = shown != nullptr && (m_selectedComputation.empty() || m_selectedComputation == shown->entry);
-    node = side->findNode(m_selectedName, inEntry ? std::string() : m_selectedComputation);
-    if (node < 0) node = side->findGroup(m_selectedName);
-    if (node < 0) node = side->findHoldingGroup(m_selectedName);
-    if (node < 0) cluster = side->findCluster(m_selectedName);
-    if (node < 0 && cluster < 0) cluster = side->findGroupCluster(m_selectedName);
-  }
-  if (cluster >= 0) {
-    m_sideScene->setSelectedCluster(cluster);
-  } else {
-    m_sideScene->setSelectedNode(node);
-  }
-  if (node >= 0) m_sideView->centerOnRect(m_sideScene->nodeRect(node));
-  if (cluster >= 0) m_sideView->centerOnRect(m_sideScene->clusterRect(cluster));
+  QString error;
+  if (m_side->showModule(path, &error)) return true;
+  showError(QStringLiteral("Cannot show the module side by side"), error);
+  return false;
 }
 
 bool MainWindow::timeOverlay() const {
@@ -292,128 +173,6 @@ void MainWindow::setGhosting(bool enabled) {
   if (enabled && m_current > 0 && m_layouts->prefetch(m_current - 1, optionsFor(m_current - 1), m_scene->sharedGraph()))
     return;
   applyDiff();
-}
-
-int MainWindow::search(const QString& pattern, bool regex) {
-  const int count = findMatches(pattern, regex);
-  if (count > 0) findNext();
-  return count;
-}
-
-void MainWindow::closeSearch() {
-  m_searchBar->hide();
-  m_matches.clear();
-  m_clusterMatches.clear();
-  m_matchCursor = -1;
-  m_scene->setMatches({});
-  m_view->setFocus();
-}
-
-int MainWindow::findMatches(const QString& pattern, bool regex) {
-  m_matches.clear();
-  m_clusterMatches.clear();
-  m_matchCursor = -1;
-  const GraphModel* graph = m_scene->graph();
-  if (graph == nullptr || pattern.isEmpty()) {
-    m_scene->setMatches({});
-    m_searchStatus->setText(QString());
-    return 0;
-  }
-  QRegularExpression expression(regex ? pattern : QRegularExpression::escape(pattern),
-                                QRegularExpression::CaseInsensitiveOption);
-  if (!expression.isValid()) {
-    m_scene->setMatches({});
-    m_searchStatus->setText(QStringLiteral(" bad regex: %1").arg(expression.errorString()));
-    return 0;
-  }
-  auto matches = [&](const core::HloInstruction& inst) {
-    return expression.match(QString::fromStdString(inst.name())).hasMatch() ||
-           expression.match(QString::fromStdString(std::string(inst.opcodeString()))).hasMatch();
-  };
-  // Instructions inside a collapsed fusion match through the fusion's node (any depth of nesting).
-  std::function<bool(const core::HloComputation&)> holdsMatch = [&](const core::HloComputation& computation) {
-    for (const auto& inst : computation.instructions()) {
-      if (inst->opcode() == core::HloOpcode::kParameter) continue;
-      if (matches(*inst)) return true;
-      if (inst->isFusion() && inst->fusedComputation() != nullptr && holdsMatch(*inst->fusedComputation())) return true;
-    }
-    return false;
-  };
-  int insideFusions = 0;
-  for (size_t i = 0; i < graph->nodes.size(); ++i) {
-    const GraphNode& node = graph->nodes[i];
-    if (node.kind == GraphNode::Kind::kStub && node.opcode.empty()) continue;  // "from NAME" stubs
-    if (expression.match(QString::fromStdString(node.name)).hasMatch() ||
-        (!node.opcode.empty() && expression.match(QString::fromStdString(node.opcode)).hasMatch())) {
-      m_matches.push_back(static_cast<int>(i));
-    } else if (node.kind == GraphNode::Kind::kCollapsedFusion && node.instruction != nullptr &&
-               node.instruction->fusedComputation() != nullptr && holdsMatch(*node.instruction->fusedComputation())) {
-      m_matches.push_back(static_cast<int>(i));
-      ++insideFusions;
-    }
-  }
-  // Expanded fusions and groups match by their name (their members are nodes, matched above).
-  for (size_t c = 0; c < graph->clusters.size(); ++c) {
-    const GraphCluster& cluster = graph->clusters[c];
-    const std::string& name = cluster.group.empty() ? cluster.fusionName : cluster.group;
-    if (expression.match(QString::fromStdString(name)).hasMatch()) m_clusterMatches.push_back(static_cast<int>(c));
-  }
-  // Instructions hidden in collapsed scope groups match through the group that draws them.
-  int hidden = 0;
-  const StageEntry* stage = currentEntry();
-  if (m_options.groupScopes && stage != nullptr && stage->module && stage->module->entry() != nullptr) {
-    const ScopeTree tree = buildScopeTree(*stage->module->entry(), m_scopeTree.get());
-    std::set<int> groupNodes;
-    for (const auto& inst : stage->module->entry()->instructions()) {
-      if (inst == nullptr || graph->findNode(inst->name()) >= 0) continue;
-      if (!expression.match(QString::fromStdString(inst->name())).hasMatch() &&
-          !expression.match(QString::fromStdString(std::string(inst->opcodeString()))).hasMatch()) {
-        continue;
-      }
-      const int group = tree.representative(inst.get(), m_options.expandedGroups);
-      const int node = group >= 0 ? graph->findGroup(tree.groups[static_cast<size_t>(group)].path) : -1;
-      if (node < 0) continue;
-      ++hidden;
-      if (std::find(m_matches.begin(), m_matches.end(), node) == m_matches.end()) groupNodes.insert(node);
-    }
-    m_matches.insert(m_matches.end(), groupNodes.begin(), groupNodes.end());
-  }
-  m_scene->setMatches(m_matches);
-  const int total = static_cast<int>(m_matches.size() + m_clusterMatches.size());
-  QStringList where;
-  if (insideFusions > 0) where << QStringLiteral("%1 collapsed fusions holding one").arg(insideFusions);
-  if (!m_clusterMatches.empty()) where << QStringLiteral("%1 fusion or group boxes").arg(m_clusterMatches.size());
-  if (hidden > 0) where << QStringLiteral("%1 inside collapsed groups").arg(hidden);
-  m_searchStatus->setText(where.isEmpty() ? QStringLiteral(" %1 matches").arg(total)
-                                          : QStringLiteral(" %1 matches (%2)").arg(total).arg(where.join(QStringLiteral(", "))));
-  return total;
-}
-
-void MainWindow::showMatch() {
-  const int nodes = static_cast<int>(m_matches.size());
-  const int total = nodes + static_cast<int>(m_clusterMatches.size());
-  if (m_matchCursor < nodes) {
-    selectNode(m_matches[static_cast<size_t>(m_matchCursor)]);
-  } else {
-    const int cluster = m_clusterMatches[static_cast<size_t>(m_matchCursor - nodes)];
-    onClusterClicked(cluster);
-    m_view->centerOnRect(m_scene->clusterRect(cluster));
-  }
-  m_searchStatus->setText(QStringLiteral(" %1 of %2").arg(m_matchCursor + 1).arg(total));
-}
-
-void MainWindow::findNext() {
-  const int total = static_cast<int>(m_matches.size() + m_clusterMatches.size());
-  if (total == 0) return;
-  m_matchCursor = (m_matchCursor + 1) % total;
-  showMatch();
-}
-
-void MainWindow::findPrevious() {
-  const int total = static_cast<int>(m_matches.size() + m_clusterMatches.size());
-  if (total == 0) return;
-  m_matchCursor = m_matchCursor <= 0 ? total - 1 : m_matchCursor - 1;
-  showMatch();
 }
 
 bool MainWindow::compareFusionsWith(const QString& path) {

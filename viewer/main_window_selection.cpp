@@ -13,6 +13,7 @@
 #include "viewer/layout_controller.h"
 #include "viewer/main_window.h"
 #include "viewer/scope_groups.h"
+#include "viewer/side_pane.h"
 #include "viewer/time_attribution_panel.h"
 #include "viewer/timeline_panel.h"
 #include "viewer/timeline_view.h"
@@ -53,7 +54,7 @@ void MainWindow::onNodeClicked(int node) {
   statusBar()->showMessage(QString::fromStdString(n.name), 3000);
   linkToTimeline(n.name, n.instruction);
   m_timeAttribution->selectOperation(n.name);
-  mirrorSelection();
+  m_side->mirrorSelection();
   // In neighbourhood mode a new selection is a new focus: lay its neighbourhood out.
   if (m_neighbourhood && m_layouts->key(m_current, optionsFor(m_current)) != m_shownKey) requestLayout();
 }
@@ -73,7 +74,7 @@ void MainWindow::onClusterClicked(int cluster) {
     m_inspector->showDotNode(box.lines);
   }
   linkToTimeline(box.fusionName, box.fusion);
-  mirrorSelection();
+  m_side->mirrorSelection();
 }
 
 void MainWindow::revealSelection() {

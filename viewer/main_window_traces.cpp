@@ -15,6 +15,7 @@
 #include "profiler/compare/trace_compare.h"
 #include "profiler/compare/trace_stats.h"
 #include "viewer/graph_scene.h"
+#include "viewer/graph_search.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
@@ -66,6 +67,10 @@ void MainWindow::startTraceLoad(const QString& first, const QString& second) {
 }
 
 void MainWindow::connectTraces() {
+  // Names the user gave the traces stay when the comparison is shown again (a new module's fusions).
+  connect(m_timeline, &TimelinePanel::tracesRenamed, this, [this](const QStringList& names) {
+    if (names.size() == 2 && m_comparisonTraces[0]) m_comparisonNames = {names[0], names[1]};
+  });
   connect(m_traces, &TraceController::started, this, [this](const QString& first) {
     statusBar()->showMessage(QStringLiteral("Loading %1…").arg(QFileInfo(first).fileName()));
   });
@@ -134,9 +139,7 @@ void MainWindow::highlightTimeRow(const std::vector<std::string>& operations, co
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   }
-  m_matches = nodes;
-  m_matchCursor = nodes.empty() ? -1 : 0;
-  m_scene->setMatches(nodes);
+  m_search->highlight(nodes);
   if (!nodes.empty()) m_view->centerOnRect(m_scene->nodeRect(nodes.front()));
   const int launches = m_timeline->highlightKernels(kernels);
   statusBar()->showMessage(QStringLiteral("%1: %2 operations, %3 nodes in this graph, %4 kernel launches highlighted")

@@ -38,6 +38,8 @@
 
 #include "viewer/document_controller.h"
 #include "viewer/graph_scene.h"
+#include "viewer/graph_search.h"
+#include "viewer/side_pane.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
@@ -120,17 +122,11 @@ void MainWindow::createActions() {
   quit->setShortcut(QKeySequence::Quit);
 
   QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
-  QAction* find = edit->addAction(QStringLiteral("&Find…"), this, [this] {
-    m_searchBar->show();
-    m_searchEdit->setFocus();
-    m_searchEdit->selectAll();
-    // Closing hid the outlines; the text is kept for the next search.
-    if (!m_searchEdit->text().isEmpty()) findMatches(m_searchEdit->text(), m_searchRegex->isChecked());
-  });
+  QAction* find = edit->addAction(QStringLiteral("&Find…"), this, [this] { m_search->open(); });
   find->setShortcut(QKeySequence::Find);
-  QAction* next = edit->addAction(QStringLiteral("Find &Next"), this, &MainWindow::findNext);
+  QAction* next = edit->addAction(QStringLiteral("Find &Next"), this, [this] { m_search->next(); });
   next->setShortcut(QKeySequence(QStringLiteral("F3")));
-  QAction* previous = edit->addAction(QStringLiteral("Find &Previous"), this, &MainWindow::findPrevious);
+  QAction* previous = edit->addAction(QStringLiteral("Find &Previous"), this, [this] { m_search->previous(); });
   previous->setShortcut(QKeySequence(QStringLiteral("Shift+F3")));
   edit->addSeparator();
   QAction* copy = edit->addAction(QStringLiteral("&Copy Node Name"), this, &MainWindow::copyNodeName);
@@ -255,8 +251,8 @@ void MainWindow::createActions() {
     showModuleSideBySide(path);
   });
   stage->addAction(QStringLiteral("Show &Previous Stage Side by Side"), this, [this] {
-    setSideBySide(true);
-    showPreviousStageBeside();
+    m_side->setOn(true);
+    m_side->showPreviousStage();
   });
   m_actHideUnchanged = stage->addAction(QStringLiteral("&Hide Unchanged Stages"));
   m_actHideUnchanged->setCheckable(true);
@@ -270,32 +266,6 @@ void MainWindow::createActions() {
   QAction* keys = help->addAction(QStringLiteral("&Keyboard and Mouse…"), this, &MainWindow::showKeyboardHelp);
   keys->setShortcut(QKeySequence::HelpContents);
   help->addAction(QStringLiteral("&About FusionScope…"), this, &MainWindow::showAbout);
-
-  // Search bar (Ctrl+F), hidden until asked for.
-  m_searchBar = new QToolBar(QStringLiteral("Search"), this);
-  m_searchBar->setObjectName(QStringLiteral("searchBar"));
-  m_searchEdit = new QLineEdit(m_searchBar);
-  m_searchEdit->setPlaceholderText(QStringLiteral("name or opcode (Enter: next, Shift+Enter: previous)"));
-  m_searchEdit->setClearButtonEnabled(true);
-  m_searchEdit->setMinimumWidth(320);
-  m_searchRegex = new QCheckBox(QStringLiteral("Regex"), m_searchBar);
-  m_searchStatus = new QLabel(m_searchBar);
-  m_searchBar->addWidget(new QLabel(QStringLiteral(" Find: "), m_searchBar));
-  m_searchBar->addWidget(m_searchEdit);
-  m_searchBar->addWidget(m_searchRegex);
-  m_searchBar->addAction(QStringLiteral("▲"), this, &MainWindow::findPrevious)->setToolTip("Previous (Shift+F3)");
-  m_searchBar->addAction(QStringLiteral("▼"), this, &MainWindow::findNext)->setToolTip("Next (F3)");
-  m_searchBar->addWidget(m_searchStatus);
-  m_searchBar->addAction(QStringLiteral("✕"), this, &MainWindow::closeSearch)->setToolTip("Close search (Esc)");
-  new QShortcut(QKeySequence(Qt::Key_Escape), m_searchBar, this, &MainWindow::closeSearch,
-                Qt::WidgetWithChildrenShortcut);
-  addToolBar(Qt::TopToolBarArea, m_searchBar);
-  m_searchBar->hide();
-  connect(m_searchEdit, &QLineEdit::textChanged, this,
-          [this](const QString& text) { search(text, m_searchRegex->isChecked()); });
-  connect(m_searchRegex, &QCheckBox::toggled, this, [this](bool regex) { search(m_searchEdit->text(), regex); });
-  connect(m_searchEdit, &QLineEdit::returnPressed, this,
-          [this] { QApplication::keyboardModifiers() & Qt::ShiftModifier ? findPrevious() : findNext(); });
 
   // Graph options toolbar: hops for neighbourhood mode.
   auto* graphBar = new QToolBar(QStringLiteral("Graph"), this);
@@ -317,7 +287,6 @@ void MainWindow::createActions() {
   graphBar->addAction(m_actDiff);
   graphBar->addAction(m_actGhost);
   addToolBar(Qt::TopToolBarArea, graphBar);
-  insertToolBarBreak(m_searchBar);
 }
 
 void MainWindow::createDocks() {
@@ -544,7 +513,7 @@ void MainWindow::restoreSettings() {
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   fitToScreen();
-  m_searchBar->hide();
+  m_search->close();
   setDarkPalette(settings.value(QStringLiteral("view/dark"), false).toBool());
   m_actMinimap->setChecked(settings.value(QStringLiteral("view/minimap"), true).toBool());
   setStableLayout(settings.value(QStringLiteral("view/stableLayout"), true).toBool());
@@ -612,7 +581,7 @@ void MainWindow::setDarkPalette(bool dark) {
     QApplication::setPalette(QApplication::style()->standardPalette());
   }
   m_scene->setTheme(dark ? SceneTheme::dark() : SceneTheme::light());
-  m_sideScene->setTheme(m_scene->theme());
+  m_side->setTheme(*m_scene);
   m_timeline->view()->setDark(dark);
 }
 

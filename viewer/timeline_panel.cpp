@@ -2,6 +2,7 @@
 
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QShortcut>
@@ -74,6 +75,26 @@ TimelinePanel::TimelinePanel(QWidget* parent)
   m_alignKernelButton->hide();
   bar->addWidget(m_alignKernelButton);
   connect(m_alignKernelButton, &QToolButton::clicked, this, &TimelinePanel::alignAtFirstKernel);
+  m_renameButton = new QToolButton(this);
+  m_renameButton->setObjectName(QStringLiteral("renameTraces"));
+  m_renameButton->setText(QStringLiteral("Rename…"));
+  m_renameButton->setToolTip(QStringLiteral("Name the trace (or the two traces) as the timeline and table show them"));
+  m_renameButton->hide();
+  bar->addWidget(m_renameButton);
+  connect(m_renameButton, &QToolButton::clicked, this, [this] {
+    QStringList names = m_names;
+    for (int i = 0; i < names.size(); ++i) {
+      bool ok = false;
+      const QString role = names.size() == 2 ? (i == 0 ? QStringLiteral("before") : QStringLiteral("after")) : QString();
+      const QString name = QInputDialog::getText(
+          this, QStringLiteral("Rename Trace"),
+          role.isEmpty() ? QStringLiteral("Name of the trace:") : QStringLiteral("Name of the %1 trace:").arg(role),
+          QLineEdit::Normal, names[i], &ok);
+      if (!ok) return;
+      if (!name.trimmed().isEmpty()) names[i] = name.trimmed();
+    }
+    renameTraces(names);
+  });
   layout->addLayout(bar);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
@@ -142,6 +163,8 @@ void TimelinePanel::setTrace(std::shared_ptr<const TimelineModel> model, const Q
                        .arg(m.flows().size())
                        .arg(m.counterSampleCount())
                        .arg(m.instantCount()));
+  m_names = {name};
+  m_renameButton->show();
   std::vector<TimelineView::Group> groups;
   groups.push_back({std::move(model), 0, QString(), {}});
   groups.back().offsetNs = groups.back().model->startNs();
@@ -157,6 +180,10 @@ void TimelinePanel::setComparison(std::shared_ptr<const TimelineModel> before, c
       QStringLiteral("<b>before</b> %1 vs <b>after</b> %2 — aligned at the first kernel%3")
           .arg(beforeName.toHtmlEscaped(), afterName.toHtmlEscaped(),
                membership != nullptr ? QStringLiteral("; fusion members from the open module") : QString()));
+  m_names = {beforeName, afterName};
+  m_renameButton->show();
+  m_table->setHorizontalHeaderLabels(
+      {QStringLiteral("metric"), QStringLiteral("before"), QStringLiteral("after"), QStringLiteral("before / after")});
   std::vector<TimelineView::Group> groups;
   const int64_t beforeOffset = before->firstKernelNs();
   const int64_t afterOffset = after->firstKernelNs();
@@ -181,6 +208,8 @@ void TimelinePanel::clear() {
   resetForNewTrace();
   m_table->hide();
   m_title->clear();
+  m_names.clear();
+  m_renameButton->hide();
   m_view->setGroups({});
 }
 
@@ -433,6 +462,23 @@ bool TimelinePanel::alignAtSelection() {
   m_title->setText(m_title->text().section(QStringLiteral(" — "), 0, 0) +
                    QStringLiteral(" — aligned at %1").arg(qs(chosen.name).toHtmlEscaped()));
   return true;
+}
+
+void TimelinePanel::renameTraces(const QStringList& names) {
+  if (names.size() != m_names.size() || names.size() != static_cast<int>(m_view->groups().size())) return;
+  m_names = names;
+  const QString head = names.size() == 2
+                           ? QStringLiteral("<b>before</b> %1 vs <b>after</b> %2")
+                                 .arg(names[0].toHtmlEscaped(), names[1].toHtmlEscaped())
+                           : QStringLiteral("<b>%1</b>").arg(names[0].toHtmlEscaped());
+  m_title->setText(head + QStringLiteral(" — ") + m_title->text().section(QStringLiteral(" — "), 1));
+  if (names.size() == 2) {
+    m_view->setGroupLabel(0, QStringLiteral("before: ") + names[0]);
+    m_view->setGroupLabel(1, QStringLiteral("after: ") + names[1]);
+    m_table->setHorizontalHeaderLabels({QStringLiteral("metric"), QStringLiteral("before: %1").arg(names[0]),
+                                        QStringLiteral("after: %1").arg(names[1]), QStringLiteral("before / after")});
+  }
+  emit tracesRenamed(names);
 }
 
 void TimelinePanel::alignAtFirstKernel() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 #include <memory>
 #include <optional>
@@ -64,8 +65,13 @@ class TimelinePanel : public QWidget {
   // the graph). Returns false for the metric rows.
   bool selectComparisonRow(int row);
   void alignAtFirstKernel();
+  // Names the shown trace (one name) or the two traces of a comparison (before, after) wherever they are shown: the
+  // title, the timeline's group labels and the comparison table's columns (the Rename… button asks for them).
+  void renameTraces(const QStringList& names);
+  const QStringList& traceNames() const { return m_names; }
 
  signals:
+  void tracesRenamed(const QStringList& names);
   // A kernel (complete event of a kernel category, or any complete event) was selected by the user; `name` is
   // the instruction it ran (TimelineModel::instructionOf: its "hlo_op" arg, else its name).
   void kernelSelected(const QString& name);
@@ -84,6 +90,8 @@ class TimelinePanel : public QWidget {
   QLabel* m_title;
   QToolButton* m_alignButton = nullptr;
   QToolButton* m_alignKernelButton = nullptr;
+  QToolButton* m_renameButton = nullptr;
+  QStringList m_names;  // the trace's name, or before and after
   QTextBrowser* m_details;
   QTableWidget* m_table;
   std::optional<profiler::TraceComparison> m_comparison;

@@ -75,6 +75,12 @@ void TimelineView::setGroups(std::vector<Group> groups) {
   fitAll();
 }
 
+void TimelineView::setGroupLabel(int group, const QString& label) {
+  if (group < 0 || group >= static_cast<int>(m_groups.size())) return;
+  m_groups[static_cast<size_t>(group)].label = label;
+  update();
+}
+
 QString TimelineView::laneHeaderText(int group, int lane) const {
   const TimelineLane& l = m_groups[group].model->lanes()[lane];
   return qs(l.title) + QStringLiteral("  ·  ") + qs(l.processTitle);

@@ -35,6 +35,7 @@ class TimelineView : public QWidget {
 
   void setGroups(std::vector<Group> groups);
   const std::vector<Group>& groups() const { return m_groups; }
+  void setGroupLabel(int group, const QString& label);
   void setHighlighted(int group, std::vector<uint32_t> events);
   // Shifts the groups' offsets (comparison alignment) keeping the selection, highlights and zoom.
   void setOffsets(const std::vector<int64_t>& offsets);

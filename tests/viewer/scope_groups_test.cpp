@@ -2,6 +2,8 @@
 // grouped by, the grouped graph built from it, and the window's first view and expand/collapse of groups.
 #include "viewer/scope_groups.h"
 
+#include <QAction>
+#include <QLineF>
 #include <QTest>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +23,8 @@
 #include "viewer/document.h"
 #include "viewer/graph_model.h"
 #include "viewer/graph_scene.h"
+#include "viewer/graph_search.h"
+#include "viewer/side_pane.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
@@ -309,16 +313,16 @@ TEST_F(ScopeWindowTest, SearchFindsInstructionsInsideCollapsedGroups) {
     }
   }
   ASSERT_FALSE(hidden.empty());
-  const int count = window->search(QString::fromStdString("^" + hidden + "$"), true);
+  const int count = window->graphSearch()->search(QString::fromStdString("^" + hidden + "$"), true);
   ASSERT_EQ(count, 1);
-  const int match = window->matches().front();
+  const int match = window->graphSearch()->matches().front();
   EXPECT_EQ(graph.nodes[static_cast<size_t>(match)].kind, GraphNode::Kind::kGroup);
   EXPECT_EQ(window->graphScene()->selectedNode(), match);
   // Turning grouping off, the instruction itself is found.
   window->setGroupScopes(false);
   ASSERT_TRUE(testing::waitIdle(*window));
-  ASSERT_EQ(window->search(QString::fromStdString("^" + hidden + "$"), true), 1);
-  EXPECT_EQ(window->graphScene()->graph()->nodes[static_cast<size_t>(window->matches().front())].name, hidden);
+  ASSERT_EQ(window->graphSearch()->search(QString::fromStdString("^" + hidden + "$"), true), 1);
+  EXPECT_EQ(window->graphScene()->graph()->nodes[static_cast<size_t>(window->graphSearch()->matches().front())].name, hidden);
 }
 
 TEST_F(ScopeWindowTest, StageStepKeepsTheCentreNodeInPlace) {
@@ -392,14 +396,14 @@ TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
   const int last = window->stageCount() - 1;
   window->setCurrentStage(last);
   ASSERT_TRUE(testing::waitIdle(*window));
-  EXPECT_FALSE(window->sideView()->isVisible());
+  EXPECT_FALSE(window->sidePane()->view()->isVisible());
   window->setSideBySide(true);
-  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != nullptr; }));
+  ASSERT_TRUE(testing::waitFor([&] { return window->sidePane()->scene()->graph() != nullptr; }));
   ASSERT_TRUE(testing::waitIdle(*window));
-  EXPECT_TRUE(window->sideView()->isVisible());
+  EXPECT_TRUE(window->sidePane()->view()->isVisible());
   const auto document = window->document();
   const core::HloModule& previous = *document->stages[static_cast<size_t>(last - 1)].module;
-  const GraphModel& side = *window->sideScene()->graph();
+  const GraphModel& side = *window->sidePane()->scene()->graph();
   const GraphModel& graph = *window->graphScene()->graph();
   // The side pane draws the previous stage: an instruction it has that this stage does not.
   bool previousOnly = false;
@@ -419,7 +423,7 @@ TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
   }
   ASSERT_FALSE(shared.empty());
   window->selectNode(graph.findNode(shared));
-  EXPECT_EQ(window->sideScene()->selectedNode(), side.findNode(shared));
+  EXPECT_EQ(window->sidePane()->scene()->selectedNode(), side.findNode(shared));
   // Side -> main: clicking another shared node in the side pane selects it in the main one.
   std::string other;
   for (const GraphNode& node : side.nodes) {
@@ -427,11 +431,32 @@ TEST_F(ScopeWindowTest, SideBySideShowsThePreviousStageAndMirrorsTheSelection) {
       other = node.name;
   }
   ASSERT_FALSE(other.empty());
-  emit window->sideScene()->nodeClicked(side.findNode(other));
+  emit window->sidePane()->scene()->nodeClicked(side.findNode(other));
   EXPECT_EQ(window->selectedName().toStdString(), other);
   EXPECT_EQ(window->graphScene()->selectedNode(), graph.findNode(other));
+
+  // The viewports move together: the same zoom and the same scene point at the centre, both ways.
+  GraphView* mainView = window->graphView();
+  GraphView* sideView = window->sidePane()->view();
+  auto centre = [](GraphView* view) { return view->mapToScene(view->viewport()->rect().center()); };
+  ASSERT_TRUE(window->sidePane()->viewportsSynced());
+  mainView->zoomBy(1.7);
+  mainView->centerOn(window->graphScene()->nodeRect(graph.findNode(shared)).center());
+  EXPECT_DOUBLE_EQ(sideView->zoom(), mainView->zoom());
+  EXPECT_LE(QLineF(centre(sideView), centre(mainView)).length(), 2.0 / mainView->zoom());
+  sideView->centerOn(window->sidePane()->scene()->nodeRect(side.findNode(other)).center());
+  EXPECT_LE(QLineF(centre(sideView), centre(mainView)).length(), 2.0 / mainView->zoom());
+  // Off: the side pane stays where it is.
+  window->sidePane()->syncAction()->setChecked(false);
+  const QPointF sideBefore = centre(sideView);
+  mainView->zoomBy(0.5);
+  EXPECT_NE(sideView->zoom(), mainView->zoom());
+  EXPECT_LE(QLineF(centre(sideView), sideBefore).length(), 1.0);
+  window->sidePane()->syncAction()->setChecked(true);
+  EXPECT_DOUBLE_EQ(sideView->zoom(), mainView->zoom());
+
   window->setSideBySide(false);
-  EXPECT_FALSE(window->sideView()->isVisible());
+  EXPECT_FALSE(window->sidePane()->view()->isVisible());
 }
 
 // Side by side with XLA's own result: our cpu pipeline on XLA's MNIST step (before_optimizations) beside XLA's
@@ -450,19 +475,19 @@ TEST_F(ScopeWindowTest, SideBySideShowsAnXlaModuleAndMirrorsTheSelection) {
   // A file that does not parse is reported and changes nothing.
   EXPECT_FALSE(window->showModuleSideBySide(QString::fromStdString(dir + "missing_after_optimizations.txt")));
   EXPECT_FALSE(window->lastError().isEmpty());
-  EXPECT_FALSE(window->sideModule());
-  EXPECT_FALSE(window->sideView()->isVisible());
+  EXPECT_FALSE(window->sidePane()->module());
+  EXPECT_FALSE(window->sidePane()->view()->isVisible());
 
   const QString xla = QString::fromStdString(dir + "module_0018.jit_step.cpu_after_optimizations.txt");
   ASSERT_TRUE(window->showModuleSideBySide(xla));
-  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != nullptr; }));
+  ASSERT_TRUE(testing::waitFor([&] { return window->sidePane()->scene()->graph() != nullptr; }));
   ASSERT_TRUE(testing::waitIdle(*window));
-  EXPECT_TRUE(window->sideView()->isVisible());
-  const GraphModel& side = *window->sideScene()->graph();
+  EXPECT_TRUE(window->sidePane()->view()->isVisible());
+  const GraphModel& side = *window->sidePane()->scene()->graph();
   const GraphModel& graph = *window->graphScene()->graph();
   for (const GraphNode& node : side.nodes) {
     if (node.instruction != nullptr) {
-      EXPECT_EQ(node.instruction->parent()->parent(), window->sideModule().get());
+      EXPECT_EQ(node.instruction->parent()->parent(), window->sidePane()->module().get());
     }
   }
   // Main -> side and side -> main by name, for an instruction both modules draw (XLA keeps parameter names).
@@ -474,17 +499,17 @@ TEST_F(ScopeWindowTest, SideBySideShowsAnXlaModuleAndMirrorsTheSelection) {
   ASSERT_FALSE(shared.empty());
   ASSERT_FALSE(other.empty());
   window->selectNode(graph.findNode(shared));
-  EXPECT_EQ(window->sideScene()->selectedNode(), side.findNode(shared));
-  emit window->sideScene()->nodeClicked(side.findNode(other));
+  EXPECT_EQ(window->sidePane()->scene()->selectedNode(), side.findNode(shared));
+  emit window->sidePane()->scene()->nodeClicked(side.findNode(other));
   EXPECT_EQ(window->selectedName().toStdString(), other);
   EXPECT_EQ(window->graphScene()->selectedNode(), graph.findNode(other));
   // Stepping stages keeps XLA's module beside them; the previous stage comes back on demand.
   window->previousStage();
   ASSERT_TRUE(testing::waitIdle(*window));
-  EXPECT_EQ(window->sideScene()->graph(), &side);
-  window->showPreviousStageBeside();
-  ASSERT_TRUE(testing::waitFor([&] { return window->sideScene()->graph() != &side; }));
-  EXPECT_FALSE(window->sideModule());
+  EXPECT_EQ(window->sidePane()->scene()->graph(), &side);
+  window->sidePane()->showPreviousStage();
+  ASSERT_TRUE(testing::waitFor([&] { return window->sidePane()->scene()->graph() != &side; }));
+  EXPECT_FALSE(window->sidePane()->module());
 }
 
 }  // namespace

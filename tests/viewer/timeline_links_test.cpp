@@ -10,6 +10,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
@@ -221,9 +222,29 @@ TEST_F(LinkWindowTest, TimeOverlayColoursFusionsByKernelTime) {
   EXPECT_GT(filled, pixels / 3) << fusions.back() << ": " << filled << " of " << pixels << " pixels in "
                                 << GraphScene::kernelTimeColor(1.0).name().toStdString();
 
+  // Exports carry the legend in a band below the graph: its colour scale in the PNG, its words in the SVG.
+  const QRectF sceneRect = scene->sceneRect();
+  QString error;
+  const QString png = dir.filePath(QStringLiteral("overlay.png"));
+  ASSERT_TRUE(window->exportView(png, &error, 1.0)) << error.toStdString();
+  const QImage exported(png);
+  ASSERT_GT(exported.height(), sceneRect.height() + 20);
+  int scalePixels = 0;
+  for (int y = static_cast<int>(sceneRect.height()) + 1; y < exported.height(); ++y)
+    for (int x = 0; x < exported.width(); ++x) scalePixels += (exported.pixel(x, y) & 0xffffff) == (darkest & 0xffffff);
+  EXPECT_GT(scalePixels, 10) << "the legend's colour scale below the graph";
+  const QString svg = dir.filePath(QStringLiteral("overlay.svg"));
+  ASSERT_TRUE(window->exportView(svg, &error)) << error.toStdString();
+  QFile svgFile(svg);
+  ASSERT_TRUE(svgFile.open(QIODevice::ReadOnly));
+  EXPECT_TRUE(svgFile.readAll().contains("Kernel time"));
+
   window->setTimeOverlay(false);
   EXPECT_FALSE(scene->kernelTimesShown());
   EXPECT_FALSE(window->graphView()->kernelTimeLegendVisible());
+  // Without the overlay, the export is the graph alone.
+  ASSERT_TRUE(window->exportView(png, &error, 1.0)) << error.toStdString();
+  EXPECT_NEAR(QImage(png).height(), sceneRect.height(), 1.5);
 }
 
 // "Run on GPU": disabled with a reason when the runner is not found; with the runner and no GPU driver (this

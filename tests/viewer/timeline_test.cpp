@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
@@ -518,6 +519,24 @@ TEST(TimelineViewTest, ComparisonSelectionHighlightsReplacedKernels) {
   panel.alignAtFirstKernel();
   EXPECT_EQ(groups[0].offsetNs, 0);
   EXPECT_EQ(groups[1].offsetNs, 100000);
+
+  // The user names the runs: the title, the timeline's group labels and the table's columns follow.
+  QSignalSpy renamed(&panel, &TimelinePanel::tracesRenamed);
+  panel.renameTraces({QStringLiteral("unfused run"), QStringLiteral("fused run")});
+  EXPECT_EQ(renamed.count(), 1);
+  EXPECT_EQ(panel.traceNames(), (QStringList{QStringLiteral("unfused run"), QStringLiteral("fused run")}));
+  EXPECT_EQ(groups[0].label, QStringLiteral("before: unfused run"));
+  EXPECT_EQ(groups[1].label, QStringLiteral("after: fused run"));
+  EXPECT_EQ(panel.comparisonTable()->horizontalHeaderItem(1)->text(), QStringLiteral("before: unfused run"));
+  QString title;
+  for (QLabel* label : panel.findChildren<QLabel*>())
+    if (label->text().contains(QStringLiteral(" vs "))) title = label->text();
+  EXPECT_TRUE(title.contains(QStringLiteral("unfused run")) && title.contains(QStringLiteral("fused run")) &&
+              title.contains(QStringLiteral("aligned at")))
+      << title.toStdString();
+  // A name list of the wrong length changes nothing.
+  panel.renameTraces({QStringLiteral("one")});
+  EXPECT_EQ(groups[0].label, QStringLiteral("before: unfused run"));
 }
 
 // Kernel <-> fusion on the MNIST sample: selecting the kernel named after a fusion (PTX spelling "fusion_N")

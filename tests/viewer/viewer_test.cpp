@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QGraphicsView>
 #include <QImage>
+#include <QListWidget>
 #include <QMimeData>
 #include <QPainter>
 #include <QProcess>
@@ -30,6 +31,7 @@
 #include "viewer/fusion_comparison_dialog.h"
 #include "viewer/graph_model.h"
 #include "viewer/graph_scene.h"
+#include "viewer/graph_search.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
@@ -170,24 +172,24 @@ TEST_F(ViewerTest, SteppingThroughMnistDrawsEveryInstruction) {
 
 TEST_F(ViewerTest, SearchFindsAndHighlightsNodes) {
   ASSERT_TRUE(openAndWait(*window, kMnist));
-  EXPECT_EQ(window->search("softmax_exp", false), 1);
+  EXPECT_EQ(window->graphSearch()->search("softmax_exp", false), 1);
   EXPECT_EQ(window->selectedName(), "softmax_exp");
   int node = window->graphScene()->selectedNode();
   ASSERT_GE(node, 0);
   EXPECT_TRUE(window->graphScene()->isMatch(node));
   // By opcode: every reduce of stage 0 (softmax_max, softmax_sum, neg_xent, xent_sum, db).
-  int reduces = window->search("reduce", false);
+  int reduces = window->graphSearch()->search("reduce", false);
   EXPECT_EQ(reduces, 5);
   // Regex over names; next/previous cycle through the matches.
-  EXPECT_EQ(window->search("^softmax_(max|sum)$", true), 2);
+  EXPECT_EQ(window->graphSearch()->search("^softmax_(max|sum)$", true), 2);
   QString first = window->selectedName();
-  window->findNext();
+  window->graphSearch()->next();
   EXPECT_NE(window->selectedName(), first);
-  window->findNext();
+  window->graphSearch()->next();
   EXPECT_EQ(window->selectedName(), first);
-  window->findPrevious();
+  window->graphSearch()->previous();
   EXPECT_NE(window->selectedName(), first);
-  EXPECT_EQ(window->search("(unclosed", true), 0);
+  EXPECT_EQ(window->graphSearch()->search("(unclosed", true), 0);
 }
 
 // Search reaches into fusions: an expanded fusion's box by its name, an instruction inside a collapsed fusion
@@ -202,8 +204,8 @@ TEST_F(ViewerTest, SearchFindsFusionsAndWhatTheyHold) {
   const GraphModel* graph = window->graphScene()->graph();
   ASSERT_FALSE(graph->clusters.empty());
   const std::string fusion = graph->clusters.front().fusionName;
-  ASSERT_GE(window->search(QString::fromStdString("^" + fusion + "$"), true), 1);
-  ASSERT_EQ(window->clusterMatches().size(), 1u);
+  ASSERT_GE(window->graphSearch()->search(QString::fromStdString("^" + fusion + "$"), true), 1);
+  ASSERT_EQ(window->graphSearch()->clusterMatches().size(), 1u);
   EXPECT_EQ(window->selectedName().toStdString(), fusion);
 
   // Collapsed: softmax_exp is inside a fusion, found through it.
@@ -211,11 +213,36 @@ TEST_F(ViewerTest, SearchFindsFusionsAndWhatTheyHold) {
   ASSERT_TRUE(waitIdle(*window));
   graph = window->graphScene()->graph();
   ASSERT_LT(graph->findNode("softmax_exp"), 0) << "softmax_exp is drawn on its own: the test needs it fused";
-  ASSERT_EQ(window->search(QStringLiteral("softmax_exp"), false), 1);
+  ASSERT_EQ(window->graphSearch()->search(QStringLiteral("softmax_exp"), false), 1);
   const int node = window->graphScene()->selectedNode();
   ASSERT_GE(node, 0);
   EXPECT_EQ(graph->nodes[static_cast<size_t>(node)].kind, GraphNode::Kind::kCollapsedFusion);
   EXPECT_TRUE(window->graphScene()->isMatch(node));
+
+  // The results list names the instruction itself and the fusion holding it; choosing its row selects that fusion.
+  GraphSearch* search = window->graphSearch();
+  ASSERT_EQ(search->results().size(), 1u);
+  EXPECT_EQ(search->results()[0].name, "softmax_exp");
+  EXPECT_EQ(search->results()[0].opcode, "exponential");
+  EXPECT_EQ(search->results()[0].where, "in collapsed fusion " + graph->nodes[static_cast<size_t>(node)].name);
+  ASSERT_EQ(search->resultsList()->count(), 1);
+  EXPECT_TRUE(search->resultsList()->item(0)->text().contains(QStringLiteral("softmax_exp")));
+  window->selectNode(node == 0 ? 1 : 0);
+  ASSERT_NE(window->graphScene()->selectedNode(), node);
+  search->chooseResult(0);
+  EXPECT_EQ(window->graphScene()->selectedNode(), node);
+
+  // A search by opcode lists every matching instruction, also several inside one fusion, each with its place.
+  const int reduces = search->search(QStringLiteral("reduce"), false);
+  ASSERT_GE(reduces, 1);
+  size_t inside = 0;
+  for (const SearchResult& result : search->results()) {
+    EXPECT_EQ(result.opcode, "reduce") << result.name;
+    inside += result.where.rfind("in collapsed fusion ", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(search->results().size(), 5u) << "the five reduces of the module, wherever they are";
+  EXPECT_GT(inside, 0u);
+  EXPECT_EQ(search->resultsList()->count(), 5);
 }
 
 TEST_F(ViewerTest, ClickingANodeFillsTheInspector) {
@@ -362,7 +389,7 @@ TEST_F(ViewerTest, OpensADumpDirectoryAndADotFile) {
   EXPECT_EQ(window->document()->kind, Document::Kind::kDotFile);
   EXPECT_EQ(window->stageCount(), 1);
   EXPECT_GT(window->graphScene()->nodeItemCount(), 20);
-  EXPECT_EQ(window->search("softmax_exp", false), 1);
+  EXPECT_EQ(window->graphSearch()->search("softmax_exp", false), 1);
   EXPECT_NE(window->inspector()->detailsText().indexOf("softmax_exp"), -1);
 
   // A directory holding only hlo_graph_N.dot files.

@@ -32,6 +32,7 @@
 #include "profiler/trace/chrome_json_import.h"
 #include "tests/viewer/window_fixture.h"
 #include "viewer/graph_scene.h"
+#include "viewer/graph_search.h"
 #include "viewer/graph_view.h"
 #include "viewer/inspector.h"
 #include "viewer/main_window.h"
@@ -278,24 +279,24 @@ TEST_F(WindowUsabilityTest, RelayoutKeepsTheSelectionAndEscClosesTheFindBar) {
   ASSERT_NE(edit, nullptr);
   bar->show();
   edit->setText(QStringLiteral("softmax"));  // searches as typed: selects the first match
-  ASSERT_GT(window->matches().size(), 1u);
+  ASSERT_GT(window->graphSearch()->matches().size(), 1u);
   ASSERT_TRUE(window->selectInstruction("mnist_softmax_train_step", "logits"));
   window->setCollapseFusions(true);
   ASSERT_TRUE(waitIdle(*window));
   EXPECT_EQ(window->selectedName(), "logits");
-  EXPECT_GT(window->matches().size(), 1u) << "the matches are still outlined";
+  EXPECT_GT(window->graphSearch()->matches().size(), 1u) << "the matches are still outlined";
   window->setCollapseFusions(false);
   ASSERT_TRUE(waitIdle(*window));
   EXPECT_EQ(window->selectedName(), "logits");
   // F3 goes on from the match list, not from a selection the relayout made.
-  window->findNext();
+  window->graphSearch()->next();
   EXPECT_TRUE(window->selectedName().contains("softmax")) << window->selectedName().toStdString();
 
   window->activateWindow();
   edit->setFocus();
   QTest::keyClick(edit, Qt::Key_Escape);
   EXPECT_FALSE(bar->isVisible());
-  EXPECT_TRUE(window->matches().empty());
+  EXPECT_TRUE(window->graphSearch()->matches().empty());
   EXPECT_TRUE(window->selectedName().contains("softmax"));
 }
 
