@@ -21,6 +21,7 @@ namespace fusionscope::viewer {
 constexpr double kMinZoom = 0.005;
 constexpr double kMaxZoom = 8.0;
 constexpr int kMinimapSize = 150;
+constexpr int kMinMinimapSize = 64;
 constexpr double kMaxExportSide = 32000;
 constexpr double kMaxExportPixels = 64e6;
 // Below kMinReadableZoom node labels are hard to read; revealing a node zooms in to kReadableZoom.
@@ -178,7 +179,11 @@ void GraphView::placeMinimap() {
   int margin = 8;
   int scrollBar = verticalScrollBar()->isVisible() ? verticalScrollBar()->width() : 0;
   int scrollBarH = horizontalScrollBar()->isVisible() ? horizontalScrollBar()->height() : 0;
-  m_minimap->move(width() - kMinimapSize - margin - scrollBar, height() - kMinimapSize - margin - scrollBarH);
+  // At most a fifth of the pane's width and a quarter of its height (a small window or a large scale factor left
+  // it covering half the graph), between kMinMinimapSize and kMinimapSize.
+  const int side = std::clamp(std::min(width() / 5, height() / 4), kMinMinimapSize, kMinimapSize);
+  if (m_minimap->width() != side) m_minimap->resize(side, side);
+  m_minimap->move(width() - side - margin - scrollBar, height() - side - margin - scrollBarH);
   if (m_legend != nullptr) m_legend->move(margin, height() - m_legend->height() - margin - scrollBarH);
 }
 

@@ -120,6 +120,8 @@ class MainWindow : public QMainWindow {
   // Shrinks and moves the window into its screen's available area (a saved geometry from a bigger screen, a
   // large QT_SCALE_FACTOR).
   void fitToScreen();
+  // The stages and inspector docks at their first widths, narrower in a narrow window.
+  void sizeSideDocks();
   // Sizes the timeline dock for what the window shows: most of the height without a graph, at most half with one.
   void fitTimelineDock(bool graph);
 

@@ -333,7 +333,7 @@ void MainWindow::createDocks() {
   addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
   m_stagesDock = stagesDock;
   m_inspectorDock = inspectorDock;
-  resizeDocks({stagesDock, inspectorDock}, {kStagesDockWidth, kInspectorDockWidth}, Qt::Horizontal);
+  sizeSideDocks();
 
   m_viewMenu->addAction(stagesDock->toggleViewAction());
   stagesDock->toggleViewAction()->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+1")));
@@ -391,8 +391,9 @@ void MainWindow::resetLayout() {
   m_timelineDock->setVisible(timelineShown);
   // A dock just put back is placed by the next layout pass: size the docks after it.
   QTimer::singleShot(0, this, [this] {
-    resizeDocks({m_stagesDock, m_inspectorDock}, {kStagesDockWidth, kInspectorDockWidth}, Qt::Horizontal);
-    resizeDocks({m_timelineDock}, {document() ? kTimelineDockHeight : height() * 3 / 4}, Qt::Vertical);
+    sizeSideDocks();
+    resizeDocks({m_timelineDock}, {document() ? std::min(kTimelineDockHeight, height() / 3) : height() * 3 / 4},
+                Qt::Vertical);
   });
 }
 
@@ -412,6 +413,12 @@ void MainWindow::fitTimelineDock(bool graph) {
   QTimer::singleShot(0, this, [this, apply] { apply(document() != nullptr); });
 }
 
+void MainWindow::sizeSideDocks() {
+  // Their first widths, but in a narrow window no more than a fifth (stages) and a quarter (inspector) of it.
+  resizeDocks({m_stagesDock, m_inspectorDock},
+              {std::min(kStagesDockWidth, width() / 5), std::min(kInspectorDockWidth, width() / 4)}, Qt::Horizontal);
+}
+
 void MainWindow::fitToScreen() {
   // With a saved geometry from a bigger screen, or a large scale factor (QT_SCALE_FACTOR=2 halves the screen in
   // logical pixels), the window must not open larger than the screen's available area.
@@ -421,7 +428,11 @@ void MainWindow::fitToScreen() {
   // Before the window is first shown its frame is unknown: leave room for a title bar.
   const QSize frame = isVisible() ? frameGeometry().size() - geometry().size() : QSize(8, 40);
   const QSize fits = size().boundedTo(available.size() - frame);
-  if (fits != size()) resize(fits);
+  if (fits != size()) {
+    resize(fits);
+    // A window shrunk to a small screen (1280×720, or a scale factor of 2) keeps the graph most of its width.
+    QTimer::singleShot(0, this, [this] { sizeSideDocks(); });
+  }
   QRect outer = frameGeometry();
   if (!available.contains(outer)) {
     outer.moveLeft(

@@ -19,6 +19,7 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QGraphicsView>
 #include <QTest>
 #include <QTextBlock>
 #include <QTextBrowser>
@@ -317,6 +318,29 @@ TEST_F(WindowUsabilityTest, ResetLayoutRestoresTheDockSizes) {
   EXPECT_GT(stages->width(), 250);
   EXPECT_GT(inspector->width(), 300);
   EXPECT_EQ(window->dockWidgetArea(inspector), Qt::RightDockWidgetArea);
+}
+
+// A narrow window (1280×720, or a large scale factor: a screen half as wide in logical pixels) keeps the graph most of
+// its width: the docks take at most a fifth and a quarter of it, the minimap at most a fifth of the graph pane.
+TEST_F(WindowUsabilityTest, NarrowWindowLeavesTheGraphMostOfItsWidth) {
+  ASSERT_TRUE(openAndWait(*window, kMnist));
+  window->resize(900, 560);
+  window->sizeSideDocks();
+  QTest::qWait(50);
+  QCoreApplication::processEvents();
+  GraphView* view = window->graphView();
+  EXPECT_GE(view->width(), window->width() / 2) << view->width() << " of " << window->width();
+  QGraphicsView* minimap = nullptr;
+  for (QGraphicsView* child : view->findChildren<QGraphicsView*>()) minimap = child;
+  ASSERT_NE(minimap, nullptr);
+  EXPECT_LE(minimap->width(), std::max(64, view->width() / 5));
+  EXPECT_LE(minimap->height(), std::max(64, view->height() / 4));
+  // Wide again: the first sizes.
+  window->resize(1400, 900);
+  window->sizeSideDocks();
+  QTest::qWait(50);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(minimap->width(), 150);
 }
 
 // The window never opens larger than its screen: not by default, not from a geometry saved on a bigger screen.
