@@ -25,7 +25,15 @@ std::string_view opNameOf(const HloInstruction& inst) {
   if (const core::OpMetadata* metadata = inst.metadata(); metadata != nullptr && !metadata->opName.empty())
     return metadata->opName;
   if (inst.isFusion() && inst.fusedComputation() != nullptr && inst.fusedComputation()->root() != nullptr) {
-    if (const core::OpMetadata* metadata = inst.fusedComputation()->root()->metadata()) return metadata->opName;
+    if (const core::OpMetadata* metadata = inst.fusedComputation()->root()->metadata();
+        metadata != nullptr && !metadata->opName.empty())
+      return metadata->opName;
+    // A root a pass made without metadata (a multi-output fusion's tuple, a reshape): the last fused instruction
+    // that has an op_name, in text order (the one nearest the root).
+    const auto& fused = inst.fusedComputation()->instructions();
+    for (auto it = fused.rbegin(); it != fused.rend(); ++it) {
+      if (std::string_view name = opNameOf(**it); !name.empty()) return name;
+    }
   }
   return {};
 }
@@ -52,7 +60,12 @@ class Builder {
       if (opNameOf(*inst).find('/') != std::string_view::npos) ++scoped;
     }
     if (m_order.empty()) return std::move(m_tree);
-    if (scoped * 2 >= m_order.size()) {
+    // Grouped as the document's first stage was (its tree is `reference`): a module whose op_names made the scopes
+    // keeps them at a later stage where fewer instructions carry one (fused roots made by passes), so a group and
+    // its expansion survive the step.
+    const bool byScope = reference != nullptr ? reference->source == ScopeTree::Source::kOpName && scoped > 0
+                                              : scoped * 2 >= m_order.size();
+    if (byScope) {
       m_tree.source = ScopeTree::Source::kOpName;
       byOpName();
     } else if (reference != nullptr && reference->source == ScopeTree::Source::kStructure) {

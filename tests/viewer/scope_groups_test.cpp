@@ -281,9 +281,16 @@ TEST_F(ScopeWindowTest, BigModulesOpenGroupedAndGroupsExpandAndCollapse) {
     if (!window->document()->stages[static_cast<size_t>(position)].changes.fused.empty()) fusionStage = position;
   }
   ASSERT_GE(fusionStage, 0);
+  // An expanded group stays expanded across a stage step, the fusion pass's included.
+  window->toggleGroup(QString::fromStdString(path));
+  ASSERT_TRUE(testing::waitIdle(*window));
   window->setCurrentStage(fusionStage);
   ASSERT_TRUE(testing::waitIdle(*window));
+  EXPECT_GE(window->graphScene()->graph()->findGroupCluster(path), 0) << "the expansion was lost at the step";
+  window->toggleGroup(QString::fromStdString(path));
+  ASSERT_TRUE(testing::waitIdle(*window));
   graph = window->graphScene()->graph();
+  EXPECT_GE(graph->findGroup(path), 0);
   int fusedGroups = 0;
   for (size_t i = 0; i < graph->nodes.size(); ++i) {
     if (graph->nodes[i].kind == GraphNode::Kind::kGroup && window->graphScene()->isFusedNode(static_cast<int>(i)))
