@@ -45,6 +45,17 @@ GraphNode viewNode(const core::DotGraph& graph, int index) {
     case DotNode::Kind::kCopy:
     case DotNode::Kind::kStub:
     case DotNode::Kind::kStubSummary: node.kind = GraphNode::Kind::kStub; break;
+    case DotNode::Kind::kGroup: {
+      // A collapsed scope group: named by its path, in the entry computation.
+      node.kind = GraphNode::Kind::kGroup;
+      node.name = source.group;
+      if (graph.module != nullptr && graph.module->entry() != nullptr) node.computation = graph.module->entry()->name();
+      node.category = source.category;
+      node.lines = source.lines;
+      node.cluster = source.cluster;
+      node.dotName = graph.dotName(index);
+      return node;
+    }
   }
   const HloInstruction& inst = *source.instruction;
   node.name = inst.name();
@@ -153,6 +164,14 @@ GraphModel buildGraph(const core::DotGraph& graph) {
   for (size_t i = 0; i < graph.nodes.size(); ++i) model.nodes.push_back(viewNode(graph, static_cast<int>(i)));
   for (const core::DotCluster& source : graph.clusters) {
     GraphCluster box;
+    if (source.fusion == nullptr) {  // an expanded scope group
+      box.fusionName = source.groupLabel;
+      box.group = source.group;
+      box.lines = source.lines;
+      box.parent = source.parent;
+      model.clusters.push_back(std::move(box));
+      continue;
+    }
     box.fusionName = source.fusion->name();
     box.computation = computationOf(*source.fusion);
     box.lines = viewLines(source.lines, source.root);
@@ -163,275 +182,11 @@ GraphModel buildGraph(const core::DotGraph& graph) {
   }
   model.edges.reserve(graph.edges.size());
   for (const core::DotEdge& edge : graph.edges) {
-    model.edges.push_back(GraphEdge{edge.from, edge.to, edge.control, edge.stub, 1, {}, false, {}});
+    model.edges.push_back(GraphEdge{edge.from, edge.to, edge.control, edge.stub, edge.count, {}, false, {}});
   }
+  model.heldBy = graph.heldBy;
   model.index();
   model.dot = core::renderDot(graph);
-  return model;
-}
-
-namespace {
-
-void appendEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-}
-
-std::string hexColor(uint32_t value) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "#%06x", value & 0xffffffu);
-  return buffer;
-}
-
-// A group's three most frequent op categories, leaving out parameters and constants while it has other work.
-std::vector<std::pair<core::OpCategory, int>> mainCategories(const ScopeGroup& group) {
-  std::vector<std::pair<core::OpCategory, int>> result;
-  for (const auto& entry : group.categories) {
-    if (entry.first != core::OpCategory::kParameter && entry.first != core::OpCategory::kConstant)
-      result.push_back(entry);
-  }
-  if (result.empty()) result = group.categories;
-  if (result.size() > 3) result.resize(3);
-  return result;
-}
-
-// The label lines of a collapsed scope group.
-std::vector<std::string> groupLines(const ScopeGroup& group) {
-  std::vector<std::string> lines{group.label};
-  std::string count =
-      std::to_string(group.instructionCount) + (group.instructionCount == 1 ? " instruction" : " instructions");
-  if (!group.detail.empty()) count += "  " + group.detail;
-  lines.push_back(count);
-  std::string categories;
-  for (const auto& [category, count] : mainCategories(group)) {
-    if (!categories.empty()) categories += " \u00b7 ";
-    categories += std::string(core::categoryName(category)) + " " + std::to_string(count);
-  }
-  if (!categories.empty()) lines.push_back(categories);
-  return lines;
-}
-
-// DOT for a grouped graph: node i is "n<i>", cluster c is "cluster_<c>", as applyLayout reads them.
-class GroupedDotWriter {
- public:
-  GroupedDotWriter(const GraphModel& model, const std::vector<std::pair<int, int>>& clip, bool fast)
-      : m_model(model), m_clip(clip), m_fast(fast) {
-    m_childClusters.resize(model.clusters.size() + 1);
-    m_scopeNodes.resize(model.clusters.size() + 1);
-    for (size_t c = 0; c < model.clusters.size(); ++c)
-      m_childClusters[static_cast<size_t>(model.clusters[c].parent + 1)].push_back(static_cast<int>(c));
-    for (size_t i = 0; i < model.nodes.size(); ++i)
-      m_scopeNodes[static_cast<size_t>(model.nodes[i].cluster + 1)].push_back(static_cast<int>(i));
-  }
-
-  std::string write() {
-    m_out.reserve(m_model.nodes.size() * 200 + m_model.edges.size() * 60 + 512);
-    m_out += "digraph G {\n  graph [rankdir=TB compound=true fontname=\"Helvetica\"";
-    if (m_fast) m_out += " newrank=true nslimit=0.2 nslimit1=0.2 mclimit=0.5";
-    m_out += "];\n";
-    m_out += "  node [shape=rect style=\"rounded,filled\" fontname=\"Helvetica\" fontsize=11 margin=\"0.12,0.05\"];\n";
-    m_out += "  edge [color=\"#616161\" arrowsize=0.7];\n";
-    scope(-1);
-    for (size_t e = 0; e < m_model.edges.size(); ++e) {
-      const GraphEdge& edge = m_model.edges[e];
-      m_out += "  n" + std::to_string(edge.from) + " -> n" + std::to_string(edge.to);
-      std::string attributes;
-      if (edge.control || edge.stub) attributes += " style=dashed";
-      if (edge.count > 1)
-        attributes += " penwidth=" + std::to_string(std::min(4, 1 + static_cast<int>(std::log2(edge.count))));
-      if (m_clip[e].first >= 0) attributes += " ltail=cluster_" + std::to_string(m_clip[e].first);
-      if (m_clip[e].second >= 0) attributes += " lhead=cluster_" + std::to_string(m_clip[e].second);
-      if (!attributes.empty()) m_out += " [" + attributes.substr(1) + "]";
-      m_out += ";\n";
-    }
-    m_out += "}\n";
-    return std::move(m_out);
-  }
-
- private:
-  void scope(int cluster) {
-    for (int child : m_childClusters[static_cast<size_t>(cluster + 1)]) {
-      const GraphCluster& box = m_model.clusters[static_cast<size_t>(child)];
-      m_out += "subgraph cluster_" + std::to_string(child) + " {\n  label=<";
-      label(box.lines);
-      m_out += ">; labeljust=l; fontname=\"Helvetica\"; fontsize=11; style=\"rounded,filled\"; fillcolor=\"" +
-               hexColor(box.group.empty() ? kClusterFill : 0xfafafa) + "\"; color=\"" + hexColor(kClusterBorder) +
-               "\";\n";
-      scope(child);
-      m_out += "}\n";
-    }
-    for (int index : m_scopeNodes[static_cast<size_t>(cluster + 1)]) {
-      const GraphNode& node = m_model.nodes[static_cast<size_t>(index)];
-      m_out += "  n" + std::to_string(index) + " [label=<";
-      label(node.lines);
-      m_out += '>';
-      if (node.kind == GraphNode::Kind::kGroup) m_out += " margin=\"0.25,0.12\" penwidth=2";
-      if (node.kind == GraphNode::Kind::kStub) m_out += " fontsize=9 style=\"dashed,rounded\"";
-      if (node.opcode == "constant") m_out += " fontsize=9";
-      m_out += "];\n";
-    }
-  }
-
-  void label(const std::vector<std::string>& lines) {
-    for (size_t i = 0; i < lines.size(); ++i) {
-      if (i > 0) m_out += "<br/>";
-      if (i == 0) m_out += "<b>";
-      appendEscaped(m_out, lines[i]);
-      if (i == 0) m_out += "</b>";
-    }
-  }
-
-  const GraphModel& m_model;
-  const std::vector<std::pair<int, int>>& m_clip;
-  bool m_fast;
-  std::vector<std::vector<int>> m_childClusters;
-  std::vector<std::vector<int>> m_scopeNodes;
-  std::string m_out;
-};
-
-}  // namespace
-
-GraphModel buildGroupedGraph(const core::DotGraph& graph, const ScopeTree& tree,
-                             const std::set<std::string>& expanded) {
-  GraphModel model;
-  if (graph.module != nullptr && graph.module->entry() != nullptr) model.entry = graph.module->entry()->name();
-  const size_t n = graph.nodes.size();
-  // The entry instruction each node belongs to: itself, or the outermost fusion around it.
-  auto entryInstruction = [&](const DotNode& node) {
-    if (node.cluster < 0) return node.instruction;
-    int top = node.cluster;
-    while (graph.clusters[static_cast<size_t>(top)].parent >= 0) top = graph.clusters[static_cast<size_t>(top)].parent;
-    return graph.clusters[static_cast<size_t>(top)].fusion;
-  };
-  std::vector<int> stubUser(n, -1);
-  for (const core::DotEdge& edge : graph.edges) {
-    if (graph.nodes[static_cast<size_t>(edge.from)].kind == DotNode::Kind::kCopy ||
-        graph.nodes[static_cast<size_t>(edge.from)].isStub())
-      stubUser[static_cast<size_t>(edge.from)] = edge.to;
-  }
-  // Group clusters: every expanded group whose ancestors are all expanded.
-  std::vector<int> groupCluster(tree.groups.size(), -1);
-  for (size_t g = 0; g < tree.groups.size(); ++g) {
-    const ScopeGroup& group = tree.groups[g];
-    if (expanded.count(group.path) == 0) continue;
-    if (group.parent >= 0 && groupCluster[static_cast<size_t>(group.parent)] < 0) continue;  // parents come first
-    GraphCluster box;
-    box.fusionName = group.label;
-    box.group = group.path;
-    box.lines = {group.label + "  (" + std::to_string(group.instructionCount) + ")"};
-    box.parent = group.parent >= 0 ? groupCluster[static_cast<size_t>(group.parent)] : -1;
-    groupCluster[g] = static_cast<int>(model.clusters.size());
-    model.clusters.push_back(std::move(box));
-  }
-  auto clusterOfGroup = [&](int group) { return group >= 0 ? groupCluster[static_cast<size_t>(group)] : -1; };
-  auto innermostGroup = [&](const HloInstruction* inst) {
-    auto found = tree.groupOf.find(inst);
-    return found == tree.groupOf.end() ? -1 : found->second;
-  };
-  // Fusion clusters whose fusion is drawn.
-  std::vector<int> fusionCluster(graph.clusters.size(), -1);
-  for (size_t c = 0; c < graph.clusters.size(); ++c) {
-    const core::DotCluster& source = graph.clusters[c];
-    int parent = source.parent;
-    const HloInstruction* top = source.fusion;
-    while (parent >= 0) {
-      top = graph.clusters[static_cast<size_t>(parent)].fusion;
-      parent = graph.clusters[static_cast<size_t>(parent)].parent;
-    }
-    if (tree.representative(top, expanded) >= 0) continue;
-    GraphCluster box;
-    box.fusionName = source.fusion->name();
-    box.computation = computationOf(*source.fusion);
-    box.lines = viewLines(source.lines, source.root);
-    box.root = source.root;
-    box.fusion = source.fusion;
-    box.parent = source.parent >= 0 ? fusionCluster[static_cast<size_t>(source.parent)]
-                                    : clusterOfGroup(innermostGroup(source.fusion));
-    fusionCluster[c] = static_cast<int>(model.clusters.size());
-    model.clusters.push_back(std::move(box));
-  }
-  // Nodes: drawn instructions, then stubs of drawn users; a collapsed group's node when first needed.
-  std::vector<int> mapped(n, -1);
-  std::vector<int> groupNode(tree.groups.size(), -1);
-  for (size_t i = 0; i < n; ++i) {
-    const DotNode& source = graph.nodes[i];
-    if (source.kind == DotNode::Kind::kCopy || source.isStub()) continue;
-    const HloInstruction* top = entryInstruction(source);
-    int shown = tree.representative(top, expanded);
-    if (shown < 0) {
-      GraphNode node = viewNode(graph, static_cast<int>(i));
-      node.cluster = source.cluster >= 0 ? fusionCluster[static_cast<size_t>(source.cluster)]
-                                         : clusterOfGroup(innermostGroup(top));
-      mapped[i] = static_cast<int>(model.nodes.size());
-      node.dotName = "n" + std::to_string(mapped[i]);
-      model.nodes.push_back(std::move(node));
-      continue;
-    }
-    if (groupNode[static_cast<size_t>(shown)] < 0) {
-      const ScopeGroup& group = tree.groups[static_cast<size_t>(shown)];
-      GraphNode node;
-      node.kind = GraphNode::Kind::kGroup;
-      node.name = group.path;
-      node.computation = model.entry;
-      auto main = mainCategories(group);
-      node.category = main.empty() ? core::OpCategory::kOther : main.front().first;
-      node.lines = groupLines(group);
-      node.cluster = clusterOfGroup(group.parent);
-      groupNode[static_cast<size_t>(shown)] = static_cast<int>(model.nodes.size());
-      node.dotName = "n" + std::to_string(model.nodes.size());
-      model.nodes.push_back(std::move(node));
-    }
-    mapped[i] = groupNode[static_cast<size_t>(shown)];
-    if (source.cluster < 0) model.heldBy.emplace(top->name(), mapped[i]);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const DotNode& source = graph.nodes[i];
-    if (source.kind != DotNode::Kind::kCopy && !source.isStub()) continue;
-    int user = stubUser[i];
-    if (user < 0 || mapped[static_cast<size_t>(user)] < 0) continue;
-    const GraphNode& userNode = model.nodes[static_cast<size_t>(mapped[static_cast<size_t>(user)])];
-    if (userNode.kind == GraphNode::Kind::kGroup) continue;  // the group's merged edges stand for it
-    GraphNode node = viewNode(graph, static_cast<int>(i));
-    node.cluster = userNode.cluster;
-    mapped[i] = static_cast<int>(model.nodes.size());
-    node.dotName = "n" + std::to_string(mapped[i]);
-    model.nodes.push_back(std::move(node));
-  }
-  // Edges: kept as they are between drawn instructions, merged (one per pair, counted) when a group is involved.
-  std::vector<std::pair<int, int>> clip;
-  std::map<std::pair<int, int>, std::pair<int, bool>> merged;  // -> (count, all control)
-  std::vector<std::pair<int, int>> mergedOrder;
-  for (const core::DotEdge& edge : graph.edges) {
-    int from = mapped[static_cast<size_t>(edge.from)];
-    int to = mapped[static_cast<size_t>(edge.to)];
-    if (from < 0 || to < 0 || from == to) continue;
-    bool grouped = model.nodes[static_cast<size_t>(from)].kind == GraphNode::Kind::kGroup ||
-                   model.nodes[static_cast<size_t>(to)].kind == GraphNode::Kind::kGroup;
-    if (!grouped) {
-      model.edges.push_back(GraphEdge{from, to, edge.control, edge.stub, 1, {}, false, {}});
-      clip.emplace_back(edge.ltail >= 0 ? fusionCluster[static_cast<size_t>(edge.ltail)] : -1,
-                        edge.lhead >= 0 ? fusionCluster[static_cast<size_t>(edge.lhead)] : -1);
-      continue;
-    }
-    auto [it, inserted] = merged.try_emplace({from, to}, 0, true);
-    if (inserted) mergedOrder.emplace_back(from, to);
-    ++it->second.first;
-    it->second.second = it->second.second && edge.control;
-  }
-  for (const auto& pair : mergedOrder) {
-    const auto& [count, control] = merged[pair];
-    model.edges.push_back(GraphEdge{pair.first, pair.second, control, false, count, {}, false, {}});
-    clip.emplace_back(-1, -1);
-  }
-  model.index();
-  model.dot = GroupedDotWriter(model, clip, model.nodes.size() > 500).write();
   return model;
 }
 
@@ -441,21 +196,12 @@ bool grouping(const core::HloModule& module, const GraphOptions& options) {
   return options.groupScopes && options.focus.empty() && module.entry() != nullptr;
 }
 
-// The DOT graph a grouped view is made from. Its nodes stand for instructions, not groups, so long edges are cut
-// into stubs only when the grouped view is still big: edges into a collapsed group must reach it whole.
-core::DotGraph groupedDotGraph(const core::HloModule& module, const GraphOptions& options, const ScopeTree& tree) {
-  core::DotOptions dotOptions = options;
-  if (tree.visibleCount(options.expandedGroups) <= options.longEdgeMinInstructions * 2)
-    dotOptions.longEdgeMinInstructions = INT64_MAX;
-  return core::buildDotGraph(module, dotOptions);
-}
-
 }  // namespace
 
 GraphModel buildGraph(const core::HloModule& module, const GraphOptions& options) {
   if (grouping(module, options)) {
-    ScopeTree tree = buildScopeTree(*module.entry(), options.scopeReference.get());
-    return buildGroupedGraph(groupedDotGraph(module, options, tree), tree, options.expandedGroups);
+    core::ScopeTree tree = core::buildScopeTree(*module.entry(), options.scopeReference.get());
+    return buildGraph(core::buildGroupedDotGraph(module, options, tree, options.expandedGroups));
   }
   return buildGraph(core::buildDotGraph(module, options));
 }
@@ -530,9 +276,9 @@ StatusOr<GraphModel> layoutModule(const core::DotGraph& graph) {
 
 StatusOr<GraphModel> layoutModule(const core::HloModule& module, const GraphOptions& options) {
   if (!grouping(module, options)) return layoutModule(core::buildDotGraph(module, options));
-  ScopeTree tree = buildScopeTree(*module.entry(), options.scopeReference.get());
-  core::DotGraph graph = groupedDotGraph(module, options, tree);
-  GraphModel model = buildGroupedGraph(graph, tree, options.expandedGroups);
+  core::ScopeTree tree = core::buildScopeTree(*module.entry(), options.scopeReference.get());
+  core::DotGraph graph = core::buildGroupedDotGraph(module, options, tree, options.expandedGroups);
+  GraphModel model = buildGraph(graph);
   StatusOr<graphviz::GraphLayout> layout = graphviz::layoutDot(model.dot, module.name() + ".dot");
   if (!layout.ok()) return layout.status();
   FS_RETURN_IF_ERROR(applyLayout(model, *layout));

@@ -12,7 +12,7 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/opcode.h"
-#include "viewer/scope_groups.h"
+#include "core/dot/scope_groups.h"
 
 namespace fusionscope::graphviz {
 struct GraphLayout;
@@ -35,9 +35,9 @@ struct GraphOptions : core::DotOptions {
   bool groupScopes = false;
   std::set<std::string> expandedGroups;
   // The scope tree of the document's first stage: every stage of a module grouped by structure keeps its
-  // stretches (buildScopeTree's `reference`), so a group is the same group at every stage. Null: each stage cuts
+  // stretches (core::buildScopeTree's `reference`), so a group is the same group at every stage. Null: each stage cuts
   // its own.
-  std::shared_ptr<const ScopeTree> scopeReference;
+  std::shared_ptr<const core::ScopeTree> scopeReference;
   // Stable layout across stages (viewer/stable_layout.h): a stage reached from another keeps the nodes they share
   // where the other drew them. Only the layout service reads it; the graph drawn is the same.
   bool stableLayout = false;
@@ -102,7 +102,7 @@ class GraphModel {
   std::vector<GraphEdge> edges;
   std::string dot;    // the DOT text laid out (core::renderDot's, or the .dot file's)
   std::string entry;  // the entry computation's name (empty for DOT-only graphs)
-  // Entry instructions hidden in collapsed scope groups -> the group's node (set by buildGroupedGraph).
+  // Entry instructions hidden in collapsed scope groups -> the group's node (core::DotGraph::heldBy).
   std::unordered_map<std::string, int> heldBy;
   // The drawing's bounding box: (left, top) is 0,0 for a fresh layout; a stable layout (viewer/stable_layout.h)
   // keeps the previous stage's coordinates, so what it adds above or left of them has negative coordinates.
@@ -137,13 +137,9 @@ class GraphModel {
   std::unordered_map<std::string, int> m_groupClusterByPath;
 };
 
-// The graph of a core::DotGraph (unlaid), and core's DOT text of it for Graphviz.
+// The graph of a core::DotGraph (unlaid; grouped by core::groupByScope or not), and core's DOT text of it for
+// Graphviz: the one DOT writer's.
 GraphModel buildGraph(const core::DotGraph& graph);
-// The graph of `graph` with the entry's instructions in the scope groups of `tree`: groups not in `expanded` drawn
-// as one node each (kGroup: scope label, instruction count, main op categories), edges to and from them merged
-// into one per pair of nodes (GraphEdge::count), expanded groups as boxes (GraphCluster::group) around what they
-// hold; and the DOT text of that for Graphviz.
-GraphModel buildGroupedGraph(const core::DotGraph& graph, const ScopeTree& tree, const std::set<std::string>& expanded);
 // buildGraph(core::buildDotGraph(module, options)), grouped by scope when options.groupScopes.
 GraphModel buildGraph(const core::HloModule& module, const GraphOptions& options);
 // Positions nodes, clusters and edges from Graphviz's layout of model.dot.

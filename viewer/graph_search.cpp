@@ -20,7 +20,7 @@
 #include "viewer/graph_model.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
-#include "viewer/scope_groups.h"
+#include "core/dot/scope_groups.h"
 
 namespace fusionscope::viewer {
 
@@ -184,7 +184,7 @@ int GraphSearch::findMatches(const QString& pattern, bool regex) {
   const StageEntry* stage = context.stage;
   if (context.options != nullptr && context.options->groupScopes && stage != nullptr && stage->module &&
       stage->module->entry() != nullptr) {
-    const ScopeTree tree = buildScopeTree(*stage->module->entry(), context.reference);
+    const core::ScopeTree tree = core::buildScopeTree(*stage->module->entry(), context.reference);
     std::set<int> groupNodes;
     for (const auto& inst : stage->module->entry()->instructions()) {
       if (inst == nullptr || graph->findNode(inst->name()) >= 0 || !matches(*inst)) continue;

@@ -14,12 +14,15 @@ class QListWidget;
 class QMainWindow;
 class QToolBar;
 
+namespace fusionscope::core {
+struct ScopeTree;
+}
+
 namespace fusionscope::viewer {
 
 class GraphScene;
 class GraphView;
 struct GraphOptions;
-struct ScopeTree;
 struct StageEntry;
 
 // One row of the search results: an instruction (or a fusion or group box) that matched, where it is, and what the
@@ -43,7 +46,7 @@ class GraphSearch : public QObject {
   struct Context {
     const StageEntry* stage = nullptr;
     const GraphOptions* options = nullptr;
-    const ScopeTree* reference = nullptr;  // the scope tree groups are cut by (the document's first module)
+    const core::ScopeTree* reference = nullptr;  // the scope tree groups are cut by (the document's first module)
   };
 
   // Builds the bar (a top toolbar) and the results dock (left area, below `below`) in `window`.

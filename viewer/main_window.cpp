@@ -43,7 +43,7 @@
 #include "viewer/layout_controller.h"
 #include "viewer/pipeline_dialog.h"
 #include "viewer/run_controller.h"
-#include "viewer/scope_groups.h"
+#include "core/dot/scope_groups.h"
 #include "viewer/stage_diff.h"
 #include "viewer/stage_list_model.h"
 #include "viewer/time_attribution_panel.h"

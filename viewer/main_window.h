@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dot/scope_groups.h"
 #include "viewer/document.h"
 #include "viewer/graph_model.h"
 #include "viewer/timeline_model.h"
@@ -318,7 +319,7 @@ class MainWindow : public QMainWindow {
   QAction* m_actSideBySide = nullptr;
   SidePane* m_side = nullptr;
   // The scope tree the groups' first depth was chosen from (the document's first module).
-  std::shared_ptr<const ScopeTree> m_scopeTree;
+  std::shared_ptr<const core::ScopeTree> m_scopeTree;
   QAction* m_actNeighbourhood = nullptr;
   QAction* m_actDiff = nullptr;
   QAction* m_actGhost = nullptr;
@@ -333,8 +334,8 @@ class MainWindow : public QMainWindow {
 // The number of instructions above which fusions start collapsed (GraphOptions::collapseFusions).
 inline constexpr int64_t kCollapseFusionsAbove = 400;
 // Above the same size the graph opens grouped by scope, with groups open down to the deepest level at which at most
-// this many nodes are drawn.
-inline constexpr int kFirstViewNodes = 80;
+// core::kFirstViewNodes nodes are drawn (as `fusionscope-cli dump --group-scopes` writes them).
+using core::kFirstViewNodes;
 // The smallest zoom the first view of a grouped graph is shown at: 7 px text.
 inline constexpr double kReadableZoom = 0.7;
 

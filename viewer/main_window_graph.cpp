@@ -23,7 +23,7 @@
 #include "viewer/graph_view.h"
 #include "viewer/layout_controller.h"
 #include "viewer/main_window.h"
-#include "viewer/scope_groups.h"
+#include "core/dot/scope_groups.h"
 #include "viewer/side_pane.h"
 
 namespace fusionscope::viewer {
@@ -89,7 +89,7 @@ void MainWindow::setGroupScopesOption(bool group, const Document* document) {
   // same paths (op_name scopes survive the passes; stretches are those of this first stage, the reference).
   for (const StageEntry& stage : document->stages) {
     if (!stage.module || stage.module->entry() == nullptr) continue;
-    m_scopeTree = std::make_shared<ScopeTree>(buildScopeTree(*stage.module->entry()));
+    m_scopeTree = std::make_shared<core::ScopeTree>(core::buildScopeTree(*stage.module->entry()));
     break;
   }
   m_options.scopeReference = m_scopeTree;

@@ -12,7 +12,7 @@
 #include "viewer/inspector.h"
 #include "viewer/layout_controller.h"
 #include "viewer/main_window.h"
-#include "viewer/scope_groups.h"
+#include "core/dot/scope_groups.h"
 #include "viewer/side_pane.h"
 #include "viewer/time_attribution_panel.h"
 #include "viewer/timeline_panel.h"

@@ -39,7 +39,7 @@ using cli::kExitOk;
 using cli::loadModule;
 
 int runDump(core::HloModule& module, const std::string& input, const std::string& output, const cli::PipelineArgs& args,
-            const std::string& passRegex, bool png, bool svg, bool stagesSummary, int jobs) {
+            const std::string& passRegex, bool png, bool svg, bool stagesSummary, int jobs, bool groupScopes) {
   std::regex filter;
   try {
     filter = std::regex(passRegex, std::regex::ECMAScript);
@@ -71,6 +71,7 @@ int runDump(core::HloModule& module, const std::string& input, const std::string
   options.png = png;
   options.svg = svg;
   options.processes = jobs;
+  options.groupScopes = groupScopes;
   StatusOr<std::vector<core::DumpedStage>> dumped =
       core::dumpStages(requests, output, options, {{"stages.json", core::stagesToJson(*run, info)}});
   if (!dumped.ok()) {
@@ -186,6 +187,10 @@ int runCli(int argc, char** argv) {
                    "Write only stages whose pass name matches (stage 0 always)");
   dump->add_flag("--png,--xla_dump_hlo_as_png", png, "Also render hlo_graph_N.png with Graphviz");
   dump->add_flag("--svg", svg, "Also render hlo_graph_N.svg with Graphviz");
+  bool groupScopes = false;
+  dump->add_flag("--group-scopes", groupScopes,
+                 "Draw hlo_graph_N.dot grouped by op_name scope (else stretches of the program) as the viewer opens a "
+                 "big module: about 80 nodes, each collapsed group one node");
   dump->add_flag("--xla_dump_hlo_as_dot", dot, "Accepted for XLA users: DOT files are always written");
   dump->add_flag("--xla_dump_hlo_as_text", dumpText, "Accepted for XLA users: module_N.txt is always written");
   dump->add_option("--module", xlaModule,
@@ -265,7 +270,7 @@ int runCli(int argc, char** argv) {
     cli::noteIgnoredXlaFlags(*ignoredXlaFlags);
     std::error_code error;
     if (std::filesystem::is_directory(input, error)) {
-      return cli::runXlaDump({input, xlaModule, output, passRegex == ".*" ? "" : passRegex, png, svg, jobs});
+      return cli::runXlaDump({input, xlaModule, output, passRegex == ".*" ? "" : passRegex, png, svg, jobs, groupScopes});
     }
   }
 
@@ -289,7 +294,7 @@ int runCli(int argc, char** argv) {
     }
   }
 
-  if (*dump) return runDump(*module, input, output, pipelineArgs, passRegex, png, svg, stagesSummary, jobs);
+  if (*dump) return runDump(*module, input, output, pipelineArgs, passRegex, png, svg, stagesSummary, jobs, groupScopes);
   if (*verify) return runVerify(*module, input, pipelineArgs, seed, trials, maxWork);
   if (*explain) {
     StatusOr<core::PipelineRun> run = cli::runPipelineFor(*module, pipelineArgs);

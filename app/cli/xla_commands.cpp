@@ -181,6 +181,7 @@ int runXlaDump(const XlaDumpArgs& args) {
   options.png = args.png;
   options.svg = args.svg;
   options.processes = args.jobs;
+  options.groupScopes = args.groupScopes;
   StatusOr<std::vector<core::DumpedStage>> dumped = core::dumpStages(requests, args.output, options, extraFiles);
   if (!dumped.ok()) {
     fmt::print(stderr, "{}\n", dumped.message());

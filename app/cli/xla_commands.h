@@ -26,6 +26,7 @@ struct XlaDumpArgs {
   bool png = false;
   bool svg = false;
   int jobs = 0;
+  bool groupScopes = false;  // --group-scopes
 };
 
 // `dump XLA_DIR -o OUT`: writes XLA's stages as FusionScope's hlo_graph_N.dot / module_N.txt / stages.json, so

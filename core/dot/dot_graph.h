@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/ir/hlo_module.h"
@@ -50,11 +51,14 @@ struct DotOptions {
 // collapsed fusion is an instruction node too. Copies and stubs exist only in the entry when long edges are cut
 // (DotOptions): a copy repeats a source (parameter, constant) next to a far user, a stub says "from NAME", a
 // summary stub stands for all of one user's far operands.
+//
+// A grouped graph (groupByScope) adds group nodes: one box standing for every instruction of a collapsed scope group.
 struct DotNode {
-  enum class Kind { kInstruction, kCollapsedFusion, kCopy, kStub, kStubSummary };
+  enum class Kind { kInstruction, kCollapsedFusion, kCopy, kStub, kStubSummary, kGroup };
   Kind kind = Kind::kInstruction;
-  // The instruction drawn (copy: the source; stub: the far operand; summary stub: the user).
+  // The instruction drawn (copy: the source; stub: the far operand; summary stub: the user); null for a group.
   const HloInstruction* instruction = nullptr;
+  std::string group;  // a group node's scope path (ScopeGroup::path)
   // Label lines as plain text. Instructions: name (without "ROOT"), opcode line, detail lines, inlined
   // operands, shape[, literal]. Stubs: "from NAME"; summary stubs: "from N far operands" and the names.
   std::vector<std::string> lines;
@@ -66,9 +70,12 @@ struct DotNode {
   bool isStub() const { return kind == Kind::kStub || kind == Kind::kStubSummary; }
 };
 
-// An expanded fusion: a cluster around its fused instructions' nodes (DOT name "cluster_<index>").
+// An expanded fusion: a cluster around its fused instructions' nodes (DOT name "cluster_<index>"); in a grouped graph
+// also an expanded scope group (fusion null, `group` its path) around what it holds.
 struct DotCluster {
   const HloInstruction* fusion = nullptr;
+  std::string group;       // an expanded group's scope path; empty for a fusion
+  std::string groupLabel;  // and its name (ScopeGroup::label)
   std::vector<std::string> lines;  // name, opcode line, detail lines, shape
   int parent = -1;
   int depth = 0;  // 0 for a fusion of the entry
@@ -86,6 +93,7 @@ struct DotEdge {
   bool stub = false;  // from a copy, a stub or a summary stub
   int lhead = -1;     // clipped at this cluster's border (an edge into an expanded fusion without a parameter)
   int ltail = -1;     // clipped at this cluster's border (a control edge from an expanded fusion)
+  int count = 1;      // a grouped graph's merged edge: how many operand edges it stands for
 };
 
 // A module's entry computation as plain data: what the DOT writer renders and the viewer maps into its scene.
@@ -98,6 +106,8 @@ struct DotGraph {
   std::vector<DotNode> nodes;
   std::vector<DotCluster> clusters;
   std::vector<DotEdge> edges;
+  // A grouped graph: each entry instruction a collapsed group hides -> that group's node.
+  std::unordered_map<std::string, int> heldBy;
 
   // "n3" or "s1".
   std::string dotName(int node) const;
@@ -138,5 +148,7 @@ constexpr CategoryColors colorsFor(OpCategory category) {
 inline constexpr uint32_t kClusterFill = 0xf5f5f5;
 inline constexpr uint32_t kNestedClusterFill = 0xeceff1;
 inline constexpr uint32_t kClusterBorder = 0x9ea7aa;
+// An expanded scope group's box: lighter still, so the fusions inside it stand out.
+inline constexpr uint32_t kGroupClusterFill = 0xfafafa;
 
 }  // namespace fusionscope::core

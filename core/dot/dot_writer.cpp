@@ -1,6 +1,8 @@
 #include "core/dot/dot_writer.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <iterator>
 #include <string_view>
@@ -125,7 +127,8 @@ std::string DotRenderer::render() {
   }
   for (size_t i = 0; i < m_graph.nodes.size(); ++i) {
     const DotNode& node = m_graph.nodes[i];
-    if (node.kind == DotNode::Kind::kInstruction || node.kind == DotNode::Kind::kCollapsedFusion) {
+    if (node.kind == DotNode::Kind::kInstruction || node.kind == DotNode::Kind::kCollapsedFusion ||
+        node.kind == DotNode::Kind::kGroup) {
       m_scopeNodes[static_cast<size_t>(node.cluster + 1)].push_back(static_cast<int>(i));
     }
   }
@@ -173,10 +176,29 @@ void DotRenderer::renderScope(int cluster, int depth) {
 
 void DotRenderer::renderCluster(int cluster) {
   const DotCluster& box = m_graph.clusters[static_cast<size_t>(cluster)];
-  const HloInstruction& fusion = *box.fusion;
   int depth = box.depth;
   indent(depth);
   fmt::format_to(std::back_inserter(m_out), FMT_COMPILE("subgraph cluster_{} {{\n"), cluster);
+  if (box.fusion == nullptr) {
+    // An expanded scope group: a light box around what it holds, named by its scope.
+    indent(depth + 1);
+    m_out += "label=<";
+    appendLabel(box.lines, false);
+    m_out += ">;\n";
+    indent(depth + 1);
+    m_out += "style=\"rounded,filled\"; fillcolor=\"";
+    appendColor(m_out, kGroupClusterFill);
+    m_out += "\"; color=\"";
+    appendColor(m_out, kClusterBorder);
+    m_out += "\"; labeljust=l; fontname=\"Helvetica\"; fontsize=11; fs_group=";
+    appendQuoted(m_out, box.group);
+    m_out += ";\n";
+    renderScope(cluster, depth + 1);
+    indent(depth);
+    m_out += "}\n";
+    return;
+  }
+  const HloInstruction& fusion = *box.fusion;
   indent(depth + 1);
   m_out += "label=<";
   appendLabel(box.lines, box.root);
@@ -210,8 +232,30 @@ void DotRenderer::renderCluster(int cluster) {
 
 void DotRenderer::renderNode(int index, int depth) {
   const DotNode& node = m_graph.nodes[static_cast<size_t>(index)];
-  const HloInstruction& inst = *node.instruction;
   CategoryColors colors = colorsFor(node.category);
+  if (node.kind == DotNode::Kind::kGroup) {
+    // A collapsed scope group: one wide box in its main category's colours, standing for what it holds.
+    indent(depth);
+    m_out += 'n';
+    appendInt(m_out, node.id);
+    m_out += " [label=<";
+    appendLabel(node.lines, false);
+    m_out += "> fillcolor=\"";
+    appendColor(m_out, colors.fill);
+    m_out += "\" color=\"";
+    appendColor(m_out, colors.border);
+    m_out += '"';
+    if (colors.text != 0x000000) {
+      m_out += " fontcolor=\"";
+      appendColor(m_out, colors.text);
+      m_out += '"';
+    }
+    m_out += " margin=\"0.25,0.12\" penwidth=2 fs_group=";
+    appendQuoted(m_out, node.group);
+    m_out += "];\n";
+    return;
+  }
+  const HloInstruction& inst = *node.instruction;
 
   indent(depth);
   m_out += 'n';
@@ -287,6 +331,12 @@ void DotRenderer::renderEdge(const DotEdge& edge) {
   if (edge.control) fmt::format_to(attribute(), FMT_COMPILE("style=dashed color=\"#9e9e9e\""));
   if (edge.lhead >= 0) fmt::format_to(attribute(), FMT_COMPILE("lhead=cluster_{}"), edge.lhead);
   if (edge.ltail >= 0) fmt::format_to(attribute(), FMT_COMPILE("ltail=cluster_{}"), edge.ltail);
+  // A grouped graph's merged edge: thicker with its count, and the count at its head.
+  if (edge.count > 1) {
+    const int width = std::min(4, 1 + static_cast<int>(std::log2(edge.count)));
+    fmt::format_to(attribute(), FMT_COMPILE("penwidth={} headlabel=\"×{}\" fs_count={}"), width, edge.count,
+                   edge.count);
+  }
   m_out += separator == " " ? "];\n" : ";\n";
 }
 

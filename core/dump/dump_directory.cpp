@@ -12,6 +12,7 @@
 
 #include "core/base/file_util.h"
 #include "core/dot/dot_writer.h"
+#include "core/dot/scope_groups.h"
 #include "core/graphviz/graphviz_renderer.h"
 #include "core/text/hlo_printer.h"
 
@@ -175,6 +176,18 @@ StatusOr<std::vector<DumpedStage>> dumpStages(const std::vector<StageDumpRequest
 
   std::vector<DumpedStage> dumped(stages.size());
   std::vector<std::string> dots(stages.size());
+  // Grouped: every stage by the first stage's groups, opened as the first view opens them.
+  std::optional<ScopeTree> reference;
+  std::set<std::string> expanded;
+  if (options.groupScopes && !stages.empty() && stages.front().module->entry() != nullptr) {
+    reference = buildScopeTree(*stages.front().module->entry());
+    expanded = reference->autoExpanded(kFirstViewNodes);
+  }
+  auto dotOf = [&](const HloModule& module) {
+    if (!reference || module.entry() == nullptr) return writeDot(module);
+    const ScopeTree tree = buildScopeTree(*module.entry(), &*reference);
+    return renderDot(buildGroupedDotGraph(module, DotOptions{}, tree, expanded));
+  };
   std::vector<FileContent> files;
   for (size_t i = 0; i < stages.size(); ++i) {
     const StageDumpRequest& request = stages[i];
@@ -184,7 +197,7 @@ StatusOr<std::vector<DumpedStage>> dumpStages(const std::vector<StageDumpRequest
     stage.dotPath = base + ".dot";
     if (options.png) stage.pngPath = base + ".png";
     if (options.svg) stage.svgPath = base + ".svg";
-    dots[i] = writeDot(*request.module);
+    dots[i] = dotOf(*request.module);
     if (options.moduleText) {
       stage.modulePath = fmt::format("{}/module_{}.txt", directory, request.index);
       files.push_back({stage.modulePath, printModule(*request.module)});

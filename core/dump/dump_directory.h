@@ -44,6 +44,10 @@ struct StagesDumpOptions {
   bool svg = false;
   bool moduleText = true;  // module_N.txt, the HLO text of each stage
   int processes = 0;       // render workers; 0 = one per core
+  // hlo_graph_N.dot grouped by scope (core/dot/scope_groups.h) as the viewer opens a big module: the groups of the
+  // first stage's entry (op_name scopes, else stretches of the program, kept at every stage), opened down to the
+  // deepest level that draws at most kFirstViewNodes nodes, the others collapsed into one node each.
+  bool groupScopes = false;
 };
 
 // Writes every requested stage (hlo_graph_N.dot, module_N.txt, images rendered in parallel worker processes)

@@ -372,6 +372,32 @@ TEST_F(CliTest, DumpWithoutImagesWritesOnlyDot) {
   EXPECT_EQ(listing(dir), (std::vector<std::string>{"hlo_graph_0.dot", "module_0.txt", "stages.json"}));
 }
 
+// --group-scopes: a 3.8k-instruction JAX step drawn as the viewer's first view, its layers and update as single
+// nodes with counted edges, at every stage (the fusion pass's included); without the flag, every instruction.
+TEST_F(CliTest, DumpGroupedByScopeDrawsAFewDozenNodes) {
+  const std::string llm = std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/llm_train.before.txt";
+  fs::path dir = work() / "grouped";
+  CliResult r = run({"dump", llm, "-o", dir.string(), "--pipeline", "cpu", "--group-scopes",
+                     "--dump-pass-re", "^fusion$"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto nodeStatements = [](const std::string& dot) {
+    size_t count = 0;
+    for (size_t at = dot.find("[label=<"); at != std::string::npos; at = dot.find("[label=<", at + 1)) ++count;
+    return count;
+  };
+  for (const char* file : {"hlo_graph_0.dot", "hlo_graph_8.dot"}) {
+    const std::string dot = readAll(dir / file);
+    EXPECT_NE(dot.find("fs_group=\"jit(step)/jvp(block_0)\""), std::string::npos) << file;
+    EXPECT_NE(dot.find("fs_count="), std::string::npos) << file;
+    EXPECT_LE(nodeStatements(dot), 100u) << file;
+  }
+  fs::path flat = work() / "flat";
+  ASSERT_EQ(run({"dump", llm, "-o", flat.string(), "--pipeline", "none"}).exitCode, 0);
+  const std::string whole = readAll(flat / "hlo_graph_0.dot");
+  EXPECT_EQ(whole.find("fs_group="), std::string::npos);
+  EXPECT_GT(nodeStatements(whole), 1000u);
+}
+
 TEST_F(CliTest, DumpUnderARegularFileFailsAndCreatesNothing) {
   // Permission bits do not stop root, so an impossible directory is made by putting a file in the way.
   fs::path input = writeInput("small.hlo", kSmallModule);

@@ -1,6 +1,6 @@
 // Scope groups: the op_name scope hierarchy (and the structural fallback for flat op_names) that big modules open
 // grouped by, the grouped graph built from it, and the window's first view and expand/collapse of groups.
-#include "viewer/scope_groups.h"
+#include "core/dot/scope_groups.h"
 
 #include <QAction>
 #include <QLineF>
@@ -47,8 +47,8 @@ TEST(ScopeTreeTest, JaxOpNamesGiveTheModelsLayers) {
   auto module = core::parseHloModuleFile(kLlm);
   ASSERT_TRUE(module.ok()) << module.message();
   const core::HloComputation& entry = *(*module)->entry();
-  ScopeTree tree = buildScopeTree(entry);
-  EXPECT_EQ(tree.source, ScopeTree::Source::kOpName);
+  core::ScopeTree tree = core::buildScopeTree(entry);
+  EXPECT_EQ(tree.source, core::ScopeTree::Source::kOpName);
   // jax.named_scope names in interop/llm_train.py, forward (jvp) and backward (transpose(jvp)).
   int block = tree.find("jit(step)/jvp(block_2)");
   ASSERT_GE(block, 0);
@@ -59,7 +59,7 @@ TEST(ScopeTreeTest, JaxOpNamesGiveTheModelsLayers) {
   EXPECT_EQ(tree.groups[static_cast<size_t>(attn)].parent, block);
   // A group counts what is inside it, nested groups included; the attention's main category is a contraction
   // or elementwise work, and dot is among its categories.
-  const ScopeGroup& attention = tree.groups[static_cast<size_t>(attn)];
+  const core::ScopeGroup& attention = tree.groups[static_cast<size_t>(attn)];
   EXPECT_GT(attention.instructionCount, attention.directCount);
   bool contraction = false;
   for (const auto& [category, count] : attention.categories) contraction |= category == core::OpCategory::kContraction;
@@ -82,14 +82,14 @@ TEST(ScopeTreeTest, FlatOpNamesFallBackToStretchesOfTheProgram) {
   auto module = core::parseHloModuleFile(kMobilenet);
   ASSERT_TRUE(module.ok()) << module.message();
   const core::HloComputation& entry = *(*module)->entry();
-  ScopeTree tree = buildScopeTree(entry);
-  EXPECT_EQ(tree.source, ScopeTree::Source::kStructure);
+  core::ScopeTree tree = core::buildScopeTree(entry);
+  EXPECT_EQ(tree.source, core::ScopeTree::Source::kStructure);
   EXPECT_GE(tree.roots.size(), 30u);
   EXPECT_LE(tree.roots.size(), 60u);
   // Stretches are consecutive, cover the module once and are labelled by what they mostly run.
   int covered = 0;
   for (int root : tree.roots) {
-    const ScopeGroup& g = tree.groups[static_cast<size_t>(root)];
+    const core::ScopeGroup& g = tree.groups[static_cast<size_t>(root)];
     EXPECT_EQ(g.detail, g.path);
     EXPECT_FALSE(g.label.empty());
     EXPECT_FALSE(g.children.empty());
@@ -108,20 +108,20 @@ TEST(ScopeTreeTest, StretchesOfTheFirstStageHoldAtLaterStages) {
   auto document = loadPath(kMobilenet, spec);
   ASSERT_TRUE(document.ok()) << document.message();
   const auto& stages = (*document)->stages;
-  const ScopeTree reference = buildScopeTree(*stages.front().module->entry());
-  ASSERT_EQ(reference.source, ScopeTree::Source::kStructure);
+  const core::ScopeTree reference = core::buildScopeTree(*stages.front().module->entry());
+  ASSERT_EQ(reference.source, core::ScopeTree::Source::kStructure);
   std::set<std::string> paths;
-  for (const ScopeGroup& g : reference.groups) paths.insert(g.path);
+  for (const core::ScopeGroup& g : reference.groups) paths.insert(g.path);
   int differentCuts = 0;
   for (size_t position = 1; position < stages.size(); ++position) {
     const core::HloComputation& entry = *stages[position].module->entry();
-    const ScopeTree own = buildScopeTree(entry);
-    const ScopeTree kept = buildScopeTree(entry, &reference);
-    ASSERT_EQ(kept.source, ScopeTree::Source::kStructure);
+    const core::ScopeTree own = core::buildScopeTree(entry);
+    const core::ScopeTree kept = core::buildScopeTree(entry, &reference);
+    ASSERT_EQ(kept.source, core::ScopeTree::Source::kStructure);
     int shared = 0, held = 0;
-    for (const ScopeGroup& g : own.groups) shared += paths.count(g.path) != 0 ? 1 : 0;
+    for (const core::ScopeGroup& g : own.groups) shared += paths.count(g.path) != 0 ? 1 : 0;
     if (shared < static_cast<int>(own.groups.size())) ++differentCuts;
-    for (const ScopeGroup& g : kept.groups) {
+    for (const core::ScopeGroup& g : kept.groups) {
       EXPECT_EQ(paths.count(g.path), 1u) << "stage " << position << ": " << g.path << " is not a first-stage stretch";
       EXPECT_GT(g.instructionCount, 0) << g.path << " is empty";
       EXPECT_FALSE(g.label.empty());
@@ -145,7 +145,7 @@ TEST(ScopeTreeTest, StretchesOfTheFirstStageHoldAtLaterStages) {
 TEST(GroupedGraphTest, CollapsedGroupsAreNodesWithMergedEdges) {
   auto module = core::parseHloModuleFile(kLlm);
   ASSERT_TRUE(module.ok()) << module.message();
-  ScopeTree tree = buildScopeTree(*(*module)->entry());
+  core::ScopeTree tree = core::buildScopeTree(*(*module)->entry());
   GraphOptions options;
   options.collapseFusions = true;
   options.groupScopes = true;
@@ -197,7 +197,7 @@ TEST(GroupedGraphTest, GroupsAcrossStagesOfTheLlm) {
   auto document = loadPath(kLlm, spec);
   ASSERT_TRUE(document.ok()) << document.message();
   const auto& stages = (*document)->stages;
-  ScopeTree tree = buildScopeTree(*stages.front().module->entry());
+  core::ScopeTree tree = core::buildScopeTree(*stages.front().module->entry());
   GraphOptions options;
   options.collapseFusions = true;
   options.groupScopes = true;

@@ -22,7 +22,7 @@
 #include "viewer/document.h"
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
-#include "viewer/scope_groups.h"
+#include "core/dot/scope_groups.h"
 #include "viewer/stage_walk.h"
 #include "tests/common/source_paths.h"
 
@@ -315,7 +315,7 @@ void stepThroughStages(const std::string& path, bool grouped, int afreshAtMost =
   options.collapseFusions = true;
   options.stableLayout = true;
   if (grouped) {
-    auto tree = std::make_shared<const ScopeTree>(buildScopeTree(*stages.front().module->entry()));
+    auto tree = std::make_shared<const core::ScopeTree>(core::buildScopeTree(*stages.front().module->entry()));
     options.groupScopes = true;
     options.expandedGroups = tree->autoExpanded(kFirstViewNodes);
     options.scopeReference = tree;  // as the window does: a program's stretches are the first stage's
@@ -355,7 +355,7 @@ TEST(StableLayoutTest, StagesOfTheLlmGrouped) {
 }
 
 TEST(StableLayoutTest, StagesOfMobilenetGrouped) {
-  // The stretches are the first stage's at every stage (ScopeTree reference): only the fusion pass may replace
+  // The stretches are the first stage's at every stage (core::ScopeTree reference): only the fusion pass may replace
   // enough to be laid out afresh.
   stepThroughStages(kMobilenet, true, 1);
 }

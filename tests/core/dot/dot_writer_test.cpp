@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/dot/scope_groups.h"
 #include "core/text/hlo_parser.h"
 #include "tests/common/source_paths.h"
 
@@ -595,6 +596,87 @@ TEST(DotWriterTest, SmallGraphsKeepEveryEdgeWhole) {
   DotOptions whole;
   whole.maxEdgeSpan = 0;
   EXPECT_EQ(countOf(writeDot(*big, whole), "fs_stub_of="), 0u);
+}
+
+}  // namespace
+}  // namespace fusionscope::core
+
+// Scope grouping is a transformation of the DOT graph, rendered by the one writer: collapsed groups are single
+// nodes with merged, counted edges; expanded groups are clusters around what they hold.
+namespace fusionscope::core {
+namespace {
+
+constexpr std::string_view kScoped = R"(
+HloModule scoped
+ENTRY %main (p0: f32[8], p1: f32[8]) -> f32[8] {
+  %p0 = f32[8] parameter(0), metadata={op_name="jit(f)/layer0/x"}
+  %p1 = f32[8] parameter(1)
+  %a = f32[8] add(%p0, %p1), metadata={op_name="jit(f)/layer0/add"}
+  %m = f32[8] multiply(%a, %p1), metadata={op_name="jit(f)/layer0/mul"}
+  %s = f32[8] subtract(%a, %m), metadata={op_name="jit(f)/layer1/sub"}
+  %e = f32[8] exponential(%s), metadata={op_name="jit(f)/layer1/exp"}
+  ROOT %r = f32[8] add(%e, %m), metadata={op_name="jit(f)/out/add"}
+}
+)";
+
+TEST(ScopeGroupingTest, CollapsedGroupsAreNodesWithCountedEdgesAndTheWriterDrawsThem) {
+  auto module = parse(kScoped);
+  ASSERT_NE(module, nullptr);
+  const ScopeTree tree = buildScopeTree(*module->entry());
+  ASSERT_EQ(tree.source, ScopeTree::Source::kOpName);
+  const DotGraph grouped = groupByScope(buildDotGraph(*module), tree, {"jit(f)"});
+
+  ASSERT_EQ(grouped.clusters.size(), 1u);
+  EXPECT_EQ(grouped.clusters[0].group, "jit(f)");
+  EXPECT_EQ(grouped.clusters[0].fusion, nullptr);
+  auto groupNode = [&](const std::string& path) {
+    for (size_t i = 0; i < grouped.nodes.size(); ++i)
+      if (grouped.nodes[i].kind == DotNode::Kind::kGroup && grouped.nodes[i].group == path) return static_cast<int>(i);
+    return -1;
+  };
+  const int layer0 = groupNode("jit(f)/layer0");
+  const int layer1 = groupNode("jit(f)/layer1");
+  ASSERT_GE(layer0, 0);
+  ASSERT_GE(layer1, 0);
+  EXPECT_EQ(grouped.nodes[static_cast<size_t>(layer0)].cluster, 0);
+  EXPECT_EQ(grouped.nodes[static_cast<size_t>(layer0)].lines.front(), "layer0");
+  // Hidden instructions point at their group; an unscoped parameter sits with its first user.
+  EXPECT_EQ(grouped.heldBy.at("a"), layer0);
+  EXPECT_EQ(grouped.heldBy.at("p1"), layer0);
+  EXPECT_EQ(grouped.heldBy.at("s"), layer1);
+  // s reads a and m: one edge layer0 -> layer1 standing for two.
+  int merged = 0;
+  for (const DotEdge& edge : grouped.edges) {
+    EXPECT_NE(edge.from, edge.to);
+    if (edge.from == layer0 && edge.to == layer1) merged = edge.count;
+  }
+  EXPECT_EQ(merged, 2);
+
+  const std::string dot = renderDot(grouped);
+  EXPECT_NE(dot.find("fs_group=\"jit(f)/layer0\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("subgraph cluster_0"), std::string::npos);
+  EXPECT_NE(dot.find("headlabel=\"×2\""), std::string::npos) << dot;
+  EXPECT_TRUE(nodeLine(dot, "a").empty()) << "a is inside the collapsed layer0";
+  EXPECT_FALSE(nodeLine(dot, "r").empty()) << "the ROOT stays on its own";
+  if (fs::exists(kDotBinary)) {
+    std::string errors;
+    EXPECT_EQ(runGraphviz(dot, "dot", errors), 0) << errors;
+    EXPECT_TRUE(errors.empty()) << errors;
+  }
+
+  // layer0 expanded too: its instructions are drawn inside its box, which sits in jit(f)'s.
+  const DotGraph open = groupByScope(buildDotGraph(*module), tree, {"jit(f)", "jit(f)/layer0"});
+  ASSERT_EQ(open.clusters.size(), 2u);
+  EXPECT_EQ(open.clusters[1].group, "jit(f)/layer0");
+  EXPECT_EQ(open.clusters[1].parent, 0);
+  EXPECT_EQ(open.heldBy.count("a"), 0u);
+  const std::string openDot = renderDot(open);
+  EXPECT_FALSE(nodeLine(openDot, "a").empty());
+  EXPECT_FALSE(nodeLine(openDot, "m").empty());
+  // Nothing expanded: the top group is one node and nothing else but the ROOT and its operands' edges.
+  const DotGraph closed = groupByScope(buildDotGraph(*module), tree, {});
+  EXPECT_TRUE(closed.clusters.empty());
+  EXPECT_EQ(closed.nodes.size(), 2u);  // jit(f) and the ROOT
 }
 
 }  // namespace

@@ -6,14 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/dot/dot_graph.h"
 #include "core/ir/opcode.h"
 
 namespace fusionscope::core {
-class HloComputation;
-class HloInstruction;
-}  // namespace fusionscope::core
-
-namespace fusionscope::viewer {
 
 // A scope group: the instructions of a computation that share a prefix of their `metadata={op_name=...}` scope
 // path (JAX `jit(step)/transpose(jvp(block_0))/attn/dot_general` -> groups `jit(step)`, `.../transpose(jvp(block_0))`
@@ -28,7 +24,7 @@ struct ScopeGroup {
   std::vector<int> children;                                 // child groups
   int instructionCount = 0;                                  // every instruction inside, nested groups included
   int directCount = 0;                                       // instructions whose innermost group this is
-  std::vector<std::pair<core::OpCategory, int>> categories;  // by count, most frequent first
+  std::vector<std::pair<OpCategory, int>> categories;  // by count, most frequent first
 };
 
 // The scope hierarchy of one computation (a stage's entry). Plain data, built in linear time; groups are in
@@ -40,7 +36,7 @@ struct ScopeTree {
   std::vector<int> roots;  // top-level groups
   int ungrouped = 0;       // instructions in no group (drawn on their own at the top level)
   // Innermost group of each instruction of the computation; absent: not in a group.
-  std::unordered_map<const core::HloInstruction*, int> groupOf;
+  std::unordered_map<const HloInstruction*, int> groupOf;
   // The same by instruction name (what buildScopeTree's `reference` reads).
   std::unordered_map<std::string, int> groupOfName;
 
@@ -51,7 +47,7 @@ struct ScopeTree {
   // are drawn (at least the top level).
   std::set<std::string> autoExpanded(int maxNodes) const;
   // The group `inst` is drawn as (its outermost collapsed group), or -1 when it is drawn itself.
-  int representative(const core::HloInstruction* inst, const std::set<std::string>& expanded) const;
+  int representative(const HloInstruction* inst, const std::set<std::string>& expanded) const;
 };
 
 // Groups `computation`'s instructions by op_name scope when at least half of them carry a scope path (a '/'),
@@ -65,6 +61,25 @@ struct ScopeTree {
 // goes to the stretch that held the instruction of its name, new ones to their first user's (else first
 // operand's), empty stretches are dropped, and labels and ranges are those of what a stretch holds now. A stretch
 // is then the same group (same path) at every stage, as an op_name scope is, so a stage step keeps it in place.
-ScopeTree buildScopeTree(const core::HloComputation& computation, const ScopeTree* reference = nullptr);
+ScopeTree buildScopeTree(const HloComputation& computation, const ScopeTree* reference = nullptr);
 
-}  // namespace fusionscope::viewer
+// Scope grouping as a transformation of a module's DOT graph (`graph`: buildDotGraph of the module whose entry
+// `tree` groups): every group in `expanded` whose ancestors are all expanded becomes a cluster around what it holds
+// (DotCluster::group), every other group one node (DotNode::Kind::kGroup, labelled with its name, size and main op
+// categories) standing for the instructions it holds; edges between instructions stay, edges to or from a group node
+// are merged into one per pair of nodes with their count (DotEdge::count). Stubs and copies stay when their user is
+// drawn. Node ids are renumbered by index. The result is rendered by renderDot like any other DotGraph.
+DotGraph groupByScope(const DotGraph& graph, const ScopeTree& tree, const std::set<std::string>& expanded,
+                      int fastLayoutAbove = 500);
+
+// The grouped graph of `module`'s entry (grouped by `tree`, the groups in `expanded` open): buildDotGraph then
+// groupByScope. Long edges are cut into stubs only when the grouped graph still draws more than twice
+// `options.longEdgeMinInstructions` nodes: an edge into a collapsed group must reach it whole.
+DotGraph buildGroupedDotGraph(const HloModule& module, DotOptions options, const ScopeTree& tree,
+                              const std::set<std::string>& expanded);
+
+// The groups a first view opens: grouped by `tree`, every group above the deepest depth at which at most this many
+// nodes are drawn (ScopeTree::autoExpanded). The viewer's first view and `dump --group-scopes` use it.
+inline constexpr int kFirstViewNodes = 80;
+
+}  // namespace fusionscope::core

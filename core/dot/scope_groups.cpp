@@ -1,17 +1,17 @@
-#include "viewer/scope_groups.h"
+#include "core/dot/scope_groups.h"
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <string_view>
 
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 
-namespace fusionscope::viewer {
+namespace fusionscope::core {
 namespace {
 
-using core::HloInstruction;
 
 // Stretches: about this many at the top level, each cut into about kSubStretches, down to kLeafStretch.
 constexpr int kTopStretches = 48;
@@ -22,10 +22,10 @@ constexpr int kLeafStretch = 12;
 
 // The op_name a group reads: the instruction's own, else (a fusion a pass made) its fused root's.
 std::string_view opNameOf(const HloInstruction& inst) {
-  if (const core::OpMetadata* metadata = inst.metadata(); metadata != nullptr && !metadata->opName.empty())
+  if (const OpMetadata* metadata = inst.metadata(); metadata != nullptr && !metadata->opName.empty())
     return metadata->opName;
   if (inst.isFusion() && inst.fusedComputation() != nullptr && inst.fusedComputation()->root() != nullptr) {
-    if (const core::OpMetadata* metadata = inst.fusedComputation()->root()->metadata();
+    if (const OpMetadata* metadata = inst.fusedComputation()->root()->metadata();
         metadata != nullptr && !metadata->opName.empty())
       return metadata->opName;
     // A root a pass made without metadata (a multi-output fusion's tuple, a reshape): the last fused instruction
@@ -48,7 +48,7 @@ std::string shortOpName(std::string_view name) {
 
 class Builder {
  public:
-  explicit Builder(const core::HloComputation& computation) {
+  explicit Builder(const HloComputation& computation) {
     for (const auto& inst : computation.instructions()) {
       if (inst.get() != computation.root()) m_order.push_back(inst.get());
     }
@@ -214,8 +214,8 @@ class Builder {
   std::string dominantOpName(const std::vector<size_t>& positions) const {
     std::map<std::string_view, int> counts;
     for (size_t i : positions) {
-      core::OpCategory category = core::opcodeCategory(m_order[i]->opcode());
-      if (category == core::OpCategory::kParameter || category == core::OpCategory::kConstant) continue;
+      OpCategory category = opcodeCategory(m_order[i]->opcode());
+      if (category == OpCategory::kParameter || category == OpCategory::kConstant) continue;
       ++counts[opNameOf(*m_order[i])];
     }
     std::string_view best;
@@ -243,7 +243,7 @@ class Builder {
         continue;
       }
       ++m_tree.groups[static_cast<size_t>(found->second)].directCount;
-      auto category = static_cast<size_t>(core::opcodeCategory(inst->opcode()));
+      auto category = static_cast<size_t>(opcodeCategory(inst->opcode()));
       for (int g = found->second; g >= 0; g = m_tree.groups[static_cast<size_t>(g)].parent) {
         ++m_tree.groups[static_cast<size_t>(g)].instructionCount;
         if (category < 16) ++categories[static_cast<size_t>(g)][category];
@@ -252,7 +252,7 @@ class Builder {
     for (size_t g = 0; g < m_tree.groups.size(); ++g) {
       auto& list = m_tree.groups[g].categories;
       for (size_t c = 0; c < 16; ++c) {
-        if (categories[g][c] > 0) list.emplace_back(static_cast<core::OpCategory>(c), categories[g][c]);
+        if (categories[g][c] > 0) list.emplace_back(static_cast<OpCategory>(c), categories[g][c]);
       }
       std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     }
@@ -304,7 +304,7 @@ std::set<std::string> ScopeTree::autoExpanded(int maxNodes) const {
   return best;
 }
 
-int ScopeTree::representative(const core::HloInstruction* inst, const std::set<std::string>& expanded) const {
+int ScopeTree::representative(const HloInstruction* inst, const std::set<std::string>& expanded) const {
   auto found = groupOf.find(inst);
   if (found == groupOf.end()) return -1;
   int shown = -1;
@@ -314,8 +314,185 @@ int ScopeTree::representative(const core::HloInstruction* inst, const std::set<s
   return shown;
 }
 
-ScopeTree buildScopeTree(const core::HloComputation& computation, const ScopeTree* reference) {
+ScopeTree buildScopeTree(const HloComputation& computation, const ScopeTree* reference) {
   return Builder(computation).build(reference);
 }
 
-}  // namespace fusionscope::viewer
+}  // namespace fusionscope::core
+
+namespace fusionscope::core {
+namespace {
+
+// A group's three most frequent op categories, leaving out parameters and constants while it has other work.
+std::vector<std::pair<OpCategory, int>> mainCategories(const ScopeGroup& group) {
+  std::vector<std::pair<OpCategory, int>> result;
+  for (const auto& entry : group.categories) {
+    if (entry.first != OpCategory::kParameter && entry.first != OpCategory::kConstant) result.push_back(entry);
+  }
+  if (result.empty()) result = group.categories;
+  if (result.size() > 3) result.resize(3);
+  return result;
+}
+
+// The label lines of a collapsed scope group: its name, its size (and range), its main op categories.
+std::vector<std::string> groupLines(const ScopeGroup& group) {
+  std::vector<std::string> lines{group.label};
+  std::string count =
+      std::to_string(group.instructionCount) + (group.instructionCount == 1 ? " instruction" : " instructions");
+  if (!group.detail.empty()) count += "  " + group.detail;
+  lines.push_back(count);
+  std::string categories;
+  for (const auto& [category, n] : mainCategories(group)) {
+    if (!categories.empty()) categories += " \u00b7 ";
+    categories += std::string(categoryName(category)) + " " + std::to_string(n);
+  }
+  if (!categories.empty()) lines.push_back(categories);
+  return lines;
+}
+
+}  // namespace
+
+DotGraph groupByScope(const DotGraph& graph, const ScopeTree& tree, const std::set<std::string>& expanded,
+                      int fastLayoutAbove) {
+  DotGraph out;
+  out.module = graph.module;
+  out.title = graph.title;
+  const size_t n = graph.nodes.size();
+  // The entry instruction each node belongs to: itself, or the outermost fusion around it.
+  auto entryInstruction = [&](const DotNode& node) {
+    if (node.cluster < 0) return node.instruction;
+    int top = node.cluster;
+    while (graph.clusters[static_cast<size_t>(top)].parent >= 0) top = graph.clusters[static_cast<size_t>(top)].parent;
+    return graph.clusters[static_cast<size_t>(top)].fusion;
+  };
+  std::vector<int> stubUser(n, -1);
+  for (const DotEdge& edge : graph.edges) {
+    const DotNode& from = graph.nodes[static_cast<size_t>(edge.from)];
+    if (from.kind == DotNode::Kind::kCopy || from.isStub()) stubUser[static_cast<size_t>(edge.from)] = edge.to;
+  }
+  auto depthUnder = [&](int parent) { return parent >= 0 ? out.clusters[static_cast<size_t>(parent)].depth + 1 : 0; };
+  // Group clusters: every expanded group whose ancestors are all expanded (parents come first in the tree).
+  std::vector<int> groupCluster(tree.groups.size(), -1);
+  for (size_t g = 0; g < tree.groups.size(); ++g) {
+    const ScopeGroup& group = tree.groups[g];
+    if (expanded.count(group.path) == 0) continue;
+    if (group.parent >= 0 && groupCluster[static_cast<size_t>(group.parent)] < 0) continue;
+    DotCluster box;
+    box.group = group.path;
+    box.groupLabel = group.label;
+    box.lines = {group.label + "  (" + std::to_string(group.instructionCount) + ")"};
+    box.parent = group.parent >= 0 ? groupCluster[static_cast<size_t>(group.parent)] : -1;
+    box.depth = depthUnder(box.parent);
+    groupCluster[g] = static_cast<int>(out.clusters.size());
+    out.clusters.push_back(std::move(box));
+  }
+  auto clusterOfGroup = [&](int group) { return group >= 0 ? groupCluster[static_cast<size_t>(group)] : -1; };
+  auto innermostGroup = [&](const HloInstruction* inst) {
+    auto found = tree.groupOf.find(inst);
+    return found == tree.groupOf.end() ? -1 : found->second;
+  };
+  // Fusion clusters whose fusion is drawn (not hidden in a collapsed group), inside their group's box.
+  std::vector<int> fusionCluster(graph.clusters.size(), -1);
+  for (size_t c = 0; c < graph.clusters.size(); ++c) {
+    const DotCluster& source = graph.clusters[c];
+    const HloInstruction* top = source.fusion;
+    for (int parent = source.parent; parent >= 0; parent = graph.clusters[static_cast<size_t>(parent)].parent)
+      top = graph.clusters[static_cast<size_t>(parent)].fusion;
+    if (tree.representative(top, expanded) >= 0) continue;
+    DotCluster box = source;
+    box.parent = source.parent >= 0 ? fusionCluster[static_cast<size_t>(source.parent)]
+                                    : clusterOfGroup(innermostGroup(source.fusion));
+    box.depth = depthUnder(box.parent);
+    box.firstNode = 0;  // clusters before the nodes of their scope
+    fusionCluster[c] = static_cast<int>(out.clusters.size());
+    out.clusters.push_back(std::move(box));
+  }
+  // Nodes: drawn instructions, a collapsed group's node where its first instruction was, then stubs and copies of
+  // drawn users (at the top level, as the renderer declares them).
+  std::vector<int> mapped(n, -1);
+  std::vector<int> groupNode(tree.groups.size(), -1);
+  auto add = [&](DotNode node) {
+    node.id = static_cast<int>(out.nodes.size());
+    out.nodes.push_back(std::move(node));
+    return static_cast<int>(out.nodes.size()) - 1;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const DotNode& source = graph.nodes[i];
+    if (source.kind == DotNode::Kind::kCopy || source.isStub()) continue;
+    const HloInstruction* top = entryInstruction(source);
+    const int shown = tree.representative(top, expanded);
+    if (shown < 0) {
+      DotNode node = source;
+      node.cluster = source.cluster >= 0 ? fusionCluster[static_cast<size_t>(source.cluster)]
+                                         : clusterOfGroup(innermostGroup(top));
+      mapped[i] = add(std::move(node));
+      continue;
+    }
+    if (groupNode[static_cast<size_t>(shown)] < 0) {
+      const ScopeGroup& group = tree.groups[static_cast<size_t>(shown)];
+      DotNode node;
+      node.kind = DotNode::Kind::kGroup;
+      node.group = group.path;
+      const auto main = mainCategories(group);
+      node.category = main.empty() ? OpCategory::kOther : main.front().first;
+      node.lines = groupLines(group);
+      node.cluster = clusterOfGroup(group.parent);
+      groupNode[static_cast<size_t>(shown)] = add(std::move(node));
+    }
+    mapped[i] = groupNode[static_cast<size_t>(shown)];
+    if (source.cluster < 0) out.heldBy.emplace(top->name(), mapped[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const DotNode& source = graph.nodes[i];
+    if (source.kind != DotNode::Kind::kCopy && !source.isStub()) continue;
+    const int user = stubUser[i];
+    if (user < 0 || mapped[static_cast<size_t>(user)] < 0) continue;
+    if (out.nodes[static_cast<size_t>(mapped[static_cast<size_t>(user)])].kind == DotNode::Kind::kGroup)
+      continue;  // the group's merged edges stand for it
+    DotNode node = source;
+    node.cluster = -1;
+    mapped[i] = add(std::move(node));
+  }
+  // Edges: kept between drawn instructions, merged (one per pair, counted) when a group is involved.
+  std::map<std::pair<int, int>, std::pair<int, bool>> merged;  // -> (count, all control)
+  std::vector<std::pair<int, int>> mergedOrder;
+  for (const DotEdge& edge : graph.edges) {
+    const int from = mapped[static_cast<size_t>(edge.from)];
+    const int to = mapped[static_cast<size_t>(edge.to)];
+    if (from < 0 || to < 0 || from == to) continue;
+    if (out.nodes[static_cast<size_t>(from)].kind != DotNode::Kind::kGroup &&
+        out.nodes[static_cast<size_t>(to)].kind != DotNode::Kind::kGroup) {
+      DotEdge kept = edge;
+      kept.from = from;
+      kept.to = to;
+      kept.ltail = edge.ltail >= 0 ? fusionCluster[static_cast<size_t>(edge.ltail)] : -1;
+      kept.lhead = edge.lhead >= 0 ? fusionCluster[static_cast<size_t>(edge.lhead)] : -1;
+      out.edges.push_back(kept);
+      continue;
+    }
+    auto [it, inserted] = merged.try_emplace({from, to}, 0, true);
+    if (inserted) mergedOrder.emplace_back(from, to);
+    ++it->second.first;
+    it->second.second = it->second.second && edge.control;
+  }
+  for (const auto& pair : mergedOrder) {
+    const auto& [count, control] = merged[pair];
+    DotEdge edge;
+    edge.from = pair.first;
+    edge.to = pair.second;
+    edge.control = control;
+    edge.count = count;
+    out.edges.push_back(edge);
+  }
+  out.fastLayout = fastLayoutAbove > 0 && out.nodes.size() > static_cast<size_t>(fastLayoutAbove);
+  return out;
+}
+
+DotGraph buildGroupedDotGraph(const HloModule& module, DotOptions options, const ScopeTree& tree,
+                              const std::set<std::string>& expanded) {
+  if (tree.visibleCount(expanded) <= options.longEdgeMinInstructions * 2)
+    options.longEdgeMinInstructions = std::numeric_limits<int64_t>::max();
+  return groupByScope(buildDotGraph(module, options), tree, expanded, options.fastLayoutAbove);
+}
+
+}  // namespace fusionscope::core
