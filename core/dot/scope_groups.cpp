@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "core/ir/hlo_computation.h"
@@ -19,6 +20,9 @@ constexpr int kMinTopStretches = 12;
 constexpr int kTopStretchSize = 40;
 constexpr int kSubStretches = 8;
 constexpr int kLeafStretch = 12;
+// A scope with more instructions of its own than this (a JAX program without named layers: everything directly in
+// jit(step), jvp() and transpose(jvp())) has them cut into stretches of about kTopStretchSize.
+constexpr size_t kMaxDirectMembers = 48;
 
 // The op_name a group reads: the instruction's own, else (a fusion a pass made) its fused root's.
 std::string_view opNameOf(const HloInstruction& inst) {
@@ -67,7 +71,7 @@ class Builder {
                                               : scoped * 2 >= m_order.size();
     if (byScope) {
       m_tree.source = ScopeTree::Source::kOpName;
-      byOpName();
+      byOpName(reference);
     } else if (reference != nullptr && reference->source == ScopeTree::Source::kStructure) {
       m_tree.source = ScopeTree::Source::kStructure;
       fromReference(*reference);
@@ -95,7 +99,7 @@ class Builder {
     return index;
   }
 
-  void byOpName() {
+  void byOpName(const ScopeTree* reference) {
     for (const HloInstruction* inst : m_order) {
       std::string_view name = opNameOf(*inst);
       size_t last = name.rfind('/');
@@ -112,6 +116,122 @@ class Builder {
       if (parent >= 0) m_tree.groupOf[inst] = parent;
     }
     adoptUngrouped();
+    splitBigScopes(reference);
+  }
+
+  // A scope holding more than kMaxDirectMembers instructions of its own gets them cut into stretches of the text
+  // order (sub-groups "SCOPE/#first-last", labelled by their main op_name), so that opening it draws a few dozen
+  // nodes, not hundreds. With a `reference` (the document's first stage), an instruction goes to the stretch of
+  // the same path that held the instruction of its name there, a new one to its first user's (else first operand's)
+  // stretch of the same scope: a stretch is the same group at every stage.
+  void splitBigScopes(const ScopeTree* reference) {
+    const size_t scopes = m_tree.groups.size();
+    std::vector<std::vector<size_t>> direct(scopes);  // positions in m_order
+    for (size_t i = 0; i < m_order.size(); ++i) {
+      auto found = m_tree.groupOf.find(m_order[i]);
+      if (found != m_tree.groupOf.end()) direct[static_cast<size_t>(found->second)].push_back(i);
+    }
+    std::set<std::string> referenceScopes;  // scopes the reference cut into stretches
+    if (reference != nullptr) {
+      for (const ScopeGroup& g : reference->groups) {
+        if (g.stretch && g.parent >= 0) referenceScopes.insert(reference->groups[static_cast<size_t>(g.parent)].path);
+      }
+    }
+    for (size_t g = 0; g < scopes; ++g) {
+      if (referenceScopes.count(m_tree.groups[g].path) != 0) {
+        keepStretches(static_cast<int>(g), direct[g], *reference);
+      } else if (direct[g].size() > kMaxDirectMembers) {
+        cutStretches(static_cast<int>(g), direct[g]);
+      }
+    }
+    // Labels and ranges from what each stretch holds now.
+    std::vector<std::vector<size_t>> members(m_tree.groups.size());
+    for (size_t i = 0; i < m_order.size(); ++i) {
+      auto found = m_tree.groupOf.find(m_order[i]);
+      if (found != m_tree.groupOf.end()) members[static_cast<size_t>(found->second)].push_back(i);
+    }
+    for (size_t g = scopes; g < m_tree.groups.size(); ++g) {
+      if (members[g].empty()) continue;
+      m_tree.groups[g].label = dominantOpName(members[g]);
+      m_tree.groups[g].detail = "#" + std::to_string(members[g].front() + 1) + "-" + std::to_string(members[g].back() + 1);
+    }
+  }
+
+  int stretchGroup(const std::string& path, int scope) {
+    const int g = group(path, std::string(), scope);
+    m_tree.groups[static_cast<size_t>(g)].stretch = true;
+    return g;
+  }
+
+  void cutStretches(int scope, const std::vector<size_t>& positions) {
+    const size_t size = positions.size();
+    const size_t target = kTopStretchSize;
+    size_t i = 0;
+    while (i < size) {
+      size_t cut = std::min(size, i + target);
+      if (cut < size) {
+        // The nearest place within a quarter of the target where the op_name changes.
+        const size_t slack = target / 4;
+        for (size_t d = 0; d <= slack; ++d) {
+          if (cut + d < size && opNameOf(*m_order[positions[cut + d]]) != opNameOf(*m_order[positions[cut + d - 1]])) {
+            cut += d;
+            break;
+          }
+          if (cut - d > i + 1 && opNameOf(*m_order[positions[cut - d]]) != opNameOf(*m_order[positions[cut - d - 1]])) {
+            cut -= d;
+            break;
+          }
+        }
+      }
+      if (size - cut < target / 2) cut = size;  // no runt at the end
+      const std::string path = m_tree.groups[static_cast<size_t>(scope)].path + "/#" +
+                               std::to_string(positions[i] + 1) + "-" + std::to_string(positions[cut - 1] + 1);
+      const int g = stretchGroup(path, scope);
+      for (size_t k = i; k < cut; ++k) m_tree.groupOf[m_order[positions[k]]] = g;
+      i = cut;
+    }
+  }
+
+  void keepStretches(int scope, const std::vector<size_t>& positions, const ScopeTree& reference) {
+    const std::string scopePath = m_tree.groups[static_cast<size_t>(scope)].path;  // a copy: groups grow below
+    auto isStretchOf = [&](int g) {
+      const ScopeGroup& group = m_tree.groups[static_cast<size_t>(g)];
+      return group.stretch && group.parent == scope;
+    };
+    std::vector<const HloInstruction*> unplaced;
+    for (size_t position : positions) {
+      const HloInstruction* inst = m_order[position];
+      auto found = reference.groupOfName.find(inst->name());
+      if (found != reference.groupOfName.end()) {
+        const ScopeGroup& old = reference.groups[static_cast<size_t>(found->second)];
+        if (old.stretch && old.parent >= 0 && reference.groups[static_cast<size_t>(old.parent)].path == scopePath) {
+          m_tree.groupOf[inst] = stretchGroup(old.path, scope);
+          continue;
+        }
+      }
+      unplaced.push_back(inst);
+    }
+    // New instructions: their first user's stretch of this scope (users first, so chains follow), else their first
+    // operand's; otherwise they stay in the scope itself.
+    for (auto it = unplaced.rbegin(); it != unplaced.rend(); ++it) {
+      for (const HloInstruction* user : (*it)->users()) {
+        auto found = m_tree.groupOf.find(user);
+        if (found != m_tree.groupOf.end() && isStretchOf(found->second)) {
+          m_tree.groupOf[*it] = found->second;
+          break;
+        }
+      }
+    }
+    for (const HloInstruction* inst : unplaced) {
+      if (isStretchOf(m_tree.groupOf[inst])) continue;
+      for (const HloInstruction* operand : inst->operands()) {
+        auto found = m_tree.groupOf.find(operand);
+        if (found != m_tree.groupOf.end() && isStretchOf(found->second)) {
+          m_tree.groupOf[inst] = found->second;
+          break;
+        }
+      }
+    }
   }
 
   void adoptUngrouped() {
@@ -164,6 +284,7 @@ class Builder {
       const int parent = old.parent < 0 ? -1 : newIndex[static_cast<size_t>(old.parent)];
       const int made = group(old.path, dominantOpName(members[g]), parent);
       ScopeGroup& now = m_tree.groups[static_cast<size_t>(made)];
+      now.stretch = old.stretch;
       now.detail = "#" + std::to_string(members[g].front() + 1) + "-" + std::to_string(members[g].back() + 1);
       newIndex[g] = made;
     }
@@ -204,6 +325,7 @@ class Builder {
       for (size_t k = i; k < cut; ++k) positions[k - i] = k;
       int g = group(range, dominantOpName(positions), parent);
       m_tree.groups[static_cast<size_t>(g)].detail = range;
+      m_tree.groups[static_cast<size_t>(g)].stretch = true;
       stretches(i, cut, g, depth + 1);
       i = cut;
     }
@@ -227,6 +349,8 @@ class Builder {
       }
     }
     if (best.empty()) return "stretch";
+    // Its last component: a stretch inside jit(step) is "mul +5", not "jit(step)/mul +5".
+    if (const size_t slash = best.rfind('/'); slash != std::string_view::npos) best.remove_prefix(slash + 1);
     std::string label = shortOpName(best);
     if (counts.size() > 1) label += " +" + std::to_string(counts.size() - 1);
     return label;

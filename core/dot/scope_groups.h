@@ -21,6 +21,7 @@ struct ScopeGroup {
   std::string detail;  // a stretch's instruction range ("#120-193"); empty for op_name scopes
   int parent = -1;
   int depth = 0;
+  bool stretch = false;  // a stretch of the text order (not an op_name scope), e.g. "jit(step)/#1-40"
   std::vector<int> children;                                 // child groups
   int instructionCount = 0;                                  // every instruction inside, nested groups included
   int directCount = 0;                                       // instructions whose innermost group this is
@@ -55,6 +56,11 @@ struct ScopeTree {
 // 48 of them; then each into about 8),
 // preferring cuts where the op_name changes. Instructions without a scope join their first user's group (else
 // their first operand's), so parameters and constants sit with the layer that reads them; the root stays outside.
+// A scope with more than 48 instructions of its own (a JAX program without named layers: everything directly in
+// `jit(step)`) has them cut into stretches of about 40 ("jit(step)/#120-161", labelled by their main op_name).
+//
+// With a reference grouped by op_name, every stage is grouped by op_name (a later stage where fewer instructions
+// carry a scope keeps its groups), and the stretches inside a scope are the reference's, by instruction name.
 //
 // With a `reference` (the tree of another stage of the same program, e.g. the first) whose groups are stretches,
 // a computation grouped by structure keeps the reference's stretches instead of cutting its own: each instruction

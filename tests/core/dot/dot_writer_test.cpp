@@ -679,5 +679,62 @@ TEST(ScopeGroupingTest, CollapsedGroupsAreNodesWithCountedEdgesAndTheWriterDraws
   EXPECT_EQ(closed.nodes.size(), 2u);  // jit(f) and the ROOT
 }
 
+// A JAX program without named layers: every op directly in jit(f). Its 240 ops are cut into stretches of about
+// 40, so the first view is a few nodes, not one box that opens into hundreds; a later stage (ops removed, one added)
+// keeps the stretches by instruction name.
+TEST(ScopeGroupingTest, ABigFlatScopeIsCutIntoStretchesThatHoldAcrossStages) {
+  auto text = [](int removed) {
+    std::string hlo = "HloModule flat\nENTRY %main (p: f32[8]) -> f32[8] {\n  %p = f32[8] parameter(0)\n";
+    std::string last = "p";
+    for (int i = 0; i < 240; ++i) {
+      if (i >= 100 && i < 100 + removed) continue;
+      const char* op = i % 3 == 0 ? "multiply" : "add";
+      hlo += fmt::format("  %v{} = f32[8] {}(%{}, %p), metadata={{op_name=\"jit(f)/{}\"}}\n", i, op, last,
+                         i % 3 == 0 ? "mul" : "add");
+      last = fmt::format("v{}", i);
+    }
+    if (removed > 0) {
+      hlo += fmt::format("  %new = f32[8] negate(%{}), metadata={{op_name=\"jit(f)/neg\"}}\n", last);
+      last = "new";
+    }
+    return hlo + fmt::format("  ROOT %r = f32[8] negate(%{})\n}}\n", last);
+  };
+  auto first = parse(text(0));
+  ASSERT_NE(first, nullptr);
+  const ScopeTree reference = buildScopeTree(*first->entry());
+  const int top = reference.find("jit(f)");
+  ASSERT_GE(top, 0);
+  const ScopeGroup& scope = reference.groups[static_cast<size_t>(top)];
+  EXPECT_EQ(scope.directCount, 0) << "every op of jit(f) is in one of its stretches";
+  EXPECT_GE(scope.children.size(), 4u);
+  EXPECT_LE(scope.children.size(), 8u);
+  for (int child : scope.children) {
+    const ScopeGroup& stretch = reference.groups[static_cast<size_t>(child)];
+    EXPECT_TRUE(stretch.stretch);
+    EXPECT_EQ(stretch.path.rfind("jit(f)/#", 0), 0u) << stretch.path;
+    EXPECT_LE(stretch.instructionCount, 60) << stretch.path;
+    EXPECT_TRUE(stretch.label.rfind("mul", 0) == 0 || stretch.label.rfind("add", 0) == 0) << stretch.label;
+  }
+  const std::set<std::string> open = reference.autoExpanded(kFirstViewNodes);
+  EXPECT_EQ(open.count("jit(f)"), 1u);
+  EXPECT_LE(reference.visibleCount(open), 12);
+
+  // A later stage: 30 ops gone, one new; each op stays in the stretch (same path) that held it, and the new one
+  // (read only by the ungrouped ROOT) joins its operand's stretch.
+  auto later = parse(text(30));
+  ASSERT_NE(later, nullptr);
+  const ScopeTree kept = buildScopeTree(*later->entry(), &reference);
+  for (const auto& [inst, group] : kept.groupOf) {
+    auto was = reference.groupOfName.find(inst->name());
+    if (was == reference.groupOfName.end()) continue;
+    EXPECT_EQ(kept.groups[static_cast<size_t>(group)].path, reference.groups[static_cast<size_t>(was->second)].path)
+        << inst->name();
+  }
+  const HloInstruction* added = later->entry()->findInstruction("new");
+  ASSERT_NE(added, nullptr);
+  ASSERT_EQ(kept.groupOf.count(added), 1u);
+  EXPECT_TRUE(kept.groups[static_cast<size_t>(kept.groupOf.at(added))].stretch);
+}
+
 }  // namespace
 }  // namespace fusionscope::core
