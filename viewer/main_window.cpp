@@ -290,7 +290,10 @@ void MainWindow::cancelLoad() {
 
 void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   // A comparison on screen gets the new module's fusion membership.
-  if (m_comparisonTraces[0] && m_timeline->isComparison()) showComparison();
+  if (m_timeline->isComparison()) {
+    const profiler::FusionMembership membership = fusionMembership();
+    m_timeline->setFusionMembership(membership.members.empty() ? nullptr : &membership);
+  }
   m_layouts->setDocument(document);
   m_shownKey.clear();
   // The old graph's nodes point into the old document's modules, which may go away with it.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dot/scope_groups.h"
+#include "profiler/compare/trace_compare.h"
 #include "viewer/document.h"
 #include "viewer/graph_model.h"
 #include "viewer/timeline_model.h"
@@ -250,7 +251,8 @@ class MainWindow : public QMainWindow {
   void showPipelineDialog();
   void exportDialog(const QString& format);
   void copyNodeName();
-  void showComparison();
+  // What the open module's fusions replaced, for the trace comparison (`compare --stages`).
+  profiler::FusionMembership fusionMembership() const;
   void linkToTimeline(const std::string& name, const core::HloInstruction* instruction);
   void showKernelTiming(const std::string& name, const core::HloInstruction& instruction);
   void startTraceLoad(const QString& first, const QString& second);
@@ -282,8 +284,6 @@ class MainWindow : public QMainWindow {
 
   // Traces.
   TimelinePanel* m_timeline;
-  std::array<std::shared_ptr<const TimelineModel>, 2> m_comparisonTraces;  // before, after; empty when none
-  std::array<QString, 2> m_comparisonNames;
   QDockWidget* m_timelineDock = nullptr;
   TimeAttributionPanel* m_timeAttribution = nullptr;  // "Where the time goes"
   QDockWidget* m_timeAttributionDock = nullptr;

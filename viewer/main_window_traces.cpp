@@ -67,10 +67,6 @@ void MainWindow::startTraceLoad(const QString& first, const QString& second) {
 }
 
 void MainWindow::connectTraces() {
-  // Names the user gave the traces stay when the comparison is shown again (a new module's fusions).
-  connect(m_timeline, &TimelinePanel::tracesRenamed, this, [this](const QStringList& names) {
-    if (names.size() == 2 && m_comparisonTraces[0]) m_comparisonNames = {names[0], names[1]};
-  });
   connect(m_traces, &TraceController::started, this, [this](const QString& first) {
     statusBar()->showMessage(QStringLiteral("Loading %1…").arg(QFileInfo(first).fileName()));
   });
@@ -82,11 +78,10 @@ void MainWindow::connectTraces() {
           [this](std::shared_ptr<const TimelineModel> first, const QString& firstName,
                  std::shared_ptr<const TimelineModel> second, const QString& secondName) {
             if (second) {
-              m_comparisonTraces = {first, second};
-              m_comparisonNames = {firstName, secondName};
-              showComparison();
+              const profiler::FusionMembership membership = fusionMembership();
+              m_timeline->setComparison(first, firstName, second, secondName,
+                                        membership.members.empty() ? nullptr : &membership);
             } else {
-              m_comparisonTraces = {};
               m_timeline->setTrace(first, firstName);
             }
             m_timelineDock->show();
@@ -180,15 +175,14 @@ void MainWindow::applyTimeOverlay() {
                               bySource ? QStringLiteral("Source-line time") : QStringLiteral("Kernel time"));
 }
 
-void MainWindow::showComparison() {
+profiler::FusionMembership MainWindow::fusionMembership() const {
   // The open module's fusions say which unfused kernels each fused one replaced (later stages win).
   profiler::FusionMembership membership;
   if (const auto open = document()) {
     for (const StageEntry& stage : open->stages)
       for (const core::FusionSummary& fusion : stage.fusions) membership.members[fusion.name] = fusion.members;
   }
-  m_timeline->setComparison(m_comparisonTraces[0], m_comparisonNames[0], m_comparisonTraces[1], m_comparisonNames[1],
-                            membership.members.empty() ? nullptr : &membership);
+  return membership;
 }
 
 // ---- Runs ----

@@ -201,6 +201,17 @@ void TimelinePanel::setComparison(std::shared_ptr<const TimelineModel> before, c
   m_alignKernelButton->show();
 }
 
+void TimelinePanel::setFusionMembership(const profiler::FusionMembership* membership) {
+  if (!m_comparison || m_view->groups().size() != 2 || m_names.size() != 2) return;
+  const auto before = m_view->groups()[0].model;
+  const auto after = m_view->groups()[1].model;
+  const QStringList names = m_names;
+  const double start = m_view->visibleStartNs();
+  const double end = m_view->visibleEndNs();
+  setComparison(before, names[0], after, names[1], membership);
+  m_view->setVisibleRange(start, end);
+}
+
 void TimelinePanel::clear() {
   m_comparison.reset();
   m_alignButton->hide();

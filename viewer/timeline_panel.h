@@ -38,6 +38,8 @@ class TimelinePanel : public QWidget {
   void setComparison(std::shared_ptr<const TimelineModel> before, const QString& beforeName,
                      std::shared_ptr<const TimelineModel> after, const QString& afterName,
                      const profiler::FusionMembership* membership = nullptr);
+  // A comparison shown again with other fusion members (a new module opened): same traces, names and view.
+  void setFusionMembership(const profiler::FusionMembership* membership);
   void clear();
   bool isComparison() const { return m_comparison.has_value(); }
   const profiler::TraceComparison* comparison() const { return m_comparison ? &*m_comparison : nullptr; }

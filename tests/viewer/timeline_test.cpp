@@ -537,6 +537,13 @@ TEST(TimelineViewTest, ComparisonSelectionHighlightsReplacedKernels) {
   // A name list of the wrong length changes nothing.
   panel.renameTraces({QStringLiteral("one")});
   EXPECT_EQ(groups[0].label, QStringLiteral("before: unfused run"));
+  // A new module's fusion members (the window opened another module): the comparison is rebuilt, names kept.
+  profiler::FusionMembership none;
+  panel.setFusionMembership(&none);
+  ASSERT_TRUE(panel.isComparison());
+  EXPECT_EQ(panel.view()->groups()[0].label, QStringLiteral("before: unfused run"));
+  panel.view()->selectEvent(1, 0, false);  // fusion.1 now replaces nothing known
+  EXPECT_TRUE(panel.view()->groups()[0].highlighted.empty());
 }
 
 // Kernel <-> fusion on the MNIST sample: selecting the kernel named after a fusion (PTX spelling "fusion_N")
