@@ -107,7 +107,7 @@ MainWindow::MainWindow(QWidget* parent)
   // Side by side: the previous stage's graph (or a module) in a second pane left of this one, hidden until asked for.
   m_side = new SidePane(central, m_scene, m_view, m_layouts, m_actSideBySide, [this] {
     return SidePane::Context{document(), m_current, [this](int position) { return optionsFor(position); },
-                             m_selectedName, m_selectedComputation};
+                             m_selection};
   });
   layout->addWidget(m_side->splitter(), 1);
   {
@@ -309,9 +309,7 @@ void MainWindow::setDocument(std::shared_ptr<const Document> document) {
   m_actCollapse->setChecked(m_options.collapseFusions);
   m_scopeTree.reset();
   setGroupScopesOption(largest > kCollapseFusionsAbove, document.get());
-  m_selectedNode = -1;
-  m_selectedName.clear();
-  m_selectedComputation.clear();
+  m_selection.clear();
   m_search->reset();
   m_current = -1;
   m_inspector->clear();
@@ -428,12 +426,12 @@ void MainWindow::previousStage() {
 GraphOptions MainWindow::optionsFor(int position) const {
   GraphOptions options = m_options;
   options.focus.clear();
-  if (m_neighbourhood && !m_selectedName.empty()) {
+  if (m_neighbourhood && !m_selection.empty()) {
     const StageEntry& stage = document()->stages[static_cast<size_t>(position)];
     // Neighbourhoods are of entry instructions; a fused instruction focuses on its fusion.
     if (stage.module && stage.module->entry() != nullptr &&
-        stage.module->entry()->findInstruction(m_selectedName) != nullptr) {
-      options.focus = m_selectedName;
+        stage.module->entry()->findInstruction(m_selection.name) != nullptr) {
+      options.focus = m_selection.name;
     }
   }
   return options;
@@ -533,22 +531,17 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
                                             : QString()));
   if (!isLoading()) m_progressBar->hide();
   // Keep the selection across stages when the instruction still exists.
-  m_selectedNode = -1;
-  if (!m_selectedName.empty()) m_selectedNode = model.findNode(m_selectedName, m_selectedComputation);
-  if (m_selectedNode < 0 && !m_selectedName.empty()) m_selectedNode = model.findGroup(m_selectedName);
-  if (m_selectedNode >= 0) {
-    onNodeClicked(m_selectedNode);
+  const Selection::Place place = m_selection.placeIn(model);
+  m_selection.node = place.node;
+  if (place.node >= 0) {
+    onNodeClicked(place.node);
+  } else if (place.cluster >= 0) {
+    onClusterClicked(place.cluster);
   } else {
-    int cluster = m_selectedName.empty() ? -1 : model.findCluster(m_selectedName);
-    if (cluster < 0 && !m_selectedName.empty()) cluster = model.findGroupCluster(m_selectedName);
-    if (cluster >= 0) {
-      onClusterClicked(cluster);
-    } else {
-      m_inspector->showStage(currentEntry());
-    }
+    m_inspector->showStage(currentEntry());
   }
   // The new graph's matches, outlined without moving the selection: a relayout is not a new search.
-  m_search->refresh(m_selectedNode);
+  m_search->refresh(m_selection.node);
   if (m_ghost) {
     setGhosting(true);  // lays the previous stage out first when needed
   } else {
@@ -571,8 +564,8 @@ void MainWindow::showGraph(std::shared_ptr<const GraphModel> graph, const std::s
     } else {
       m_view->fitAll();
     }
-  } else if (m_selectedNode >= 0) {
-    m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
+  } else if (m_selection.node >= 0) {
+    m_view->centerOnRect(m_scene->nodeRect(m_selection.node));
   } else if (stageStep) {
     followStageChange(anchors);
   }

@@ -11,6 +11,7 @@
 #include "profiler/compare/trace_compare.h"
 #include "viewer/document.h"
 #include "viewer/graph_model.h"
+#include "viewer/selection.h"
 #include "viewer/timeline_model.h"
 
 class QAction;
@@ -278,9 +279,7 @@ class MainWindow : public QMainWindow {
   std::string m_shownKey;
   int m_shownStage = -1;  // the stage of the graph in the scene  // LayoutController::key of the graph in the scene
   double m_lastSceneMs = 0;
-  int m_selectedNode = -1;
-  std::string m_selectedName;
-  std::string m_selectedComputation;
+  Selection m_selection;
 
   // Traces.
   TimelinePanel* m_timeline;

@@ -122,8 +122,7 @@ void MainWindow::toggleGroup(const QString& path) {
          it != m_options.expandedGroups.end() && it->compare(0, prefix.size(), prefix) == 0;)
       it = m_options.expandedGroups.erase(it);
   }
-  m_selectedName = group;
-  m_selectedComputation.clear();
+  m_selection.setName(group);
   m_revealSelection = true;
   requestLayout();
 }
@@ -132,8 +131,7 @@ void MainWindow::toggleFusion(const QString& name) {
   std::string fusion = name.toStdString();
   std::set<std::string>& exceptions = m_options.collapseFusions ? m_options.expanded : m_options.collapsed;
   if (!exceptions.erase(fusion)) exceptions.insert(fusion);
-  m_selectedName = fusion;
-  m_selectedComputation.clear();
+  m_selection.setName(fusion);
   requestLayout();
 }
 
@@ -152,7 +150,7 @@ void MainWindow::setNeighbourhood(bool enabled, int hops) {
     QSignalBlocker block(m_hopsSpin);
     m_hopsSpin->setValue(hops);
   }
-  if (enabled && m_selectedName.empty()) {
+  if (enabled && m_selection.empty()) {
     statusBar()->showMessage(QStringLiteral("Neighbourhood mode: select a node to focus on"), 5000);
   }
   m_scene->setGraph(nullptr);  // force a fit on the new, differently sized graph

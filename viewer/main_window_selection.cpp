@@ -35,9 +35,8 @@ void MainWindow::onNodeClicked(int node) {
     }
     // A copy of a source drawn only next to its users: inspect the source itself.
   }
-  m_selectedNode = node;
-  m_selectedName = n.name;
-  m_selectedComputation = n.computation;
+  m_selection.setName(n.name, n.computation);
+  m_selection.node = node;
   m_scene->setSelectedNode(node);
   if (n.instruction != nullptr) {
     m_inspector->showInstruction(*stage, *n.instruction);
@@ -64,9 +63,7 @@ void MainWindow::onClusterClicked(int cluster) {
   const StageEntry* stage = currentEntry();
   if (graph == nullptr || stage == nullptr) return;
   const GraphCluster& box = graph->clusters[static_cast<size_t>(cluster)];
-  m_selectedNode = -1;
-  m_selectedName = box.group.empty() ? box.fusionName : box.group;
-  m_selectedComputation = box.computation;
+  m_selection.setName(box.group.empty() ? box.fusionName : box.group, box.computation);
   m_scene->setSelectedCluster(cluster);
   if (box.fusion != nullptr) {
     m_inspector->showInstruction(*stage, *box.fusion);
@@ -78,8 +75,8 @@ void MainWindow::onClusterClicked(int cluster) {
 }
 
 void MainWindow::revealSelection() {
-  if (m_selectedNode >= 0) {
-    m_view->centerOnRect(m_scene->nodeRect(m_selectedNode));
+  if (m_selection.node >= 0) {
+    m_view->centerOnRect(m_scene->nodeRect(m_selection.node));
   } else if (m_scene->selectedCluster() >= 0) {
     m_view->centerOnRect(m_scene->clusterRect(m_scene->selectedCluster()));
   }
@@ -128,13 +125,13 @@ bool MainWindow::selectInstruction(const QString& computation, const QString& na
 }
 
 QString MainWindow::selectedName() const {
-  return QString::fromStdString(m_selectedName);
+  return QString::fromStdString(m_selection.name);
 }
 
 void MainWindow::copyNodeName() {
-  if (m_selectedName.empty()) return;
-  QApplication::clipboard()->setText(QString::fromStdString(m_selectedName));
-  statusBar()->showMessage(QStringLiteral("Copied %1").arg(QString::fromStdString(m_selectedName)), 3000);
+  if (m_selection.name.empty()) return;
+  QApplication::clipboard()->setText(QString::fromStdString(m_selection.name));
+  statusBar()->showMessage(QStringLiteral("Copied %1").arg(QString::fromStdString(m_selection.name)), 3000);
 }
 
 }  // namespace fusionscope::viewer

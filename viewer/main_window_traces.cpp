@@ -308,9 +308,8 @@ bool MainWindow::selectKernel(const QString& kernel) {
   if (m_current == last) {
     selectInstruction(QString::fromStdString(entry->name()), QString::fromStdString(match->name()));
   } else {
-    // showGraph re-selects m_selectedName once the last stage is laid out, and brings it into view.
-    m_selectedName = match->name();
-    m_selectedComputation = entry->name();
+    // showGraph re-selects it once the last stage is laid out, and brings it into view.
+    m_selection.setName(match->name(), entry->name());
     m_revealSelection = true;
     setCurrentStage(last);
   }

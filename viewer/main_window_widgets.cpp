@@ -180,14 +180,14 @@ void MainWindow::createActions() {
                      "source line): the nodes of a hot line glow alike"));
   connect(m_actSourceLineOverlay, &QAction::triggered, this, [this](bool on) { setSourceLineOverlay(on); });
   QAction* toggle = view->addAction(QStringLiteral("&Expand/Collapse Selected Fusion or Group"), this, [this] {
-    if (m_selectedName.empty()) return;
+    if (m_selection.name.empty()) return;
     const GraphModel* graph = m_scene->graph();
     bool group =
-        graph != nullptr && (graph->findGroup(m_selectedName) >= 0 || graph->findGroupCluster(m_selectedName) >= 0);
+        graph != nullptr && (graph->findGroup(m_selection.name) >= 0 || graph->findGroupCluster(m_selection.name) >= 0);
     if (group) {
-      toggleGroup(QString::fromStdString(m_selectedName));
+      toggleGroup(QString::fromStdString(m_selection.name));
     } else {
-      toggleFusion(QString::fromStdString(m_selectedName));
+      toggleFusion(QString::fromStdString(m_selection.name));
     }
   });
   toggle->setShortcut(QKeySequence(QStringLiteral("E")));

@@ -199,18 +199,13 @@ void SidePane::mirrorSelection() {
   const GraphModel* side = m_scene->graph();
   if (side == nullptr || !m_view->isVisible()) return;
   const Context context = m_context();
-  int node = -1, cluster = -1;
-  if (!context.selectedName.empty()) {
-    // By name: an entry instruction is looked for in the side graph's entry, whatever that computation is called.
-    const GraphModel* shown = m_mainScene->graph();
-    const bool inEntry =
-        shown != nullptr && (context.selectedComputation.empty() || context.selectedComputation == shown->entry);
-    node = side->findNode(context.selectedName, inEntry ? std::string() : context.selectedComputation);
-    if (node < 0) node = side->findGroup(context.selectedName);
-    if (node < 0) node = side->findHoldingGroup(context.selectedName);
-    if (node < 0) cluster = side->findCluster(context.selectedName);
-    if (node < 0 && cluster < 0) cluster = side->findGroupCluster(context.selectedName);
-  }
+  // By name: an entry instruction is looked for in the side graph's entry, whatever that computation is called.
+  Selection wanted = context.selection;
+  const GraphModel* shown = m_mainScene->graph();
+  if (shown != nullptr && wanted.computation == shown->entry) wanted.computation.clear();
+  const Selection::Place place = wanted.placeIn(*side, true);
+  const int node = place.node;
+  const int cluster = place.cluster;
   if (cluster >= 0) {
     m_scene->setSelectedCluster(cluster);
   } else {

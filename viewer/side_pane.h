@@ -7,6 +7,7 @@
 #include <string>
 
 #include "viewer/graph_model.h"
+#include "viewer/selection.h"
 
 class QAction;
 class QLabel;
@@ -38,8 +39,7 @@ class SidePane : public QObject {
     std::shared_ptr<const Document> document;
     int current = -1;                                  // the stage shown
     std::function<GraphOptions(int position)> options;  // the graph options a stage is drawn with
-    std::string selectedName;                          // the window's selection, mirrored
-    std::string selectedComputation;
+    Selection selection;                               // the window's, mirrored
   };
 
   // `toggle`: the window's checkable "Side by Side" action. The splitter holds the side view and `mainView`.
