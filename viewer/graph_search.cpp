@@ -187,13 +187,21 @@ int GraphSearch::findMatches(const QString& pattern, bool regex) {
     const core::ScopeTree tree = core::buildScopeTree(*stage->module->entry(), context.reference);
     std::set<int> groupNodes;
     for (const auto& inst : stage->module->entry()->instructions()) {
-      if (inst == nullptr || graph->findNode(inst->name()) >= 0 || !matches(*inst)) continue;
+      if (inst == nullptr || graph->findNode(inst->name()) >= 0) continue;
       const int group = tree.representative(inst.get(), context.options->expandedGroups);
       const int node = group >= 0 ? graph->findGroup(tree.groups[static_cast<size_t>(group)].path) : -1;
       if (node < 0) continue;
-      ++hidden;
-      m_results.push_back({inst->name(), std::string(inst->opcodeString()),
-                           "in collapsed group " + graph->nodes[static_cast<size_t>(node)].lines.front(), node});
+      const std::string where = "in collapsed group " + graph->nodes[static_cast<size_t>(node)].lines.front();
+      const size_t before = m_results.size();
+      if (matches(*inst)) m_results.push_back({inst->name(), std::string(inst->opcodeString()), where, node});
+      // What a fusion the group hides holds (any depth of nesting).
+      if (inst->isFusion() && inst->fusedComputation() != nullptr) {
+        const size_t inside = m_results.size();
+        collect(*inst->fusedComputation(), inst->name(), node);
+        for (size_t r = inside; r < m_results.size(); ++r) m_results[r].where += ", " + where;
+      }
+      if (m_results.size() == before) continue;
+      hidden += static_cast<int>(m_results.size() - before);
       if (std::find(m_matches.begin(), m_matches.end(), node) == m_matches.end()) groupNodes.insert(node);
     }
     m_matches.insert(m_matches.end(), groupNodes.begin(), groupNodes.end());

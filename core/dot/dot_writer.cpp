@@ -233,30 +233,7 @@ void DotRenderer::renderCluster(int cluster) {
 void DotRenderer::renderNode(int index, int depth) {
   const DotNode& node = m_graph.nodes[static_cast<size_t>(index)];
   CategoryColors colors = colorsFor(node.category);
-  if (node.kind == DotNode::Kind::kGroup) {
-    // A collapsed scope group: one wide box in its main category's colours, standing for what it holds.
-    indent(depth);
-    m_out += 'n';
-    appendInt(m_out, node.id);
-    m_out += " [label=<";
-    appendLabel(node.lines, false);
-    m_out += "> fillcolor=\"";
-    appendColor(m_out, colors.fill);
-    m_out += "\" color=\"";
-    appendColor(m_out, colors.border);
-    m_out += '"';
-    if (colors.text != 0x000000) {
-      m_out += " fontcolor=\"";
-      appendColor(m_out, colors.text);
-      m_out += '"';
-    }
-    m_out += " margin=\"0.25,0.12\" penwidth=2 fs_group=";
-    appendQuoted(m_out, node.group);
-    m_out += "];\n";
-    return;
-  }
-  const HloInstruction& inst = *node.instruction;
-
+  // Name, label and the category's colours; then what only instructions or only groups have.
   indent(depth);
   m_out += 'n';
   appendInt(m_out, node.id);
@@ -272,6 +249,14 @@ void DotRenderer::renderNode(int index, int depth) {
     appendColor(m_out, colors.text);
     m_out += '"';
   }
+  if (node.kind == DotNode::Kind::kGroup) {
+    // A collapsed scope group: one wide box standing for what it holds.
+    m_out += " margin=\"0.25,0.12\" penwidth=2 fs_group=";
+    appendQuoted(m_out, node.group);
+    m_out += "];\n";
+    return;
+  }
+  const HloInstruction& inst = *node.instruction;
   // An opcode we do not know is drawn plainly but marked, so nobody mistakes it for a modelled op.
   if (inst.opcode() == HloOpcode::kUnknown) m_out += " style=\"rounded,filled,dashed\"";
   if (inst.opcode() == HloOpcode::kConstant) m_out += " fontsize=9";

@@ -13,7 +13,6 @@
 namespace fusionscope::core {
 namespace {
 
-
 // Stretches: about this many at the top level, each cut into about kSubStretches, down to kLeafStretch.
 constexpr int kTopStretches = 48;
 constexpr int kMinTopStretches = 12;

@@ -26,6 +26,9 @@ constexpr std::array kDtypes = {
     DtypeInfo{PrimitiveType::kU64, "<u8", 8},  DtypeInfo{PrimitiveType::kF16, "<f2", 2},
     DtypeInfo{PrimitiveType::kF32, "<f4", 4},  DtypeInfo{PrimitiveType::kF64, "<f8", 8},
     DtypeInfo{PrimitiveType::kC64, "<c8", 8},  DtypeInfo{PrimitiveType::kC128, "<c16", 16},
+    // numpy has no bfloat16: np.save of an ml_dtypes.bfloat16 array (every JAX bf16 array) writes a 2-byte void,
+    // '<V2' or '|V2', the bits as they are. Read as bf16, and bf16 written so (np.load(...).view(bfloat16)).
+    DtypeInfo{PrimitiveType::kBF16, "<V2", 2},
 };
 
 // The element type of a descriptor the codec accepted: byte order aside ('<', '|', '=' and one-byte '>' all

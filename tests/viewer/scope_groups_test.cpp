@@ -327,6 +327,25 @@ TEST_F(ScopeWindowTest, SearchFindsInstructionsInsideCollapsedGroups) {
   const int match = window->graphSearch()->matches().front();
   EXPECT_EQ(graph.nodes[static_cast<size_t>(match)].kind, GraphNode::Kind::kGroup);
   EXPECT_EQ(window->graphScene()->selectedNode(), match);
+  // At the fusion stage most instructions are inside fusions the collapsed groups hide: still found, each row saying
+  // which fusion and which group hold it.
+  int fusionStage = -1;
+  for (int position = 0; position < window->stageCount(); ++position)
+    if (!window->document()->stages[static_cast<size_t>(position)].changes.fused.empty()) fusionStage = position;
+  ASSERT_GE(fusionStage, 0);
+  window->setCurrentStage(fusionStage);
+  ASSERT_TRUE(testing::waitIdle(*window));
+  ASSERT_GT(window->graphSearch()->search(QStringLiteral("^exponential$"), true), 0);
+  int nested = 0;
+  for (const SearchResult& result : window->graphSearch()->results()) {
+    EXPECT_EQ(result.opcode, "exponential");
+    nested += result.where.find("in collapsed fusion") != std::string::npos &&
+              result.where.find("in collapsed group") != std::string::npos;
+  }
+  EXPECT_GT(nested, 0);
+  window->setCurrentStage(0);
+  ASSERT_TRUE(testing::waitIdle(*window));
+
   // Turning grouping off, the instruction itself is found.
   window->setGroupScopes(false);
   ASSERT_TRUE(testing::waitIdle(*window));

@@ -60,6 +60,12 @@ constexpr std::string_view kF16x2V3 =
     "7368617065273a2028322c292c207d202020202020202020202020202020202020202020202020202020202020202020202020202020"
     "202020202020202020202020202020202020200a003c00c1";
 
+// np.save(f, np.array([1.0, -2.5, 0.15625], dtype=ml_dtypes.bfloat16)): what JAX's bf16 arrays become, a '<V2'.
+constexpr std::string_view kBf16x3 =
+    "934e554d5059010076007b276465736372273a20273c5632272c2027666f727472616e5f6f72646572273a2046616c73652c20277368"
+    "617065273a2028332c292c207d2020202020202020202020202020202020202020202020202020202020202020202020202020202020"
+    "202020202020202020202020202020202020200a803f20c0203e";
+
 template <typename T>
 std::vector<T> values(const NpyArray& array) {
   std::vector<T> out(array.bytes.size() / sizeof(T));
@@ -100,6 +106,11 @@ TEST(Npy, ReadsFilesNumPyWrote) {
   ASSERT_TRUE(f16.ok()) << f16.message();
   EXPECT_EQ(f16->type, PrimitiveType::kF16);
   EXPECT_EQ(values<uint16_t>(*f16), (std::vector<uint16_t>{0x3c00, 0xc100}));  // 1.0, -2.5 in binary16
+
+  auto bf16 = parseNpy(fromHex(kBf16x3), "bf16.npy");
+  ASSERT_TRUE(bf16.ok()) << bf16.message();
+  EXPECT_EQ(bf16->type, PrimitiveType::kBF16);
+  EXPECT_EQ(values<uint16_t>(*bf16), (std::vector<uint16_t>{0x3f80, 0xc020, 0x3e20}));  // 1.0, -2.5, 0.15625
 }
 
 TEST(Npy, WritesWhatNumPyWrites) {
@@ -126,7 +137,7 @@ TEST(Npy, RoundTripsEveryDtype) {
       {PrimitiveType::kS32, "<i4", 4}, {PrimitiveType::kS64, "<i8", 8},    {PrimitiveType::kU32, "<u4", 4},
       {PrimitiveType::kU8, "|u1", 1},  {PrimitiveType::kS8, "|i1", 1},     {PrimitiveType::kPred, "|b1", 1},
       {PrimitiveType::kS16, "<i2", 2}, {PrimitiveType::kU16, "<u2", 2},    {PrimitiveType::kU64, "<u8", 8},
-      {PrimitiveType::kC64, "<c8", 8}, {PrimitiveType::kC128, "<c16", 16},
+      {PrimitiveType::kC64, "<c8", 8}, {PrimitiveType::kC128, "<c16", 16}, {PrimitiveType::kBF16, "<V2", 2},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(primitiveTypeName(c.type)));
@@ -251,9 +262,10 @@ TEST(Npy, ReadAndWriteErrorsNameTheFile) {
   Status wrongSize = writeNpy(path, NpyArray{PrimitiveType::kF32, {2, 2}, std::string(12, '\0')});
   ASSERT_FALSE(wrongSize.ok());
   EXPECT_EQ(wrongSize.message(), path + ": error: data is 12 bytes, shape (2, 2) of '<f4' needs 16");
-  Status bf16 = writeNpy(path, NpyArray{PrimitiveType::kBF16, {1}, std::string(2, '\0')});
-  ASSERT_FALSE(bf16.ok());
-  EXPECT_EQ(bf16.message(), path + ": error: element type bf16 cannot be stored in .npy");
+  // An 8-bit float has no .npy dtype of its own (bf16 has: the 2-byte void np.save writes for it).
+  Status f8 = writeNpy(path, NpyArray{PrimitiveType::kF8E4M3FN, {1}, std::string(1, '\0')});
+  ASSERT_FALSE(f8.ok());
+  EXPECT_EQ(f8.message(), path + ": error: element type f8e4m3fn cannot be stored in .npy");
   EXPECT_FALSE(fs::exists(path));  // nothing written on failure
   fs::remove_all(dir);
 }
