@@ -107,6 +107,7 @@ void GraphSearch::highlight(std::vector<int> nodes) {
   m_results.clear();
   m_cursor = m_matches.empty() ? -1 : 0;
   m_scene->setMatches(m_matches);
+  fillResults();  // the last search's rows no longer say what is outlined
 }
 
 void GraphSearch::reset() {
@@ -114,7 +115,7 @@ void GraphSearch::reset() {
   m_clusterMatches.clear();
   m_results.clear();
   m_cursor = -1;
-  m_list->clear();
+  fillResults();
 }
 
 int GraphSearch::findMatches(const QString& pattern, bool regex) {

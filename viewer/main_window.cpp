@@ -137,10 +137,7 @@ MainWindow::MainWindow(QWidget* parent)
   });
   insertToolBarBreak(m_search->bar());
   connect(m_search, &GraphSearch::nodeChosen, this, &MainWindow::selectNode);
-  connect(m_search, &GraphSearch::clusterChosen, this, [this](int cluster) {
-    onClusterClicked(cluster);
-    m_view->centerOnRect(m_scene->clusterRect(cluster));
-  });
+  connect(m_search, &GraphSearch::clusterChosen, this, &MainWindow::selectCluster);
   createStatusBar();
 
   m_playTimer = new QTimer(this);

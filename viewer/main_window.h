@@ -131,6 +131,7 @@ class MainWindow : public QMainWindow {
   // Selection, search, export.
   bool selectInstruction(const QString& computation, const QString& name);
   void selectNode(int node);
+  void selectCluster(int cluster);  // a fusion or group box, centred
   // Search (Ctrl+F): the find bar, the results dock and the match outlines (viewer/graph_search.h).
   GraphSearch* graphSearch() const { return m_search; }
   // The whole graph as .png (at `scale` pixels per point, 2 by default) or .svg.

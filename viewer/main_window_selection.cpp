@@ -87,6 +87,11 @@ void MainWindow::selectNode(int node) {
   if (node >= 0) m_view->centerOnRect(m_scene->nodeRect(node));
 }
 
+void MainWindow::selectCluster(int cluster) {
+  onClusterClicked(cluster);
+  m_view->centerOnRect(m_scene->clusterRect(cluster));
+}
+
 bool MainWindow::selectInstruction(const QString& computation, const QString& name) {
   const GraphModel* graph = m_scene->graph();
   if (graph == nullptr) return false;
@@ -97,8 +102,7 @@ bool MainWindow::selectInstruction(const QString& computation, const QString& na
   }
   int cluster = graph->findCluster(name.toStdString());
   if (cluster >= 0) {
-    onClusterClicked(cluster);
-    m_view->centerOnRect(m_scene->clusterRect(cluster));
+    selectCluster(cluster);
     return true;
   }
   // Inside a collapsed scope group: select the group (expand it to see the instruction).

@@ -243,6 +243,11 @@ TEST_F(ViewerTest, SearchFindsFusionsAndWhatTheyHold) {
   EXPECT_EQ(search->results().size(), 5u) << "the five reduces of the module, wherever they are";
   EXPECT_GT(inside, 0u);
   EXPECT_EQ(search->resultsList()->count(), 5);
+  // Outlines set by something else (a "Where the time goes" row) leave no stale rows of the last search.
+  search->highlight({node});
+  EXPECT_TRUE(search->results().empty());
+  EXPECT_EQ(search->resultsList()->count(), 0);
+  EXPECT_TRUE(window->graphScene()->isMatch(node));
 }
 
 TEST_F(ViewerTest, ClickingANodeFillsTheInspector) {
