@@ -28,20 +28,32 @@ void initializeLlvmTargets() {
 }
 
 StatusOr<VectorUnit> vectorUnitFor(const llvm::TargetMachine& machine, int registerBytes) {
+  const llvm::MCSubtargetInfo* info = machine.getMCSubtargetInfo();
+  auto has = [&](const char* feature) { return info != nullptr && info->checkFeatures(feature); };
+  VectorUnit unit;
   if (registerBytes == 0) {
-    if (machine.getTargetTriple().isAArch64()) return VectorUnit{16, 32};
-    const llvm::MCSubtargetInfo* info = machine.getMCSubtargetInfo();
-    if (info != nullptr && info->checkFeatures("+avx512f")) return VectorUnit{64, 32};
-    if (info != nullptr && info->checkFeatures("+avx")) return VectorUnit{32, 16};
-    return VectorUnit{16, 16};
+    if (machine.getTargetTriple().isAArch64()) {
+      unit = VectorUnit{16, 32};
+    } else if (has("+avx512f")) {
+      unit = VectorUnit{64, 32};
+    } else if (has("+avx")) {
+      unit = VectorUnit{32, 16};
+    } else {
+      unit = VectorUnit{16, 16};
+    }
+  } else {
+    switch (registerBytes) {
+      case 64: unit = VectorUnit{64, 32}; break;
+      case 32: unit = VectorUnit{32, 16}; break;
+      case 16: unit = VectorUnit{16, 16}; break;
+      default:
+        return Status::error(
+            fmt::format("vector registers of {} bytes: 16, 32 or 64 (0 for the host's)", registerBytes));
+    }
   }
-  switch (registerBytes) {
-    case 64: return VectorUnit{64, 32};
-    case 32: return VectorUnit{32, 16};
-    case 16: return VectorUnit{16, 16};
-    default:
-      return Status::error(fmt::format("vector registers of {} bytes: 16, 32 or 64 (0 for the host's)", registerBytes));
-  }
+  const char* pairs = unit.registerBytes == 64 ? "+avx512bw" : unit.registerBytes == 32 ? "+avx2" : "+sse2";
+  unit.int16Pairs = machine.getTargetTriple().isX86() && has(pairs);
+  return unit;
 }
 
 Status verifyLlvmModule(const llvm::Module& module) {

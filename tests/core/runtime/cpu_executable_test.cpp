@@ -95,6 +95,57 @@ ENTRY e {
 })");
 }
 
+// Narrow integer dots (s8, u8, s16 into s32) multiply two k terms per lane (x86's pmaddwd, vpdpwssd with VNNI): an
+// odd k, the extremes (-128 * -128 summed 64 times; s16 pairs whose sum wraps in s32), u8 against s8, a quantised
+// lhs computed in the kernel, a batch, a dot of fewer rows than one register block (no packing), a transposed rhs
+// and a bias epilogue. On any other target the same dots take the s32 path; both must agree with the evaluator.
+TEST(CpuExecutableTest, NarrowIntegerDotsMultiplyInPairs) {
+  expectAllAgree(R"(HloModule narrowdots
+ENTRY e {
+  a = s8[24,65] parameter(0)
+  b = s8[65,40] parameter(1)
+  odd = s32[24,40] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  lowest = s8[] constant(-128)
+  la = s8[9,64] broadcast(lowest), dimensions={}
+  lb = s8[64,33] broadcast(lowest), dimensions={}
+  extreme = s32[9,33] dot(la, lb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  h = s16[7,30] parameter(2)
+  g = s16[30,20] parameter(3)
+  big = s16[] constant(-32768)
+  hb = s16[7,30] broadcast(big), dimensions={}
+  hh = s16[7,30] add(h, hb)
+  hb2 = s16[30,20] broadcast(big), dimensions={}
+  gg = s16[30,20] add(g, hb2)
+  wide = s32[7,20] dot(hh, gg), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  u = u8[16,48] parameter(4)
+  b2 = s8[48,40] parameter(5)
+  mixed = s32[16,40] dot(u, b2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  x = f32[12,32] parameter(6)
+  scale = f32[] constant(40)
+  sx = f32[12,32] broadcast(scale), dimensions={}
+  xs = f32[12,32] multiply(x, sx)
+  lo = f32[] constant(-127)
+  hi = f32[] constant(127)
+  xc = f32[12,32] clamp(lo, xs, hi)
+  xr = f32[12,32] round-nearest-even(xc)
+  xq = s8[12,32] convert(xr)
+  wq = s8[32,24] parameter(7)
+  quantised = s32[12,24] dot(xq, wq), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  l = s8[3,4,21] parameter(8)
+  r = s8[3,21,8] parameter(9)
+  batched = s32[3,4,8] dot(l, r), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  v = s8[2,50] parameter(10)
+  w50 = s8[50,40] parameter(11)
+  few = s32[2,40] dot(v, w50), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = s8[40,65] parameter(12)
+  transposed = s32[24,40] dot(a, t), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  bias = s32[40] parameter(13)
+  bb = s32[24,40] broadcast(bias), dimensions={1}
+  biased = s32[24,40] add(transposed, bb)
+  ROOT out = (s32[24,40], s32[9,33], s32[7,20], s32[16,40], s32[12,24], s32[3,4,8], s32[2,40], s32[24,40]) tuple(odd, extreme, wide, mixed, quantised, batched, few, biased)
+})");
+}
+
 TEST(CpuExecutableTest, FloatElementwise) {
   expectAllAgree(R"(HloModule fe
 ENTRY e {
