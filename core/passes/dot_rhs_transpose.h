@@ -23,6 +23,17 @@ class HloInstruction;
 // The transposed rhs is [batch..., contracting, free]. Before that, an operand whose batch dimensions are not its
 // leading ones is transposed to [batch..., the others in order], as XLA's dot decomposer canonicalizes batched dots
 // (an einsum `teh,ehd->ted` reads its rhs batch from the middle; the row dot then walked it by strides, 7x slower).
+// First of all, a dot whose rhs has several free dimensions or that contracts several dimension pairs (an einsum
+// `td,edh->teh`, whose rhs [e,d,h] keeps e and h) is collapsed as XLA's dot decomposer does it: lhs transposed to
+// [batch..., free..., contracting...] and viewed as [batch..., M, K], rhs as [batch..., K, N] (bitcasts: row-major
+// views, no kernel; a transpose only where the dimensions do not lie in groups already), one dot of those, its
+// result viewed back. The row dot takes only one free dimension per operand; the einsum went element by
+// element (moe_layer: 1.10x XLA's call).
+//
+//   Before:  h = f32[32,4,64] dot(x: f32[32,32], w: f32[4,32,64]), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+//   After:   t = f32[32,4,64] transpose(w), dimensions={1,0,2};  r = f32[32,256] bitcast(t)
+//            c = f32[32,256] dot(x, r), lhs_contracting_dims={1}, rhs_contracting_dims={0};  h = f32[32,4,64] bitcast(c)
+//
 // Dots inside fusions are left alone, as the passes before fusion see none.
 class DotRhsTranspose final : public HloPass {
  public:

@@ -93,6 +93,100 @@ ENTRY main {
   EXPECT_FALSE(rewrite(*module)) << "a second run changes nothing\n" << printModule(*module);
 }
 
+// The evaluator's result of `text` before and after the pass, on the same random arguments.
+void expectSameResult(std::string_view text, const HloModule& rewritten) {
+  auto original = testing::parseOrFail(text);
+  const std::vector<Value> args = randomArguments(*original, 5);
+  auto before = evaluateModule(*original, args);
+  auto after = evaluateModule(rewritten, args);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
+}
+
+// A mixture of experts' einsum `td,edh->teh`: the rhs [e,d,h] keeps two free dimensions, which the row dot cannot
+// take. As XLA's dot decomposer does: rhs to [d, e*h] (transpose, bitcast), a 2-D dot, the result viewed as [t,e,h].
+TEST(DotRhsTransposeTest, AnRhsWithTwoFreeDimensionsIsCollapsedIntoOne) {
+  constexpr const char* kText = R"(HloModule m
+ENTRY main {
+  x = f32[32,16] parameter(0)
+  w = f32[4,16,24] parameter(1)
+  ROOT h = f32[32,4,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}
+)";
+  auto module = testing::parseOrFail(kText);
+  ASSERT_TRUE(rewrite(*module)) << printModule(*module);
+  const HloInstruction* back = module->entry()->root();
+  ASSERT_EQ(back->opcode(), HloOpcode::kBitcast) << printModule(*module);
+  EXPECT_EQ(back->shape().toString(false), "f32[32,4,24]");
+  const HloInstruction* dot = back->operand(0);
+  ASSERT_EQ(dot->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(dot->name(), "h") << "the kernel keeps the dot's name";
+  EXPECT_EQ(dot->shape().toString(false), "f32[32,96]");
+  EXPECT_EQ(dot->operand(0)->name(), "x") << "the lhs is [M,K] already";
+  const HloInstruction* reshape = dot->operand(1);
+  ASSERT_EQ(reshape->opcode(), HloOpcode::kBitcast);
+  EXPECT_EQ(reshape->shape().toString(false), "f32[16,96]");
+  ASSERT_EQ(reshape->operand(0)->opcode(), HloOpcode::kTranspose);
+  EXPECT_EQ(*reshape->operand(0)->attributes().dimensions, (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(dot->attributes().dot->rhsContracting, (std::vector<int64_t>{0}));
+  expectSameResult(kText, *module);
+  EXPECT_FALSE(rewrite(*module)) << "a second run changes nothing\n" << printModule(*module);
+}
+
+// Several contracting dimensions (a convolution written as an einsum `bchw,chwk->bk`), batch dimensions anywhere and
+// two free dimensions on each side, integer types: every dot becomes [batch..., M, K] x [batch..., K, N].
+TEST(DotRhsTransposeTest, SeveralContractingAndFreeDimensionsWithBatchesCollapse) {
+  constexpr const char* kText = R"(HloModule m
+ENTRY main {
+  a = f32[2,3,4,5] parameter(0)
+  b = f32[3,4,5,6] parameter(1)
+  c = f32[2,6] dot(a, b), lhs_contracting_dims={1,2,3}, rhs_contracting_dims={0,1,2}
+  p = s8[5,2,3,7] parameter(2)
+  q = s8[7,4,2,5] parameter(3)
+  r = s32[2,5,3,4,5] dot(p, q), lhs_batch_dims={1}, rhs_batch_dims={2}, lhs_contracting_dims={3}, rhs_contracting_dims={0}
+  ROOT t = (f32[2,6], s32[2,5,3,4,5]) tuple(c, r)
+}
+)";
+  auto module = testing::parseOrFail(kText);
+  ASSERT_TRUE(rewrite(*module)) << printModule(*module);
+  const HloInstruction* tuple = module->entry()->root();
+  const HloInstruction* c = tuple->operand(0);
+  ASSERT_EQ(c->opcode(), HloOpcode::kDot) << "[2,6] either way: no view back\n" << printModule(*module);
+  EXPECT_EQ(c->operand(0)->shape().toString(false), "f32[2,60]");
+  EXPECT_EQ(c->operand(1)->shape().toString(false), "f32[60,6]");
+  const HloInstruction* r = tuple->operand(1)->operand(0);
+  ASSERT_EQ(r->opcode(), HloOpcode::kDot) << printModule(*module);
+  EXPECT_EQ(r->shape().toString(false), "s32[2,15,20]");
+  EXPECT_EQ(r->operand(0)->shape().toString(false), "s8[2,15,7]");
+  EXPECT_EQ(r->operand(1)->shape().toString(false), "s8[2,7,20]");
+  expectSameResult(kText, *module);
+  EXPECT_FALSE(rewrite(*module)) << "a second run changes nothing\n" << printModule(*module);
+}
+
+// A backward pass's dW = xᵀ·dy, contracting x[B,S,D] and dy[B,S,F] over [B,S]: both lie as groups already, so both
+// are only viewed as [B*S, D] and [B*S, F] (x read as a [K, M] lhs, as XLA reads it), no transpose.
+TEST(DotRhsTransposeTest, OperandsWhoseDimensionsLieInGroupsAreOnlyViewed) {
+  constexpr const char* kText = R"(HloModule m
+ENTRY main {
+  x = f32[2,8,16] parameter(0)
+  dy = f32[2,8,24] parameter(1)
+  ROOT dw = f32[16,24] dot(x, dy), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
+}
+)";
+  auto module = testing::parseOrFail(kText);
+  ASSERT_TRUE(rewrite(*module)) << printModule(*module);
+  const HloInstruction* dot = module->entry()->root();
+  ASSERT_EQ(dot->opcode(), HloOpcode::kDot) << printModule(*module);
+  EXPECT_EQ(dot->operand(0)->opcode(), HloOpcode::kBitcast);
+  EXPECT_EQ(dot->operand(0)->shape().toString(false), "f32[16,16]");
+  EXPECT_EQ(dot->operand(0)->operand(0)->name(), "x");
+  EXPECT_EQ(dot->operand(1)->shape().toString(false), "f32[16,24]");
+  EXPECT_EQ(dot->operand(1)->operand(0)->name(), "dy");
+  EXPECT_EQ(dot->attributes().dot->lhsContracting, (std::vector<int64_t>{0}));
+  EXPECT_EQ(dot->attributes().dot->rhsContracting, (std::vector<int64_t>{0}));
+  expectSameResult(kText, *module);
+}
+
 TEST(DotRhsTransposeTest, SmallOrAlreadyRowMajorRhsAndIntegerDotsAreLeftAlone) {
   auto module = testing::parseOrFail(R"(HloModule m
 ENTRY main {
