@@ -23,6 +23,9 @@ namespace fusionscope::viewer {
 // What part of a stage's entry computation the graph shows: core::DotOptions (the one DOT writer's options) with the
 // viewer's defaults. No title (the view draws none), one summary stub for a user's many far operands, and faster
 // Graphviz settings for big graphs.
+// The number of instructions above which fusions start collapsed (GraphOptions::collapseFusions).
+inline constexpr int64_t kCollapseFusionsAbove = 400;
+
 struct GraphOptions : core::DotOptions {
   GraphOptions() {
     showTitle = false;
@@ -30,7 +33,7 @@ struct GraphOptions : core::DotOptions {
     fastLayoutAbove = 500;
   }
 
-  // Scope groups (viewer/scope_groups.h): the entry's instructions drawn inside their op_name scopes, collapsed
+  // Scope groups (core/dot/scope_groups.h): the entry's instructions drawn inside their op_name scopes, collapsed
   // groups as single nodes, except the groups named in `expandedGroups`. Ignored in neighbourhood mode.
   bool groupScopes = false;
   std::set<std::string> expandedGroups;

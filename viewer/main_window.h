@@ -331,8 +331,6 @@ class MainWindow : public QMainWindow {
   QAction* m_actRunGpu = nullptr;
 };
 
-// The number of instructions above which fusions start collapsed (GraphOptions::collapseFusions).
-inline constexpr int64_t kCollapseFusionsAbove = 400;
 // Above the same size the graph opens grouped by scope, with groups open down to the deepest level at which at most
 // core::kFirstViewNodes nodes are drawn (as `fusionscope-cli dump --group-scopes` writes them).
 using core::kFirstViewNodes;

@@ -13,7 +13,6 @@
 #include "viewer/graph_scene.h"
 #include "viewer/graph_view.h"
 #include "viewer/layout_controller.h"
-#include "viewer/main_window.h"
 
 namespace fusionscope::viewer {
 

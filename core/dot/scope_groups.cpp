@@ -162,6 +162,42 @@ class Builder {
     return g;
   }
 
+  // A cut of the run [first, end) of instructions `at(p)` near `cut`: the nearest place within `slack` of it where
+  // the op_name changes, else `cut` itself.
+  template <typename At>
+  static size_t nearestOpNameChange(const At& at, size_t first, size_t cut, size_t end, size_t slack) {
+    for (size_t d = 0; d <= slack; ++d) {
+      if (cut + d < end && opNameOf(*at(cut + d)) != opNameOf(*at(cut + d - 1))) return cut + d;
+      if (cut - d > first + 1 && opNameOf(*at(cut - d)) != opNameOf(*at(cut - d - 1))) return cut - d;
+    }
+    return cut;
+  }
+
+  // Each of `instructions` not yet in a group `accepts` joins the first such group of its users (users first, so
+  // that chains such as constant -> broadcast -> add follow), else of its operands.
+  template <typename Accepts>
+  void adopt(const std::vector<const HloInstruction*>& instructions, const Accepts& accepts) {
+    auto placed = [&](const HloInstruction* inst) {
+      auto found = m_tree.groupOf.find(inst);
+      return found != m_tree.groupOf.end() && accepts(found->second);
+    };
+    auto join = [&](const HloInstruction* inst, const std::vector<HloInstruction*>& neighbours) {
+      for (const HloInstruction* neighbour : neighbours) {
+        auto found = m_tree.groupOf.find(neighbour);
+        if (found != m_tree.groupOf.end() && accepts(found->second)) {
+          m_tree.groupOf[inst] = found->second;
+          return;
+        }
+      }
+    };
+    for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
+      if (!placed(*it)) join(*it, (*it)->users());
+    }
+    for (const HloInstruction* inst : instructions) {
+      if (!placed(inst)) join(inst, inst->operands());
+    }
+  }
+
   void cutStretches(int scope, const std::vector<size_t>& positions) {
     const size_t size = positions.size();
     const size_t target = kTopStretchSize;
@@ -169,18 +205,7 @@ class Builder {
     while (i < size) {
       size_t cut = std::min(size, i + target);
       if (cut < size) {
-        // The nearest place within a quarter of the target where the op_name changes.
-        const size_t slack = target / 4;
-        for (size_t d = 0; d <= slack; ++d) {
-          if (cut + d < size && opNameOf(*m_order[positions[cut + d]]) != opNameOf(*m_order[positions[cut + d - 1]])) {
-            cut += d;
-            break;
-          }
-          if (cut - d > i + 1 && opNameOf(*m_order[positions[cut - d]]) != opNameOf(*m_order[positions[cut - d - 1]])) {
-            cut -= d;
-            break;
-          }
-        }
+        cut = nearestOpNameChange([&](size_t p) { return m_order[positions[p]]; }, i, cut, size, target / 4);
       }
       if (size - cut < target / 2) cut = size;  // no runt at the end
       const std::string path = m_tree.groups[static_cast<size_t>(scope)].path + "/#" +
@@ -210,52 +235,14 @@ class Builder {
       }
       unplaced.push_back(inst);
     }
-    // New instructions: their first user's stretch of this scope (users first, so chains follow), else their first
-    // operand's; otherwise they stay in the scope itself.
-    for (auto it = unplaced.rbegin(); it != unplaced.rend(); ++it) {
-      for (const HloInstruction* user : (*it)->users()) {
-        auto found = m_tree.groupOf.find(user);
-        if (found != m_tree.groupOf.end() && isStretchOf(found->second)) {
-          m_tree.groupOf[*it] = found->second;
-          break;
-        }
-      }
-    }
-    for (const HloInstruction* inst : unplaced) {
-      if (isStretchOf(m_tree.groupOf[inst])) continue;
-      for (const HloInstruction* operand : inst->operands()) {
-        auto found = m_tree.groupOf.find(operand);
-        if (found != m_tree.groupOf.end() && isStretchOf(found->second)) {
-          m_tree.groupOf[inst] = found->second;
-          break;
-        }
-      }
-    }
+    // New instructions: their first user's stretch of this scope, else their first operand's; otherwise they stay
+    // in the scope itself.
+    adopt(unplaced, isStretchOf);
   }
 
+  // Instructions without a scope (parameters, constants, JAX's unnamed helpers) join their users' or operands' group.
   void adoptUngrouped() {
-    // Instructions without a scope (parameters, constants, JAX's unnamed helpers) join their first user's group,
-    // users first so that chains (constant -> broadcast -> add) follow, else their first operand's.
-    for (auto it = m_order.rbegin(); it != m_order.rend(); ++it) {
-      if (m_tree.groupOf.count(*it) != 0) continue;
-      for (const HloInstruction* user : (*it)->users()) {
-        auto found = m_tree.groupOf.find(user);
-        if (found != m_tree.groupOf.end()) {
-          m_tree.groupOf[*it] = found->second;
-          break;
-        }
-      }
-    }
-    for (const HloInstruction* inst : m_order) {
-      if (m_tree.groupOf.count(inst) != 0) continue;
-      for (const HloInstruction* operand : inst->operands()) {
-        auto found = m_tree.groupOf.find(operand);
-        if (found != m_tree.groupOf.end()) {
-          m_tree.groupOf[inst] = found->second;
-          break;
-        }
-      }
-    }
+    adopt(m_order, [](int) { return true; });
   }
 
   // The stretches of `reference` (another stage of the same program), each instruction in the stretch that held
@@ -305,18 +292,7 @@ class Builder {
     while (i < end) {
       size_t cut = std::min(end, i + target);
       if (cut < end) {
-        // The nearest place within a quarter of the target where the op_name changes.
-        size_t slack = std::max<size_t>(1, target / 4);
-        for (size_t d = 0; d <= slack; ++d) {
-          if (cut + d < end && opNameOf(*m_order[cut + d]) != opNameOf(*m_order[cut + d - 1])) {
-            cut += d;
-            break;
-          }
-          if (cut - d > i + 1 && opNameOf(*m_order[cut - d]) != opNameOf(*m_order[cut - d - 1])) {
-            cut -= d;
-            break;
-          }
-        }
+        cut = nearestOpNameChange([&](size_t p) { return m_order[p]; }, i, cut, end, std::max<size_t>(1, target / 4));
       }
       if (end - cut < target / 2) cut = end;  // no runt at the end
       std::string range = "#" + std::to_string(i + 1) + "-" + std::to_string(cut);
