@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -60,25 +61,15 @@ struct InstructionHash {
     }
     if (a.tupleIndex) h = mix(h, std::hash<int64_t>()(*a.tupleIndex));
     if (a.direction) h = mix(h, static_cast<size_t>(*a.direction));
+    // Callees by size only: two reducers written twice (JAX writes one per reduce) are the same computation when
+    // they are equal in structure (sameCalledComputations).
     for (const CalledComputationRef& ref : inst->calledComputationRefs()) {
-      for (const HloComputation* callee : ref.computations) h = mix(h, std::hash<const void*>()(callee));
+      for (const HloComputation* callee : ref.computations) h = mix(h, callee->instructionCount());
     }
     if (inst->literal()) h = mix(h, hashLiteral(*inst->literal()));
     return h;
   }
 };
-
-bool sameCalledComputations(const HloInstruction& a, const HloInstruction& b) {
-  const auto& ra = a.calledComputationRefs();
-  const auto& rb = b.calledComputationRefs();
-  if (ra.size() != rb.size()) return false;
-  for (size_t i = 0; i < ra.size(); ++i) {
-    if (ra[i].key != rb[i].key || ra[i].braced != rb[i].braced || ra[i].computations != rb[i].computations) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // Metadata names where an op came from; two ops from different source lines still compute the same value.
 bool sameAttributesIgnoringMetadata(const InstructionAttributes& a, const InstructionAttributes& b) {
@@ -86,6 +77,49 @@ bool sameAttributesIgnoringMetadata(const InstructionAttributes& a, const Instru
   InstructionAttributes copy = b;
   copy.metadata = a.metadata;
   return a == copy;
+}
+
+bool sameCalledComputations(const HloInstruction& a, const HloInstruction& b);
+
+// Whether two computations are the same in structure (as XLA's CSE compares callees): instruction by instruction in
+// post order, the same opcode, shape, literal, attributes (metadata and names aside), parameter number and callees,
+// reading the corresponding operands, with corresponding roots. JAX writes a reducer per reduce (`region_0.1`,
+// `region_1.2`, each an add); two reduces of the same operand are then the same value.
+bool sameComputation(const HloComputation& a, const HloComputation& b) {
+  if (&a == &b) return true;
+  if (a.instructionCount() != b.instructionCount() || a.parameterCount() != b.parameterCount()) return false;
+  StatusOr<std::vector<HloInstruction*>> orderA = a.postOrder();
+  StatusOr<std::vector<HloInstruction*>> orderB = b.postOrder();
+  if (!orderA.ok() || !orderB.ok() || orderA->size() != orderB->size()) return false;
+  std::unordered_map<const HloInstruction*, const HloInstruction*> counterpart;
+  for (size_t i = 0; i < orderA->size(); ++i) {
+    const HloInstruction& x = *(*orderA)[i];
+    const HloInstruction& y = *(*orderB)[i];
+    if (x.parameterNumber() != y.parameterNumber() || !sameValueGivenSameOperands(x, y)) return false;
+    for (int o = 0; o < x.operandCount(); ++o) {
+      auto found = counterpart.find(x.operand(o));
+      if (found == counterpart.end() || found->second != y.operand(o)) return false;
+    }
+    counterpart[&x] = &y;
+  }
+  auto root = counterpart.find(a.root());
+  return root != counterpart.end() && root->second == b.root();
+}
+
+bool sameCalledComputations(const HloInstruction& a, const HloInstruction& b) {
+  const auto& ra = a.calledComputationRefs();
+  const auto& rb = b.calledComputationRefs();
+  if (ra.size() != rb.size()) return false;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    if (ra[i].key != rb[i].key || ra[i].braced != rb[i].braced ||
+        ra[i].computations.size() != rb[i].computations.size()) {
+      return false;
+    }
+    for (size_t c = 0; c < ra[i].computations.size(); ++c) {
+      if (!sameComputation(*ra[i].computations[c], *rb[i].computations[c])) return false;
+    }
+  }
+  return true;
 }
 
 struct InstructionEqual {

@@ -156,7 +156,10 @@ ENTRY main {
 )");
 }
 
-TEST(CseTest, MergesOnlySameCalledComputations) {
+// Called computations compare by structure, as XLA's CSE compares them: JAX writes one reducer per reduce
+// (`region_0.1`, `region_1.2`, each the same add), and two sums of the same array are one value. A reducer that
+// differs in an op (max), in operand order (y + x) or in a constant is another computation.
+TEST(CseTest, MergesCallsOfComputationsEqualInStructure) {
   auto module = parseOrFail(R"(
 HloModule m
 add {
@@ -165,9 +168,33 @@ add {
   ROOT s = f32[] add(x, y)
 }
 add_again {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT t = f32[] add(a, b), metadata={op_name="jit(f)/reduce_sum"}
+}
+max {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
+  ROOT m = f32[] maximum(x, y)
+}
+swapped {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(y, x)
+}
+scaled {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  two = f32[] constant(2)
+  d = f32[] multiply(y, two)
+  ROOT s = f32[] add(x, d)
+}
+scaled_again {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  three = f32[] constant(3)
+  d = f32[] multiply(y, three)
+  ROOT s = f32[] add(x, d)
 }
 ENTRY main {
   p = f32[8] parameter(0)
@@ -175,14 +202,22 @@ ENTRY main {
   r1 = f32[] reduce(p, zero), dimensions={0}, to_apply=add
   r2 = f32[] reduce(p, zero), dimensions={0}, to_apply=add
   r3 = f32[] reduce(p, zero), dimensions={0}, to_apply=add_again
-  ROOT t = (f32[], f32[], f32[]) tuple(r1, r2, r3)
+  r4 = f32[] reduce(p, zero), dimensions={0}, to_apply=max
+  r5 = f32[] reduce(p, zero), dimensions={0}, to_apply=swapped
+  r6 = f32[] reduce(p, zero), dimensions={0}, to_apply=scaled
+  r7 = f32[] reduce(p, zero), dimensions={0}, to_apply=scaled_again
+  ROOT t = (f32[], f32[], f32[], f32[], f32[], f32[], f32[]) tuple(r1, r2, r3, r4, r5, r6, r7)
 }
 )");
   CommonSubexpressionElimination pass;
   EXPECT_TRUE(testing::runPass(pass, *module));
   const HloInstruction* root = module->entry()->root();
   EXPECT_EQ(root->operand(1)->name(), "r1");
-  EXPECT_EQ(root->operand(2)->name(), "r3");
+  EXPECT_EQ(root->operand(2)->name(), "r1") << "the same add, other names and metadata";
+  EXPECT_EQ(root->operand(3)->name(), "r4");
+  EXPECT_EQ(root->operand(4)->name(), "r5");
+  EXPECT_EQ(root->operand(5)->name(), "r6");
+  EXPECT_EQ(root->operand(6)->name(), "r7") << "another constant";
 }
 
 TEST(CseTest, ControlDependenciesPreventMerging) {
