@@ -19,6 +19,7 @@
 #include "core/passes/library_fusion.h"
 #include "core/passes/float_normalization.h"
 #include "core/passes/multi_output_fusion.h"
+#include "core/passes/reshape_mover.h"
 #include "core/passes/rng_bit_generator_expander.h"
 #include "core/passes/softmax_fusion.h"
 #include "core/passes/tree_reduction.h"
@@ -44,6 +45,10 @@ const std::vector<Registration>& registrations() {
       {{"inline", "inline every call into its caller"}, factory<CallInliner>()},
       {{"simplify", "algebraic simplification: x+0, x*1, identity reshapes/transposes, constant folding"},
        factory<AlgebraicSimplifier>()},
+      {{"reshape-mover",
+        "an elementwise op over the same reshape/transpose of its operands computed before it, the reshape after "
+        "(XLA's reshape mover, in the simplification loop)"},
+       factory<ReshapeMover>()},
       {{"cse", "common subexpression elimination"}, factory<CommonSubexpressionElimination>()},
       {{"dce", "dead code elimination: unused instructions and computations"}, factory<DeadCodeElimination>()},
       {{"tuple-simplify", "get-tuple-element of tuple, tuple of get-tuple-elements"}, factory<TupleSimplifier>()},
@@ -98,8 +103,10 @@ std::unique_ptr<PassPipeline> simplification() {
   // XLA expands batch norms (both backends, cuDNN aside) and random-number generators right after inlining,
   // before its simplifier: the simplifier, cse and tuple-simplify then clean up the expansions in the same round,
   // and fusion sees their ops.
-  for (const char* name : {"inline", "batch-norm-expander", "rng-bit-generator-expander", "simplify", "cse",
-                           "tuple-simplify", "while-simplify", "dce"}) {
+  // XLA's simplification loop moves reshapes across elementwise ops (the reshape mover) between its simplifier and
+  // CSE: values written in two shapes (a mean in [1,1,1,C] and in [C]) become one.
+  for (const char* name : {"inline", "batch-norm-expander", "rng-bit-generator-expander", "simplify", "reshape-mover",
+                           "cse", "tuple-simplify", "while-simplify", "dce"}) {
     pipeline->addPass(std::move(createPass(name)).value());
   }
   // Inlining and folding expose more folding and sharing; a few rounds reach the fixed point in practice.

@@ -506,8 +506,9 @@ INSTANTIATE_TEST_SUITE_P(
         CorpusCase{"moe_layer", "modules/moe_layer.before.txt", "modules/moe_layer.after.txt", 57, 1.0, 0.939, 0.968},
         CorpusCase{"int8_inference", "modules/int8_inference.before.txt", "modules/int8_inference.after.txt", 74, 1.0,
                    1.0, 1.0},
-        CorpusCase{"resnet_bn_train", "modules/resnet_bn_train.before.txt", "modules/resnet_bn_train.after.txt", 582,
-                   0.917, 0.811, 0.979},
+        // 0.917 / 0.811 until reshape-mover and cse's structural callees made its two `x - mean` one, as XLA's.
+        CorpusCase{"resnet_bn_train", "modules/resnet_bn_train.before.txt", "modules/resnet_bn_train.after.txt", 566,
+                   0.924, 0.922, 0.979},
         CorpusCase{"lstm_scan", "modules/lstm_scan.before.txt", "modules/lstm_scan.after.txt", 41, 1.0, 1.0, 1.0},
         CorpusCase{"vae_step", "modules/vae_step.before.txt", "modules/vae_step.after.txt", 377, 0.997, 1.0, 0.979},
         CorpusCase{"audio_dilated_conv", "modules/audio_dilated_conv.before.txt",
@@ -516,8 +517,10 @@ INSTANTIATE_TEST_SUITE_P(
                    "modules/depthwise_separable.after.txt", 37, 1.0, 1.0, 1.0},
         CorpusCase{"embedding_bag", "modules/embedding_bag.before.txt", "modules/embedding_bag.after.txt", 22, 1.0,
                    0.862, 1.0},
-        CorpusCase{"bf16_block_adamw", "modules/bf16_block_adamw.before.txt", "modules/bf16_block_adamw.after.txt", 686,
-                   0.954, 0.794, 0.95}),
+        // 0.954 at 95.0 % of our ops matched before reshape-mover; 0.943 at 97.2 %: more of ours matched, more
+        // pairs compared (3,160 in both, 3,141 before).
+        CorpusCase{"bf16_block_adamw", "modules/bf16_block_adamw.before.txt", "modules/bf16_block_adamw.after.txt", 702,
+                   0.942, 0.794, 0.95}),
     [](const ::testing::TestParamInfo<CorpusCase>& info) { return std::string(info.param.program); });
 
 }  // namespace
