@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/eval/evaluator.h"
 #include "core/ir/hlo_clone.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
@@ -662,11 +661,7 @@ ENTRY main {
   EXPECT_EQ(product->operand(1)->name(), "dy");
   EXPECT_EQ(product->shape().dimensions(), (Ints{3, 5}));
   for (const auto& inst : module->entry()->instructions()) EXPECT_NE(inst->opcode(), HloOpcode::kTranspose);
-  const std::vector<Value> args = randomArguments(*original, 3);
-  auto before = evaluateModule(*original, args);
-  auto after = evaluateModule(*module, args);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
+  testing::expectSameResults(*original, *module, 3);
   EXPECT_FALSE(simplify(*module));
 }
 
@@ -693,15 +688,6 @@ ENTRY main {
 )");
 }
 
-// The evaluator gives the same result for the module before and after simplify (seeded random inputs).
-void expectSameResults(const HloModule& original, const HloModule& simplified) {
-  const std::vector<Value> args = randomArguments(original, 5);
-  auto before = evaluateModule(original, args);
-  auto after = evaluateModule(simplified, args);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
-}
-
 // A causal 1-D convolution pads its input on the left; XLA folds the pad into the window's padding.
 TEST(AlgebraicSimplifierTest, ZeroPadOfAConvolutionInputMovesIntoItsWindow) {
   constexpr const char* kText = R"(
@@ -724,7 +710,7 @@ ENTRY main {
   EXPECT_EQ(conv->attributes().window->dims.at(0).padLow, 4);
   EXPECT_EQ(conv->attributes().window->dims.at(0).padHigh, 0);
   EXPECT_EQ(entryInstruction(*module, "padded"), nullptr) << "the pad is gone";
-  expectSameResults(*original, *module);
+  testing::expectSameResults(*original, *module, 5);
 }
 
 // A pad by another value, with interior padding, or of the feature dimension stays.
@@ -769,7 +755,7 @@ ENTRY main {
     EXPECT_EQ(root->operand(0)->name(), "lo");
     EXPECT_EQ(root->operand(1)->name(), "x");
     EXPECT_EQ(root->operand(2)->name(), "hi");
-    expectSameResults(*original, *module);
+    testing::expectSameResults(*original, *module, 5);
   }
 }
 

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/eval/evaluator.h"
 #include "core/ir/hlo_computation.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/pass_testing.h"
@@ -84,23 +83,8 @@ ENTRY main {
   EXPECT_EQ(d.rhsBatch, (std::vector<int64_t>{0}));
   EXPECT_EQ(d.rhsContracting, (std::vector<int64_t>{2}));
   EXPECT_EQ(d.lhsContracting, (std::vector<int64_t>{1}));
-  auto original = testing::parseOrFail(kText);
-  const std::vector<Value> args = randomArguments(*original, 3);
-  auto before = evaluateModule(*original, args);
-  auto after = evaluateModule(*module, args);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
+  testing::expectSameResults(kText, *module, 3);
   EXPECT_FALSE(rewrite(*module)) << "a second run changes nothing\n" << printModule(*module);
-}
-
-// The evaluator's result of `text` before and after the pass, on the same random arguments.
-void expectSameResult(std::string_view text, const HloModule& rewritten) {
-  auto original = testing::parseOrFail(text);
-  const std::vector<Value> args = randomArguments(*original, 5);
-  auto before = evaluateModule(*original, args);
-  auto after = evaluateModule(rewritten, args);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
 }
 
 // A mixture of experts' einsum `td,edh->teh`: the rhs [e,d,h] keeps two free dimensions, which the row dot cannot
@@ -129,7 +113,7 @@ ENTRY main {
   ASSERT_EQ(reshape->operand(0)->opcode(), HloOpcode::kTranspose);
   EXPECT_EQ(*reshape->operand(0)->attributes().dimensions, (std::vector<int64_t>{1, 0, 2}));
   EXPECT_EQ(dot->attributes().dot->rhsContracting, (std::vector<int64_t>{0}));
-  expectSameResult(kText, *module);
+  testing::expectSameResults(kText, *module, 5);
   EXPECT_FALSE(rewrite(*module)) << "a second run changes nothing\n" << printModule(*module);
 }
 
@@ -159,7 +143,7 @@ ENTRY main {
   EXPECT_EQ(r->shape().toString(false), "s32[2,15,20]");
   EXPECT_EQ(r->operand(0)->shape().toString(false), "s8[2,15,7]");
   EXPECT_EQ(r->operand(1)->shape().toString(false), "s8[2,7,20]");
-  expectSameResult(kText, *module);
+  testing::expectSameResults(kText, *module, 5);
   EXPECT_FALSE(rewrite(*module)) << "a second run changes nothing\n" << printModule(*module);
 }
 
@@ -184,7 +168,7 @@ ENTRY main {
   EXPECT_EQ(dot->operand(1)->operand(0)->name(), "dy");
   EXPECT_EQ(dot->attributes().dot->lhsContracting, (std::vector<int64_t>{0}));
   EXPECT_EQ(dot->attributes().dot->rhsContracting, (std::vector<int64_t>{0}));
-  expectSameResult(kText, *module);
+  testing::expectSameResults(kText, *module, 5);
 }
 
 TEST(DotRhsTransposeTest, SmallOrAlreadyRowMajorRhsAndIntegerDotsAreLeftAlone) {

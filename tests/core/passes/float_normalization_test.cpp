@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/eval/evaluator.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/corpus.h"
@@ -23,13 +22,7 @@ std::unique_ptr<HloModule> normalizeAndCompare(const std::string& text) {
   auto module = parseOrFail(text);
   FloatNormalization pass;
   EXPECT_TRUE(testing::runPass(pass, *module));
-  const std::vector<Value> args = randomArguments(*original, 7);
-  auto before = evaluateModule(*original, args);
-  auto after = evaluateModule(*module, args);
-  EXPECT_TRUE(before.ok() && after.ok());
-  if (before.ok() && after.ok()) {
-    EXPECT_EQ(before->result.toString(0), after->result.toString(0));
-  }
+  testing::expectSameResults(*original, *module, 7);
   return module;
 }
 

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/eval/evaluator.h"
 #include "core/ir/hlo_computation.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/pass_testing.h"
@@ -17,15 +16,6 @@ namespace {
 bool rewrite(HloModule& module) {
   ReshapeMover pass;
   return testing::runPass(pass, module);
-}
-
-void expectSameResult(std::string_view text, const HloModule& rewritten) {
-  auto original = testing::parseOrFail(text);
-  const std::vector<Value> args = randomArguments(*original, 11);
-  auto before = evaluateModule(*original, args);
-  auto after = evaluateModule(rewritten, args);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
 }
 
 // A batch norm's mean as JAX writes it in one place: the sum reshaped to [1,1,1,C], divided by a broadcast count.
@@ -50,7 +40,7 @@ ENTRY main {
   EXPECT_EQ(d->operand(0)->name(), "s");
   EXPECT_EQ(d->operand(1)->opcode(), HloOpcode::kBroadcast);
   EXPECT_EQ(d->operand(1)->shape().toString(false), "f32[8]");
-  expectSameResult(kText, *module);
+  testing::expectSameResults(kText, *module, 11);
   EXPECT_FALSE(rewrite(*module)) << "the reshape is now at the output\n" << printModule(*module);
 }
 
@@ -78,14 +68,14 @@ ENTRY main {
   EXPECT_EQ(s->shape().toString(false), "f32[2,3,4]") << printModule(*module);
   EXPECT_EQ(s->operand(0)->name(), "a");
   EXPECT_EQ(s->operand(1)->name(), "b");
-  expectSameResult(kText, *module);
+  testing::expectSameResults(kText, *module, 11);
   // Run again: the transpose after s now feeds m with the broadcast, and moves on.
   ASSERT_TRUE(rewrite(*module)) << printModule(*module);
   const HloInstruction* root = module->entry()->root();
   ASSERT_EQ(root->opcode(), HloOpcode::kTranspose) << printModule(*module);
   EXPECT_EQ(root->operand(0)->name(), "m");
   EXPECT_EQ(root->operand(0)->operand(1)->attributes().dimensions, (std::vector<int64_t>{1}));
-  expectSameResult(kText, *module);
+  testing::expectSameResults(kText, *module, 11);
 }
 
 // Nothing moves when the reshape has a user that does not move (it would be computed twice), when the other operand

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/eval/evaluator.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/hlo_verifier.h"
 #include "core/passes/hlo_pass.h"
@@ -39,6 +40,23 @@ inline bool runPass(core::HloPass& pass, core::HloModule& module, core::PassCont
 inline bool runPass(core::HloPass& pass, core::HloModule& module) {
   core::PassContext context;
   return runPass(pass, module, context);
+}
+
+// The evaluator gives `original` and `rewritten` (a pass's output for it) the same results on the same random
+// arguments (`seed`), printed in full.
+inline void expectSameResults(const core::HloModule& original, const core::HloModule& rewritten, uint64_t seed = 7) {
+  const std::vector<core::Value> args = core::randomArguments(original, seed);
+  auto before = core::evaluateModule(original, args);
+  auto after = core::evaluateModule(rewritten, args);
+  ASSERT_TRUE(before.ok()) << before.message();
+  ASSERT_TRUE(after.ok()) << after.message() << "\n" << core::printModule(rewritten);
+  EXPECT_EQ(before->result.toString(0), after->result.toString(0));
+}
+
+inline void expectSameResults(std::string_view originalText, const core::HloModule& rewritten, uint64_t seed = 7) {
+  auto original = parseOrFail(originalText);
+  ASSERT_NE(original, nullptr);
+  expectSameResults(*original, rewritten, seed);
 }
 
 // `text` is a module the pass `Pass` must leave alone: it reports no change and the module prints the same.
