@@ -14,6 +14,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/permutation.h"
 #include "core/ir/shape_rules.h"
 #include "core/passes/constant_folding.h"
 #include "core/passes/dce.h"
@@ -29,13 +30,6 @@ bool isSplatOf(const HloInstruction& inst, double value) {
   }
   const Literal* literal = decodedLiteral(*constant);
   return literal && literal->valueCount() > 0 && literal->isSplat() && literal->asDouble(0) == value;
-}
-
-bool isIdentityPermutation(const std::vector<int64_t>& dims) {
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
 }
 
 // Runs the rewrites on one computation from a worklist. Nothing is removed until the worklist is empty, so

@@ -6,6 +6,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/permutation.h"
 #include "core/passes/fusion_utils.h"
 
 namespace fusionscope::core {
@@ -82,12 +83,9 @@ void moveBatchFirst(HloComputation& computation, HloInstruction* dot, int i) {
   for (int dim = 0; dim < rank; ++dim) {
     if (std::find(order.begin(), order.end(), dim) == order.end()) order.push_back(dim);
   }
-  std::vector<int64_t> position(static_cast<size_t>(rank));
+  const std::vector<int64_t> position = inversePermutation(order);
   std::vector<int64_t> dims;
-  for (size_t p = 0; p < order.size(); ++p) {
-    position[static_cast<size_t>(order[p])] = static_cast<int64_t>(p);
-    dims.push_back(operand->shape().dimension(static_cast<int>(order[p])));
-  }
+  for (int64_t dim : order) dims.push_back(operand->shape().dimension(static_cast<int>(dim)));
   Shape shape(operand->shape().elementType(), dims);
   if (operand->shape().layout()) {
     Layout layout;
@@ -139,11 +137,8 @@ bool wantsCollapse(const HloInstruction& dot) {
 // fused into it), as in XLA's optimized modules; a reshape would be a fusion consumer that producers are copied into.
 HloInstruction* arrange(HloComputation& computation, HloInstruction* operand, const std::vector<int64_t>& order,
                         const std::vector<int64_t>& dims) {
-  const int rank = operand->shape().rank();
   HloInstruction* value = operand;
-  bool identity = true;
-  for (int dim = 0; dim < rank; ++dim) identity = identity && order[static_cast<size_t>(dim)] == dim;
-  if (!identity) {
+  if (!isIdentityPermutation(order)) {
     std::vector<int64_t> moved;
     for (int64_t dim : order) moved.push_back(operand->shape().dimension(static_cast<int>(dim)));
     HloInstruction* transpose = computation.addInstruction("transpose", HloOpcode::kTranspose,
@@ -191,16 +186,10 @@ Status collapseDot(HloComputation& computation, HloInstruction* dot) {
   // contracting...] (contracting ones in the dot's pairing order) is only reshaped, its two groups kept in the order
   // they lie (the row dot reads a [K, M] lhs or an [N, K] rhs, and XLA folds such transposes into the dot); any
   // other gets the canonical order through a transpose. Returns whether the contracting group comes first.
-  auto lying = [](const std::vector<int64_t>& order) {
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (order[i] != static_cast<int64_t>(i)) return false;
-    }
-    return true;
-  };
   auto contractingFirst = [&](const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting,
                               const std::vector<int64_t>& free, bool canonical) {
-    if (lying(concat(batch, contracting, free))) return true;
-    if (lying(concat(batch, free, contracting))) return false;
+    if (isIdentityPermutation(concat(batch, contracting, free))) return true;
+    if (isIdentityPermutation(concat(batch, free, contracting))) return false;
     return canonical;
   };
   const bool lhsKFirst = contractingFirst(d.lhsBatch, d.lhsContracting, lhsFree, false);

@@ -1,6 +1,7 @@
 #include "core/passes/reshape_mover.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/ir/permutation.h"
 #include "core/passes/dce.h"
 
 namespace fusionscope::core {
@@ -25,20 +27,6 @@ bool isRearrange(const HloInstruction& inst) {
 Shape like(const Shape& shape, PrimitiveType type) {
   Shape result(type, shape.dimensions());
   result.setLayout(shape.layout());
-  return result;
-}
-
-bool isIdentity(const std::vector<int64_t>& permutation) {
-  for (size_t i = 0; i < permutation.size(); ++i) {
-    if (permutation[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
-// Where each dimension of a transpose's operand went: result dimension i reads operand dimension perm[i].
-std::vector<int64_t> inverse(const std::vector<int64_t>& permutation) {
-  std::vector<int64_t> result(permutation.size());
-  for (size_t i = 0; i < permutation.size(); ++i) result[static_cast<size_t>(permutation[i])] = static_cast<int64_t>(i);
   return result;
 }
 
@@ -80,7 +68,7 @@ bool nontrivial(const HloInstruction& inst) {
   if (inst.opcode() == HloOpcode::kReshape && inst.shape().dimensions() == inst.operand(0)->shape().dimensions()) {
     return false;
   }
-  if (inst.opcode() == HloOpcode::kTranspose && isIdentity(*inst.attributes().dimensions)) return false;
+  if (inst.opcode() == HloOpcode::kTranspose && isIdentityPermutation(*inst.attributes().dimensions)) return false;
   return !trivially(*inst.operand(0), inst);
 }
 
@@ -120,7 +108,7 @@ HloInstruction* before(HloComputation& computation, const HloInstruction& rearra
     made = computation.addInstruction("reshape", HloOpcode::kReshape, shape, {operand});
   } else {
     made = computation.addInstruction("transpose", HloOpcode::kTranspose, shape, {operand});
-    made->mutableAttributes().dimensions = inverse(*rearrange.attributes().dimensions);
+    made->mutableAttributes().dimensions = inversePermutation(*rearrange.attributes().dimensions);
   }
   made->mutableAttributes().metadata = operand->attributes().metadata;
   return made;
