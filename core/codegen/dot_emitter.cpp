@@ -109,7 +109,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   const bool rhsContiguous =
       rhsLeaf != m_leaves.end() && rhsFree == rhs->shape().rank() - 1 && rhs->shape().elementType() == accType;
   // A narrow integer rhs (s8, u8, s16) of an integer dot, free dimension innermost: a tile of a row is one load of
-  // the narrow values, widened as a vector.
+  // the narrow values, widened as a vector (loadColumns).
   auto narrowInteger = [](PrimitiveType t) {
     return t == PrimitiveType::kS8 || t == PrimitiveType::kU8 || t == PrimitiveType::kS16;
   };
@@ -178,15 +178,24 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   llvm::Value* rhsScratch = nullptr;
   // While a packed tile is current (below): its k rows of padded(w) values, contiguous.
   llvm::Value* rhsPacked = nullptr;
-  // w contiguous values at `pointer` as a vector of padded(w) lanes, the extra lanes zero (a masked load: no
-  // access past the w values).
-  auto loadColumns = [&](llvm::Value* pointer, int64_t w) -> llvm::Value* {
-    llvm::Type* vector = llvm::FixedVectorType::get(acc, static_cast<unsigned>(padded(w)));
-    if (padded(w) == w) return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(accBytes));
-    std::vector<llvm::Constant*> mask;
-    for (int64_t j = 0; j < padded(w); ++j) mask.push_back(m_b.getInt1(j < w));
-    return m_b.CreateMaskedLoad(vector, pointer, llvm::Align(accBytes), llvm::ConstantVector::get(mask),
-                                llvm::Constant::getNullValue(vector));
+  // w contiguous values of type `stored` at `pointer` as a vector of padded(w) accumulation-type lanes, the extra
+  // lanes zero (a masked load: no access past the w values); narrow integers widened (u8 by zeros, s8 and s16 by
+  // sign).
+  auto loadColumns = [&](llvm::Value* pointer, int64_t w, PrimitiveType stored) -> llvm::Value* {
+    llvm::Type* vector = llvm::FixedVectorType::get(storageType(stored), static_cast<unsigned>(padded(w)));
+    const llvm::Align align(static_cast<uint64_t>(elementByteSize(stored)));
+    llvm::Value* loaded = nullptr;
+    if (padded(w) == w) {
+      loaded = m_b.CreateAlignedLoad(vector, pointer, align);
+    } else {
+      std::vector<llvm::Constant*> mask;
+      for (int64_t j = 0; j < padded(w); ++j) mask.push_back(m_b.getInt1(j < w));
+      loaded = m_b.CreateMaskedLoad(vector, pointer, align, llvm::ConstantVector::get(mask),
+                                    llvm::Constant::getNullValue(vector));
+    }
+    if (stored == accType) return loaded;
+    llvm::Type* wide = llvm::FixedVectorType::get(acc, static_cast<unsigned>(padded(w)));
+    return stored == PrimitiveType::kU8 ? m_b.CreateZExt(loaded, wide) : m_b.CreateSExt(loaded, wide);
   };
   // Columns [j0, j0 + w) of rhs row kk of the batch `batchIndex`, as one vector of padded(w) accumulation-type
   // values.
@@ -198,26 +207,15 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
       return m_b.CreateAlignedLoad(vector, pointer, llvm::Align(accBytes));
     }
     if (rhsScratch != nullptr) {  // the current batch's rhs, transposed to [k][n]
-      return loadColumns(m_b.CreateInBoundsGEP(acc, rhsScratch, m_b.CreateAdd(m_b.CreateMul(kk, i64(n)), j0)), w);
+      return loadColumns(m_b.CreateInBoundsGEP(acc, rhsScratch, m_b.CreateAdd(m_b.CreateMul(kk, i64(n)), j0)), w,
+                         accType);
     }
-    if (rhsContiguous) {
+    if (rhsContiguous || rhsNarrowContiguous) {
+      const PrimitiveType stored = rhs->shape().elementType();
       const Index first = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, j0);
-      return loadColumns(m_b.CreateInBoundsGEP(storageType(rhs->shape().elementType()), rhsLeaf->second,
+      return loadColumns(m_b.CreateInBoundsGEP(storageType(stored), rhsLeaf->second,
                                                linearize(first.dims, rhs->shape().dimensions())),
-                         w);
-    }
-    if (rhsNarrowContiguous) {
-      const PrimitiveType from = rhs->shape().elementType();
-      llvm::Type* narrowType = storageType(from);
-      llvm::Type* narrowVector = llvm::FixedVectorType::get(narrowType, static_cast<unsigned>(padded(w)));
-      const Index first = operandIndex(rhs->shape().rank(), d.rhsBatch, d.rhsContracting[0], batchIndex, kk, j0);
-      std::vector<llvm::Constant*> mask;
-      for (int64_t j = 0; j < padded(w); ++j) mask.push_back(m_b.getInt1(j < w));
-      llvm::Value* narrow = m_b.CreateMaskedLoad(
-          narrowVector,
-          m_b.CreateInBoundsGEP(narrowType, rhsLeaf->second, linearize(first.dims, rhs->shape().dimensions())),
-          llvm::Align(1), llvm::ConstantVector::get(mask), llvm::Constant::getNullValue(narrowVector));
-      return from == PrimitiveType::kU8 ? m_b.CreateZExt(narrow, vector) : m_b.CreateSExt(narrow, vector);
+                         w, stored);
     }
     llvm::Value* tile = llvm::Constant::getNullValue(vector);
     for (int64_t j = 0; j < w; ++j) {
@@ -226,6 +224,11 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
       tile = m_b.CreateInsertElement(tile, toAcc(rhs->shape().elementType(), generate(rhs, index)), i64(j));
     }
     return tile;
+  };
+  // fn(p, single) for each pair p of the k terms (2p and 2p+1), the last term alone (`single`) when k is odd.
+  auto forEachPair = [&](const std::function<void(llvm::Value*, bool)>& fn, const char* name) {
+    loop(i64(0), i64(k / 2), [&](llvm::Value* p) { fn(p, false); }, name);
+    if (k % 2 != 0) fn(i64(k / 2), true);
   };
   // While a packed pair tile is current (pairs, below): its ceil(k/2) rows of 2 * padded(w) interleaved i16.
   llvm::Value* rhsPairsPacked = nullptr;
@@ -388,8 +391,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
               slot);
         }
       };
-      loop(i64(0), i64(k / 2), [&](llvm::Value* p) { step(p, false); }, "kpair");
-      if (k % 2 != 0) step(i64(k / 2), true);
+      forEachPair(step, "kpair");
       for (int64_t r = 0; r < rows; ++r) {
         m_b.CreateStore(m_b.CreateLoad(vector, total[static_cast<size_t>(r)]), sums);
         writeRow(rowCoordinates[static_cast<size_t>(r)], j0, w);
@@ -484,18 +486,13 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
       return;
     }
     if (pairs) {  // the tile's rows as interleaved pairs (rows 2p and 2p+1 side by side, lane by lane)
-      loop(
-          i64(0), i64(k / 2),
-          [&](llvm::Value* p) {
-            m_b.CreateAlignedStore(pairTile({}, p, w, j0, false),
+      forEachPair(
+          [&](llvm::Value* p, bool single) {
+            m_b.CreateAlignedStore(pairTile({}, p, w, j0, single),
                                    m_b.CreateInBoundsGEP(i16, packed, m_b.CreateMul(p, i64(2 * padded(w)))),
                                    llvm::Align(2));
           },
           "packpairs");
-      if (k % 2 != 0) {
-        m_b.CreateAlignedStore(pairTile({}, i64(k / 2), w, j0, true),
-                               m_b.CreateInBoundsGEP(i16, packed, i64((k / 2) * 2 * padded(w))), llvm::Align(2));
-      }
       rhsPairsPacked = packed;
       rowsOfTile(lo, hi, j0, w);
       rhsPairsPacked = nullptr;
