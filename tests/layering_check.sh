@@ -14,6 +14,7 @@ check core/base 'core/(ir|text|passes|pipeline|eval|dot|dump|codegen|runtime|gra
 check core/ir 'core/(text|passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
 check core/text 'core/(passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
 check core/passes 'core/(pipeline|dot|dump|codegen|runtime|graphviz|io)|core/eval/(evaluator|value|eval_)|profiler|viewer|app'
+check core/linalg 'core/(text|passes|pipeline|eval|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
 check core/eval 'core/(passes|pipeline|dot|dump|codegen|runtime|graphviz|io)|profiler|viewer|app'
 # fs_profiler knows trace events, not HLO; profiler/hlo_link (fs_hlo_link) is where it meets the IR.
 for dir in profiler/trace profiler/compare profiler/cupti profiler/gpu; do

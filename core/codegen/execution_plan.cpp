@@ -17,6 +17,7 @@
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
+#include "core/linalg/linalg_call.h"
 #include "core/passes/call_inliner.h"
 #include "core/passes/hlo_pass.h"
 #include "core/passes/softmax_fusion.h"
@@ -231,7 +232,12 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     const HloOpcode opcode = instruction->opcode();
     const Shape& shape = instruction->shape();
     // Work that is not ours to run: refused while planning, before any kernel is compiled, naming what it is.
-    if (opcode == HloOpcode::kCustomCall) {
+    if (linalg::isLapackCustomCall(*instruction)) {
+      // JAX's LAPACK calls run as a kernel that calls LAPACK (core/linalg); refused here, by name, when the routine or
+      // its type is not one of those.
+      StatusOr<linalg::Call> call = linalg::callOf(*instruction);
+      if (!call.ok()) return call.status();
+    } else if (opcode == HloOpcode::kCustomCall) {
       return Status::error(fmt::format("{}: cannot run custom-call target \"{}\" (no CPU or GPU implementation here)",
                                        instruction->name(), instruction->attributes().customCallTarget.value_or("")));
     }
@@ -362,7 +368,7 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     std::vector<Shape> outputShapes;
     if (shape.isTuple()) {
       if (opcode != HloOpcode::kFusion && opcode != HloOpcode::kSort && opcode != HloOpcode::kScatter &&
-          opcode != HloOpcode::kReduceWindow &&
+          opcode != HloOpcode::kReduceWindow && opcode != HloOpcode::kCustomCall &&
           opcode != HloOpcode::kReduce) {  // these of several operands: one output per operand (emitKernels)
         return Status::error(
             fmt::format("{}: cannot lower '{}' producing a tuple", instruction->name(), instruction->opcodeString()));

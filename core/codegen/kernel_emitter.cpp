@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -18,6 +19,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/literal.h"
+#include "core/linalg/linalg_call.h"
 #include "core/passes/fusion_utils.h"
 
 namespace fusionscope::core {
@@ -223,6 +225,29 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
         for (size_t i = 0; i < inputCount; ++i)
           emitter.setLeaf(kernel.instruction->operand(static_cast<int>(i)), args[i]);
       }
+    }
+    // JAX's LAPACK calls: one range item per problem of the batch; the kernel hands its buffers and a descriptor of
+    // the call (routine, flags, each array's dimensions and strides) to fusionscope_linalg_run (core/linalg), which
+    // calls LAPACK. No GPU kernel: refused by name for NVPTX.
+    if (kernel.instruction != nullptr && linalg::isLapackCustomCall(*kernel.instruction)) {
+      if (target != KernelTarget::kCpu) {
+        return Status::error(fmt::format("{}: custom-call {} (LAPACK) has no GPU kernel here", kernel.instruction->name(),
+                                         kernel.instruction->attributes().customCallTarget.value_or("")));
+      }
+      StatusOr<linalg::Call> call = linalg::callOf(*kernel.instruction);
+      if (!call.ok()) return call.status();
+      const std::vector<int64_t> words = linalg::encode(*call);
+      std::vector<uint64_t> bits(words.begin(), words.end());
+      llvm::Constant* init = llvm::ConstantDataArray::get(context, bits);
+      auto* descriptor = new llvm::GlobalVariable(module, init->getType(), /*isConstant=*/true,
+                                                  llvm::GlobalValue::PrivateLinkage, init, kernel.name + ".lapack");
+      llvm::FunctionCallee run = module.getOrInsertFunction(
+          "fusionscope_linalg_run",
+          llvm::FunctionType::get(b.getVoidTy(), {ptrType, ptrType, b.getInt64Ty(), b.getInt64Ty()}, false));
+      b.CreateCall(run, {descriptor, fn->getArg(0), begin, end});
+      b.CreateRetVoid();
+      emitted.push_back({kernel.name, call->batch(), linalg::costPerProblem(*call)});
+      continue;
     }
     // Sort and scatter are whole-kernel loops (serial_emitter.cpp), not a value per output element.
     if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kSort) {

@@ -273,6 +273,8 @@ StatusOr<Value> evalSort(const HloInstruction& inst, Operands operands, ElementF
 StatusOr<Value> evalTopK(const HloInstruction& inst, Operands operands, ElementFunction* comparator);
 // XLA CPU's custom-call TopK (custom_call_target="TopK"), which the evaluator runs as evalTopK.
 bool isTopKCustomCall(const HloInstruction& inst);
+// JAX's LAPACK custom calls (`lapack_spotrf_ffi`, ...; core/linalg/linalg_call.h), in f64.
+StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands);
 StatusOr<Value> evalMap(const HloInstruction& inst, Operands operands, ElementFunction& function);
 
 StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Value& rhs);

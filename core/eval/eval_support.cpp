@@ -19,6 +19,7 @@
 #include "core/eval/evaluator.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/linalg/linalg_call.h"
 
 namespace fusionscope::core {
 
@@ -138,6 +139,12 @@ Status checkEvaluable(const HloModule& module) {
       HloOpcode op = inst->opcode();
       if (op == HloOpcode::kCustomCall && (eval::isShardingAnnotation(*inst) || eval::isTopKCustomCall(*inst)))
         continue;
+      if (linalg::isLapackCustomCall(*inst)) {
+        // Refused by name, before evaluating anything, when the routine or its type is not supported.
+        StatusOr<linalg::Call> call = linalg::callOf(*inst);
+        if (!call.ok()) return Status::badInput("cannot evaluate: " + call.status().message());
+        continue;
+      }
       if (op == HloOpcode::kCustomCall) {
         ++opcodes[fmt::format("custom-call {}", inst->attributes().customCallTarget.value_or("?"))];
       } else if (!eval::isEvaluableOpcode(op)) {

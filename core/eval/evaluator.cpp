@@ -11,6 +11,7 @@
 #include "core/eval/scalar_ops.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_module.h"
+#include "core/linalg/linalg_call.h"
 
 namespace fusionscope::core {
 namespace {
@@ -369,6 +370,7 @@ class Evaluator {
       if (!fn.ok()) return fn.status();
       return eval::evalTopK(inst, operands, &*fn);
     }
+    if (linalg::isLapackCustomCall(inst)) return eval::evalLinalg(inst, operands);
     if (op == HloOpcode::kCustomCall) {
       return Status::error(
           fmt::format("unsupported opcode custom-call {}", inst.attributes().customCallTarget.value_or("")));

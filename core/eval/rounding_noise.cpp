@@ -1,5 +1,6 @@
 #include "core/eval/rounding_noise.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/opcode.h"
 #include "core/ir/shape_rules.h"
+#include "core/linalg/linalg_call.h"
 
 namespace fusionscope::core::eval {
 namespace {
@@ -91,6 +93,7 @@ NoiseClass noiseClassOf(const HloInstruction& inst) {
     case HloOpcode::kBatchNormGrad: return NoiseClass::kNormalization;
     default: break;
   }
+  if (linalg::isLapackCustomCall(inst)) return NoiseClass::kBackwardStable;
   const Shape& shape = inst.shape();
   if (!shape.isArray() || !isFloatingPoint(shape.elementType())) return NoiseClass::kExact;
   switch (inst.opcode()) {
@@ -143,6 +146,70 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
     std::vector<Value> elements;
     for (int i = 0; i < value.tupleSize(); ++i) elements.push_back(perturb(value.tupleElement(i)));
     value = Value::tuple(std::move(elements));
+    return okStatus();
+  }
+  if (kind == NoiseClass::kBackwardStable) {
+    if (inst.operandCount() < 1 || !inst.operand(0)->shape().isArray() || inst.operand(0)->shape().rank() < 2) {
+      return okStatus();
+    }
+    const Shape& matrix = inst.operand(0)->shape();
+    const int64_t order = std::max(matrix.dimension(matrix.rank() - 1), matrix.dimension(matrix.rank() - 2));
+    const double roundoff = matrix.elementType() == PrimitiveType::kF64 ? 0x1p-53 : kF32Roundoff;
+    const double relative = std::sqrt(static_cast<double>(order) + 1.0) * roundoff;
+    StatusOr<linalg::Call> call = linalg::callOf(inst);
+    if (!call.ok()) return call.status();
+    const bool orthogonal = call->routine == linalg::Routine::kGeqrf || call->routine == linalg::Routine::kOrgqr ||
+                            call->routine == linalg::Routine::kSyevd;
+    std::vector<Value> moved;
+    std::vector<const Value*> pointers;
+    moved.reserve(operands.size());
+    for (const Value* operand : operands) {
+      if (!operand->isArray() || !operand->holdsFloats()) {
+        moved.push_back(*operand);
+        continue;
+      }
+      // Cholesky, LU and triangular solves: relative to the element, no less than the array's root mean square. QR
+      // and the eigensolver (sequences of orthogonal transformations): normwise, every element moved by as much,
+      // relative to a row's norm (a random n x n perturbation of that size has a 2-norm near u * sqrt(n + 1) times
+      // the matrix's, the normwise backward error these routines have).
+      std::vector<double> data(operand->floatData().begin(), operand->floatData().end());
+      double squares = 0;
+      int64_t finite = 0;
+      for (double x : data) {
+        if (std::isfinite(x)) {
+          squares += x * x;
+          ++finite;
+        }
+      }
+      const double rms = finite > 0 ? std::sqrt(squares / static_cast<double>(finite)) : 0.0;
+      const double rowNorm = rms * std::sqrt(static_cast<double>(order));  // a row's 2-norm at that rms
+      for (double& x : data) {
+        if (!std::isfinite(x)) continue;
+        x += noise.uniform() * relative * (orthogonal ? rowNorm : std::max(std::fabs(x), rms));
+      }
+      moved.push_back(Value::floats(Shape(PrimitiveType::kF64, operand->shape().dimensions()), std::move(data)));
+    }
+    for (const Value& m : moved) pointers.push_back(&m);
+    StatusOr<Value> result = evaluateOn(Operands(pointers.data(), pointers.size()));
+    if (!result.ok()) return result.status();
+    value = std::move(*result);
+    if (call->routine == linalg::Routine::kSyevd && value.isTuple() && value.tupleSize() > 1 &&
+        value.tupleElement(1).holdsFloats()) {
+      // A random perturbation moves an eigenvalue by about its size (v^T E v), a backward error of that 2-norm by up
+      // to the whole norm (Weyl): each eigenvalue also moves by up to sqrt(n + 1) * u * max |eigenvalue|.
+      const Value& w = value.tupleElement(1);
+      std::vector<double> data(w.floatData().begin(), w.floatData().end());
+      double largest = 0;
+      for (double x : data) {
+        if (std::isfinite(x)) largest = std::max(largest, std::fabs(x));
+      }
+      for (double& x : data) {
+        if (std::isfinite(x)) x += noise.uniform() * relative * largest;
+      }
+      std::vector<Value> elements = value.tupleElements();
+      elements[1] = Value::floats(w.shape(), std::move(data));
+      value = Value::tuple(std::move(elements));
+    }
     return okStatus();
   }
   if (kind == NoiseClass::kExact || !value.isArray() || !value.holdsFloats()) return okStatus();

@@ -33,6 +33,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/linalg/linalg_call.h"
 #include "core/runtime/thread_pool.h"
 
 namespace fusionscope::core {
@@ -101,6 +102,15 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
   auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(layout.getGlobalPrefix());
   if (!generator) return Status::error("cannot expose libm to the JIT: " + llvmErrorText(generator.takeError()));
   jit->jit->getMainJITDylib().addGenerator(std::move(*generator));
+  // The LAPACK kernels' entry (core/linalg), by address: this process need not export it.
+  {
+    llvm::orc::SymbolMap runtime;
+    runtime[jit->jit->mangleAndIntern("fusionscope_linalg_run")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&fusionscope_linalg_run), llvm::JITSymbolFlags::Exported};
+    if (llvm::Error error = jit->jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
+      return Status::error("cannot expose the LAPACK runtime to the JIT: " + llvmErrorText(std::move(error)));
+    }
+  }
   // glibc's vector math (libmvec) lets loops over exp/log/sin/... vectorise; without it they stay scalar calls.
   bool vectorMath = false;
   if (options.vectorMath) {

@@ -1,0 +1,557 @@
+#include "core/linalg/linalg_call.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "core/ir/hlo_instruction.h"
+
+namespace fusionscope::core::linalg {
+
+namespace {
+
+constexpr int64_t kMagic = 0x46534c41;  // "FSLA"
+
+struct Target {
+  char prefix = 's';  // s d c z
+  std::string routine;
+};
+
+std::optional<Target> parseTarget(std::string_view target) {
+  constexpr std::string_view head = "lapack_";
+  if (!target.starts_with(head) || target.size() < head.size() + 2) return std::nullopt;
+  Target out;
+  out.prefix = target[head.size()];
+  std::string_view rest = target.substr(head.size() + 1);
+  if (rest.ends_with("_ffi")) rest.remove_suffix(4);
+  out.routine = std::string(rest);
+  return out;
+}
+
+// `{diag = 78 : ui8, side = 76 : ui8}`: the character value of `key`, or `missing`.
+char characterAttribute(const std::optional<std::string>& config, std::string_view key, char missing) {
+  if (!config) return missing;
+  const std::string& text = *config;
+  size_t at = 0;
+  while ((at = text.find(key, at)) != std::string::npos) {
+    const bool startsWord = at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_');
+    size_t p = at + key.size();
+    while (p < text.size() && text[p] == ' ') ++p;
+    if (startsWord && p < text.size() && text[p] == '=') {
+      ++p;
+      while (p < text.size() && text[p] == ' ') ++p;
+      int value = 0;
+      bool digits = false;
+      while (p < text.size() && std::isdigit(static_cast<unsigned char>(text[p]))) {
+        value = value * 10 + (text[p] - '0');
+        digits = true;
+        ++p;
+      }
+      if (digits && value > 0 && value < 128) return static_cast<char>(value);
+      return missing;
+    }
+    at += key.size();
+  }
+  return missing;
+}
+
+// `num_batch_dims="2"` in the frontend attributes.
+std::optional<int64_t> batchDimsAttribute(const std::optional<std::string>& attributes) {
+  if (!attributes) return std::nullopt;
+  const size_t at = attributes->find("num_batch_dims=\"");
+  if (at == std::string::npos) return std::nullopt;
+  int64_t value = 0;
+  bool digits = false;
+  for (size_t p = at + 16; p < attributes->size() && std::isdigit(static_cast<unsigned char>((*attributes)[p])); ++p) {
+    value = value * 10 + ((*attributes)[p] - '0');
+    digits = true;
+    if (value > 64) return std::nullopt;
+  }
+  return digits ? std::optional<int64_t>(value) : std::nullopt;
+}
+
+// Arrays in memory, the evaluator's and compiled code's alike, are in row-major logical order (a layout changes
+// only what a bitcast means, core/codegen/element_emitter.cpp).
+ArrayView viewOf(const Shape& shape) {
+  ArrayView view;
+  view.type = shape.elementType();
+  view.dims = shape.dimensions();
+  view.strides = rowMajorStrides(shape.dimensions());
+  return view;
+}
+
+// The batch offset (elements) of problem `p` in `view`.
+int64_t batchOffset(const ArrayView& view, int64_t batchDims, int64_t p) {
+  int64_t offset = 0;
+  for (int64_t d = batchDims - 1; d >= 0; --d) {
+    const int64_t size = view.dims[static_cast<size_t>(d)];
+    offset += (p % size) * view.strides[static_cast<size_t>(d)];
+    p /= size;
+  }
+  return offset;
+}
+
+template <class T>
+void gather(const ArrayView& view, const void* base, int64_t offset, int64_t batchDims, std::vector<T>& out) {
+  const size_t r = static_cast<size_t>(batchDims);
+  const int64_t rows = view.dims[r];
+  const int64_t cols = view.dims.size() > r + 1 ? view.dims[r + 1] : 1;
+  const int64_t rowStride = view.strides[r];
+  const int64_t colStride = view.dims.size() > r + 1 ? view.strides[r + 1] : 0;
+  const T* data = static_cast<const T*>(base) + offset;
+  out.resize(static_cast<size_t>(rows * cols));
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t i = 0; i < rows; ++i) out[static_cast<size_t>(c * rows + i)] = data[i * rowStride + c * colStride];
+  }
+}
+
+template <class T>
+void scatter(const ArrayView& view, void* base, int64_t offset, int64_t batchDims, const std::vector<T>& in) {
+  const size_t r = static_cast<size_t>(batchDims);
+  const int64_t rows = view.dims[r];
+  const int64_t cols = view.dims.size() > r + 1 ? view.dims[r + 1] : 1;
+  const int64_t rowStride = view.strides[r];
+  const int64_t colStride = view.dims.size() > r + 1 ? view.strides[r + 1] : 0;
+  T* data = static_cast<T*>(base) + offset;
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t i = 0; i < rows; ++i) data[i * rowStride + c * colStride] = in[static_cast<size_t>(c * rows + i)];
+  }
+}
+
+void storeInfo(const ArrayView& view, void* base, int64_t batchDims, int64_t p, lapack_int info) {
+  static_cast<int32_t*>(base)[batchOffset(view, batchDims, p)] = static_cast<int32_t>(info);
+}
+
+// An eigenvector's sign is not part of its definition, and LAPACK's choice differs between precisions (ssyevd and
+// dsyevd on one matrix return some columns negated). Each column is turned so that its first component within 0.1 %
+// of the largest magnitude is positive: the evaluator's f64 result and compiled code's f32 one then agree, and a
+// rounding that moves the components by less than 0.1 % cannot change the choice.
+template <class T>
+void orientColumns(std::vector<T>& columns, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) {
+    T* v = columns.data() + c * n;
+    T largest = 0;
+    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(v[i]));
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::abs(v[i]) >= largest * T(0.999)) {
+        if (v[i] < 0) {
+          for (int64_t j = 0; j < n; ++j) v[j] = -v[j];
+        }
+        break;
+      }
+    }
+  }
+}
+
+template <class T>
+void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
+  constexpr bool f32 = std::is_same_v<T, float>;
+  const int64_t bd = call.batchDims;
+  const ArrayView& a = call.inputs[0];
+  const size_t r = static_cast<size_t>(bd);
+  const lapack_int rows = static_cast<lapack_int>(a.dims[r]);
+  const lapack_int cols = static_cast<lapack_int>(a.dims[r + 1]);
+  const lapack_int ld = std::max<lapack_int>(1, rows);
+  void* const* outs = buffers + call.inputs.size();
+  std::vector<T> matrix;
+  std::vector<T> other;
+  std::vector<T> work;
+  std::vector<lapack_int> iwork;
+  std::vector<lapack_int> pivots;
+  for (int64_t p = begin; p < end; ++p) {
+    gather<T>(a, buffers[0], batchOffset(a, bd, p), bd, matrix);
+    lapack_int info = 0;
+    switch (call.routine) {
+      case Routine::kPotrf:
+        if (rows > 0) {
+          if constexpr (f32) {
+            info = LAPACKE_spotrf_work(LAPACK_COL_MAJOR, call.uplo, rows, matrix.data(), ld);
+          } else {
+            info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, call.uplo, rows, matrix.data(), ld);
+          }
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        storeInfo(call.outputs[1], outs[1], bd, p, info);
+        break;
+      case Routine::kTrsm: {
+        const ArrayView& b = call.inputs[1];
+        gather<T>(b, buffers[1], batchOffset(b, bd, p), bd, other);
+        const lapack_int m = static_cast<lapack_int>(b.dims[r]);
+        const lapack_int n = static_cast<lapack_int>(b.dims[r + 1]);
+        const T alpha = call.inputs.size() > 2 ? *static_cast<const T*>(buffers[2]) : T(1);
+        const CBLAS_SIDE side = call.side == 'R' ? CblasRight : CblasLeft;
+        const CBLAS_UPLO uplo = call.uplo == 'U' ? CblasUpper : CblasLower;
+        const CBLAS_TRANSPOSE trans = call.trans == 'N' ? CblasNoTrans : CblasTrans;
+        const CBLAS_DIAG diag = call.diag == 'U' ? CblasUnit : CblasNonUnit;
+        if (m > 0 && n > 0) {
+          if constexpr (f32) {
+            cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, n, alpha, matrix.data(), ld, other.data(),
+                        std::max<lapack_int>(1, m));
+          } else {
+            cblas_dtrsm(CblasColMajor, side, uplo, trans, diag, m, n, alpha, matrix.data(), ld, other.data(),
+                        std::max<lapack_int>(1, m));
+          }
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, other);
+        break;
+      }
+      case Routine::kGetrf:
+        pivots.assign(static_cast<size_t>(std::min(rows, cols)), 0);
+        if (rows > 0 && cols > 0) {
+          if constexpr (f32) {
+            info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, rows, cols, matrix.data(), ld, pivots.data());
+          } else {
+            info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, rows, cols, matrix.data(), ld, pivots.data());
+          }
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        {
+          const ArrayView& ipiv = call.outputs[1];
+          int32_t* out = static_cast<int32_t*>(outs[1]) + batchOffset(ipiv, bd, p);
+          for (size_t i = 0; i < pivots.size(); ++i) out[static_cast<int64_t>(i) * ipiv.strides[r]] = pivots[i];
+        }
+        storeInfo(call.outputs[2], outs[2], bd, p, info);
+        break;
+      case Routine::kGeqrf:
+      case Routine::kOrgqr: {
+        const bool form = call.routine == Routine::kOrgqr;
+        const lapack_int k = form ? static_cast<lapack_int>(call.inputs[1].dims[r]) : std::min(rows, cols);
+        if (form) {
+          gather<T>(call.inputs[1], buffers[1], batchOffset(call.inputs[1], bd, p), bd, other);
+        } else {
+          other.assign(static_cast<size_t>(k), T(0));
+        }
+        if (rows > 0 && cols > 0) {
+          T query = 0;
+          if constexpr (f32) {
+            if (form) {
+              LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, rows, cols, k, nullptr, ld, nullptr, &query, -1);
+            } else {
+              LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, rows, cols, nullptr, ld, nullptr, &query, -1);
+            }
+          } else {
+            if (form) {
+              LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, rows, cols, k, nullptr, ld, nullptr, &query, -1);
+            } else {
+              LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, rows, cols, nullptr, ld, nullptr, &query, -1);
+            }
+          }
+          const lapack_int lwork = std::max<lapack_int>(1, static_cast<lapack_int>(query));
+          work.resize(static_cast<size_t>(lwork));
+          if constexpr (f32) {
+            if (form) {
+              LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, rows, cols, k, matrix.data(), ld, other.data(), work.data(), lwork);
+            } else {
+              LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, rows, cols, matrix.data(), ld, other.data(), work.data(), lwork);
+            }
+          } else {
+            if (form) {
+              LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, rows, cols, k, matrix.data(), ld, other.data(), work.data(), lwork);
+            } else {
+              LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, rows, cols, matrix.data(), ld, other.data(), work.data(), lwork);
+            }
+          }
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        if (!form) scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+        break;
+      }
+      case Routine::kSyevd: {
+        other.assign(static_cast<size_t>(rows), T(0));
+        if (rows > 0) {
+          T query = 0;
+          lapack_int iquery = 0;
+          if constexpr (f32) {
+            LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', call.uplo, rows, nullptr, ld, nullptr, &query, -1, &iquery, -1);
+          } else {
+            LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', call.uplo, rows, nullptr, ld, nullptr, &query, -1, &iquery, -1);
+          }
+          const lapack_int lwork = std::max<lapack_int>(1, static_cast<lapack_int>(query));
+          const lapack_int liwork = std::max<lapack_int>(1, iquery);
+          work.resize(static_cast<size_t>(lwork));
+          iwork.resize(static_cast<size_t>(liwork));
+          if constexpr (f32) {
+            info = LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', call.uplo, rows, matrix.data(), ld, other.data(),
+                                       work.data(), lwork, iwork.data(), liwork);
+          } else {
+            info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', call.uplo, rows, matrix.data(), ld, other.data(),
+                                       work.data(), lwork, iwork.data(), liwork);
+          }
+        }
+        if (info == 0) orientColumns(matrix, rows);
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+        storeInfo(call.outputs[2], outs[2], bd, p, info);
+        break;
+      }
+    }
+  }
+}
+
+std::string_view routineName(Routine routine) {
+  switch (routine) {
+    case Routine::kPotrf: return "potrf";
+    case Routine::kTrsm: return "trsm";
+    case Routine::kGetrf: return "getrf";
+    case Routine::kGeqrf: return "geqrf";
+    case Routine::kOrgqr: return "orgqr";
+    case Routine::kSyevd: return "syevd";
+  }
+  return "?";
+}
+
+}  // namespace
+
+int64_t Call::batch() const {
+  int64_t count = 1;
+  if (inputs.empty()) return 0;
+  for (int64_t d = 0; d < batchDims; ++d) count *= inputs[0].dims[static_cast<size_t>(d)];
+  return count;
+}
+
+bool isLapackCustomCall(const HloInstruction& inst) {
+  return inst.opcode() == HloOpcode::kCustomCall && inst.attributes().customCallTarget &&
+         inst.attributes().customCallTarget->starts_with("lapack_");
+}
+
+StatusOr<Call> callOf(const HloInstruction& inst) {
+  const std::string target = inst.attributes().customCallTarget.value_or("");
+  const std::optional<Target> parsed = parseTarget(target);
+  if (inst.opcode() != HloOpcode::kCustomCall || !parsed) {
+    return Status::badInput(fmt::format("{}: not a LAPACK custom call", inst.name()));
+  }
+  Call call;
+  const std::string& r = parsed->routine;
+  if (r == "potrf") {
+    call.routine = Routine::kPotrf;
+  } else if (r == "trsm") {
+    call.routine = Routine::kTrsm;
+  } else if (r == "getrf") {
+    call.routine = Routine::kGetrf;
+  } else if (r == "geqrf") {
+    call.routine = Routine::kGeqrf;
+  } else if (r == "orgqr") {
+    call.routine = Routine::kOrgqr;
+  } else if (r == "syevd") {
+    call.routine = Routine::kSyevd;
+  } else {
+    return Status::badInput(fmt::format(
+        "{}: custom-call {}: LAPACK routine '{}' is not supported (potrf, trsm, getrf, geqrf, orgqr and syevd are)",
+        inst.name(), target, r));
+  }
+  if (parsed->prefix != 's' && parsed->prefix != 'd') {
+    return Status::badInput(fmt::format("{}: custom-call {}: complex LAPACK routines are not supported (f32 and f64 are)",
+                                        inst.name(), target));
+  }
+  if (!target.ends_with("_ffi")) {
+    return Status::badInput(
+        fmt::format("{}: custom-call {}: only the typed-FFI form (`{}_ffi`, JAX 0.4.31 and later) is supported",
+                    inst.name(), target, target));
+  }
+  call.type = parsed->prefix == 's' ? PrimitiveType::kF32 : PrimitiveType::kF64;
+  const auto& attributes = inst.attributes();
+  call.uplo = characterAttribute(attributes.backendConfig, "uplo", 'L');
+  call.side = characterAttribute(attributes.backendConfig, "side", 'L');
+  call.trans = characterAttribute(attributes.backendConfig, "trans_x", 'N');
+  call.diag = characterAttribute(attributes.backendConfig, "diag", 'N');
+  auto bad = [&](std::string_view why) {
+    return Status::badInput(fmt::format("{}: custom-call {}: {}", inst.name(), target, why));
+  };
+  if ((call.uplo != 'L' && call.uplo != 'U') || (call.side != 'L' && call.side != 'R') ||
+      (call.trans != 'N' && call.trans != 'T' && call.trans != 'C') || (call.diag != 'N' && call.diag != 'U')) {
+    return bad("backend_config uplo/side/trans_x/diag must be L|U, L|R, N|T|C, N|U");
+  }
+  if (call.trans == 'C') call.trans = 'T';  // real types: the conjugate transpose is the transpose
+
+  for (const HloInstruction* operand : inst.operands()) {
+    if (!operand->shape().isArray()) return bad("operands must be arrays");
+    call.inputs.push_back(viewOf(operand->shape()));
+  }
+  if (inst.shape().isTuple()) {
+    for (const Shape& element : inst.shape().tupleElements()) {
+      if (!element.isArray()) return bad("results must be arrays");
+      call.outputs.push_back(viewOf(element));
+    }
+  } else if (inst.shape().isArray()) {
+    call.outputs.push_back(viewOf(inst.shape()));
+  }
+  const size_t expectedInputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr ? 2 : 1;
+  const size_t expectedOutputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr   ? 1
+                                 : call.routine == Routine::kPotrf || call.routine == Routine::kGeqrf ? 2
+                                                                                                      : 3;
+  const bool alpha = call.routine == Routine::kTrsm && call.inputs.size() == 3;
+  if ((call.inputs.size() != expectedInputs && !alpha) || call.outputs.size() != expectedOutputs) {
+    return bad(fmt::format("{} takes {} operand(s) and gives {} result(s), this has {} and {}", routineName(call.routine),
+                           expectedInputs, expectedOutputs, call.inputs.size(), call.outputs.size()));
+  }
+  const ArrayView& a = call.inputs[0];
+  const int64_t rank = static_cast<int64_t>(a.dims.size());
+  if (rank < 2) return bad("the matrix operand needs at least two dimensions");
+  call.batchDims = batchDimsAttribute(attributes.frontendAttributes).value_or(rank - 2);
+  if (call.batchDims != rank - 2) return bad(fmt::format("num_batch_dims must be the operand's rank minus 2 ({})", rank - 2));
+  const int64_t bd = call.batchDims;
+  const std::vector<int64_t> batchShape(a.dims.begin(), a.dims.begin() + bd);
+  const int64_t rows = a.dims[static_cast<size_t>(bd)];
+  const int64_t cols = a.dims[static_cast<size_t>(bd) + 1];
+  auto expect = [&](const ArrayView& view, PrimitiveType type, std::vector<int64_t> tail,
+                    std::string_view what) -> Status {
+    std::vector<int64_t> dims = batchShape;
+    dims.insert(dims.end(), tail.begin(), tail.end());
+    if (view.type != type || view.dims != dims) {
+      Shape wanted(type, dims);
+      return bad(fmt::format("{} must be {}", what, wanted.toString()));
+    }
+    return okStatus();
+  };
+  const PrimitiveType t = call.type;
+  const PrimitiveType s32 = PrimitiveType::kS32;
+  constexpr int64_t kMaxOrder = 1 << 20;
+  if (rows > kMaxOrder || cols > kMaxOrder) return bad("matrices larger than 2^20 rows or columns are not supported");
+  FS_RETURN_IF_ERROR(expect(a, t, {rows, cols}, "the matrix operand"));
+  switch (call.routine) {
+    case Routine::kPotrf:
+    case Routine::kSyevd:
+      if (rows != cols) return bad("the matrix must be square");
+      FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows, cols}, "result 0"));
+      if (call.routine == Routine::kPotrf) {
+        FS_RETURN_IF_ERROR(expect(call.outputs[1], s32, {}, "result 1 (info)"));
+      } else {
+        FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {rows}, "result 1 (eigenvalues)"));
+        FS_RETURN_IF_ERROR(expect(call.outputs[2], s32, {}, "result 2 (info)"));
+      }
+      break;
+    case Routine::kTrsm: {
+      if (rows != cols) return bad("the triangular matrix must be square");
+      const ArrayView& b = call.inputs[1];
+      if (b.dims.size() != a.dims.size()) return bad("both operands need the same batch dimensions");
+      const int64_t m = b.dims[static_cast<size_t>(bd)];
+      const int64_t n = b.dims[static_cast<size_t>(bd) + 1];
+      FS_RETURN_IF_ERROR(expect(b, t, {m, n}, "operand 1"));
+      if ((call.side == 'L' ? m : n) != rows) {
+        return bad(fmt::format("a {0}x{0} triangular matrix cannot solve a {1}x{2} right-hand side from the {3}", rows,
+                               m, n, call.side == 'L' ? "left" : "right"));
+      }
+      if (alpha && (call.inputs[2].type != t || !call.inputs[2].dims.empty())) return bad("alpha must be a scalar");
+      FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {m, n}, "the result"));
+      break;
+    }
+    case Routine::kGetrf:
+      FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows, cols}, "result 0"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[1], s32, {std::min(rows, cols)}, "result 1 (pivots)"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[2], s32, {}, "result 2 (info)"));
+      break;
+    case Routine::kGeqrf:
+      FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows, cols}, "result 0"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {std::min(rows, cols)}, "result 1 (tau)"));
+      break;
+    case Routine::kOrgqr: {
+      const ArrayView& tau = call.inputs[1];
+      if (tau.dims.size() != static_cast<size_t>(bd) + 1) return bad("tau must be a vector per problem");
+      const int64_t k = tau.dims.back();
+      FS_RETURN_IF_ERROR(expect(tau, t, {k}, "operand 1 (tau)"));
+      if (cols > rows || k > cols) return bad("orgqr needs rows >= columns >= reflectors");
+      FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows, cols}, "the result"));
+      break;
+    }
+  }
+  return call;
+}
+
+Status run(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
+  try {
+    if (call.type == PrimitiveType::kF32) {
+      solve<float>(call, buffers, begin, end);
+    } else {
+      solve<double>(call, buffers, begin, end);
+    }
+  } catch (const std::bad_alloc&) {
+    return Status::failedWork(fmt::format("LAPACK {}: out of memory for its scratch", routineName(call.routine)));
+  }
+  return okStatus();
+}
+
+std::vector<int64_t> encode(const Call& call) {
+  std::vector<int64_t> words = {kMagic,    static_cast<int64_t>(call.routine),
+                                static_cast<int64_t>(call.type),
+                                call.batchDims,
+                                call.uplo,
+                                call.side,
+                                call.trans,
+                                call.diag,
+                                static_cast<int64_t>(call.inputs.size()),
+                                static_cast<int64_t>(call.outputs.size())};
+  auto add = [&](const ArrayView& view) {
+    words.push_back(static_cast<int64_t>(view.type));
+    words.push_back(static_cast<int64_t>(view.dims.size()));
+    words.insert(words.end(), view.dims.begin(), view.dims.end());
+    words.insert(words.end(), view.strides.begin(), view.strides.end());
+  };
+  for (const ArrayView& view : call.inputs) add(view);
+  for (const ArrayView& view : call.outputs) add(view);
+  return words;
+}
+
+StatusOr<Call> decode(const int64_t* words) {
+  if (words == nullptr || words[0] != kMagic) return Status::error("not a LAPACK call descriptor");
+  Call call;
+  call.routine = static_cast<Routine>(words[1]);
+  call.type = static_cast<PrimitiveType>(words[2]);
+  call.batchDims = words[3];
+  call.uplo = static_cast<char>(words[4]);
+  call.side = static_cast<char>(words[5]);
+  call.trans = static_cast<char>(words[6]);
+  call.diag = static_cast<char>(words[7]);
+  const int64_t inputs = words[8];
+  const int64_t outputs = words[9];
+  size_t at = 10;
+  auto take = [&]() {
+    ArrayView view;
+    view.type = static_cast<PrimitiveType>(words[at++]);
+    const int64_t rank = words[at++];
+    view.dims.assign(words + at, words + at + rank);
+    at += static_cast<size_t>(rank);
+    view.strides.assign(words + at, words + at + rank);
+    at += static_cast<size_t>(rank);
+    return view;
+  };
+  for (int64_t i = 0; i < inputs; ++i) call.inputs.push_back(take());
+  for (int64_t i = 0; i < outputs; ++i) call.outputs.push_back(take());
+  return call;
+}
+
+int64_t costPerProblem(const Call& call) {
+  const size_t r = static_cast<size_t>(call.batchDims);
+  const int64_t m = call.inputs[0].dims[r];
+  const int64_t n = call.inputs[0].dims[r + 1];
+  switch (call.routine) {
+    case Routine::kPotrf: return std::max<int64_t>(1, n * n * n / 3);
+    case Routine::kTrsm: {
+      const ArrayView& b = call.inputs[1];
+      return std::max<int64_t>(1, m * b.dims[r] * b.dims[r + 1]);
+    }
+    case Routine::kGetrf: return std::max<int64_t>(1, m * n * std::min(m, n));
+    case Routine::kGeqrf:
+    case Routine::kOrgqr: return std::max<int64_t>(1, 2 * m * n * n);
+    case Routine::kSyevd: return std::max<int64_t>(1, 9 * n * n * n);
+  }
+  return 1;
+}
+
+}  // namespace fusionscope::core::linalg
+
+extern "C" void fusionscope_linalg_run(const int64_t* descriptor, void* const* buffers, int64_t begin, int64_t end) {
+  using namespace fusionscope::core::linalg;
+  fusionscope::StatusOr<Call> call = decode(descriptor);
+  if (!call.ok()) return;
+  // Out of memory for scratch leaves the outputs as they were; nothing else can fail once callOf accepted the call.
+  (void)run(*call, buffers, begin, end);
+}

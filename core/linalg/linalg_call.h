@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/ir/shape.h"
+
+// The LAPACK custom calls JAX writes on the CPU (`custom_call_target="lapack_spotrf_ffi"` and its kin), run through
+// LAPACK and BLAS from the system (LAPACKE, CBLAS): the evaluator runs them in f64 on its copies, the CPU JIT in the
+// program's type on its buffers. One description (Call), read off the
+// instruction, serves both; docs/CODEGEN.md, "LAPACK custom calls".
+//
+// Semantics (jaxlib's CPU kernels; the leading `num_batch_dims` dimensions of every operand and result are a batch,
+// one independent problem per batch element):
+//   potrf  a[n,n]                    -> (factor[n,n], info s32)          the `uplo` triangle holds the Cholesky
+//                                                                        factor, the other keeps a's elements
+//   trsm   a[k,k], b[m,n] (, alpha)  -> x[m,n]                           op(a) x = alpha b (side L) or
+//                                                                        x op(a) = alpha b (side R)
+//   getrf  a[m,n]                    -> (lu[m,n], ipiv s32[min], info)  partial pivoting, ipiv 1-based
+//   geqrf  a[m,n]                    -> (qr[m,n], tau[min])              Householder reflectors below the diagonal
+//   orgqr  a[m,n], tau[k]            -> q[m,n]                           the first n columns of the reflectors' Q
+//   syevd  a[n,n]                    -> (v[n,n], w[n], info s32)         eigenvalues ascending, eigenvectors in
+//                                                                        columns (always computed: with mode N the
+//                                                                        first result's content is unspecified)
+namespace fusionscope::core {
+class HloInstruction;
+}
+
+namespace fusionscope::core::linalg {
+
+enum class Routine : int64_t { kPotrf, kTrsm, kGetrf, kGeqrf, kOrgqr, kSyevd };
+
+// One operand or result array: its dimensions and each dimension's stride in elements.
+struct ArrayView {
+  PrimitiveType type = PrimitiveType::kF32;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;
+};
+
+struct Call {
+  Routine routine = Routine::kPotrf;
+  PrimitiveType type = PrimitiveType::kF32;  // of the matrices: f32 or f64
+  int64_t batchDims = 0;                      // leading dimensions of every array that index the batch
+  char uplo = 'L';
+  char side = 'L';
+  char trans = 'N';
+  char diag = 'N';
+  std::vector<ArrayView> inputs;
+  std::vector<ArrayView> outputs;
+  // Problems in all (the product of the batch dimensions).
+  int64_t batch() const;
+};
+
+// True for a custom call whose target is one of JAX's LAPACK targets (`lapack_?potrf_ffi`, ...), supported or not.
+bool isLapackCustomCall(const HloInstruction& inst);
+
+// The call `inst` makes (arrays in row-major logical order, as the evaluator and compiled code hold them). Fails,
+// naming the target, on a routine or element type not supported here (complex types, gesdd, ...) and on shapes that do not fit
+// the routine.
+StatusOr<Call> callOf(const HloInstruction& inst);
+
+// Solves problems [begin, end) of `call`; buffers: the inputs then the outputs, each laid out as its ArrayView says
+// (an output may be the same memory as an input). Matrices are gathered into column-major scratch (LAPACK's order)
+// and scattered back. Fails only when scratch memory cannot be had.
+Status run(const Call& call, void* const* buffers, int64_t begin, int64_t end);
+
+// A flat form of a call for generated code (the kernel passes it to fusionscope_linalg_run), and back.
+std::vector<int64_t> encode(const Call& call);
+StatusOr<Call> decode(const int64_t* words);
+
+// Scalar operations one problem takes, roughly (to decide whether to split a batch across threads).
+int64_t costPerProblem(const Call& call);
+
+}  // namespace fusionscope::core::linalg
+
+// The entry generated code calls: decodes `descriptor` (encode()) and runs problems [begin, end) on `buffers`.
+extern "C" void fusionscope_linalg_run(const int64_t* descriptor, void* const* buffers, int64_t begin, int64_t end);

@@ -1,0 +1,138 @@
+// JAX's LAPACK custom calls in the evaluator (core/linalg): known factorizations of small matrices, batches, and the
+// routines and types that are refused by name.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "tests/core/eval/eval_testing.h"
+
+namespace fusionscope::testing {
+namespace {
+
+using core::PrimitiveType;
+using core::Value;
+
+std::string module(std::string_view body) {
+  return std::string("HloModule linalg\nENTRY e {\n") + std::string(body) + "\n}\n";
+}
+
+TEST(LinalgEvalTest, CholeskyKeepsTheOtherTriangleAndReportsInfo) {
+  const std::string hlo = module(R"(
+  a = f32[2,2]{1,0} parameter(0)
+  ROOT c = (f32[2,2]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_spotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}, frontend_attributes={num_batch_dims="0"})");
+  const Value spd = evalValue(hlo, {f32({2, 2}, {4, 2, 2, 3})});
+  EXPECT_EQ(element(spd, 0), "f32[2,2] {{2, 2}, {1, 1.4142135}}");
+  EXPECT_EQ(element(spd, 1), "s32[] 0");
+  // Not positive definite: LAPACK stops at the second minor.
+  EXPECT_EQ(element(evalValue(hlo, {f32({2, 2}, {1, 2, 2, 1})}), 1), "s32[] 2");
+}
+
+TEST(LinalgEvalTest, CholeskyOverABatch) {
+  const Value v = evalValue(module(R"(
+  a = f32[2,2,2] parameter(0)
+  ROOT c = (f32[2,2,2], s32[2]) custom-call(a), custom_call_target="lapack_spotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 85 : ui8}, frontend_attributes={num_batch_dims="1"})"),
+                            {f32({2, 2, 2}, {4, 2, 2, 3, 9, 0, 0, -1})});
+  // Upper: U^T U = a, the lower triangle kept; the second matrix is not positive definite.
+  EXPECT_EQ(element(v, 0).substr(0, 44), "f32[2,2,2] {{{2, 1}, {2, 1.4142135}}, {{3, 0");
+  EXPECT_EQ(element(v, 1), "s32[2] {0, 2}");
+}
+
+TEST(LinalgEvalTest, TriangularSolvesEverySideAndTriangle) {
+  // Lower, left, non-unit: a x = b.
+  EXPECT_EQ(evalText(module(R"(
+  a = f32[2,2] parameter(0)
+  b = f32[2,1] parameter(1)
+  ROOT x = f32[2,1] custom-call(a, b), custom_call_target="lapack_strsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8})"),
+                     {f32({2, 2}, {2, 99, 1, 1}), f32({2, 1}, {2, 3})}),
+            "f32[2,1] {{1}, {2}}");
+  // Upper, right, transposed: x a^T = b.
+  EXPECT_EQ(evalText(module(R"(
+  a = f32[2,2] parameter(0)
+  b = f32[1,2] parameter(1)
+  ROOT x = f32[1,2] custom-call(a, b), custom_call_target="lapack_strsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 82 : ui8, trans_x = 84 : ui8, uplo = 85 : ui8})"),
+                     {f32({2, 2}, {2, 1, 99, 1}), f32({1, 2}, {4, 2})}),
+            "f32[1,2] {{1, 2}}");
+  // Unit diagonal: the stored diagonal is not read.
+  EXPECT_EQ(evalText(module(R"(
+  a = f32[2,2] parameter(0)
+  b = f32[2,1] parameter(1)
+  ROOT x = f32[2,1] custom-call(a, b), custom_call_target="lapack_strsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 85 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8})"),
+                     {f32({2, 2}, {5, 0, 3, 5}), f32({2, 1}, {1, 4})}),
+            "f32[2,1] {{1}, {1}}");
+}
+
+TEST(LinalgEvalTest, LuWithPartialPivoting) {
+  const Value v = evalValue(module(R"(
+  a = f32[2,2] parameter(0)
+  ROOT lu = (f32[2,2], s32[2], s32[]) custom-call(a), custom_call_target="lapack_sgetrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={})"),
+                            {f32({2, 2}, {1, 2, 3, 4})});
+  EXPECT_EQ(element(v, 0), "f32[2,2] {{3, 4}, {0.33333334, 0.6666667}}");
+  EXPECT_EQ(element(v, 1), "s32[2] {2, 2}");  // 1-based, as LAPACK
+  EXPECT_EQ(element(v, 2), "s32[] 0");
+}
+
+TEST(LinalgEvalTest, QrReflectorsFormAnOrthonormalQ) {
+  const Value v = evalValue(module(R"(
+  a = f64[3,2] parameter(0)
+  qr = (f64[3,2], f64[2]) custom-call(a), custom_call_target="lapack_dgeqrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}
+  r = f64[3,2] get-tuple-element(qr), index=0
+  tau = f64[2] get-tuple-element(qr), index=1
+  q = f64[3,2] custom-call(r, tau), custom_call_target="lapack_dorgqr_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}
+  ROOT t = (f64[3,2], f64[3,2]) tuple(r, q))"),
+                            {f64({3, 2}, {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(v.isTuple());
+  const Value& r = v.tupleElement(0);
+  const Value& q = v.tupleElement(1);
+  // Q^T Q = I and Q R = a (R: the upper triangle of the first result).
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      double dot = 0;
+      for (int k = 0; k < 3; ++k) dot += q.at({k, i}) * q.at({k, j});
+      EXPECT_NEAR(dot, i == j ? 1 : 0, 1e-12);
+    }
+  }
+  const double a[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      double product = 0;
+      for (int k = 0; k <= j; ++k) product += q.at({i, k}) * r.at({k, j});
+      EXPECT_NEAR(product, a[i][j], 1e-12);
+    }
+  }
+}
+
+TEST(LinalgEvalTest, EigenvaluesAscendingEigenvectorsOriented) {
+  const Value v = evalValue(module(R"(
+  a = f32[2,2] parameter(0)
+  ROOT e = (f32[2,2], f32[2], s32[]) custom-call(a), custom_call_target="lapack_ssyevd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = 76 : ui8})"),
+                            {f32({2, 2}, {2, 1, 1, 2})});
+  EXPECT_EQ(element(v, 1), "f32[2] {1, 3}");
+  EXPECT_EQ(element(v, 2), "s32[] 0");
+  // Columns are eigenvectors; each turned so that its first largest component is positive.
+  EXPECT_EQ(element(v, 0), "f32[2,2] {{0.70710677, 0.70710677}, {-0.70710677, 0.70710677}}");
+}
+
+TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
+  const std::string svd = evalText(module(R"(
+  a = f32[3,3] parameter(0)
+  ROOT s = (f32[3,3], f32[3], f32[3,3], f32[3,3], s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8})"),
+                                   {f32({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1})});
+  EXPECT_NE(svd.find("lapack_sgesdd_ffi: LAPACK routine 'gesdd' is not supported"), std::string::npos) << svd;
+  const std::string shape = evalText(module(R"(
+  a = f32[3,2] parameter(0)
+  ROOT c = (f32[3,2], s32[]) custom-call(a), custom_call_target="lapack_spotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8})"),
+                                     {f32({3, 2}, {1, 0, 0, 1, 0, 0})});
+  EXPECT_NE(shape.find("the matrix must be square"), std::string::npos) << shape;
+  const std::string old = evalText(module(R"(
+  a = f32[2,2] parameter(0)
+  ROOT c = (f32[2,2], s32[]) custom-call(a), custom_call_target="lapack_spotrf", backend_config={uplo = 76 : ui8})"),
+                                   {f32({2, 2}, {1, 0, 0, 1})});
+  EXPECT_NE(old.find("only the typed-FFI form"), std::string::npos) << old;
+  const std::string complex = evalText(module(R"(
+  a = c64[2,2] parameter(0)
+  ROOT c = (c64[2,2], s32[]) custom-call(a), custom_call_target="lapack_cpotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8})"));
+  EXPECT_NE(complex.find("lapack_cpotrf_ffi: complex LAPACK routines are not supported"), std::string::npos) << complex;
+}
+
+}  // namespace
+}  // namespace fusionscope::testing

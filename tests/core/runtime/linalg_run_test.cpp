@@ -1,0 +1,99 @@
+// JAX's LAPACK custom calls compiled for the CPU (a kernel per call that runs LAPACK on its buffers) against the
+// evaluator (the same routines in f64), unfused and through both fusion presets; and where they cannot go.
+#include <gtest/gtest.h>
+
+#include "core/codegen/aot_compiler.h"
+#include "core/codegen/execution_plan.h"
+#include "core/codegen/ptx_bundle.h"
+#include "tests/core/testing/codegen_testing.h"
+
+namespace fusionscope::core {
+namespace {
+
+// Every supported routine over a batch of 3, the matrices in XLA's column-major layouts as JAX's modules have them,
+// fed by fusible work (a batched dot, an identity from iotas) and read by it.
+constexpr std::string_view kAllRoutines = R"(HloModule linalg_all
+ENTRY e {
+  x = f32[3,8,8]{2,1,0} parameter(0)
+  b = f32[3,8,5]{2,1,0} parameter(1)
+  g = f32[3,8,8]{2,1,0} dot(x, x), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  r = s32[3,8,8] iota(), iota_dimension=1
+  c = s32[3,8,8] iota(), iota_dimension=2
+  diagonal = pred[3,8,8] compare(r, c), direction=EQ
+  eight = f32[] constant(8)
+  zero = f32[] constant(0)
+  e8 = f32[3,8,8] broadcast(eight), dimensions={}
+  z = f32[3,8,8] broadcast(zero), dimensions={}
+  shift = f32[3,8,8] select(diagonal, e8, z)
+  spd = f32[3,8,8]{1,2,0} add(g, shift)
+  chol = (f32[3,8,8]{1,2,0}, s32[3]{0}) custom-call(spd), custom_call_target="lapack_spotrf_ffi", operand_layout_constraints={f32[3,8,8]{1,2,0}}, output_to_operand_aliasing={{0}: (0, {})}, api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}, frontend_attributes={num_batch_dims="1"}
+  l = f32[3,8,8]{1,2,0} get-tuple-element(chol), index=0
+  info = s32[3]{0} get-tuple-element(chol), index=1
+  left = f32[3,8,5]{1,2,0} custom-call(l, b), custom_call_target="lapack_strsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 76 : ui8}, frontend_attributes={num_batch_dims="1"}
+  bt = f32[3,5,8]{2,1,0} transpose(b), dimensions={0,2,1}
+  right = f32[3,5,8]{1,2,0} custom-call(l, bt), custom_call_target="lapack_strsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 82 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}, frontend_attributes={num_batch_dims="1"}
+  lu = (f32[3,8,8]{1,2,0}, s32[3,8]{1,0}, s32[3]{0}) custom-call(x), custom_call_target="lapack_sgetrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}, frontend_attributes={num_batch_dims="1"}
+  factors = f32[3,8,8]{1,2,0} get-tuple-element(lu), index=0
+  pivots = s32[3,8]{1,0} get-tuple-element(lu), index=1
+  qr = (f32[3,8,5]{1,2,0}, f32[3,5]{1,0}) custom-call(b), custom_call_target="lapack_sgeqrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}, frontend_attributes={num_batch_dims="1"}
+  reflectors = f32[3,8,5]{1,2,0} get-tuple-element(qr), index=0
+  tau = f32[3,5]{1,0} get-tuple-element(qr), index=1
+  q = f32[3,8,5]{1,2,0} custom-call(reflectors, tau), custom_call_target="lapack_sorgqr_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}, frontend_attributes={num_batch_dims="1"}
+  eig = (f32[3,8,8]{1,2,0}, f32[3,8]{1,0}, s32[3]{0}) custom-call(spd), custom_call_target="lapack_ssyevd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = 85 : ui8}, frontend_attributes={num_batch_dims="1"}
+  vectors = f32[3,8,8]{1,2,0} get-tuple-element(eig), index=0
+  values = f32[3,8]{1,0} get-tuple-element(eig), index=1
+  two = f32[] constant(2)
+  t2 = f32[3,5,8] broadcast(two), dimensions={}
+  scaled = f32[3,5,8] multiply(right, t2)
+  ROOT t = (f32[3,8,5]{2,1,0}, f32[3,5,8]{2,1,0}, f32[3,8,8]{2,1,0}, s32[3,8]{1,0}, f32[3,8,5]{2,1,0}, f32[3,8,5]{2,1,0}, f32[3,8,8]{2,1,0}, f32[3,8]{1,0}, s32[3]{0}) tuple(left, scaled, factors, pivots, reflectors, q, vectors, values, info)
+}
+)";
+
+TEST(LinalgRunTest, EveryRoutineOverABatchAgreesWithTheEvaluator) {
+  testing::expectAllAgree(kAllRoutines);
+  testing::expectAllAgree(kAllRoutines, /*seed=*/11);
+  // One thread: each kernel runs its whole batch in one call (the two-thread runs split it into single problems).
+  std::unique_ptr<HloModule> module = testing::parseOrFail(kAllRoutines);
+  EXPECT_EQ(testing::compareWithEvaluator(*module, 7, /*threads=*/1), "");
+}
+
+TEST(LinalgRunTest, DoublePrecision) {
+  testing::expectAllAgree(R"(HloModule linalg_f64
+ENTRY e {
+  x = f64[6,6] parameter(0)
+  b = f64[6,2] parameter(1)
+  lu = (f64[6,6]{0,1}, s32[6], s32[]) custom-call(x), custom_call_target="lapack_dgetrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}
+  factors = f64[6,6]{0,1} get-tuple-element(lu), index=0
+  y = f64[6,2]{0,1} custom-call(factors, b), custom_call_target="lapack_dtrsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 85 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}
+  ROOT z = f64[6,2]{0,1} custom-call(factors, y), custom_call_target="lapack_dtrsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}
+}
+)");
+}
+
+TEST(LinalgRunTest, WhatCannotRunIsRefusedByNameBeforeCompiling) {
+  std::unique_ptr<HloModule> svd = testing::parseOrFail(R"(HloModule svd
+ENTRY e {
+  a = f32[3,3] parameter(0)
+  ROOT s = (f32[3,3], f32[3], f32[3,3], f32[3,3], s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8}
+}
+)");
+  StatusOr<ExecutionPlan> plan = planExecution(*svd);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.message().find("s: custom-call lapack_sgesdd_ffi: LAPACK routine 'gesdd' is not supported"),
+            std::string::npos)
+      << plan.message();
+
+  std::unique_ptr<HloModule> all = testing::parseOrFail(kAllRoutines);
+  StatusOr<PtxBundle> bundle = compilePtxBundle(*all, false);
+  ASSERT_FALSE(bundle.ok());
+  EXPECT_NE(bundle.message().find("custom-call lapack_spotrf_ffi (LAPACK) has no GPU kernel here"), std::string::npos)
+      << bundle.message();
+
+  AotOptions options;
+  StatusOr<AotArtifact> artifact = compileAot(*all, options);
+  ASSERT_FALSE(artifact.ok());
+  EXPECT_NE(artifact.message().find("runs in the JIT only"), std::string::npos) << artifact.message();
+}
+
+}  // namespace
+}  // namespace fusionscope::core
