@@ -832,6 +832,43 @@ std::string planToString(const ExecutionPlan& plan) {
   return out;
 }
 
+namespace {
+
+// A library fusion that is one of our own fusion kernels' shapes: elementwise work and data movement, with at most one
+// reduction, at the root (a loop over the output, or a reduction over computed elements: what the fusion pass makes
+// as kLoop or kInput). Then it compiles as one kernel, as XLA runs it as one library call; run as its instructions it
+// was a kernel and a round trip through memory per op (a GP's pairwise distances: five kernels, 67 us, for one
+// reduction). Dots and convolutions (whose fast kernels read their operands from memory), several reductions (an
+// inner one would be recomputed for each element of the outer) and anything else: nullopt, and it is inlined.
+std::optional<FusionKind> kernelKindForLibraryFusion(const HloComputation& computation) {
+  const HloInstruction* root = computation.root();
+  if (root == nullptr || root->shape().isTuple()) return std::nullopt;
+  for (const auto& inst : computation.instructions()) {
+    const HloOpcode opcode = inst->opcode();
+    const bool reduction = opcode == HloOpcode::kReduce || opcode == HloOpcode::kReduceWindow;
+    if (reduction && inst.get() != root) return std::nullopt;
+    if (reduction || isElementwise(opcode)) continue;
+    switch (opcode) {
+      case HloOpcode::kParameter:
+      case HloOpcode::kConstant:
+      case HloOpcode::kIota:
+      case HloOpcode::kBroadcast:
+      case HloOpcode::kReshape:
+      case HloOpcode::kBitcast:
+      case HloOpcode::kTranspose:
+      case HloOpcode::kSlice:
+      case HloOpcode::kPad:
+      case HloOpcode::kConcatenate:
+      case HloOpcode::kReverse: continue;
+      default: return std::nullopt;
+    }
+  }
+  return root->opcode() == HloOpcode::kReduce || root->opcode() == HloOpcode::kReduceWindow ? FusionKind::kInput
+                                                                                            : FusionKind::kLoop;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& module) {
   auto isLibraryFusion = [](const HloInstruction* inst) {
     return inst->isFusion() && inst->fusionKind() == FusionKind::kCustom && inst->fusedComputation() &&
@@ -872,6 +909,10 @@ StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& modul
     }
   }
   for (HloInstruction* fusion : fusions) {
+    if (std::optional<FusionKind> kind = kernelKindForLibraryFusion(*fusion->fusedComputation())) {
+      fusion->mutableAttributes().fusionKind = *kind;
+      continue;
+    }
     FS_RETURN_IF_ERROR(inlineBody(fusion, *fusion->fusedComputation(), *copy));
   }
   return copy;

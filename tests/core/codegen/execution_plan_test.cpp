@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/text/hlo_parser.h"
+#include "tests/core/testing/codegen_testing.h"
 
 namespace fusionscope::core {
 namespace {
@@ -235,6 +236,75 @@ ENTRY main {
   StatusOr<std::unique_ptr<HloModule>> none = inlineLibraryFusions(*plain);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(*none, nullptr);
+}
+
+// A library fusion that is elementwise work and data movement into one reduction (a GP's pairwise distances) compiles
+// as one kInput kernel under its own name; one with two reductions runs as its instructions (the inner reduction
+// would be recomputed per element of the outer). Both compute what the evaluator does.
+TEST(ExecutionPlanTest, LibraryFusionsOfOurKernelShapesAreOneKernel) {
+  constexpr std::string_view kDistances = R"(HloModule distances
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  x = f32[48,3] parameter(0)
+  zero = f32[] parameter(1)
+  l = f32[48,48,3] broadcast(x), dimensions={0,2}
+  r = f32[48,48,3] broadcast(x), dimensions={1,2}
+  d = f32[48,48,3] subtract(l, r)
+  q = f32[48,48,3] multiply(d, d)
+  ROOT s = f32[48,48] reduce(q, zero), dimensions={2}, to_apply=add
+}
+ENTRY main {
+  x = f32[48,3] parameter(0)
+  zero = f32[] constant(0)
+  ROOT f = f32[48,48] fusion(x, zero), kind=kCustom, calls=fused
+}
+)";
+  auto module = parse(kDistances);
+  ASSERT_NE(module, nullptr);
+  StatusOr<std::unique_ptr<HloModule>> prepared = inlineLibraryFusions(*module);
+  ASSERT_TRUE(prepared.ok()) << prepared.message();
+  ASSERT_NE(*prepared, nullptr);
+  StatusOr<ExecutionPlan> plan = planExecution(**prepared);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  ASSERT_EQ(plan->kernels.size(), 1u) << planToString(*plan);
+  EXPECT_EQ(plan->kernels[0].kind, "kInput");
+  EXPECT_EQ(plan->kernels[0].instructionName, "f");
+  EXPECT_EQ(testing::compareWithEvaluator(*module), "");
+
+  constexpr std::string_view kTwoReductions = R"(HloModule centred
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused {
+  x = f32[64,128] parameter(0)
+  zero = f32[] parameter(1)
+  m = f32[64] reduce(x, zero), dimensions={1}, to_apply=add
+  mb = f32[64,128] broadcast(m), dimensions={0}
+  c = f32[64,128] subtract(x, mb)
+  q = f32[64,128] multiply(c, c)
+  ROOT v = f32[64] reduce(q, zero), dimensions={1}, to_apply=add
+}
+ENTRY main {
+  x = f32[64,128] parameter(0)
+  zero = f32[] constant(0)
+  ROOT f = f32[64] fusion(x, zero), kind=kCustom, calls=fused
+}
+)";
+  auto two = parse(kTwoReductions);
+  ASSERT_NE(two, nullptr);
+  StatusOr<std::unique_ptr<HloModule>> inlined = inlineLibraryFusions(*two);
+  ASSERT_TRUE(inlined.ok()) << inlined.message();
+  ASSERT_NE(*inlined, nullptr);
+  StatusOr<ExecutionPlan> twoPlan = planExecution(**inlined);
+  ASSERT_TRUE(twoPlan.ok()) << twoPlan.message();
+  EXPECT_EQ(twoPlan->kernels.size(), 5u) << planToString(*twoPlan);
+  EXPECT_EQ(testing::compareWithEvaluator(*two), "");
 }
 
 // A while is one step of the entry's program with its own condition and body programs. The loop state has a
