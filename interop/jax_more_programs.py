@@ -1,6 +1,7 @@
 """More JAX programs for the interop corpus, of kinds jax_programs.py lacks (issue 38's list): decoding with a KV
 cache and top-p sampling, a mixture of experts, int8 inference, batch-norm training, an LSTM, a VAE, dilated audio
-convolutions, depthwise-separable convolutions, an embedding bag and a bf16 transformer block with RoPE and AdamW.
+convolutions, depthwise-separable convolutions, an embedding bag, a bf16 transformer block with RoPE and AdamW,
+Gaussian-process regression (Cholesky) and dense linear algebra (QR, LU, a symmetric eigensolver).
 
 Each program is a function returning (jitted_fn, args), as in jax_programs.py (which lists these in PROGRAMS).
 Sizes are a unit test's: the evaluator checks every module in seconds.
@@ -314,5 +315,67 @@ def bf16_block_adamw():
     return jax.jit(step), (p, zeros, zeros, x, y, jnp.float32(1.0))
 
 
+def gp_regression():
+    """Gaussian-process regression: an RBF kernel matrix, its Cholesky factor, the negative log marginal likelihood
+    (triangular solves, log-determinant from the factor's diagonal) and its gradient in the log length scale and log
+    noise, and the predictive mean and variance at test points. LAPACK on the CPU: potrf, trsm."""
+    n, m, d = 48, 16, 3
+
+    def rbf(a, b, log_scale):
+        sq = jnp.sum((a[:, None, :] - b[None, :, :]) ** 2, axis=-1)
+        return jnp.exp(-0.5 * sq / jnp.exp(2 * log_scale))
+
+    def nll(theta, x, y):
+        k = rbf(x, x, theta[0]) + (jnp.exp(theta[1]) + 1e-4) * jnp.eye(n)
+        chol = jnp.linalg.cholesky(k)
+        alpha = jax.scipy.linalg.cho_solve((chol, True), y)
+        return 0.5 * y @ alpha + jnp.sum(jnp.log(jnp.diag(chol))) + 0.5 * n * jnp.log(2 * jnp.pi)
+
+    def f(theta, x, y, xs):
+        value, grad = jax.value_and_grad(nll)(theta, x, y)
+        k = rbf(x, x, theta[0]) + (jnp.exp(theta[1]) + 1e-4) * jnp.eye(n)
+        chol = jnp.linalg.cholesky(k)
+        ks = rbf(x, xs, theta[0])
+        mean = ks.T @ jax.scipy.linalg.cho_solve((chol, True), y)
+        v = jax.scipy.linalg.solve_triangular(chol, ks, lower=True)
+        var = 1.0 - jnp.sum(v * v, axis=0)
+        return value, grad, mean, var
+
+    ks = jax.random.split(_key(10), 3)
+    x = jax.random.uniform(ks[0], (n, d)) * 4
+    y = jnp.sin(x[:, 0]) + 0.5 * jnp.cos(x[:, 1]) + 0.1 * jax.random.normal(ks[1], (n,))
+    xs = jax.random.uniform(ks[2], (m, d)) * 4
+    return jax.jit(f), (jnp.array([0.0, -2.0]), x, y, xs)
+
+
+def linear_algebra():
+    """Dense linear algebra as data analysis writes it: least squares through a QR factorization, a batch of
+    linear systems through LU (jnp.linalg.solve), and PCA through the symmetric eigensolver of a covariance matrix,
+    projecting the data on its top components. LAPACK on the CPU: geqrf, orgqr, getrf, trsm, syevd."""
+    rows, cols, k = 40, 8, 3
+
+    def f(a, b, systems, rhs, data):
+        q, r = jnp.linalg.qr(a)
+        coef = jax.scipy.linalg.solve_triangular(r, q.T @ b, lower=False)
+        residual = jnp.sum((a @ coef - b) ** 2)
+        solved = jnp.linalg.solve(systems, rhs)
+        centered = data - jnp.mean(data, axis=0)
+        cov = centered.T @ centered / (data.shape[0] - 1)
+        values, vectors = jnp.linalg.eigh(cov)
+        top = vectors[:, -k:]
+        return coef, residual, solved, values, centered @ top
+
+    ks = jax.random.split(_key(11), 5)
+    a = jax.random.normal(ks[0], (rows, cols))
+    b = jax.random.normal(ks[1], (rows,))
+    systems = jax.random.normal(ks[2], (4, 6, 6)) + 3 * jnp.eye(6)
+    rhs = jax.random.normal(ks[3], (4, 6, 2))
+    # Data with one strong direction, two weaker ones and noise: eigenvalues well apart.
+    basis = jax.random.normal(ks[4], (3, cols))
+    weights = jax.random.normal(_key(12), (64, 3)) * jnp.array([3.0, 1.5, 0.7])
+    data = weights @ basis + 0.05 * jax.random.normal(_key(13), (64, cols))
+    return jax.jit(f), (a, b, systems, rhs, data)
+
+
 PROGRAMS = [kv_decode_sample, moe_layer, int8_inference, resnet_bn_train, lstm_scan, vae_step, audio_dilated_conv,
-            depthwise_separable, embedding_bag, bf16_block_adamw]
+            depthwise_separable, embedding_bag, bf16_block_adamw, gp_regression, linear_algebra]
