@@ -25,10 +25,11 @@
 //   - a LAPACK call (Cholesky, LU, QR, triangular solve, symmetric eigensolver): backward stable, so its result is
 //     the exact result for operands moved by a little; the op is evaluated again on its floating-point operands, each
 //     element moved by up to sqrt(n + 1) * u * S, random sign, n the matrix order (the sums inside it, as a random
-//     walk), S = max(|x|, the operand's root mean square) for Cholesky, LU and triangular solves, a row's norm
-//     (rms * sqrt(n)) for QR and the eigensolver (normwise backward errors); how far that moves the result is the
-//     problem's conditioning, which the spread then shows; eigenvalues also move by up to sqrt(n + 1) * u * their
-//     largest magnitude (a backward error of that 2-norm moves them by as much; a random one by less);
+//     walk; (n + 1) * u for the eigensolver and the SVD, LAPACK's own p(n) * u bound, which their vectors reach), S = max(|x|, the operand's root mean square) for Cholesky, LU and triangular solves, a row's norm
+//     (rms * sqrt(n)) for QR, the eigensolver and the SVD (normwise backward errors); how far that moves the result
+//     is the problem's conditioning, which the spread then shows; eigenvalues and singular values also move by up to
+//     sqrt(n + 1) * u * their largest magnitude (a backward error of that 2-norm moves them by as much; a random one
+//     by less);
 //   - batch norm (one op here, a mean, a variance and a scaling when compiled): per output array, up to
 //     sqrt(N + 1) * 2^-24 * its largest magnitude, N the elements per feature.
 namespace fusionscope::core::eval {

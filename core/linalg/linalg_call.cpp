@@ -138,20 +138,47 @@ void storeInfo(const ArrayView& view, void* base, int64_t batchDims, int64_t p, 
 // dsyevd on one matrix return some columns negated). Each column is turned so that its first component within 0.1 %
 // of the largest magnitude is positive: the evaluator's f64 result and compiled code's f32 one then agree, and a
 // rounding that moves the components by less than 0.1 % cannot change the choice.
+// Whether the vector of `n` elements at `v` (stride `stride`) is to be negated.
+template <class T>
+bool pointsBackwards(const T* v, int64_t n, int64_t stride) {
+  T largest = 0;
+  for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(v[i * stride]));
+  for (int64_t i = 0; i < n; ++i) {
+    if (largest > 0 && std::abs(v[i * stride]) >= largest * T(0.999)) return v[i * stride] < 0;
+  }
+  return false;
+}
+
+template <class T>
+void negate(T* v, int64_t n, int64_t stride) {
+  for (int64_t i = 0; i < n; ++i) v[i * stride] = T(0) - v[i * stride];  // 0 - x: a zero stays +0
+}
+
+// The n x n column-major matrix's columns, each turned.
 template <class T>
 void orientColumns(std::vector<T>& columns, int64_t n) {
   for (int64_t c = 0; c < n; ++c) {
-    T* v = columns.data() + c * n;
-    T largest = 0;
-    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(v[i]));
-    for (int64_t i = 0; i < n; ++i) {
-      if (std::abs(v[i]) >= largest * T(0.999)) {
-        if (v[i] < 0) {
-          for (int64_t j = 0; j < n; ++j) v[j] = -v[j];
-        }
-        break;
+    if (pointsBackwards(columns.data() + c * n, n, 1)) negate(columns.data() + c * n, n, 1);
+  }
+}
+
+// u (m x uc, column-major) and vt (vr x n): the first k singular pairs turn together, by u's column; u's further
+// columns and vt's further rows (mode A's completions of the bases) each by itself.
+template <class T>
+void orientSingularVectors(std::vector<T>& u, int64_t m, int64_t uc, std::vector<T>& vt, int64_t vr, int64_t n,
+                           int64_t k) {
+  for (int64_t i = 0; i < std::max(uc, vr); ++i) {
+    T* column = i < uc ? u.data() + i * m : nullptr;
+    T* row = i < vr ? vt.data() + i : nullptr;
+    if (i < k) {
+      if (pointsBackwards(column, m, 1)) {
+        negate(column, m, 1);
+        negate(row, n, vr);
       }
+      continue;
     }
+    if (column && pointsBackwards(column, m, 1)) negate(column, m, 1);
+    if (row && pointsBackwards(row, n, vr)) negate(row, n, vr);
   }
 }
 
@@ -296,6 +323,50 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
         storeInfo(call.outputs[2], outs[2], bd, p, info);
         break;
       }
+      case Routine::kGesdd: {
+        // a' is a unchanged (LAPACK's scratch otherwise: nothing a program may read).
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        const int64_t k = std::min(rows, cols);
+        const ArrayView& uView = call.outputs[2];
+        const ArrayView& vtView = call.outputs[3];
+        const lapack_int uc = static_cast<lapack_int>(uView.dims[r + 1]);
+        const lapack_int vr = static_cast<lapack_int>(vtView.dims[r]);
+        other.assign(static_cast<size_t>(k), T(0));
+        std::vector<T> u(static_cast<size_t>(rows) * static_cast<size_t>(uc), T(0));
+        std::vector<T> vt(static_cast<size_t>(vr) * static_cast<size_t>(cols), T(0));
+        if (k > 0) {
+          const lapack_int ldvt = std::max<lapack_int>(1, vr);
+          T query = 0;
+          iwork.resize(static_cast<size_t>(8 * k));
+          if constexpr (f32) {
+            LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, call.jobz, rows, cols, nullptr, ld, nullptr, nullptr, ld, nullptr,
+                                ldvt, &query, -1, iwork.data());
+          } else {
+            LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, call.jobz, rows, cols, nullptr, ld, nullptr, nullptr, ld, nullptr,
+                                ldvt, &query, -1, iwork.data());
+          }
+          const lapack_int lwork = std::max<lapack_int>(1, static_cast<lapack_int>(query));
+          work.resize(static_cast<size_t>(lwork));
+          if constexpr (f32) {
+            info = LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, call.jobz, rows, cols, matrix.data(), ld, other.data(),
+                                       u.data(), ld, vt.data(), ldvt, work.data(), lwork, iwork.data());
+          } else {
+            info = LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, call.jobz, rows, cols, matrix.data(), ld, other.data(),
+                                       u.data(), ld, vt.data(), ldvt, work.data(), lwork, iwork.data());
+          }
+          if (call.jobz == 'N') {
+            std::fill(u.begin(), u.end(), T(0));
+            std::fill(vt.begin(), vt.end(), T(0));
+          } else if (info == 0) {
+            orientSingularVectors(u, rows, uc, vt, vr, cols, k);
+          }
+        }
+        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+        scatter<T>(uView, outs[2], batchOffset(uView, bd, p), bd, u);
+        scatter<T>(vtView, outs[3], batchOffset(vtView, bd, p), bd, vt);
+        storeInfo(call.outputs[4], outs[4], bd, p, info);
+        break;
+      }
     }
   }
 }
@@ -308,6 +379,7 @@ std::string_view routineName(Routine routine) {
     case Routine::kGeqrf: return "geqrf";
     case Routine::kOrgqr: return "orgqr";
     case Routine::kSyevd: return "syevd";
+    case Routine::kGesdd: return "gesdd";
   }
   return "?";
 }
@@ -346,9 +418,11 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     call.routine = Routine::kOrgqr;
   } else if (r == "syevd") {
     call.routine = Routine::kSyevd;
+  } else if (r == "gesdd") {
+    call.routine = Routine::kGesdd;
   } else {
     return Status::badInput(fmt::format(
-        "{}: custom-call {}: LAPACK routine '{}' is not supported (potrf, trsm, getrf, geqrf, orgqr and syevd are)",
+        "{}: custom-call {}: LAPACK routine '{}' is not supported (potrf, trsm, getrf, geqrf, orgqr, syevd and gesdd are)",
         inst.name(), target, r));
   }
   if (parsed->prefix != 's' && parsed->prefix != 'd') {
@@ -390,6 +464,7 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
   const size_t expectedInputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr ? 2 : 1;
   const size_t expectedOutputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr   ? 1
                                  : call.routine == Routine::kPotrf || call.routine == Routine::kGeqrf ? 2
+                                 : call.routine == Routine::kGesdd                                     ? 5
                                                                                                       : 3;
   const bool alpha = call.routine == Routine::kTrsm && call.inputs.size() == 3;
   if ((call.inputs.size() != expectedInputs && !alpha) || call.outputs.size() != expectedOutputs) {
@@ -456,6 +531,27 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
       FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows, cols}, "result 0"));
       FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {std::min(rows, cols)}, "result 1 (tau)"));
       break;
+    case Routine::kGesdd: {
+      const int64_t k = std::min(rows, cols);
+      FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows, cols}, "result 0"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {k}, "result 1 (singular values)"));
+      const ArrayView& u = call.outputs[2];
+      const ArrayView& vt = call.outputs[3];
+      const size_t r = static_cast<size_t>(bd);
+      if (u.dims.size() != r + 2 || vt.dims.size() != r + 2) return bad("u and vt must be matrices per problem");
+      const bool reduced = u.dims[r + 1] == k && vt.dims[r] == k;
+      const bool full = u.dims[r + 1] == rows && vt.dims[r] == cols;
+      if (!reduced && !full) {
+        return bad(fmt::format("u and vt must be [{0},{1}] and [{1},{2}] (reduced) or [{0},{0}] and [{2},{2}] (full)",
+                               rows, k, cols));
+      }
+      FS_RETURN_IF_ERROR(expect(u, t, {rows, u.dims[r + 1]}, "result 2 (u)"));
+      FS_RETURN_IF_ERROR(expect(vt, t, {vt.dims[r], cols}, "result 3 (vt)"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[4], s32, {}, "result 4 (info)"));
+      const char mode = characterAttribute(attributes.backendConfig, "mode", reduced ? 'S' : 'A');
+      call.jobz = mode == 'N' ? 'N' : reduced ? 'S' : 'A';
+      break;
+    }
     case Routine::kOrgqr: {
       const ArrayView& tau = call.inputs[1];
       if (tau.dims.size() != static_cast<size_t>(bd) + 1) return bad("tau must be a vector per problem");
@@ -507,6 +603,7 @@ std::vector<int64_t> encode(const Call& call) {
                                 call.side,
                                 call.trans,
                                 call.diag,
+                                call.jobz,
                                 static_cast<int64_t>(call.inputs.size()),
                                 static_cast<int64_t>(call.outputs.size())};
   auto add = [&](const ArrayView& view) {
@@ -530,9 +627,10 @@ StatusOr<Call> decode(const int64_t* words) {
   call.side = static_cast<char>(words[5]);
   call.trans = static_cast<char>(words[6]);
   call.diag = static_cast<char>(words[7]);
-  const int64_t inputs = words[8];
-  const int64_t outputs = words[9];
-  size_t at = 10;
+  call.jobz = static_cast<char>(words[8]);
+  const int64_t inputs = words[9];
+  const int64_t outputs = words[10];
+  size_t at = 11;
   auto take = [&]() {
     ArrayView view;
     view.type = static_cast<PrimitiveType>(words[at++]);
@@ -562,6 +660,7 @@ int64_t costPerProblem(const Call& call) {
     case Routine::kGeqrf:
     case Routine::kOrgqr: return std::max<int64_t>(1, 2 * m * n * n);
     case Routine::kSyevd: return std::max<int64_t>(1, 9 * n * n * n);
+    case Routine::kGesdd: return std::max<int64_t>(1, 12 * m * n * std::min(m, n));
   }
   return 1;
 }

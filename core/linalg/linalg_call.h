@@ -24,13 +24,21 @@
 //   syevd  a[n,n]                    -> (v[n,n], w[n], info s32)         eigenvalues ascending, eigenvectors in
 //                                                                        columns (always computed: with mode N the
 //                                                                        first result's content is unspecified)
+//   gesdd  a[m,n]                    -> (a', s[k], u[m,k|m], vt[k|n,n], info s32)   k = min(m, n); singular values
+//                                                                        descending, u's columns and vt's rows the
+//                                                                        singular vectors (mode S: k of each, A: all,
+//                                                                        N: none, u and vt zero); a' (LAPACK's
+//                                                                        scratch, unspecified) is a unchanged
+// An eigenvector's or a singular pair's sign is arbitrary, and LAPACK's choice differs between precisions: each is
+// turned so that the first component within 0.1 % of its vector's largest magnitude is positive (for a singular
+// pair, of u's column; vt's row turns with it), so that results in f32 and f64 can be compared.
 namespace fusionscope::core {
 class HloInstruction;
 }
 
 namespace fusionscope::core::linalg {
 
-enum class Routine : int64_t { kPotrf, kTrsm, kGetrf, kGeqrf, kOrgqr, kSyevd };
+enum class Routine : int64_t { kPotrf, kTrsm, kGetrf, kGeqrf, kOrgqr, kSyevd, kGesdd };
 
 // One operand or result array: its dimensions and each dimension's stride in elements.
 struct ArrayView {
@@ -47,6 +55,7 @@ struct Call {
   char side = 'L';
   char trans = 'N';
   char diag = 'N';
+  char jobz = 'S';  // gesdd: S (k singular vectors each side), A (all), N (none)
   std::vector<ArrayView> inputs;
   std::vector<ArrayView> outputs;
   // Problems in all (the product of the batch dimensions).

@@ -112,12 +112,58 @@ TEST(LinalgEvalTest, EigenvaluesAscendingEigenvectorsOriented) {
   EXPECT_EQ(element(v, 0), "f32[2,2] {{0.70710677, 0.70710677}, {-0.70710677, 0.70710677}}");
 }
 
+TEST(LinalgEvalTest, SingularValuesDescendingPairsOriented) {
+  const Value v = evalValue(module(R"(
+  a = f32[2,2] parameter(0)
+  ROOT s = (f32[2,2], f32[2], f32[2,2], f32[2,2], s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8})"),
+                            {f32({2, 2}, {2, 0, 0, -3})});
+  EXPECT_EQ(element(v, 0), "f32[2,2] {{2, 0}, {0, -3}}");  // the operand, unchanged
+  EXPECT_EQ(element(v, 1), "f32[2] {3, 2}");
+  // u's columns turned positive; vt's rows turn with them: a = u diag(s) vt.
+  EXPECT_EQ(element(v, 2), "f32[2,2] {{0, 1}, {1, 0}}");
+  EXPECT_EQ(element(v, 3), "f32[2,2] {{-0, -1}, {1, 0}}");  // LAPACK's zero, sign and all
+  EXPECT_EQ(element(v, 4), "s32[] 0");
+}
+
+TEST(LinalgEvalTest, FullSvdOfATallMatrixReconstructsIt) {
+  const std::vector<double> a = {1, 2, 3, -1, 0, 2, 4, 1, -2, 0.5, 3, 1, 2, 2, -1};  // 5 x 3
+  const Value v = evalValue(module(R"(
+  a = f64[5,3] parameter(0)
+  ROOT s = (f64[5,3], f64[3], f64[5,5], f64[3,3], s32[]) custom-call(a), custom_call_target="lapack_dgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 65 : ui8})"),
+                            {f64({5, 3}, a)});
+  ASSERT_TRUE(v.isTuple());
+  const Value& s = v.tupleElement(1);
+  const Value& u = v.tupleElement(2);
+  const Value& vt = v.tupleElement(3);
+  EXPECT_GE(s.doubleAt(0), s.doubleAt(1));
+  EXPECT_GE(s.doubleAt(1), s.doubleAt(2));
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 5; ++j) {  // u is orthogonal, its two completing columns included
+      double dot = 0;
+      for (int k = 0; k < 5; ++k) dot += u.at({k, i}) * u.at({k, j});
+      EXPECT_NEAR(dot, i == j ? 1 : 0, 1e-12);
+    }
+    for (int j = 0; j < 3; ++j) {
+      double product = 0;
+      for (int k = 0; k < 3; ++k) product += u.at({i, k}) * s.doubleAt(k) * vt.at({k, j});
+      EXPECT_NEAR(product, a[static_cast<size_t>(i * 3 + j)], 1e-12);
+    }
+  }
+  // No vectors asked for: u and vt are zeros, the singular values the same.
+  const Value n = evalValue(module(R"(
+  a = f64[5,3] parameter(0)
+  ROOT s = (f64[5,3], f64[3], f64[5,5], f64[3,3], s32[]) custom-call(a), custom_call_target="lapack_dgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 78 : ui8})"),
+                            {f64({5, 3}, a)});
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(n.tupleElement(1).doubleAt(i), s.doubleAt(i), 1e-13);
+  EXPECT_EQ(element(n, 3), "f64[3,3] {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}");
+}
+
 TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
-  const std::string svd = evalText(module(R"(
+  const std::string eig = evalText(module(R"(
   a = f32[3,3] parameter(0)
-  ROOT s = (f32[3,3], f32[3], f32[3,3], f32[3,3], s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8})"),
+  ROOT s = (f32[3,3], c64[3], c64[3,3], c64[3,3], s32[]) custom-call(a), custom_call_target="lapack_sgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8})"),
                                    {f32({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1})});
-  EXPECT_NE(svd.find("lapack_sgesdd_ffi: LAPACK routine 'gesdd' is not supported"), std::string::npos) << svd;
+  EXPECT_NE(eig.find("lapack_sgeev_ffi: LAPACK routine 'geev' is not supported"), std::string::npos) << eig;
   const std::string shape = evalText(module(R"(
   a = f32[3,2] parameter(0)
   ROOT c = (f32[3,2], s32[]) custom-call(a), custom_call_target="lapack_spotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8})"),

@@ -42,10 +42,17 @@ ENTRY e {
   eig = (f32[3,8,8]{1,2,0}, f32[3,8]{1,0}, s32[3]{0}) custom-call(spd), custom_call_target="lapack_ssyevd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = 85 : ui8}, frontend_attributes={num_batch_dims="1"}
   vectors = f32[3,8,8]{1,2,0} get-tuple-element(eig), index=0
   values = f32[3,8]{1,0} get-tuple-element(eig), index=1
+  svd = (f32[3,8,5]{1,2,0}, f32[3,5]{1,0}, f32[3,8,5]{1,2,0}, f32[3,5,5]{1,2,0}, s32[3]{0}) custom-call(b), custom_call_target="lapack_sgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8}, frontend_attributes={num_batch_dims="1"}
+  sv = f32[3,5]{1,0} get-tuple-element(svd), index=1
+  su = f32[3,8,5]{1,2,0} get-tuple-element(svd), index=2
+  svt = f32[3,5,5]{1,2,0} get-tuple-element(svd), index=3
+  full = (f32[3,5,8]{1,2,0}, f32[3,5]{1,0}, f32[3,5,5]{1,2,0}, f32[3,8,8]{1,2,0}, s32[3]{0}) custom-call(bt), custom_call_target="lapack_sgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 65 : ui8}, frontend_attributes={num_batch_dims="1"}
+  fv = f32[3,5]{1,0} get-tuple-element(full), index=1
+  fvt = f32[3,8,8]{1,2,0} get-tuple-element(full), index=3
   two = f32[] constant(2)
   t2 = f32[3,5,8] broadcast(two), dimensions={}
   scaled = f32[3,5,8] multiply(right, t2)
-  ROOT t = (f32[3,8,5]{2,1,0}, f32[3,5,8]{2,1,0}, f32[3,8,8]{2,1,0}, s32[3,8]{1,0}, f32[3,8,5]{2,1,0}, f32[3,8,5]{2,1,0}, f32[3,8,8]{2,1,0}, f32[3,8]{1,0}, s32[3]{0}) tuple(left, scaled, factors, pivots, reflectors, q, vectors, values, info)
+  ROOT t = (f32[3,8,5]{2,1,0}, f32[3,5,8]{2,1,0}, f32[3,8,8]{2,1,0}, s32[3,8]{1,0}, f32[3,8,5]{2,1,0}, f32[3,8,5]{2,1,0}, f32[3,8,8]{2,1,0}, f32[3,8]{1,0}, s32[3]{0}, f32[3,5]{1,0}, f32[3,8,5]{2,1,0}, f32[3,5,5]{2,1,0}, f32[3,5]{1,0}, f32[3,8,8]{2,1,0}) tuple(left, scaled, factors, pivots, reflectors, q, vectors, values, info, sv, su, svt, fv, fvt)
 }
 )";
 
@@ -71,15 +78,15 @@ ENTRY e {
 }
 
 TEST(LinalgRunTest, WhatCannotRunIsRefusedByNameBeforeCompiling) {
-  std::unique_ptr<HloModule> svd = testing::parseOrFail(R"(HloModule svd
+  std::unique_ptr<HloModule> schur = testing::parseOrFail(R"(HloModule schur
 ENTRY e {
   a = f32[3,3] parameter(0)
-  ROOT s = (f32[3,3], f32[3], f32[3,3], f32[3,3], s32[]) custom-call(a), custom_call_target="lapack_sgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8}
+  ROOT s = (f32[3,3], f32[3,3], f32[3], f32[3], s32[], s32[]) custom-call(a), custom_call_target="lapack_sgees_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, sort = 78 : ui8}
 }
 )");
-  StatusOr<ExecutionPlan> plan = planExecution(*svd);
+  StatusOr<ExecutionPlan> plan = planExecution(*schur);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.message().find("s: custom-call lapack_sgesdd_ffi: LAPACK routine 'gesdd' is not supported"),
+  EXPECT_NE(plan.message().find("s: custom-call lapack_sgees_ffi: LAPACK routine 'gees' is not supported"),
             std::string::npos)
       << plan.message();
 
