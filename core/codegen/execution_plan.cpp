@@ -19,7 +19,9 @@
 #include "core/ir/literal.h"
 #include "core/linalg/linalg_call.h"
 #include "core/passes/call_inliner.h"
+#include "core/passes/fusion_config.h"
 #include "core/passes/hlo_pass.h"
+#include "core/passes/instruction_fusion.h"
 #include "core/passes/softmax_fusion.h"
 
 namespace fusionscope::core {
@@ -867,6 +869,23 @@ std::optional<FusionKind> kernelKindForLibraryFusion(const HloComputation& compu
                                                                                             : FusionKind::kLoop;
 }
 
+// The instructions of a library fusion that is not one of our kernel shapes (a dot with its softmax, a
+// normalization's two reductions), fused by the cpu preset's producer-consumer rules, as a library runs them fused:
+// a copy of `computation` in `module`, fused while it is the module's entry (so that nothing else is touched).
+// Run one kernel per op, an attention's library fusion (dot, scale, max, subtract, exp) cost five round trips
+// through memory.
+StatusOr<HloComputation*> fusedByOurRules(const HloComputation& computation, HloModule& module) {
+  HloComputation* body = cloneComputation(computation, module, computation.name() + ".unfused");
+  body->setIsFusionComputation(false);
+  HloComputation* entry = module.entry();
+  module.setEntry(body);
+  PassContext context(fusionConfigFor(Backend::kCpu));
+  StatusOr<bool> fused = InstructionFusion().run(module, context);
+  module.setEntry(entry);
+  if (!fused.ok()) return fused.status();
+  return body;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& module) {
@@ -908,13 +927,18 @@ StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& modul
       if (isLibraryFusion(inst.get())) fusions.push_back(inst.get());
     }
   }
+  std::vector<HloComputation*> bodies;
   for (HloInstruction* fusion : fusions) {
     if (std::optional<FusionKind> kind = kernelKindForLibraryFusion(*fusion->fusedComputation())) {
       fusion->mutableAttributes().fusionKind = *kind;
       continue;
     }
-    FS_RETURN_IF_ERROR(inlineBody(fusion, *fusion->fusedComputation(), *copy));
+    StatusOr<HloComputation*> body = fusedByOurRules(*fusion->fusedComputation(), *copy);
+    if (!body.ok()) return body.status();
+    bodies.push_back(*body);
+    FS_RETURN_IF_ERROR(inlineBody(fusion, **body, *copy));
   }
+  for (HloComputation* body : bodies) FS_RETURN_IF_ERROR(copy->removeComputation(body));
   return copy;
 }
 
