@@ -182,15 +182,68 @@ void orientSingularVectors(std::vector<T>& u, int64_t m, int64_t uc, std::vector
   }
 }
 
+// LAPACK and BLAS by element type: one name per routine for f32 and f64 (column-major, LAPACKE's _work forms: no
+// allocation, no NaN scan). A workspace query is the call with lwork = -1.
+constexpr int kCol = LAPACK_COL_MAJOR;
+lapack_int potrf(char uplo, lapack_int n, float* a) { return LAPACKE_spotrf_work(kCol, uplo, n, a, std::max(1, n)); }
+lapack_int potrf(char uplo, lapack_int n, double* a) { return LAPACKE_dpotrf_work(kCol, uplo, n, a, std::max(1, n)); }
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, lapack_int m, lapack_int n,
+          float alpha, const float* a, lapack_int lda, float* b) {
+  cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, n, alpha, a, lda, b, std::max(1, m));
+}
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, lapack_int m, lapack_int n,
+          double alpha, const double* a, lapack_int lda, double* b) {
+  cblas_dtrsm(CblasColMajor, side, uplo, trans, diag, m, n, alpha, a, lda, b, std::max(1, m));
+}
+lapack_int getrf(lapack_int m, lapack_int n, float* a, lapack_int* ipiv) {
+  return LAPACKE_sgetrf_work(kCol, m, n, a, std::max(1, m), ipiv);
+}
+lapack_int getrf(lapack_int m, lapack_int n, double* a, lapack_int* ipiv) {
+  return LAPACKE_dgetrf_work(kCol, m, n, a, std::max(1, m), ipiv);
+}
+lapack_int geqrf(lapack_int m, lapack_int n, float* a, float* tau, float* work, lapack_int lwork) {
+  return LAPACKE_sgeqrf_work(kCol, m, n, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int geqrf(lapack_int m, lapack_int n, double* a, double* tau, double* work, lapack_int lwork) {
+  return LAPACKE_dgeqrf_work(kCol, m, n, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, float* a, const float* tau, float* work, lapack_int lwork) {
+  return LAPACKE_sorgqr_work(kCol, m, n, k, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, double* a, const double* tau, double* work,
+                 lapack_int lwork) {
+  return LAPACKE_dorgqr_work(kCol, m, n, k, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int syevd(char uplo, lapack_int n, float* a, float* w, float* work, lapack_int lwork, lapack_int* iwork,
+                 lapack_int liwork) {
+  return LAPACKE_ssyevd_work(kCol, 'V', uplo, n, a, std::max(1, n), w, work, lwork, iwork, liwork);
+}
+lapack_int syevd(char uplo, lapack_int n, double* a, double* w, double* work, lapack_int lwork, lapack_int* iwork,
+                 lapack_int liwork) {
+  return LAPACKE_dsyevd_work(kCol, 'V', uplo, n, a, std::max(1, n), w, work, lwork, iwork, liwork);
+}
+lapack_int gesdd(char jobz, lapack_int m, lapack_int n, float* a, float* s, float* u, float* vt, lapack_int ldvt,
+                 float* work, lapack_int lwork, lapack_int* iwork) {
+  return LAPACKE_sgesdd_work(kCol, jobz, m, n, a, std::max(1, m), s, u, std::max(1, m), vt, ldvt, work, lwork, iwork);
+}
+lapack_int gesdd(char jobz, lapack_int m, lapack_int n, double* a, double* s, double* u, double* vt, lapack_int ldvt,
+                 double* work, lapack_int lwork, lapack_int* iwork) {
+  return LAPACKE_dgesdd_work(kCol, jobz, m, n, a, std::max(1, m), s, u, std::max(1, m), vt, ldvt, work, lwork, iwork);
+}
+
+// `work` sized by the routine's answer to a workspace query (at least one element).
+template <class T>
+lapack_int workspace(T query) {
+  return std::max<lapack_int>(1, static_cast<lapack_int>(query));
+}
+
 template <class T>
 void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
-  constexpr bool f32 = std::is_same_v<T, float>;
   const int64_t bd = call.batchDims;
   const ArrayView& a = call.inputs[0];
   const size_t r = static_cast<size_t>(bd);
   const lapack_int rows = static_cast<lapack_int>(a.dims[r]);
   const lapack_int cols = static_cast<lapack_int>(a.dims[r + 1]);
-  const lapack_int ld = std::max<lapack_int>(1, rows);
   void* const* outs = buffers + call.inputs.size();
   std::vector<T> matrix;
   std::vector<T> other;
@@ -202,13 +255,7 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
     lapack_int info = 0;
     switch (call.routine) {
       case Routine::kPotrf:
-        if (rows > 0) {
-          if constexpr (f32) {
-            info = LAPACKE_spotrf_work(LAPACK_COL_MAJOR, call.uplo, rows, matrix.data(), ld);
-          } else {
-            info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, call.uplo, rows, matrix.data(), ld);
-          }
-        }
+        if (rows > 0) info = potrf(call.uplo, rows, matrix.data());
         scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
         storeInfo(call.outputs[1], outs[1], bd, p, info);
         break;
@@ -218,111 +265,64 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
         const lapack_int m = static_cast<lapack_int>(b.dims[r]);
         const lapack_int n = static_cast<lapack_int>(b.dims[r + 1]);
         const T alpha = call.inputs.size() > 2 ? *static_cast<const T*>(buffers[2]) : T(1);
-        const CBLAS_SIDE side = call.side == 'R' ? CblasRight : CblasLeft;
-        const CBLAS_UPLO uplo = call.uplo == 'U' ? CblasUpper : CblasLower;
-        const CBLAS_TRANSPOSE trans = call.trans == 'N' ? CblasNoTrans : CblasTrans;
-        const CBLAS_DIAG diag = call.diag == 'U' ? CblasUnit : CblasNonUnit;
         if (m > 0 && n > 0) {
-          if constexpr (f32) {
-            cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, n, alpha, matrix.data(), ld, other.data(),
-                        std::max<lapack_int>(1, m));
-          } else {
-            cblas_dtrsm(CblasColMajor, side, uplo, trans, diag, m, n, alpha, matrix.data(), ld, other.data(),
-                        std::max<lapack_int>(1, m));
-          }
+          trsm(call.side == 'R' ? CblasRight : CblasLeft, call.uplo == 'U' ? CblasUpper : CblasLower,
+               call.trans == 'N' ? CblasNoTrans : CblasTrans, call.diag == 'U' ? CblasUnit : CblasNonUnit, m, n,
+               alpha, matrix.data(), std::max<lapack_int>(1, rows), other.data());
         }
         scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, other);
         break;
       }
-      case Routine::kGetrf:
+      case Routine::kGetrf: {
         pivots.assign(static_cast<size_t>(std::min(rows, cols)), 0);
-        if (rows > 0 && cols > 0) {
-          if constexpr (f32) {
-            info = LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, rows, cols, matrix.data(), ld, pivots.data());
-          } else {
-            info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, rows, cols, matrix.data(), ld, pivots.data());
-          }
-        }
+        if (rows > 0 && cols > 0) info = getrf(rows, cols, matrix.data(), pivots.data());
         scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
-        {
-          const ArrayView& ipiv = call.outputs[1];
-          int32_t* out = static_cast<int32_t*>(outs[1]) + batchOffset(ipiv, bd, p);
-          for (size_t i = 0; i < pivots.size(); ++i) out[static_cast<int64_t>(i) * ipiv.strides[r]] = pivots[i];
-        }
+        const ArrayView& ipiv = call.outputs[1];
+        int32_t* out = static_cast<int32_t*>(outs[1]) + batchOffset(ipiv, bd, p);
+        for (size_t i = 0; i < pivots.size(); ++i) out[static_cast<int64_t>(i) * ipiv.strides[r]] = pivots[i];
         storeInfo(call.outputs[2], outs[2], bd, p, info);
         break;
+      }
       case Routine::kGeqrf:
-      case Routine::kOrgqr: {
-        const bool form = call.routine == Routine::kOrgqr;
-        const lapack_int k = form ? static_cast<lapack_int>(call.inputs[1].dims[r]) : std::min(rows, cols);
-        if (form) {
-          gather<T>(call.inputs[1], buffers[1], batchOffset(call.inputs[1], bd, p), bd, other);
-        } else {
-          other.assign(static_cast<size_t>(k), T(0));
-        }
+        other.assign(static_cast<size_t>(std::min(rows, cols)), T(0));
         if (rows > 0 && cols > 0) {
           T query = 0;
-          if constexpr (f32) {
-            if (form) {
-              LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, rows, cols, k, nullptr, ld, nullptr, &query, -1);
-            } else {
-              LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, rows, cols, nullptr, ld, nullptr, &query, -1);
-            }
-          } else {
-            if (form) {
-              LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, rows, cols, k, nullptr, ld, nullptr, &query, -1);
-            } else {
-              LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, rows, cols, nullptr, ld, nullptr, &query, -1);
-            }
-          }
-          const lapack_int lwork = std::max<lapack_int>(1, static_cast<lapack_int>(query));
-          work.resize(static_cast<size_t>(lwork));
-          if constexpr (f32) {
-            if (form) {
-              LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, rows, cols, k, matrix.data(), ld, other.data(), work.data(), lwork);
-            } else {
-              LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, rows, cols, matrix.data(), ld, other.data(), work.data(), lwork);
-            }
-          } else {
-            if (form) {
-              LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, rows, cols, k, matrix.data(), ld, other.data(), work.data(), lwork);
-            } else {
-              LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, rows, cols, matrix.data(), ld, other.data(), work.data(), lwork);
-            }
-          }
+          geqrf(rows, cols, nullptr, nullptr, &query, -1);
+          work.resize(static_cast<size_t>(workspace(query)));
+          geqrf(rows, cols, matrix.data(), other.data(), work.data(), workspace(query));
         }
         scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
-        if (!form) scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+        break;
+      case Routine::kOrgqr: {
+        const ArrayView& tau = call.inputs[1];
+        const lapack_int k = static_cast<lapack_int>(tau.dims[r]);
+        gather<T>(tau, buffers[1], batchOffset(tau, bd, p), bd, other);
+        if (rows > 0 && cols > 0) {
+          T query = 0;
+          orgqr(rows, cols, k, nullptr, nullptr, &query, -1);
+          work.resize(static_cast<size_t>(workspace(query)));
+          orgqr(rows, cols, k, matrix.data(), other.data(), work.data(), workspace(query));
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
         break;
       }
-      case Routine::kSyevd: {
+      case Routine::kSyevd:
         other.assign(static_cast<size_t>(rows), T(0));
         if (rows > 0) {
           T query = 0;
           lapack_int iquery = 0;
-          if constexpr (f32) {
-            LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', call.uplo, rows, nullptr, ld, nullptr, &query, -1, &iquery, -1);
-          } else {
-            LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', call.uplo, rows, nullptr, ld, nullptr, &query, -1, &iquery, -1);
-          }
-          const lapack_int lwork = std::max<lapack_int>(1, static_cast<lapack_int>(query));
-          const lapack_int liwork = std::max<lapack_int>(1, iquery);
-          work.resize(static_cast<size_t>(lwork));
-          iwork.resize(static_cast<size_t>(liwork));
-          if constexpr (f32) {
-            info = LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', call.uplo, rows, matrix.data(), ld, other.data(),
-                                       work.data(), lwork, iwork.data(), liwork);
-          } else {
-            info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', call.uplo, rows, matrix.data(), ld, other.data(),
-                                       work.data(), lwork, iwork.data(), liwork);
-          }
+          syevd(call.uplo, rows, nullptr, nullptr, &query, -1, &iquery, -1);
+          work.resize(static_cast<size_t>(workspace(query)));
+          iwork.resize(static_cast<size_t>(std::max<lapack_int>(1, iquery)));
+          info = syevd(call.uplo, rows, matrix.data(), other.data(), work.data(), workspace(query), iwork.data(),
+                       static_cast<lapack_int>(iwork.size()));
         }
         if (info == 0) orientColumns(matrix, rows);
         scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
         scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
         storeInfo(call.outputs[2], outs[2], bd, p, info);
         break;
-      }
       case Routine::kGesdd: {
         // a' is a unchanged (LAPACK's scratch otherwise: nothing a program may read).
         scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
@@ -338,22 +338,10 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
           const lapack_int ldvt = std::max<lapack_int>(1, vr);
           T query = 0;
           iwork.resize(static_cast<size_t>(8 * k));
-          if constexpr (f32) {
-            LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, call.jobz, rows, cols, nullptr, ld, nullptr, nullptr, ld, nullptr,
-                                ldvt, &query, -1, iwork.data());
-          } else {
-            LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, call.jobz, rows, cols, nullptr, ld, nullptr, nullptr, ld, nullptr,
-                                ldvt, &query, -1, iwork.data());
-          }
-          const lapack_int lwork = std::max<lapack_int>(1, static_cast<lapack_int>(query));
-          work.resize(static_cast<size_t>(lwork));
-          if constexpr (f32) {
-            info = LAPACKE_sgesdd_work(LAPACK_COL_MAJOR, call.jobz, rows, cols, matrix.data(), ld, other.data(),
-                                       u.data(), ld, vt.data(), ldvt, work.data(), lwork, iwork.data());
-          } else {
-            info = LAPACKE_dgesdd_work(LAPACK_COL_MAJOR, call.jobz, rows, cols, matrix.data(), ld, other.data(),
-                                       u.data(), ld, vt.data(), ldvt, work.data(), lwork, iwork.data());
-          }
+          gesdd(call.jobz, rows, cols, nullptr, nullptr, nullptr, nullptr, ldvt, &query, -1, iwork.data());
+          work.resize(static_cast<size_t>(workspace(query)));
+          info = gesdd(call.jobz, rows, cols, matrix.data(), other.data(), u.data(), vt.data(), ldvt, work.data(),
+                       workspace(query), iwork.data());
           if (call.jobz == 'N') {
             std::fill(u.begin(), u.end(), T(0));
             std::fill(vt.begin(), vt.end(), T(0));
