@@ -403,6 +403,7 @@ class ElementEmitter {
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args);
 
   llvm::Value* cpuExp(llvm::Value* x);
+  llvm::Value* cpuLog(llvm::Value* x);
   llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
   // c0 * x^(n-1) + ... + c(n-1), by Horner's rule with fused multiply-adds.
   llvm::Value* horner(const std::vector<float>& coefficients, llvm::Value* x);

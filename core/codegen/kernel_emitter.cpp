@@ -174,6 +174,10 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
                                       std::vector<llvm::Type*>(static_cast<size_t>(argCount), globalPtrType), false);
     llvm::Function* fn = llvm::Function::Create(fnType, llvm::GlobalValue::ExternalLinkage, kernel.name, module);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
+    // The loop vectoriser's width is the one the blocked kernels are sized for: LLVM's tuning for AVX-512 hosts
+    // prefers 32-byte vectors, which left an in-cache f32 exp (the polynomial in cpuExp) at 0.9 ns per element
+    // against 0.6 with 64-byte ones.
+    if (target == KernelTarget::kCpu) fn->addFnAttr("prefer-vector-width", std::to_string(vectors.registerBytes * 8));
     if (target == KernelTarget::kNvptx) fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
     emitter.beginFunction(fn);
     llvm::BasicBlock* entry = llvm::BasicBlock::Create(context, "entry", fn);
