@@ -114,6 +114,32 @@ NoiseClass noiseClassOf(const HloInstruction& inst) {
   }
 }
 
+namespace {
+
+// `evaluateOn` run on the operands with each float array's elements changed by `change` (in operand order: the
+// noise stream is read in that order), the others as they are. `widen`: the changed arrays are held in f64 (a
+// change finer than the element type's spacing survives), else in their own type.
+StatusOr<Value> evaluateOnMapped(Operands operands, const std::function<StatusOr<Value>(Operands)>& evaluateOn,
+                                 bool widen, const std::function<void(std::vector<double>&)>& change) {
+  std::vector<Value> changed;
+  changed.reserve(operands.size());
+  for (const Value* operand : operands) {
+    if (!operand->isArray() || !operand->holdsFloats()) {
+      changed.push_back(*operand);
+      continue;
+    }
+    std::vector<double> data(operand->floatData().begin(), operand->floatData().end());
+    change(data);
+    const Shape& shape = operand->shape();
+    changed.push_back(Value::floats(widen ? Shape(PrimitiveType::kF64, shape.dimensions()) : shape, std::move(data)));
+  }
+  std::vector<const Value*> pointers;
+  for (const Value& value : changed) pointers.push_back(&value);
+  return evaluateOn(Operands(pointers.data(), pointers.size()));
+}
+
+}  // namespace
+
 Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& value, NoiseStream& noise,
                         const std::function<StatusOr<Value>(Operands)>& evaluateOn) {
   const NoiseClass kind = noiseClassOf(inst);
@@ -166,19 +192,11 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
         (iterative ? static_cast<double>(order) + 1.0 : std::sqrt(static_cast<double>(order) + 1.0)) * roundoff;
     const bool orthogonal = call->routine == linalg::Routine::kGeqrf || call->routine == linalg::Routine::kOrgqr ||
                             call->routine == linalg::Routine::kSyevd || call->routine == linalg::Routine::kGesdd;
-    std::vector<Value> moved;
-    std::vector<const Value*> pointers;
-    moved.reserve(operands.size());
-    for (const Value* operand : operands) {
-      if (!operand->isArray() || !operand->holdsFloats()) {
-        moved.push_back(*operand);
-        continue;
-      }
-      // Cholesky, LU and triangular solves: relative to the element, no less than the array's root mean square. QR,
-      // the eigensolver and the SVD (orthogonal transformations): normwise, every element moved by as much,
-      // relative to a row's norm (a random n x n perturbation of that size has a 2-norm near u * sqrt(n + 1) times
-      // the matrix's, the normwise backward error these routines have).
-      std::vector<double> data(operand->floatData().begin(), operand->floatData().end());
+    // Cholesky, LU and triangular solves: relative to the element, no less than the array's root mean square. QR,
+    // the eigensolver and the SVD (orthogonal transformations): normwise, every element moved by as much, relative
+    // to a row's norm (a random n x n perturbation of that size has a 2-norm near u * sqrt(n + 1) times the
+    // matrix's, the normwise backward error these routines have).
+    StatusOr<Value> result = evaluateOnMapped(operands, evaluateOn, /*widen=*/true, [&](std::vector<double>& data) {
       double squares = 0;
       int64_t finite = 0;
       for (double x : data) {
@@ -193,10 +211,7 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
         if (!std::isfinite(x)) continue;
         x += noise.uniform() * relative * (orthogonal ? rowNorm : std::max(std::fabs(x), rms));
       }
-      moved.push_back(Value::floats(Shape(PrimitiveType::kF64, operand->shape().dimensions()), std::move(data)));
-    }
-    for (const Value& m : moved) pointers.push_back(&m);
-    StatusOr<Value> result = evaluateOn(Operands(pointers.data(), pointers.size()));
+    });
     if (!result.ok()) return result.status();
     value = std::move(*result);
     if ((call->routine == linalg::Routine::kSyevd || call->routine == linalg::Routine::kGesdd) && value.isTuple() &&
@@ -223,20 +238,9 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
   std::vector<double> data(value.floatData().begin(), value.floatData().end());
   if (kind == NoiseClass::kSum) {
     // S: the same sum over the operands' magnitudes (init values and padding as they are: zeros for a sum).
-    std::vector<Value> magnitudes;
-    std::vector<const Value*> pointers;
-    magnitudes.reserve(operands.size());
-    for (const Value* operand : operands) {
-      if (!operand->isArray() || !operand->holdsFloats()) {
-        magnitudes.push_back(*operand);
-        continue;
-      }
-      std::vector<double> absolute(operand->floatData().begin(), operand->floatData().end());
-      for (double& x : absolute) x = std::fabs(x);
-      magnitudes.push_back(Value::floats(operand->shape(), std::move(absolute)));
-    }
-    for (const Value& m : magnitudes) pointers.push_back(&m);
-    StatusOr<Value> scale = evaluateOn(Operands(pointers.data(), pointers.size()));
+    StatusOr<Value> scale = evaluateOnMapped(operands, evaluateOn, /*widen=*/false, [](std::vector<double>& data) {
+      for (double& x : data) x = std::fabs(x);
+    });
     if (!scale.ok()) return scale.status();
     if (!scale->isArray() || !scale->holdsFloats() || scale->floatData().size() != data.size()) return okStatus();
     const double roundoff = type == PrimitiveType::kF64 ? 0x1p-53 : kF32Roundoff;

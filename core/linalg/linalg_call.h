@@ -22,8 +22,8 @@
 //   geqrf  a[m,n]                    -> (qr[m,n], tau[min])              Householder reflectors below the diagonal
 //   orgqr  a[m,n], tau[k]            -> q[m,n]                           the first n columns of the reflectors' Q
 //   syevd  a[n,n]                    -> (v[n,n], w[n], info s32)         eigenvalues ascending, eigenvectors in
-//                                                                        columns (always computed: with mode N the
-//                                                                        first result's content is unspecified)
+//                                                                        columns, computed and written with either
+//                                                                        mode (JAX reads them only with mode V)
 //   gesdd  a[m,n]                    -> (a', s[k], u[m,k|m], vt[k|n,n], info s32)   k = min(m, n); singular values
 //                                                                        descending, u's columns and vt's rows the
 //                                                                        singular vectors (mode S: k of each, A: all,
