@@ -191,6 +191,14 @@ llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
     e = m_b.CreateSelect(under, constant(0.0), e);
     return m_b.CreateSelect(over, llvm::ConstantFP::getInfinity(type), e);
   }
+  return expF32(x, false);
+}
+
+// exp(x), or exp(x) - 1 with `minusOne` (expm1: built from the polynomial's exp(r) - 1 = r + r^2 P(r), which keeps
+// expm1's relative accuracy near 0, where exp(x) - 1 would lose it all).
+llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
+  llvm::Type* type = x->getType();
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
   // minnum/maxnum return the other operand for NaN: the arithmetic below never sees one (no poison from fptosi).
   llvm::Value* clamped =
       intrinsic(llvm::Intrinsic::maxnum, {intrinsic(llvm::Intrinsic::minnum, {x, constant(89.0)}), constant(-104.0)});
@@ -201,8 +209,8 @@ llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
   llvm::Value* p = horner({1.9790352962445468e-4f, 1.3944648671895266e-3f, 8.333496749401093e-3f,
                            4.166629537940025e-2f, 0.1666666567325592f, 0.5f},
                           r);
-  llvm::Value* expR =
-      m_b.CreateFAdd(constant(1.0), intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(r, r), p, r}));
+  llvm::Value* expRMinusOne = intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(r, r), p, r});
+  llvm::Value* expR = m_b.CreateFAdd(constant(1.0), expRMinusOne);
   // 2^n without float arithmetic on a denormal anywhere (x86 takes a microcode assist per such lane, 7x slower):
   // for n >= -125 the result is normal, exp(r) times two powers of two (n up to 128 does not fit one); for n <= -126
   // it is exp(r) 2^(n+149) rounded to an integer, which is the denormal's bit pattern (one rounding, as the hardware's).
@@ -221,6 +229,16 @@ llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
   llvm::Value* bits =
       m_b.CreateFPToSI(intrinsic(llvm::Intrinsic::roundeven, {m_b.CreateFMul(expR, powerOfTwo(k))}), intType);
   llvm::Value* e = m_b.CreateSelect(m_b.CreateICmpSLT(ni, integer(-125)), m_b.CreateBitCast(bits, type), normal);
+  if (minusOne) {
+    // expm1 = 2^n (exp(r) - 1) + (2^n - 1), one rounding of the sum (2^n - 1 is exact for n in [-24, 24]); for
+    // other n, exp(x) - 1 loses nothing that matters (-1 or exp(x) itself). x = +-0 keeps its sign.
+    llvm::Value* small = m_b.CreateAnd(m_b.CreateICmpSGE(ni, integer(-24)), m_b.CreateICmpSLE(ni, integer(24)));
+    llvm::Value* scale = powerOfTwo(m_b.CreateSelect(small, ni, integer(0)));
+    llvm::Value* near =
+        intrinsic(llvm::Intrinsic::fmuladd, {scale, expRMinusOne, m_b.CreateFSub(scale, constant(1.0))});
+    e = m_b.CreateSelect(small, near, m_b.CreateFSub(e, constant(1.0)));
+    e = m_b.CreateSelect(m_b.CreateFCmpOEQ(x, constant(0.0)), x, e);
+  }
   return m_b.CreateSelect(m_b.CreateFCmpUNO(x, x), x, e);
 }
 
@@ -262,6 +280,20 @@ llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
   return m_b.CreateSelect(m_b.CreateICmpEQ(magnitude, integer(0)), llvm::ConstantFP::getInfinity(type, true), r);
 }
 
+// log1p on the CPU, f32: log(u) with u = 1 + x rounded, corrected by what the rounding lost, (u - 1 - x) / u (the
+// first-order term of log(1 + x) - log(u)); for tiny x, u = 1 and the result is x. Where log(u) is not finite
+// (x = -1, x < -1, inf, NaN) it is the result. f64 keeps libm's log1p.
+llvm::Value* ElementEmitter::cpuLog1p(llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
+  llvm::Value* u = m_b.CreateFAdd(one, x);
+  llvm::Value* logU = cpuLog(u);
+  llvm::Value* lost = m_b.CreateFDiv(m_b.CreateFSub(m_b.CreateFSub(u, one), x), u);
+  llvm::Value* finite = m_b.CreateFCmpOLT(intrinsic(llvm::Intrinsic::fabs, {logU}), llvm::ConstantFP::getInfinity(type));
+  llvm::Value* r = m_b.CreateSelect(finite, m_b.CreateFSub(logU, lost), logU);
+  return m_b.CreateSelect(m_b.CreateFCmpOEQ(x, llvm::ConstantFP::get(type, 0.0)), x, r);  // +-0 keeps its sign
+}
+
 llvm::Value* ElementEmitter::floatUnary(const HloInstruction* instruction, llvm::Value* x) {
   llvm::Type* type = x->getType();
   const bool nvptx = m_target == KernelTarget::kNvptx;
@@ -269,9 +301,9 @@ llvm::Value* ElementEmitter::floatUnary(const HloInstruction* instruction, llvm:
     case HloOpcode::kAbs: return intrinsic(llvm::Intrinsic::fabs, {x});
     case HloOpcode::kNegate: return m_b.CreateFNeg(x);
     case HloOpcode::kExp: return nvptx ? mathCall("exp", {x}) : cpuExp(x);
-    case HloOpcode::kExpm1: return mathCall("expm1", {x});
+    case HloOpcode::kExpm1: return !nvptx && type->isFloatTy() ? expF32(x, true) : mathCall("expm1", {x});
     case HloOpcode::kLog: return nvptx ? mathCall("log", {x}) : cpuLog(x);
-    case HloOpcode::kLog1p: return mathCall("log1p", {x});
+    case HloOpcode::kLog1p: return !nvptx && type->isFloatTy() ? cpuLog1p(x) : mathCall("log1p", {x});
     case HloOpcode::kLogistic: {
       llvm::Value* e = nvptx ? mathCall("exp", {m_b.CreateFNeg(x)}) : cpuExp(m_b.CreateFNeg(x));
       llvm::Value* one = llvm::ConstantFP::get(type, 1.0);

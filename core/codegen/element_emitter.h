@@ -402,8 +402,11 @@ class ElementEmitter {
   llvm::Value* mathCall(const char* name, std::vector<llvm::Value*> args);
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args);
 
+  // f32 exp, expm1, log and log1p as polynomials in the IR (vectorisable, no slow lanes; element_emitter.cpp).
   llvm::Value* cpuExp(llvm::Value* x);
+  llvm::Value* expF32(llvm::Value* x, bool minusOne);
   llvm::Value* cpuLog(llvm::Value* x);
+  llvm::Value* cpuLog1p(llvm::Value* x);
   llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
   // c0 * x^(n-1) + ... + c(n-1), by Horner's rule with fused multiply-adds.
   llvm::Value* horner(const std::vector<float>& coefficients, llvm::Value* x);

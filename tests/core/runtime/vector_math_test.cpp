@@ -1,4 +1,4 @@
-// f32 exp, log, tanh and erf, which the CPU backend computes as polynomial and rational approximations in the generated
+// f32 exp, expm1, log, log1p, tanh and erf, which the CPU backend computes as polynomial and rational approximations in the generated
 // code (vectorised), against the double-precision functions over every order of magnitude of f32, with the edge values.
 #include <cmath>
 #include <limits>
@@ -125,6 +125,22 @@ TEST(VectorMathTest, LogIsWithinOneUlpEverywhere) {
   for (int i = 0; i <= 60000; ++i) extra.push_back(0.5f + static_cast<float>(i) / 40000.0f);
   expectClose(
       "log", [](double x) { return std::log(x); }, 1.0, extra);
+}
+
+// expm1 and log1p: near 0 (the test's inputs down to 1e-30) they keep their relative accuracy, where exp - 1 and
+// log(1 + x) would lose it all; the dense sweeps cross the points where the reduction's n changes (|x| = ln2/2, 3 ln2/2).
+TEST(VectorMathTest, Expm1IsWithinTwoUlpsEverywhere) {
+  std::vector<float> extra = {0.3465735f, 0.3465736f, -0.3465735f, -0.3465736f, 88.7f, 89.0f, -20.0f, -104.5f};
+  for (int i = -30000; i <= 30000; ++i) extra.push_back(static_cast<float>(i) / 20000.0f);
+  expectClose(
+      "exponential-minus-one", [](double x) { return std::expm1(x); }, 2.0, extra);
+}
+
+TEST(VectorMathTest, Log1pIsWithinTwoUlpsEverywhere) {
+  std::vector<float> extra = {-1.0f, -0.99999994f, -1.0000001f, -0.5f, 1e-8f, -1e-8f, 3.4e38f};
+  for (int i = -19999; i <= 40000; ++i) extra.push_back(static_cast<float>(i) / 20000.0f);
+  expectClose(
+      "log-plus-one", [](double x) { return std::log1p(x); }, 2.0, extra);
 }
 
 TEST(VectorMathTest, TanhIsWithinSixUlpsEverywhere) {
