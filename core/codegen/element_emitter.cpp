@@ -202,7 +202,11 @@ llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
   // minnum/maxnum return the other operand for NaN: the arithmetic below never sees one (no poison from fptosi).
   llvm::Value* clamped =
       intrinsic(llvm::Intrinsic::maxnum, {intrinsic(llvm::Intrinsic::minnum, {x, constant(89.0)}), constant(-104.0)});
-  llvm::Value* n = intrinsic(llvm::Intrinsic::roundeven, {m_b.CreateFMul(clamped, constant(1.4426950408889634))});
+  // Rounded to the nearest integer (ties to even) by adding and subtracting 1.5 * 2^23, exact for |t| < 2^22: plain
+  // adds on every target, where llvm.roundeven is a libm call on x86-64 before SSE4.1 (the AOT baseline).
+  llvm::Value* shifter = constant(0x1.8p23);
+  llvm::Value* n =
+      m_b.CreateFSub(m_b.CreateFAdd(m_b.CreateFMul(clamped, constant(1.4426950408889634)), shifter), shifter);
   llvm::Value* minusN = m_b.CreateFNeg(n);
   llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(0.693359375), clamped});
   r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(-2.12194440054690583e-4), r});
@@ -226,8 +230,11 @@ llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
       m_b.CreateFMul(m_b.CreateFMul(expR, powerOfTwo(half)), powerOfTwo(m_b.CreateSub(nNormal, half)));
   llvm::Value* k = m_b.CreateAdd(ni, integer(149));
   k = m_b.CreateSelect(m_b.CreateICmpSGT(k, integer(23)), integer(23), k);
-  llvm::Value* bits =
-      m_b.CreateFPToSI(intrinsic(llvm::Intrinsic::roundeven, {m_b.CreateFMul(expR, powerOfTwo(k))}), intType);
+  // exp(r) 2^k < 2^24.5: below 2^23 rounded as n was (with 2^23), from there on already an integer.
+  llvm::Value* scaled = m_b.CreateFMul(expR, powerOfTwo(k));
+  llvm::Value* rounded = m_b.CreateFSub(m_b.CreateFAdd(scaled, constant(0x1p23)), constant(0x1p23));
+  llvm::Value* bits = m_b.CreateFPToSI(
+      m_b.CreateSelect(m_b.CreateFCmpOLT(scaled, constant(0x1p23)), rounded, scaled), intType);
   llvm::Value* e = m_b.CreateSelect(m_b.CreateICmpSLT(ni, integer(-125)), m_b.CreateBitCast(bits, type), normal);
   if (minusOne) {
     // expm1 = 2^n (exp(r) - 1) + (2^n - 1), one rounding of the sum (2^n - 1 is exact for n in [-24, 24]); for

@@ -249,6 +249,35 @@ std::unique_ptr<core::HloModule> mlp() {
   return parseFileOrFail(fs::path(FS_SOURCE_DIR) / "samples" / "mlp" / "mlp.hlo");
 }
 
+// f32 exp, log, expm1, log1p, tanh, erf and logistic are arithmetic in the generated code on every CPU target, the
+// baseline x86-64 (SSE2) included: the object calls no math function for them (expf, logf, ..., nor roundevenf,
+// which llvm.roundeven becomes before SSE4.1).
+TEST(AotCompilerTest, F32TranscendentalsCallNoMathLibrary) {
+  StatusOr<std::unique_ptr<core::HloModule>> module = core::parseHloModule(R"(HloModule m
+ENTRY main {
+  p = f32[1024]{0} parameter(0)
+  a = f32[1024]{0} exponential(p)
+  b = f32[1024]{0} log(a)
+  c = f32[1024]{0} exponential-minus-one(b)
+  d = f32[1024]{0} log-plus-one(c)
+  e = f32[1024]{0} tanh(d)
+  f = f32[1024]{0} erf(e)
+  ROOT g = f32[1024]{0} logistic(f)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.message();
+  for (const char* target : {"x86-64", "aarch64"}) {
+    core::AotOptions options;
+    options.target = target;
+    options.className = "Math";
+    StatusOr<core::AotArtifact> artifact = core::compileAot(**module, options);
+    ASSERT_TRUE(artifact.ok()) << artifact.message();
+    for (const std::string& symbol : artifact->undefinedSymbols) {
+      EXPECT_TRUE(symbol == "memcpy" || symbol == "memset" || symbol == "memmove") << target << " calls " << symbol;
+    }
+  }
+}
+
 // The object is self-contained: it exports only the entry function (kernels and constants are private, so two
 // modules link into one program) and needs only what `-lm` and the compiler's runtime give.
 TEST(AotCompilerTest, ObjectExportsOneFunctionAndNeedsOnlyTheCLibrary) {
