@@ -377,5 +377,29 @@ def linear_algebra():
     return jax.jit(f), (a, b, systems, rhs, data)
 
 
+def low_rank_svd():
+    """The SVD as signal processing and statistics use it: a batch of noisy rank-2 matrices denoised by keeping
+    their top two singular pairs, the spectral norm of what was removed (jnp.linalg.norm(ord=2), singular values
+    only), and a minimum-norm least-squares solve through the pseudo-inverse (jnp.linalg.pinv). LAPACK on the CPU:
+    gesdd, with vectors and without."""
+    m, n, rank = 12, 8, 2
+
+    def f(batch, a, b):
+        u, s, vt = jnp.linalg.svd(batch, full_matrices=False)
+        approx = (u[..., :rank] * s[..., None, :rank]) @ vt[..., :rank, :]
+        removed = jnp.linalg.norm(batch - approx, ord=2, axis=(-2, -1))
+        x = jnp.linalg.pinv(a) @ b
+        return approx, removed, x, s
+
+    ks = jax.random.split(_key(14), 6)
+    left = jax.random.normal(ks[0], (3, m, rank))
+    right = jax.random.normal(ks[1], (3, rank, n))
+    # Two strong directions with sizes well apart, then noise: the kept pairs are well conditioned.
+    batch = left * jnp.array([4.0, 1.5]) @ right + 0.05 * jax.random.normal(ks[2], (3, m, n))
+    a = jax.random.normal(ks[3], (16, 6)) + 0.5 * jax.random.normal(ks[4], (16, 1))
+    b = jax.random.normal(ks[5], (16, 2))
+    return jax.jit(f), (batch, a, b)
+
+
 PROGRAMS = [kv_decode_sample, moe_layer, int8_inference, resnet_bn_train, lstm_scan, vae_step, audio_dilated_conv,
-            depthwise_separable, embedding_bag, bf16_block_adamw, gp_regression, linear_algebra]
+            depthwise_separable, embedding_bag, bf16_block_adamw, gp_regression, linear_algebra, low_rank_svd]
