@@ -210,14 +210,15 @@ llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
   llvm::Value* minusN = m_b.CreateFNeg(n);
   llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(0.693359375), clamped});
   r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(-2.12194440054690583e-4), r});
-  llvm::Value* p = horner({1.9790352962445468e-4f, 1.3944648671895266e-3f, 8.333496749401093e-3f,
-                           4.166629537940025e-2f, 0.1666666567325592f, 0.5f},
+  llvm::Value* p = horner({1.9790352962445468e-4f, 1.3944648671895266e-3f, 8.333496749401093e-3f, 4.166629537940025e-2f,
+                           0.1666666567325592f, 0.5f},
                           r);
   llvm::Value* expRMinusOne = intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(r, r), p, r});
   llvm::Value* expR = m_b.CreateFAdd(constant(1.0), expRMinusOne);
   // 2^n without float arithmetic on a denormal anywhere (x86 takes a microcode assist per such lane, 7x slower):
   // for n >= -125 the result is normal, exp(r) times two powers of two (n up to 128 does not fit one); for n <= -126
-  // it is exp(r) 2^(n+149) rounded to an integer, which is the denormal's bit pattern (one rounding, as the hardware's).
+  // it is exp(r) 2^(n+149) rounded to an integer, which is the denormal's bit pattern (one rounding, as the
+  // hardware's).
   llvm::Type* intType = m_b.getInt32Ty();
   auto integer = [&](int v) { return llvm::ConstantInt::get(intType, v); };
   auto powerOfTwo = [&](llvm::Value* k) {
@@ -233,8 +234,8 @@ llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
   // exp(r) 2^k < 2^24.5: below 2^23 rounded as n was (with 2^23), from there on already an integer.
   llvm::Value* scaled = m_b.CreateFMul(expR, powerOfTwo(k));
   llvm::Value* rounded = m_b.CreateFSub(m_b.CreateFAdd(scaled, constant(0x1p23)), constant(0x1p23));
-  llvm::Value* bits = m_b.CreateFPToSI(
-      m_b.CreateSelect(m_b.CreateFCmpOLT(scaled, constant(0x1p23)), rounded, scaled), intType);
+  llvm::Value* bits =
+      m_b.CreateFPToSI(m_b.CreateSelect(m_b.CreateFCmpOLT(scaled, constant(0x1p23)), rounded, scaled), intType);
   llvm::Value* e = m_b.CreateSelect(m_b.CreateICmpSLT(ni, integer(-125)), m_b.CreateBitCast(bits, type), normal);
   if (minusOne) {
     // expm1 = 2^n (exp(r) - 1) + (2^n - 1), one rounding of the sum (2^n - 1 is exact for n in [-24, 24]); for
@@ -271,14 +272,16 @@ llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
   llvm::Value* e = m_b.CreateAShr(m_b.CreateSub(scaledBits, integer(0x3f3504f3)), integer(23));
   llvm::Value* m = m_b.CreateBitCast(m_b.CreateSub(scaledBits, m_b.CreateShl(e, integer(23))), type);
   llvm::Value* f = m_b.CreateFSub(m, constant(1.0));
-  llvm::Value* p = horner({0.06746640056371689f, -0.11675652116537094f, 0.11888162046670914f, -0.1240558922290802f,
-                           0.14219552278518677f, -0.1666799634695053f, 0.2000211924314499f, -0.25000008940696716f,
-                           0.3333331346511841f},
-                          f);
+  llvm::Value* p = horner(
+      {0.06746640056371689f, -0.11675652116537094f, 0.11888162046670914f, -0.1240558922290802f, 0.14219552278518677f,
+       -0.1666799634695053f, 0.2000211924314499f, -0.25000008940696716f, 0.3333331346511841f},
+      f);
   llvm::Value* f2 = m_b.CreateFMul(f, f);
-  llvm::Value* tail = intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(f2, f), p, m_b.CreateFMul(f2, constant(-0.5))});
+  llvm::Value* tail =
+      intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(f2, f), p, m_b.CreateFMul(f2, constant(-0.5))});
   llvm::Value* logM = m_b.CreateFAdd(f, tail);
-  llvm::Value* exponent = m_b.CreateSIToFP(m_b.CreateSub(e, m_b.CreateSelect(denormal, integer(149), integer(0))), type);
+  llvm::Value* exponent =
+      m_b.CreateSIToFP(m_b.CreateSub(e, m_b.CreateSelect(denormal, integer(149), integer(0))), type);
   llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(-2.12194440054690583e-4), logM});
   r = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(0.693359375), r});
   // Special inputs, by their bits: +inf and NaN give themselves, +-0 -inf, anything else negative NaN.
@@ -296,7 +299,8 @@ llvm::Value* ElementEmitter::cpuLog1p(llvm::Value* x) {
   llvm::Value* u = m_b.CreateFAdd(one, x);
   llvm::Value* logU = cpuLog(u);
   llvm::Value* lost = m_b.CreateFDiv(m_b.CreateFSub(m_b.CreateFSub(u, one), x), u);
-  llvm::Value* finite = m_b.CreateFCmpOLT(intrinsic(llvm::Intrinsic::fabs, {logU}), llvm::ConstantFP::getInfinity(type));
+  llvm::Value* finite =
+      m_b.CreateFCmpOLT(intrinsic(llvm::Intrinsic::fabs, {logU}), llvm::ConstantFP::getInfinity(type));
   llvm::Value* r = m_b.CreateSelect(finite, m_b.CreateFSub(logU, lost), logU);
   return m_b.CreateSelect(m_b.CreateFCmpOEQ(x, llvm::ConstantFP::get(type, 0.0)), x, r);  // +-0 keeps its sign
 }

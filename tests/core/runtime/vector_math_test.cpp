@@ -1,5 +1,6 @@
-// f32 exp, expm1, log, log1p, tanh and erf, which the CPU backend computes as polynomial and rational approximations in the generated
-// code (vectorised), against the double-precision functions over every order of magnitude of f32, with the edge values.
+// f32 exp, expm1, log, log1p, tanh and erf, which the CPU backend computes as polynomial and rational approximations in
+// the generated code (vectorised), against the double-precision functions over every order of magnitude of f32, with
+// the edge values.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -106,8 +107,8 @@ void expectClose(const std::string& opcode, double (*reference)(double), double 
 // exp over its whole range: results from inf down through the denormals to 0 (x in [-105, 90] densely), with the
 // edges of the clamps. A denormal result is held to 1 ulp of the smallest denormal (the test's ulp is that spacing).
 TEST(VectorMathTest, ExpIsWithinOneUlpEverywhere) {
-  std::vector<float> extra = {88.72283f, 88.72284f, 88.7229f, 89.0f, 89.1f, -87.33654f, -87.4f, -103.2789f,
-                              -103.97208f, -104.0f, -104.1f, -1e9f, 1e9f};
+  std::vector<float> extra = {88.72283f,  88.72284f,   88.7229f, 89.0f,   89.1f, -87.33654f, -87.4f,
+                              -103.2789f, -103.97208f, -104.0f,  -104.1f, -1e9f, 1e9f};
   for (int i = -105000; i <= 90000; i += 3) extra.push_back(static_cast<float>(i) / 1000.0f);
   expectClose(
       "exponential", [](double x) { return std::exp(x); }, 1.0, extra);
@@ -116,8 +117,13 @@ TEST(VectorMathTest, ExpIsWithinOneUlpEverywhere) {
 // log over positive inputs of every exponent, denormals included (each power of two and points between), densely
 // around 1 where the result is small, and the specials: 0 and -0 give -inf, negatives NaN, inf itself.
 TEST(VectorMathTest, LogIsWithinOneUlpEverywhere) {
-  std::vector<float> extra = {std::numeric_limits<float>::min(), 1.1754942e-38f, std::numeric_limits<float>::max(),
-                              -std::numeric_limits<float>::denorm_min(), 0.70710677f, 0.7071068f, 1.4142135f,
+  std::vector<float> extra = {std::numeric_limits<float>::min(),
+                              1.1754942e-38f,
+                              std::numeric_limits<float>::max(),
+                              -std::numeric_limits<float>::denorm_min(),
+                              0.70710677f,
+                              0.7071068f,
+                              1.4142135f,
                               1.4142137f};
   for (int exponent = -149; exponent <= 127; ++exponent) {
     for (float m : {1.0f, 1.1f, 1.4142135f, 1.5f, 1.9999999f}) extra.push_back(std::ldexp(m, exponent));
@@ -128,7 +134,8 @@ TEST(VectorMathTest, LogIsWithinOneUlpEverywhere) {
 }
 
 // expm1 and log1p: near 0 (the test's inputs down to 1e-30) they keep their relative accuracy, where exp - 1 and
-// log(1 + x) would lose it all; the dense sweeps cross the points where the reduction's n changes (|x| = ln2/2, 3 ln2/2).
+// log(1 + x) would lose it all; the dense sweeps cross the points where the reduction's n changes (|x| = ln2/2, 3
+// ln2/2).
 TEST(VectorMathTest, Expm1IsWithinTwoUlpsEverywhere) {
   std::vector<float> extra = {0.3465735f, 0.3465736f, -0.3465735f, -0.3465736f, 88.7f, 89.0f, -20.0f, -104.5f};
   for (int i = -30000; i <= 30000; ++i) extra.push_back(static_cast<float>(i) / 20000.0f);
