@@ -4,6 +4,7 @@
 // from its operands' values, as XLA's elemental IR emitter does. kernel_emitter.cpp drives it per kernel;
 // its methods live by concern:
 //   element_emitter.cpp    elementwise ops, constants, shapes ops (broadcast, slice, concatenate, pad, ...)
+//   vector_math_emitter.cpp  the CPU's f32 exp, expm1, log, log1p, tanh, erf as arithmetic in the IR
 //   reduction_emitter.cpp  reductions in the evaluator's order, or in lanes where the reducer allows
 //   dot_emitter.cpp        dots: the CPU's register-blocked row dot and the generic loop nest
 //   gpu_reduction_emitter.cpp  NVPTX only: a warp per reduction result
@@ -402,17 +403,17 @@ class ElementEmitter {
   llvm::Value* mathCall(const char* name, std::vector<llvm::Value*> args);
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args);
 
-  // f32 exp, expm1, log and log1p as polynomials in the IR (vectorisable, no slow lanes; element_emitter.cpp).
+  llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
+  // Vector math in the IR (vector_math_emitter.cpp): f32 exp, expm1, log and log1p as polynomials (vectorisable,
+  // no slow lanes; cpuExp and cpuLog take f64 to the vector library), f32 tanh and erf as rational approximations.
   llvm::Value* cpuExp(llvm::Value* x);
   llvm::Value* expF32(llvm::Value* x, bool minusOne);
   llvm::Value* cpuLog(llvm::Value* x);
   llvm::Value* cpuLog1p(llvm::Value* x);
-  llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
-  // c0 * x^(n-1) + ... + c(n-1), by Horner's rule with fused multiply-adds.
-  llvm::Value* horner(const std::vector<float>& coefficients, llvm::Value* x);
-  // f32 tanh and erf as rational approximations in the IR (vectorisable; see element_emitter.cpp).
   llvm::Value* rationalTanh(llvm::Value* x);
   llvm::Value* rationalErf(llvm::Value* x);
+  // c0 * x^(n-1) + ... + c(n-1), by Horner's rule with fused multiply-adds.
+  llvm::Value* horner(const std::vector<float>& coefficients, llvm::Value* x);
 
   llvm::Value* integerUnary(const HloInstruction* instruction, PrimitiveType type, llvm::Value* x);
 

@@ -1,0 +1,197 @@
+// The CPU's vector math in the generated IR (the elemental emitter's floatUnary calls these): f32 exp, expm1, log
+// and log1p as polynomials with their range reduction done on the bits, tanh and erf as rational approximations.
+// Plain arithmetic the loop vectoriser turns into vector code with no library call and no slow lane; accuracy in
+// ulp against the double functions in tests/core/runtime/vector_math_test.cpp, figures in docs/CODEGEN.md.
+#include "core/codegen/element_emitter.h"
+
+namespace fusionscope::core {
+
+llvm::Value* ElementEmitter::horner(const std::vector<float>& coefficients, llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  llvm::Value* p = llvm::ConstantFP::get(type, coefficients.front());
+  for (size_t i = 1; i < coefficients.size(); ++i) {
+    p = intrinsic(llvm::Intrinsic::fmuladd, {p, x, llvm::ConstantFP::get(type, coefficients[i])});
+  }
+  return p;
+}
+
+// The minimax rational approximations XLA's CPU backend emits for f32 tanh and erf (x * P(x^2) / Q(x^2) on a
+// clamped x): plain arithmetic the loop vectoriser turns into vector code, where libm's tanhf/erff are scalar
+// calls (14 ns per element here). Beyond the clamp the result is +-1 exactly; NaN propagates (the compares are
+// false for it). Against the double functions over every order of magnitude of f32: at most 4.6 ulp (tanh) and
+// 5.1 ulp (erf) on the test's inputs, 4.3e-7 absolute (tests/core/runtime/vector_math_test.cpp, docs/CODEGEN.md).
+llvm::Value* ElementEmitter::rationalTanh(llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  constexpr double kClamp = 7.90531110763549805;
+  llvm::Value* magnitude = intrinsic(llvm::Intrinsic::fabs, {x});
+  llvm::Value* x2 = m_b.CreateFMul(x, x);
+  llvm::Value* numerator = m_b.CreateFMul(
+      x, horner({-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f,
+                 1.48572235717979e-05f, 6.37261928875436e-04f, 4.89352455891786e-03f},
+                x2));
+  llvm::Value* denominator =
+      horner({1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f, 4.89352518554385e-03f}, x2);
+  llvm::Value* r = m_b.CreateFDiv(numerator, denominator);
+  // tanh(x) rounds to x below 0.0004; saturated (and infinite) inputs give +-1.
+  r = m_b.CreateSelect(m_b.CreateFCmpOLT(magnitude, constant(0.0004)), x, r);
+  return m_b.CreateSelect(m_b.CreateFCmpOGT(magnitude, constant(kClamp)),
+                          intrinsic(llvm::Intrinsic::copysign, {constant(1.0), x}), r);
+}
+
+llvm::Value* ElementEmitter::rationalErf(llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  llvm::Value* magnitude = intrinsic(llvm::Intrinsic::fabs, {x});
+  llvm::Value* x2 = m_b.CreateFMul(x, x);
+  llvm::Value* numerator =
+      horner({-2.72614225801306e-10f, 2.77068142495902e-08f, -2.10102402082508e-06f, -5.69250639462346e-05f,
+              -7.34990630326855e-04f, -2.95459980854025e-03f, -1.60960333262415e-02f},
+             x2);
+  llvm::Value* denominator = horner({-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
+                                     -7.37332916720468e-03f, -1.42647390514189e-02f},
+                                    x2);
+  // x times the quotient (about 2/sqrt(pi)), not the product divided: a denormal x loses no bits in between.
+  llvm::Value* r = m_b.CreateFMul(x, m_b.CreateFDiv(numerator, denominator));
+  // erf(x) is 1 in f32 from |x| = 3.92 on.
+  return m_b.CreateSelect(m_b.CreateFCmpOGT(magnitude, constant(4.0)),
+                          intrinsic(llvm::Intrinsic::copysign, {constant(1.0), x}), r);
+}
+
+// exp on the CPU. f32: in the IR, as XLA's CPU backend does, so that it vectorises into plain arithmetic with no
+// slow lanes: the vector exp of libmvec took a scalar path for every lane past its fast range (a masked softmax's
+// -1e9 fill made it 14x slower) and for results in the denormal range, and cost about 1 ns per element in cache.
+// x = n ln2 + r with |r| <= ln2/2 (n rounded to nearest, ln2 split so n * ln2_hi is exact), exp(r) as
+// 1 + r + r^2 P(r) with P of degree 5 (a weighted least-squares fit of (e^r - 1 - r) / r^2 on that interval,
+// 5e-11 relative), then scaled by 2^n (below). x is clamped to [-104, 89] first, where the result is 0 or inf
+// whatever the rounding; NaN passes through. At most 1 ulp against the double exp, a denormal result within one of
+// its units (vector_math_test); the same time per element on any input (BM_Exp/exp_masked against exp_normal).
+// f64 keeps the vector library's exp with the out-of-range lanes set aside (a denormal result still goes slowly).
+llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  const bool f64 = type->isDoubleTy();
+  if (!f64 && !type->isFloatTy()) return intrinsic(llvm::Intrinsic::exp, {x});
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  if (f64) {
+    llvm::Value* under = m_b.CreateFCmpOLT(x, constant(-746.0));
+    llvm::Value* over = m_b.CreateFCmpOGT(x, constant(710.0));
+    llvm::Value* safe = m_b.CreateSelect(m_b.CreateOr(under, over), constant(0.0), x);
+    llvm::Value* e = intrinsic(llvm::Intrinsic::exp, {safe});
+    e = m_b.CreateSelect(under, constant(0.0), e);
+    return m_b.CreateSelect(over, llvm::ConstantFP::getInfinity(type), e);
+  }
+  return expF32(x, false);
+}
+
+// exp(x), or exp(x) - 1 with `minusOne` (expm1: built from the polynomial's exp(r) - 1 = r + r^2 P(r), which keeps
+// expm1's relative accuracy near 0, where exp(x) - 1 would lose it all).
+llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
+  llvm::Type* type = x->getType();
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  // minnum/maxnum return the other operand for NaN: the arithmetic below never sees one (no poison from fptosi).
+  llvm::Value* clamped =
+      intrinsic(llvm::Intrinsic::maxnum, {intrinsic(llvm::Intrinsic::minnum, {x, constant(89.0)}), constant(-104.0)});
+  // Rounded to the nearest integer (ties to even) by adding and subtracting 1.5 * 2^23, exact for |t| < 2^22: plain
+  // adds on every target, where llvm.roundeven is a libm call on x86-64 before SSE4.1 (the AOT baseline).
+  llvm::Value* shifter = constant(0x1.8p23);
+  llvm::Value* n =
+      m_b.CreateFSub(m_b.CreateFAdd(m_b.CreateFMul(clamped, constant(1.4426950408889634)), shifter), shifter);
+  llvm::Value* minusN = m_b.CreateFNeg(n);
+  llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(0.693359375), clamped});
+  r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(-2.12194440054690583e-4), r});
+  llvm::Value* p = horner({1.9790352962445468e-4f, 1.3944648671895266e-3f, 8.333496749401093e-3f, 4.166629537940025e-2f,
+                           0.1666666567325592f, 0.5f},
+                          r);
+  llvm::Value* expRMinusOne = intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(r, r), p, r});
+  llvm::Value* expR = m_b.CreateFAdd(constant(1.0), expRMinusOne);
+  // 2^n without float arithmetic on a denormal anywhere (x86 takes a microcode assist per such lane, 7x slower):
+  // for n >= -125 the result is normal, exp(r) times two powers of two (n up to 128 does not fit one); for n <= -126
+  // it is exp(r) 2^(n+149) rounded to an integer, which is the denormal's bit pattern (one rounding, as the
+  // hardware's).
+  llvm::Type* intType = m_b.getInt32Ty();
+  auto integer = [&](int v) { return llvm::ConstantInt::get(intType, v); };
+  auto powerOfTwo = [&](llvm::Value* k) {
+    return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateAdd(k, integer(127)), integer(23)), type);
+  };
+  llvm::Value* ni = m_b.CreateFPToSI(n, intType);
+  llvm::Value* nNormal = m_b.CreateSelect(m_b.CreateICmpSLT(ni, integer(-125)), integer(-125), ni);
+  llvm::Value* half = m_b.CreateAShr(nNormal, integer(1));
+  llvm::Value* normal =
+      m_b.CreateFMul(m_b.CreateFMul(expR, powerOfTwo(half)), powerOfTwo(m_b.CreateSub(nNormal, half)));
+  llvm::Value* k = m_b.CreateAdd(ni, integer(149));
+  k = m_b.CreateSelect(m_b.CreateICmpSGT(k, integer(23)), integer(23), k);
+  // exp(r) 2^k < 2^24.5: below 2^23 rounded as n was (with 2^23), from there on already an integer.
+  llvm::Value* scaled = m_b.CreateFMul(expR, powerOfTwo(k));
+  llvm::Value* rounded = m_b.CreateFSub(m_b.CreateFAdd(scaled, constant(0x1p23)), constant(0x1p23));
+  llvm::Value* bits =
+      m_b.CreateFPToSI(m_b.CreateSelect(m_b.CreateFCmpOLT(scaled, constant(0x1p23)), rounded, scaled), intType);
+  llvm::Value* e = m_b.CreateSelect(m_b.CreateICmpSLT(ni, integer(-125)), m_b.CreateBitCast(bits, type), normal);
+  if (minusOne) {
+    // expm1 = 2^n (exp(r) - 1) + (2^n - 1), one rounding of the sum (2^n - 1 is exact for n in [-24, 24]); for
+    // other n, exp(x) - 1 loses nothing that matters (-1 or exp(x) itself). x = +-0 keeps its sign.
+    llvm::Value* small = m_b.CreateAnd(m_b.CreateICmpSGE(ni, integer(-24)), m_b.CreateICmpSLE(ni, integer(24)));
+    llvm::Value* scale = powerOfTwo(m_b.CreateSelect(small, ni, integer(0)));
+    llvm::Value* near =
+        intrinsic(llvm::Intrinsic::fmuladd, {scale, expRMinusOne, m_b.CreateFSub(scale, constant(1.0))});
+    e = m_b.CreateSelect(small, near, m_b.CreateFSub(e, constant(1.0)));
+    e = m_b.CreateSelect(m_b.CreateFCmpOEQ(x, constant(0.0)), x, e);
+  }
+  return m_b.CreateSelect(m_b.CreateFCmpUNO(x, x), x, e);
+}
+
+// log on the CPU, f32: in the IR for the same reason as exp (libmvec's vector log took its scalar path for a
+// denormal input, 75x slower, and for zero, negative, inf and NaN inputs, 11-13x). Everything is decided on the
+// bits, so no lane does float arithmetic on a denormal: a denormal x is first read as its integer bit pattern
+// converted to float (exactly x 2^149). Then x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2 + f^3 P(f)
+// with f = m - 1 (exact) and P of degree 8 (a weighted least-squares fit, 7.5e-10 relative), plus e ln2 in two
+// parts. +-0 gives -inf, a negative input NaN, +inf and NaN themselves. At most 1 ulp against
+// the double log (vector_math_test). f64 keeps the vector library's log.
+llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  if (!type->isFloatTy()) return intrinsic(llvm::Intrinsic::log, {x});
+  llvm::Type* intType = m_b.getInt32Ty();
+  auto integer = [&](int64_t v) { return llvm::ConstantInt::get(intType, static_cast<uint64_t>(v), true); };
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  llvm::Value* bits = m_b.CreateBitCast(x, intType);
+  llvm::Value* magnitude = m_b.CreateAnd(bits, integer(0x7fffffff));
+  llvm::Value* denormal = m_b.CreateICmpULT(m_b.CreateSub(bits, integer(1)), integer(0x7fffff));
+  llvm::Value* scaled = m_b.CreateSelect(denormal, m_b.CreateSIToFP(bits, type), x);
+  llvm::Value* scaledBits = m_b.CreateBitCast(scaled, intType);
+  // e such that the mantissa lands in [sqrt(1/2), sqrt(2)): subtract sqrt(1/2)'s bits and keep the exponent field.
+  llvm::Value* e = m_b.CreateAShr(m_b.CreateSub(scaledBits, integer(0x3f3504f3)), integer(23));
+  llvm::Value* m = m_b.CreateBitCast(m_b.CreateSub(scaledBits, m_b.CreateShl(e, integer(23))), type);
+  llvm::Value* f = m_b.CreateFSub(m, constant(1.0));
+  llvm::Value* p = horner(
+      {0.06746640056371689f, -0.11675652116537094f, 0.11888162046670914f, -0.1240558922290802f, 0.14219552278518677f,
+       -0.1666799634695053f, 0.2000211924314499f, -0.25000008940696716f, 0.3333331346511841f},
+      f);
+  llvm::Value* f2 = m_b.CreateFMul(f, f);
+  llvm::Value* tail =
+      intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(f2, f), p, m_b.CreateFMul(f2, constant(-0.5))});
+  llvm::Value* logM = m_b.CreateFAdd(f, tail);
+  llvm::Value* exponent =
+      m_b.CreateSIToFP(m_b.CreateSub(e, m_b.CreateSelect(denormal, integer(149), integer(0))), type);
+  llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(-2.12194440054690583e-4), logM});
+  r = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(0.693359375), r});
+  // Special inputs, by their bits: +inf and NaN give themselves, +-0 -inf, anything else negative NaN.
+  r = m_b.CreateSelect(m_b.CreateICmpUGE(magnitude, integer(0x7f800000)), x, r);
+  r = m_b.CreateSelect(m_b.CreateICmpSLT(bits, integer(0)), llvm::ConstantFP::getNaN(type), r);
+  return m_b.CreateSelect(m_b.CreateICmpEQ(magnitude, integer(0)), llvm::ConstantFP::getInfinity(type, true), r);
+}
+
+// log1p on the CPU, f32: log(u) with u = 1 + x rounded, corrected by what the rounding lost, (u - 1 - x) / u (the
+// first-order term of log(1 + x) - log(u)); for tiny x, u = 1 and the result is x. Where log(u) is not finite
+// (x = -1, x < -1, inf, NaN) it is the result. f64 keeps libm's log1p.
+llvm::Value* ElementEmitter::cpuLog1p(llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
+  llvm::Value* u = m_b.CreateFAdd(one, x);
+  llvm::Value* logU = cpuLog(u);
+  llvm::Value* lost = m_b.CreateFDiv(m_b.CreateFSub(m_b.CreateFSub(u, one), x), u);
+  llvm::Value* finite =
+      m_b.CreateFCmpOLT(intrinsic(llvm::Intrinsic::fabs, {logU}), llvm::ConstantFP::getInfinity(type));
+  llvm::Value* r = m_b.CreateSelect(finite, m_b.CreateFSub(logU, lost), logU);
+  return m_b.CreateSelect(m_b.CreateFCmpOEQ(x, llvm::ConstantFP::get(type, 0.0)), x, r);  // +-0 keeps its sign
+}
+
+}  // namespace fusionscope::core
