@@ -124,9 +124,9 @@ llvm::Value* ElementEmitter::floatUnary(const HloInstruction* instruction, llvm:
     case HloOpcode::kAbs: return intrinsic(llvm::Intrinsic::fabs, {x});
     case HloOpcode::kNegate: return m_b.CreateFNeg(x);
     case HloOpcode::kExp: return nvptx ? mathCall("exp", {x}) : cpuExp(x);
-    case HloOpcode::kExpm1: return !nvptx && type->isFloatTy() ? expF32(x, true) : mathCall("expm1", {x});
+    case HloOpcode::kExpm1: return nvptx ? mathCall("expm1", {x}) : cpuExpm1(x);
     case HloOpcode::kLog: return nvptx ? mathCall("log", {x}) : cpuLog(x);
-    case HloOpcode::kLog1p: return !nvptx && type->isFloatTy() ? cpuLog1p(x) : mathCall("log1p", {x});
+    case HloOpcode::kLog1p: return nvptx ? mathCall("log1p", {x}) : cpuLog1p(x);
     case HloOpcode::kLogistic: {
       llvm::Value* e = nvptx ? mathCall("exp", {m_b.CreateFNeg(x)}) : cpuExp(m_b.CreateFNeg(x));
       llvm::Value* one = llvm::ConstantFP::get(type, 1.0);

@@ -405,8 +405,9 @@ class ElementEmitter {
 
   llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
   // Vector math in the IR (vector_math_emitter.cpp): f32 exp, expm1, log and log1p as polynomials (vectorisable,
-  // no slow lanes; cpuExp and cpuLog take f64 to the vector library), f32 tanh and erf as rational approximations.
+  // no slow lanes; other types go to the vector library or libm), f32 tanh and erf as rational approximations.
   llvm::Value* cpuExp(llvm::Value* x);
+  llvm::Value* cpuExpm1(llvm::Value* x);
   llvm::Value* expF32(llvm::Value* x, bool minusOne);
   llvm::Value* cpuLog(llvm::Value* x);
   llvm::Value* cpuLog1p(llvm::Value* x);

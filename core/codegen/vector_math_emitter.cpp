@@ -69,18 +69,20 @@ llvm::Value* ElementEmitter::rationalErf(llvm::Value* x) {
 // f64 keeps the vector library's exp with the out-of-range lanes set aside (a denormal result still goes slowly).
 llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
   llvm::Type* type = x->getType();
-  const bool f64 = type->isDoubleTy();
-  if (!f64 && !type->isFloatTy()) return intrinsic(llvm::Intrinsic::exp, {x});
+  if (type->isFloatTy()) return expF32(x, false);
+  if (!type->isDoubleTy()) return intrinsic(llvm::Intrinsic::exp, {x});
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
-  if (f64) {
-    llvm::Value* under = m_b.CreateFCmpOLT(x, constant(-746.0));
-    llvm::Value* over = m_b.CreateFCmpOGT(x, constant(710.0));
-    llvm::Value* safe = m_b.CreateSelect(m_b.CreateOr(under, over), constant(0.0), x);
-    llvm::Value* e = intrinsic(llvm::Intrinsic::exp, {safe});
-    e = m_b.CreateSelect(under, constant(0.0), e);
-    return m_b.CreateSelect(over, llvm::ConstantFP::getInfinity(type), e);
-  }
-  return expF32(x, false);
+  llvm::Value* under = m_b.CreateFCmpOLT(x, constant(-746.0));
+  llvm::Value* over = m_b.CreateFCmpOGT(x, constant(710.0));
+  llvm::Value* safe = m_b.CreateSelect(m_b.CreateOr(under, over), constant(0.0), x);
+  llvm::Value* e = intrinsic(llvm::Intrinsic::exp, {safe});
+  e = m_b.CreateSelect(under, constant(0.0), e);
+  return m_b.CreateSelect(over, llvm::ConstantFP::getInfinity(type), e);
+}
+
+// expm1 on the CPU: f32 from exp's reduction (expF32), f64 libm's scalar expm1.
+llvm::Value* ElementEmitter::cpuExpm1(llvm::Value* x) {
+  return x->getType()->isFloatTy() ? expF32(x, true) : mathCall("expm1", {x});
 }
 
 // exp(x), or exp(x) - 1 with `minusOne` (expm1: built from the polynomial's exp(r) - 1 = r + r^2 P(r), which keeps
@@ -184,6 +186,7 @@ llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
 // (x = -1, x < -1, inf, NaN) it is the result. f64 keeps libm's log1p.
 llvm::Value* ElementEmitter::cpuLog1p(llvm::Value* x) {
   llvm::Type* type = x->getType();
+  if (!type->isFloatTy()) return mathCall("log1p", {x});
   llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
   llvm::Value* u = m_b.CreateFAdd(one, x);
   llvm::Value* logU = cpuLog(u);
