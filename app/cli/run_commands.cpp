@@ -186,11 +186,16 @@ Status writeTrace(const std::string& path, const std::string& module, const std:
   const profiler::TrackId pid = profiler::TrackId::fromNumber(0);
   trace.processes[pid] = {fmt::format("fusionscope CPU ({}, {} threads)", module, threads), 0};
   const profiler::TrackId kernelTid = profiler::TrackId::fromNumber(1);
-  const profiler::TrackId compileTid = profiler::TrackId::fromNumber(2);
   trace.threads[{pid, kernelTid}] = {"kernels", 0};
-  trace.threads[{pid, compileTid}] = {"compile", 1};
-  const profiler::TrackId iterationTid = profiler::TrackId::fromNumber(3);
-  if (!iterations.empty()) trace.threads[{pid, iterationTid}] = {"iterations", 2};
+  const profiler::TrackId iterationTid = profiler::TrackId::fromNumber(2);
+  if (!iterations.empty()) trace.threads[{pid, iterationTid}] = {"iterations", 1};
+  // Kernels compile on several threads at once: a track per compiling thread, so no two spans of a track overlap.
+  auto compileTid = [&](int worker) {
+    const profiler::TrackId tid = profiler::TrackId::fromNumber(3 + worker);
+    if (!trace.threads.count({pid, tid}))
+      trace.threads[{pid, tid}] = {fmt::format("compile {}", worker + 1), 2 + worker};
+    return tid;
+  };
   auto add = [&](const core::ExecutionSpan& span, profiler::TrackId tid, const char* category, bool withArgs) {
     profiler::TraceEvent event;
     event.phase = 'X';
@@ -206,7 +211,7 @@ Status writeTrace(const std::string& path, const std::string& module, const std:
     event.args = trace.copyText(args);
     trace.events.push_back(event);
   };
-  for (const auto& span : compile) add(span, compileTid, "compile", false);
+  for (const auto& span : compile) add(span, compileTid(span.worker), "compile", false);
   for (const auto& span : kernels) add(span, kernelTid, "kernel", true);
   for (size_t i = 0; i < iterations.size(); ++i) {
     profiler::TraceEvent event;
@@ -526,11 +531,12 @@ int runRun(const RunCommands& args) {
   }
   const core::ExecutionPlan& plan = executable.plan();
   fmt::print(human,
-             "{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); LLVM O3 {:.1f} ms, "
-             "JIT {:.1f} ms, {} threads, kernels blocked for {}-byte vectors\n",
+             "{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); compiled in "
+             "{:.1f} ms on {} threads (LLVM O3 {:.1f} ms, code generation {:.1f} ms, summed over kernels), {} threads, "
+             "kernels blocked for {}-byte vectors\n",
              plan.module, plan.kernels.size(), plan.buffers.size(), plan.peakBytes / 1e6,
-             plan.temporaryBytesWithoutReuse / 1e6, optimizeNs / 1e6, jitNs / 1e6, executable.threadCount(),
-             executable.vectorRegisterBytes());
+             plan.temporaryBytesWithoutReuse / 1e6, executable.compileWallNs() / 1e6, executable.compileThreads(),
+             optimizeNs / 1e6, jitNs / 1e6, executable.threadCount(), executable.vectorRegisterBytes());
 
   std::vector<core::ExecutionSpan> spans;
   std::vector<size_t> iterationEnds;

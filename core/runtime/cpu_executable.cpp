@@ -1,6 +1,7 @@
 #include "core/runtime/cpu_executable.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -16,9 +17,11 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/SmallVectorMemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -46,6 +49,51 @@ int64_t nowNs() {
 
 std::string llvmErrorText(llvm::Error error) {
   return llvm::toString(std::move(error));
+}
+
+// Emits, verifies, optimises and compiles one kernel to an object file on the calling thread (its own LLVMContext;
+// `machine` used by this thread alone). Spans: emit, optimize, codegen.
+Status compileKernel(const PlanKernel& kernel, llvm::TargetMachine& machine, const llvm::DataLayout& layout,
+                     const VectorUnit& vectors, bool vectorMath, const std::string& dumpIrDirectory, int worker,
+                     std::unique_ptr<llvm::MemoryBuffer>& object, EmittedKernel& emitted,
+                     std::vector<ExecutionSpan>& spans) {
+  ExecutionPlan single;
+  single.kernels = {kernel};
+  llvm::LLVMContext context;
+  llvm::Module llvmModule(kernel.name, context);
+  llvmModule.setDataLayout(layout);
+  llvmModule.setTargetTriple(machine.getTargetTriple().str());
+  const int64_t start = nowNs();
+  StatusOr<std::vector<EmittedKernel>> kernels = emitKernels(single, KernelTarget::kCpu, llvmModule, vectors);
+  if (!kernels.ok()) return kernels.status();
+  if (Status verified = verifyLlvmModule(llvmModule); !verified.ok()) {
+    return Status::error(kernel.name + ": " + verified.message());
+  }
+  emitted = (*kernels)[0];
+  const int64_t emittedAt = nowNs();
+  spans.push_back({"emit " + kernel.name, "emit", start, emittedAt});
+  optimizeLlvmModule(llvmModule, machine, vectorMath);
+  const int64_t optimizedAt = nowNs();
+  spans.push_back({"llvm-optimize " + kernel.name, "optimize", emittedAt, optimizedAt});
+  if (!dumpIrDirectory.empty()) {
+    std::string text;
+    llvm::raw_string_ostream stream(text);
+    llvmModule.print(stream, nullptr);
+    stream.flush();
+    FS_RETURN_IF_ERROR(writeFileAtomic(dumpIrDirectory + "/" + kernel.name + ".ll", text));
+  }
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream stream(bytes);
+  llvm::legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, stream, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    return Status::error(kernel.name + ": the host backend cannot emit an object file");
+  }
+  codegen.run(llvmModule);
+  object = std::make_unique<llvm::SmallVectorMemoryBuffer>(std::move(bytes), kernel.name + ".o",
+                                                           /*RequiresNullTerminator=*/false);
+  spans.push_back({"jit " + kernel.name, "jit", optimizedAt, nowNs()});
+  for (ExecutionSpan& span : spans) span.worker = worker;
+  return okStatus();
 }
 
 }  // namespace
@@ -138,50 +186,70 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     }
   }
 
-  // One LLVM module per kernel, so each kernel's optimisation and JIT time is its own span.
-  for (const PlanKernel& kernel : p.kernels) {
-    ExecutionPlan single;
-    single.kernels = {kernel};
-    auto context = std::make_unique<llvm::LLVMContext>();
-    auto llvmModule = std::make_unique<llvm::Module>(kernel.name, *context);
-    llvmModule->setDataLayout(layout);
-    llvmModule->setTargetTriple(jit->machine->getTargetTriple().str());
-    int64_t start = nowNs();
-    StatusOr<std::vector<EmittedKernel>> emitted = emitKernels(single, KernelTarget::kCpu, *llvmModule, *vectors);
-    if (!emitted.ok()) return emitted.status();
-    if (Status verified = verifyLlvmModule(*llvmModule); !verified.ok()) {
-      return Status::error(kernel.name + ": " + verified.message());
+  // One LLVM module per kernel, so each kernel's optimisation and code generation is its own span, and kernels
+  // compile side by side: each worker thread has a target machine of its own and takes the next kernel (its own
+  // LLVMContext) until none is left; the objects are then linked into the JIT in the plan's order.
+  struct Compiled {
+    Status status = okStatus();
+    std::unique_ptr<llvm::MemoryBuffer> object;
+    EmittedKernel emitted;
+    std::vector<ExecutionSpan> spans;
+  };
+  std::vector<Compiled> compiled(p.kernels.size());
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int workers = static_cast<int>(std::min<size_t>(
+      p.kernels.size(), static_cast<size_t>(options.compileThreads > 0 ? options.compileThreads : hardware)));
+  std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
+  for (int w = 0; w < workers; ++w) {
+    llvm::Expected<std::unique_ptr<llvm::TargetMachine>> made = builder->createTargetMachine();
+    if (!made) return Status::error("cannot create the host target machine: " + llvmErrorText(made.takeError()));
+    machines.push_back(std::move(*made));
+  }
+  std::atomic<size_t> nextKernel{0};
+  std::atomic<bool> failed{false};
+  auto compileKernels = [&](int worker) {
+    llvm::TargetMachine& machine = *machines[static_cast<size_t>(worker)];
+    for (size_t k = nextKernel++; k < p.kernels.size() && !failed; k = nextKernel++) {
+      compiled[k].status = compileKernel(p.kernels[k], machine, layout, *vectors, vectorMath, options.dumpIrDirectory,
+                                         worker, compiled[k].object, compiled[k].emitted, compiled[k].spans);
+      if (!compiled[k].status.ok()) failed = true;
     }
-    int64_t emittedAt = nowNs();
-    executable->m_compileSpans.push_back({"emit " + kernel.name, "emit", start, emittedAt});
-    optimizeLlvmModule(*llvmModule, *jit->machine, vectorMath);
-    int64_t optimizedAt = nowNs();
-    executable->m_compileSpans.push_back({"llvm-optimize " + kernel.name, "optimize", emittedAt, optimizedAt});
-    if (!options.dumpIrDirectory.empty()) {
-      std::string text;
-      llvm::raw_string_ostream stream(text);
-      llvmModule->print(stream, nullptr);
-      stream.flush();
-      const std::string path = options.dumpIrDirectory + "/" + kernel.name + ".ll";
-      FS_RETURN_IF_ERROR(writeFileAtomic(path, text));
-    }
-    if (llvm::Error error =
-            jit->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvmModule), std::move(context)))) {
+  };
+  const int64_t compileStart = nowNs();
+  {
+    std::vector<std::thread> threads;
+    for (int w = 1; w < workers; ++w) threads.emplace_back(compileKernels, w);
+    if (workers > 0) compileKernels(0);
+    for (std::thread& thread : threads) thread.join();
+  }
+  for (size_t k = 0; k < p.kernels.size(); ++k) {  // the first failure in the plan's order, whichever thread
+    if (!compiled[k].status.ok()) return compiled[k].status;
+  }
+  const int64_t linkStart = nowNs();
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const PlanKernel& kernel = p.kernels[k];
+    if (llvm::Error error = jit->jit->addObjectFile(std::move(compiled[k].object))) {
       return Status::error(kernel.name + ": cannot add to the JIT: " + llvmErrorText(std::move(error)));
     }
+  }
+  for (size_t k = 0; k < p.kernels.size(); ++k) {
+    const PlanKernel& kernel = p.kernels[k];
     llvm::Expected<llvm::orc::ExecutorAddr> address = jit->jit->lookup(kernel.name);
     if (!address) return Status::error(kernel.name + ": JIT lookup failed: " + llvmErrorText(address.takeError()));
-    executable->m_compileSpans.push_back({"jit " + kernel.name, "jit", optimizedAt, nowNs()});
+    for (ExecutionSpan& span : compiled[k].spans) executable->m_compileSpans.push_back(std::move(span));
     Launch launch;
     launch.fn = address->toPtr<KernelFn>();
-    launch.range = (*emitted)[0].range;
-    launch.cost = (*emitted)[0].costPerItem;
-    launch.grain = std::max<int64_t>(1, (*emitted)[0].rangeGrain);
+    launch.range = compiled[k].emitted.range;
+    launch.cost = compiled[k].emitted.costPerItem;
+    launch.grain = std::max<int64_t>(1, compiled[k].emitted.rangeGrain);
     launch.buffers = kernel.inputs;
     launch.buffers.insert(launch.buffers.end(), kernel.outputs.begin(), kernel.outputs.end());
     launch.args.resize(launch.buffers.size());
     executable->m_launches.push_back(std::move(launch));
   }
+  if (!p.kernels.empty()) executable->m_compileSpans.push_back({"link", "link", linkStart, nowNs()});
+  executable->m_compileWallNs = nowNs() - compileStart;
+  executable->m_compileThreads = workers;
   executable->m_jit = std::move(jit);
   int threads = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
   executable->m_pool = std::make_unique<ThreadPool>(std::max(threads, 1));

@@ -17,6 +17,8 @@ class ThreadPool;
 
 struct CpuCompileOptions {
   int threads = 0;  // worker threads for a kernel's range; 0 = std::thread::hardware_concurrency()
+  // Threads compiling kernels side by side (each kernel is its own LLVM module); 0 = hardware_concurrency().
+  int compileThreads = 0;
   // Ranges shorter than this run on the calling thread (splitting tiny kernels costs more than it saves).
   int64_t minParallelRange = 4096;
   // Vectorise math calls through glibc's libmvec when it can be loaded.
@@ -50,6 +52,7 @@ struct ExecutionSpan {
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
   int64_t elements = 0;
+  int worker = 0;  // compile spans: the compiling thread (0, 1, ...); their spans overlap across threads
 };
 
 // The entry computation of a module, lowered kernel by kernel to LLVM IR, optimised at O3 for the host CPU and
@@ -67,8 +70,12 @@ class CpuExecutable {
   CpuExecutable& operator=(const CpuExecutable&) = delete;
 
   const ExecutionPlan& plan() const { return m_plan; }
-  // Emit, optimise and JIT spans, one of each per kernel.
+  // Emit, optimise and code-generation ("jit") spans, one of each per kernel, each on its compiling thread
+  // (ExecutionSpan::worker), then one "link" span (the objects linked into the JIT).
   const std::vector<ExecutionSpan>& compileSpans() const { return m_compileSpans; }
+  // Wall time of compiling every kernel and linking them, and the threads that compiled them.
+  int64_t compileWallNs() const { return m_compileWallNs; }
+  int compileThreads() const { return m_compileThreads; }
   int threadCount() const;
   // The vector register width (bytes) the kernels were blocked for (CpuCompileOptions::vectorRegisterBytes).
   int vectorRegisterBytes() const { return m_vectorRegisterBytes; }
@@ -124,6 +131,8 @@ class CpuExecutable {
                                  // loop since execute() began
   std::vector<Launch> m_launches;
   std::vector<ExecutionSpan> m_compileSpans;
+  int64_t m_compileWallNs = 0;
+  int m_compileThreads = 0;
 };
 
 // Compares a result of compiled code with the evaluator's for the same `arguments` by the result check

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -57,6 +58,7 @@ TEST_F(RunCliTest, RunsFusedAndUnfusedCheckedAndTraced) {
   int kernelEvents = 0;
   int compileEvents = 0;
   std::vector<std::pair<double, double>> iterations;  // (ts, end) in µs
+  std::map<std::string, std::vector<std::pair<double, double>>> compileByTrack;
   for (const auto& event : json.at("traceEvents")) {
     if (event.value("ph", "") != "X") continue;
     if (event.value("cat", "") == "iteration") {
@@ -72,7 +74,13 @@ TEST_F(RunCliTest, RunsFusedAndUnfusedCheckedAndTraced) {
     } else if (event.value("cat", "") == "compile") {
       ++compileEvents;
       EXPECT_NE(event.at("tid"), 1) << "compile spans have their own thread";
+      const double ts = event.at("ts").get<double>();
+      compileByTrack[event.at("tid").dump()].emplace_back(ts, ts + event.at("dur").get<double>());
     }
+  }
+  for (auto& [tid, spans] : compileByTrack) {  // kernels compile side by side, each thread on a track of its own
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) EXPECT_GE(spans[i].first + 1e-3, spans[i - 1].second) << "track " << tid;
   }
   const std::smatch counts = [&] {
     std::smatch m;
@@ -82,7 +90,7 @@ TEST_F(RunCliTest, RunsFusedAndUnfusedCheckedAndTraced) {
   ASSERT_FALSE(counts.empty()) << fused.out;
   const int fusedKernels = std::stoi(counts[1].str());
   EXPECT_EQ(kernelEvents, 3 * fusedKernels);
-  EXPECT_GE(compileEvents, 1 + 3 * fusedKernels);  // passes + emit/optimize/jit per kernel
+  EXPECT_GE(compileEvents, 2 + 3 * fusedKernels);  // passes + emit/optimize/codegen per kernel + link
   // One span per iteration, in order, each holding that iteration's launches: what the comparison's per-iteration
   // spread is read from.
   ASSERT_EQ(iterations.size(), 3u);

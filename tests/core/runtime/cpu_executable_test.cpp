@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "core/codegen/codegen_preparation.h"
+#include "core/codegen/element_types.h"
 #include "core/eval/evaluator.h"
 #include "core/eval/result_check.h"
 #include "core/ir/hlo_clone.h"
@@ -881,8 +882,45 @@ ENTRY e {
   EXPECT_EQ(spans[0].elements, 1000);
   EXPECT_LE(spans[0].startNs, spans[0].endNs);
   EXPECT_LE(spans[0].endNs, spans[1].startNs);
-  // emit, optimise and JIT spans for each of the two kernels.
-  EXPECT_EQ((*executable)->compileSpans().size(), 6u);
+  // emit, optimise and code-generation spans for each of the two kernels, then the link.
+  EXPECT_EQ((*executable)->compileSpans().size(), 7u);
+  EXPECT_EQ((*executable)->compileSpans().back().kind, "link");
+}
+
+// Kernels compile on several threads at once; the executable is the same whichever thread compiled which kernel
+// (the launches follow the plan's order), and a kernel that cannot compile fails the whole compile by its name.
+TEST(CpuExecutableTest, KernelsCompiledOnSeveralThreadsRunAsOnOne) {
+  std::string text = "HloModule many\nENTRY e {\n  x = f32[256] parameter(0)\n";
+  std::string previous = "x";
+  for (int i = 0; i < 24; ++i) {  // a chain of kernels: each a transcendental, so none fuses with the next here
+    const std::string name = "k" + std::to_string(i);
+    text += "  " + name + " = f32[256] " + (i % 2 ? "exponential" : "tanh") + "(" + previous + ")\n";
+    previous = name;
+  }
+  text += "  ROOT r = f32[256] negate(" + previous + ")\n}\n";
+  auto module = parse(text);
+  const std::vector<Value> arguments = randomArguments(*module, 3);
+  CpuCompileOptions one;
+  one.compileThreads = 1;
+  CpuCompileOptions four;
+  four.compileThreads = 4;
+  StatusOr<std::unique_ptr<CpuExecutable>> a = CpuExecutable::compile(*module, one);
+  StatusOr<std::unique_ptr<CpuExecutable>> b = CpuExecutable::compile(*module, four);
+  ASSERT_TRUE(a.ok()) << a.message();
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ((*a)->compileThreads(), 1);
+  EXPECT_EQ((*b)->compileThreads(), 4);
+  std::set<int> workers;
+  for (const ExecutionSpan& span : (*b)->compileSpans()) workers.insert(span.worker);
+  EXPECT_GE(workers.size(), 1u);
+  EXPECT_LE(*workers.rbegin(), 3);
+  StatusOr<Value> ra = (*a)->run(arguments);
+  StatusOr<Value> rb = (*b)->run(arguments);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  StatusOr<std::vector<uint8_t>> bytesA = valueToBytes(*ra);
+  StatusOr<std::vector<uint8_t>> bytesB = valueToBytes(*rb);
+  ASSERT_TRUE(bytesA.ok() && bytesB.ok());
+  EXPECT_EQ(*bytesA, *bytesB);  // the same code, bit for bit
 }
 
 // compile() promises not to reference the module afterwards; spans named kernels through the plan's instruction
