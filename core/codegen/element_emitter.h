@@ -429,6 +429,7 @@ class ElementEmitter {
 
   llvm::Value* compare(const HloInstruction* instruction, llvm::Value* x, llvm::Value* y);
 
+  llvm::Value* floatToInteger(llvm::Value* x, llvm::Type* target, bool isSigned);
   llvm::Value* convert(PrimitiveType from, PrimitiveType to, llvm::Value* x);
 
   llvm::Value* constantValue(const HloInstruction* instruction, const Index& index);

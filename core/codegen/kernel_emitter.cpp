@@ -176,7 +176,8 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     // The loop vectoriser's width is the one the blocked kernels are sized for: LLVM's tuning for AVX-512 hosts
     // prefers 32-byte vectors, which left an in-cache f32 exp (the polynomial in cpuExp) at 0.9 ns per element
-    // against 0.6 with 64-byte ones. Not free everywhere: int8 loops are about 20 % slower (docs/CODEGEN.md).
+    // against 0.6 with 64-byte ones. int8_inference's quantising loops were slower with them until float -> int
+    // converts stopped going lane by lane (floatToInteger); now the whole program is faster too (docs/CODEGEN.md).
     if (target == KernelTarget::kCpu) fn->addFnAttr("prefer-vector-width", std::to_string(vectors.registerBytes * 8));
     if (target == KernelTarget::kNvptx) fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
     emitter.beginFunction(fn);

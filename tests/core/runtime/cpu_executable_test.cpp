@@ -227,6 +227,44 @@ ENTRY e {
 })");
 }
 
+// Float to integer converts toward zero and saturates, NaN to 0, for every width and signedness: the ends the float
+// type holds exactly (127, -128, 255, -2^31), the ones it does not (2^31 - 1 from f32, 2^63 - 1, u64's top from
+// f64), infinities, NaN, just past each end and values that truncate. Clamped and patched in the emitter (not
+// llvm.fptosi.sat, which x86 converts lane by lane).
+TEST(CpuExecutableTest, FloatToIntegerSaturatesAtEveryEnd) {
+  expectAllAgree(R"(HloModule f2i
+ENTRY e {
+  c = f32[24] constant({nan, -nan, inf, -inf, 0, -0, 0.99, -0.99, 127.9, 128, -128.9, -129, 255.5, 256, -1, 32767.5, 32768, -32769, 65535.9, 2147483520, 2147483648, -2147483648, -2147483904, 1e30})
+  d = f64[12] constant({nan, inf, -inf, 2147483647.9, 2147483648, -2147483648.9, -2147483649, 4294967295.5, 4294967296, 9223372036854775807, -9223372036854775808, 1.8446744073709552e19})
+  x = f32[64] parameter(0)
+  k = f32[] constant(3e9)
+  kb = f32[64] broadcast(k), dimensions={}
+  wide = f32[64] multiply(x, kb)
+  s8 = s8[24] convert(c)
+  u8 = u8[24] convert(c)
+  s16 = s16[24] convert(c)
+  u16 = u16[24] convert(c)
+  s32 = s32[24] convert(c)
+  u32 = u32[24] convert(c)
+  s64 = s64[24] convert(c)
+  u64 = u64[24] convert(c)
+  ds32 = s32[12] convert(d)
+  du32 = u32[12] convert(d)
+  ds64 = s64[12] convert(d)
+  du64 = u64[12] convert(d)
+  h = f16[24] convert(c)
+  hs32 = s32[24] convert(h)
+  hu8 = u8[24] convert(h)
+  b = bf16[24] convert(c)
+  bs32 = s32[24] convert(b)
+  bs64 = s64[24] convert(b)
+  ws32 = s32[64] convert(wide)
+  wu32 = u32[64] convert(wide)
+  ws8 = s8[64] convert(wide)
+  ROOT t = (s8[24], u8[24], s16[24], u16[24], s32[24], u32[24], s64[24], u64[24], s32[12], u32[12], s64[12], u64[12], s32[24], u8[24], s32[24], s64[24], s32[64], u32[64], s8[64]) tuple(s8, u8, s16, u16, s32, u32, s64, u64, ds32, du32, ds64, du64, hs32, hu8, bs32, bs64, ws32, wu32, ws8)
+})");
+}
+
 TEST(CpuExecutableTest, IntegerOps) {
   expectAllAgree(R"(HloModule ints
 ENTRY e {
