@@ -50,8 +50,31 @@ void ElementEmitter::stripTranspose(const HloInstruction* transpose, llvm::Value
         llvm::BasicBlock* done = llvm::BasicBlock::Create(m_context, "strip.done", m_function);
         m_b.CreateCondBr(full, fullBlock, tailBlock);
         m_b.SetInsertPoint(fullBlock);
+        // Blocks of 16 input rows x the strip's 16 columns, loaded as 16 vectors, transposed in registers and stored
+        // as 16 vectors of the strip's output rows: 0.8-0.9 ns an element as single moves, LLVM's gathers were worse.
+        llvm::Type* vector = llvm::FixedVectorType::get(storage, static_cast<unsigned>(kTransposeStrip));
+        const llvm::Align align(static_cast<uint64_t>(elementByteSize(shape.elementType())));
+        const int64_t columnBlocks = columns / kTransposeStrip;
         loop(
-            i64(0), i64(columns),
+            i64(0), i64(columnBlocks),
+            [&](llvm::Value* cb) {
+              llvm::Value* c0 = m_b.CreateMul(cb, i64(kTransposeStrip));
+              std::vector<llvm::Value*> block;
+              for (int64_t i = 0; i < kTransposeStrip; ++i) {
+                llvm::Value* from =
+                    m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(m_b.CreateAdd(c0, i64(i)), i64(rows)), r0));
+                block.push_back(m_b.CreateAlignedLoad(vector, m_b.CreateInBoundsGEP(storage, in, from), align));
+              }
+              block = transposeInRegisters(std::move(block));
+              for (int64_t j = 0; j < kTransposeStrip; ++j) {
+                llvm::Value* to =
+                    m_b.CreateAdd(base, m_b.CreateAdd(m_b.CreateMul(m_b.CreateAdd(r0, i64(j)), i64(columns)), c0));
+                m_b.CreateAlignedStore(block[static_cast<size_t>(j)], m_b.CreateInBoundsGEP(storage, out, to), align);
+              }
+            },
+            "cblock");
+        loop(
+            i64(columnBlocks * kTransposeStrip), i64(columns),
             [&](llvm::Value* c) {
               for (int64_t i = 0; i < kTransposeStrip; ++i) move(base, m_b.CreateAdd(r0, i64(i)), c);
             },
@@ -69,6 +92,86 @@ void ElementEmitter::stripTranspose(const HloInstruction* transpose, llvm::Value
         m_b.SetInsertPoint(done);
       },
       "strip");
+}
+
+std::vector<llvm::Value*> ElementEmitter::transposeInRegisters(std::vector<llvm::Value*> rows) {
+  const int lanes = static_cast<int>(rows.size());
+  for (int s = lanes / 2; s >= 1; s /= 2) {
+    std::vector<int> even;
+    std::vector<int> odd;
+    for (int block = 0; block < lanes / s; block += 2) {
+      for (int t = 0; t < s; ++t) even.push_back(block * s + t);
+      for (int t = 0; t < s; ++t) even.push_back(lanes + block * s + t);
+      for (int t = 0; t < s; ++t) odd.push_back((block + 1) * s + t);
+      for (int t = 0; t < s; ++t) odd.push_back(lanes + (block + 1) * s + t);
+    }
+    for (int i = 0; i < lanes; ++i) {
+      if ((i & s) != 0) continue;
+      llvm::Value* a = rows[static_cast<size_t>(i)];
+      llvm::Value* b = rows[static_cast<size_t>(i + s)];
+      rows[static_cast<size_t>(i)] = m_b.CreateShuffleVector(a, b, even);
+      rows[static_cast<size_t>(i + s)] = m_b.CreateShuffleVector(a, b, odd);
+    }
+  }
+  return rows;
+}
+
+void ElementEmitter::transposeMatrix(llvm::Value* from, llvm::Value* to, int64_t rows, int64_t columns,
+                                     llvm::Type* type) {
+  const int64_t bytes = type->getPrimitiveSizeInBits() / 8;
+  int64_t lanes = std::max<int64_t>(1, m_vectors.registerBytes / std::max<int64_t>(1, bytes));
+  while (lanes > 1 && (lanes > rows || lanes > columns)) lanes /= 2;
+  const llvm::Align align(static_cast<uint64_t>(bytes));
+  auto element = [&](llvm::Value* r, llvm::Value* c) {
+    llvm::Value* value = m_b.CreateAlignedLoad(
+        type, m_b.CreateInBoundsGEP(type, from, m_b.CreateAdd(m_b.CreateMul(r, i64(columns)), c)), align);
+    m_b.CreateAlignedStore(value, m_b.CreateInBoundsGEP(type, to, m_b.CreateAdd(m_b.CreateMul(c, i64(rows)), r)),
+                           align);
+  };
+  const int64_t rowBlocks = rows / lanes;
+  const int64_t columnBlocks = columns / lanes;
+  if (lanes > 1) {
+    llvm::Type* vector = llvm::FixedVectorType::get(type, static_cast<unsigned>(lanes));
+    loop(
+        i64(0), i64(rowBlocks),
+        [&](llvm::Value* rb) {
+          loop(
+              i64(0), i64(columnBlocks),
+              [&](llvm::Value* cb) {
+                llvm::Value* r0 = m_b.CreateMul(rb, i64(lanes));
+                llvm::Value* c0 = m_b.CreateMul(cb, i64(lanes));
+                std::vector<llvm::Value*> block;
+                for (int64_t r = 0; r < lanes; ++r) {
+                  llvm::Value* at = m_b.CreateAdd(m_b.CreateMul(m_b.CreateAdd(r0, i64(r)), i64(columns)), c0);
+                  block.push_back(m_b.CreateAlignedLoad(vector, m_b.CreateInBoundsGEP(type, from, at), align));
+                }
+                block = transposeInRegisters(std::move(block));
+                for (int64_t c = 0; c < lanes; ++c) {
+                  llvm::Value* at = m_b.CreateAdd(m_b.CreateMul(m_b.CreateAdd(c0, i64(c)), i64(rows)), r0);
+                  m_b.CreateAlignedStore(block[static_cast<size_t>(c)], m_b.CreateInBoundsGEP(type, to, at), align);
+                }
+              },
+              "tcb");
+        },
+        "trb");
+  }
+  const int64_t blockedRows = lanes > 1 ? rowBlocks * lanes : 0;
+  const int64_t blockedColumns = lanes > 1 ? columnBlocks * lanes : 0;
+  // The edges: the columns right of the blocks for the blocked rows, then every column of the remaining rows.
+  loop(
+      i64(0), i64(blockedRows),
+      [&](llvm::Value* r) {
+        loop(
+            i64(blockedColumns), i64(columns), [&](llvm::Value* c) { element(r, c); }, "tec");
+      },
+      "ter");
+  loop(
+      i64(blockedRows), i64(rows),
+      [&](llvm::Value* r) {
+        loop(
+            i64(0), i64(columns), [&](llvm::Value* c) { element(r, c); }, "tec");
+      },
+      "ter");
 }
 
 }  // namespace fusionscope::core

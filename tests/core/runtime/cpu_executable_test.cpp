@@ -670,6 +670,53 @@ ENTRY e {
 // 8, 16 or 32 columns, 6 rows of two registers) compute the same on any host: n below, at and between the tile
 // widths, rows not a multiple of the block, f64 (four registers a row), batch dims, an epilogue, and a row
 // convolution (NHWC/HWIO) whose features span several tiles.
+// Batched dots with at least a block of rows per batch are walked batch by batch, each block's rows sharing the
+// rhs tile loads (and packing); an rhs contracted on its innermost dimension is transposed per batch in register
+// blocks (transposeMatrix), its edges element by element. Sizes that are not multiples of any block or vector, f64,
+// several batch dimensions, integer and s8 pair dots, fewer rows per batch than a block; every vector width, one and
+// two threads (two split the rows mid-batch).
+TEST(CpuExecutableTest, BatchedDotsWalkedBatchByBatchMatchTheEvaluator) {
+  std::unique_ptr<HloModule> module = parse(R"(HloModule batched
+ENTRY e {
+  a = f32[3,37,19] parameter(0)
+  b = f32[3,19,23] parameter(1)
+  ab = f32[3,37,23] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  bt = f32[3,23,19] parameter(2)
+  abt = f32[3,37,23] dot(a, bt), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  q = f32[2,40,48] parameter(3)
+  kq = f32[2,40,48] parameter(4)
+  qk = f32[2,40,40] dot(q, kq), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  f = f64[2,20,12] parameter(5)
+  ft = f64[2,17,12] parameter(6)
+  ff = f64[2,20,17] dot(f, ft), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  s = f32[5,2,16] parameter(7)
+  st = f32[5,16,20] parameter(8)
+  ss = f32[5,2,20] dot(s, st), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  m = f32[2,3,20,8] parameter(9)
+  mt = f32[2,3,8,12] parameter(10)
+  mm = f32[2,3,20,12] dot(m, mt), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_contracting_dims={2}
+  i = s32[2,12,9] parameter(11)
+  it = s32[2,9,7] parameter(12)
+  ii = s32[2,12,7] dot(i, it), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  p = s8[2,14,11] parameter(13)
+  pt = s8[2,11,6] parameter(14)
+  pp = s32[2,14,6] dot(p, pt), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ROOT t = (f32[3,37,23], f32[3,37,23], f32[2,40,40], f64[2,20,17], f32[5,2,20], f32[2,3,20,12], s32[2,12,7], s32[2,14,6]) tuple(ab, abt, qk, ff, ss, mm, ii, pp)
+})");
+  ASSERT_NE(module, nullptr);
+  std::unique_ptr<HloModule> fused = runPipelineOn(*module, "cpu");
+  StatusOr<testing::Reference> reference = testing::referenceFor(*module);
+  ASSERT_TRUE(reference.ok()) << reference.message();
+  for (int bytes : {16, 32, 64}) {
+    for (int threads : {1, 2}) {
+      EXPECT_EQ(testing::compareWithReference(*module, *reference, threads, bytes), "")
+          << bytes << "-byte vectors, " << threads << " threads, unfused";
+      EXPECT_EQ(testing::compareWithReference(*fused, *reference, threads, bytes), "")
+          << bytes << "-byte vectors, " << threads << " threads, cpu preset";
+    }
+  }
+}
+
 TEST(CpuExecutableTest, BlockedKernelsMatchTheEvaluatorForEveryVectorWidth) {
   std::unique_ptr<HloModule> module = parse(R"(HloModule widths
 ENTRY e {
@@ -747,8 +794,9 @@ ENTRY e {
   EXPECT_EQ(transposes, 2) << printModule(*cpu);
 }
 
-// Transposes of the two innermost dimensions run in strips of output rows (ElementEmitter::stripTranspose): full
-// strips and a tail (37 rows), batches, 8-, 2- and 1-byte elements, a single row and a single column.
+// Transposes of the two innermost dimensions run in strips of output rows (ElementEmitter::stripTranspose), 16 x 16
+// blocks transposed in registers and the columns past them one by one: full strips and a tail (37 rows), batches,
+// 8-, 2- and 1-byte elements, a single row and a single column.
 TEST(CpuExecutableTest, InnermostTransposesInStripsMatchTheEvaluator) {
   expectAllAgree(R"(HloModule strips
 ENTRY e {
@@ -764,7 +812,11 @@ ENTRY e {
   te = f32[50,1] transpose(e), dimensions={1,0}
   f = f32[50,1] parameter(5)
   tf = f32[1,50] transpose(f), dimensions={1,0}
-  ROOT t = (f32[3,37,21], f64[40,17], bf16[33,18], s8[2,64,5], f32[50,1], f32[1,50]) tuple(ta, tb, tc, td, te, tf)
+  g = s8[40,35] parameter(6)
+  tg = s8[35,40] transpose(g), dimensions={1,0}
+  h = u64[2,33,20] parameter(7)
+  th = u64[2,20,33] transpose(h), dimensions={0,2,1}
+  ROOT t = (f32[3,37,21], f64[40,17], bf16[33,18], s8[2,64,5], f32[50,1], f32[1,50], s8[35,40], u64[2,20,33]) tuple(ta, tb, tc, td, te, tf, tg, th)
 })");
 }
 
