@@ -770,9 +770,52 @@ const PlanStep* firstControlFlowStep(const ExecutionPlan& plan) {
   return firstIn(plan.steps);
 }
 
+// Every instruction of the module (fused computations and called ones included) whose value has an element type
+// codegen cannot hold, named before any planning: the user learns at once what does not run (`fft f, abs a ...
+// produce c64`), not the first instruction planning reaches.
+Status checkElementTypes(const HloModule& module) {
+  std::map<std::string, std::vector<std::string>> byType;  // type -> "opcode name"
+  size_t count = 0;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      std::vector<PrimitiveType> types;
+      std::function<void(const Shape&)> collect = [&](const Shape& shape) {
+        if (shape.isTuple()) {
+          for (const Shape& element : shape.tupleElements()) collect(element);
+        } else if (shape.isArray() && !isSupportedElementType(shape.elementType())) {
+          types.push_back(shape.elementType());
+        }
+      };
+      collect(instruction->shape());
+      for (const HloInstruction* operand : instruction->operands()) collect(operand->shape());
+      // A fusion's own ops are listed, not the fusion; a parameter only as the entry's.
+      if (types.empty() || instruction->opcode() == HloOpcode::kFusion ||
+          (instruction->opcode() == HloOpcode::kParameter && computation.get() != module.entry())) {
+        continue;
+      }
+      ++count;
+      byType[std::string(primitiveTypeName(types.front()))].push_back(
+          fmt::format("{} {}", instruction->opcodeString(), instruction->name()));
+    }
+  }
+  if (byType.empty()) return okStatus();
+  std::vector<std::string> parts;
+  for (auto& [type, ops] : byType) {
+    const size_t shown = std::min<size_t>(ops.size(), 8);
+    parts.push_back(fmt::format("{} ({} instruction{}: {}{})", type, ops.size(), ops.size() == 1 ? "" : "s",
+                                fmt::join(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                                ops.size() > shown ? ", ..." : ""));
+  }
+  return Status::error(
+      fmt::format("cannot compile: {} instruction{} read or produce element types codegen does not "
+                  "support: {}",
+                  count, count == 1 ? "" : "s", fmt::join(parts, "; ")));
+}
+
 StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
   const HloComputation* entry = module.entry();
   if (entry == nullptr) return Status::error("module has no entry computation");
+  FS_RETURN_IF_ERROR(checkElementTypes(module));
   ExecutionPlan plan;
   plan.module = module.name();
   Planner planner(module, plan);

@@ -200,6 +200,22 @@ TEST_F(RunCliTest, UnsupportedOpcodeIsNamedAndExitsOne) {
   EXPECT_NE(result.err.find("cannot lower cholesky"), std::string::npos) << result.err;
 }
 
+// A module with complex numbers (an FFT of a real signal): every instruction codegen cannot hold is named with its
+// opcode and the type, before any planning (the message used to name only the first one planning reached, by its
+// type: "c: element type c64 is not supported"); exit 1, as any module that cannot run.
+TEST_F(RunCliTest, ComplexValuedInstructionsAreNamedByOpcodeBeforeCompiling) {
+  const fs::path module = m_dir / "fft.hlo";
+  std::ofstream(module) << "HloModule fft\nENTRY e {\n  x = f32[8,64] parameter(0)\n  c = c64[8,64] convert(x)\n"
+                           "  f = c64[8,64] fft(c), fft_type=FFT, fft_length={64}\n  ROOT a = f32[8,64] abs(f)\n}\n";
+  for (const char* pipeline : {"--pipeline=none", "--pipeline=cpu"}) {
+    CliResult result = run({"run", module.string(), pipeline});
+    EXPECT_EQ(result.exitCode, 1) << result.out << result.err;
+    for (const char* named : {"c64 (3 instructions", "fft f", "convert c", "abs a"}) {
+      EXPECT_NE(result.err.find(named), std::string::npos) << pipeline << ": " << result.err;
+    }
+  }
+}
+
 // A while loop whose condition never turns false: the JIT had no bound and ran forever. --max-trips stops it with
 // the loop named (the default is 1e8 trips in all per iteration), exit 2: the input is at fault.
 TEST_F(RunCliTest, ALoopThatNeverEndsStopsAtTheTripLimit) {
