@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "app/cli/cli_output.h"
+#include "core/base/file_util.h"
 #include "core/base/memory_limit.h"
 #include "core/codegen/aot_compiler.h"
 #include "core/codegen/ptx_bundle.h"
@@ -29,7 +30,20 @@ struct CompileCommand {
   bool noFusionReport = false;
 };
 
+const char* builtLinalgRuntimeLibrary();  // linalg_runtime_library.cpp: this build's libfusionscope_linalg.a
+
 namespace {
+
+// The architecture this CLI was built for, as a target triple names it.
+std::string hostArchitecture() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "";
+#endif
+}
 
 int compilePtx(const CompileCommand& args, const core::HloModule& module, const std::string& pipeline) {
   const bool fusion = args.fusion == "on";
@@ -85,10 +99,31 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
     fmt::print(stderr, "{}: {}\n", args.input, artifact.message());
     return exitCodeFor(artifact.status(), kExitFailed);
   }
+  // An object that calls LAPACK links this build's runtime library: copied beside it when it was built for the
+  // object's architecture (this host's); for another, the runtime's one source file is built for it (docs/AOT.md).
+  std::string runtimeLibrary;
+  if (artifact->callsLapack()) {
+    const char* built = builtLinalgRuntimeLibrary();
+    const bool sameArchitecture = artifact->triple.substr(0, artifact->triple.find('-')) == hostArchitecture();
+    if (built != nullptr && sameArchitecture) {
+      StatusOr<std::string> bytes = readFile(built);
+      if (!bytes.ok()) {
+        fmt::print(stderr, "the LAPACK runtime library of this build: {}\n", bytes.message());
+        return kExitFailed;
+      }
+      runtimeLibrary = std::move(*bytes);
+    }
+  }
   OutputDirectoryGuard directory(args.outputDir);
   if (Status s = core::writeAotArtifact(*artifact, args.outputDir); !s.ok()) {
     fmt::print(stderr, "{}\n", s.message());
     return kExitFailed;
+  }
+  if (!runtimeLibrary.empty()) {
+    if (Status s = writeFileAtomic(args.outputDir + "/libfusionscope_linalg.a", runtimeLibrary); !s.ok()) {
+      fmt::print(stderr, "{}\n", s.message());
+      return kExitFailed;
+    }
   }
   directory.keep();
   const std::string base = args.outputDir + "/" + artifact->baseName;
@@ -100,6 +135,16 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
   fmt::print("  the object calls: {}\n", artifact->undefinedSymbols.empty()
                                              ? std::string("nothing outside itself")
                                              : fmt::format("{}", fmt::join(artifact->undefinedSymbols, " ")));
+  fmt::print("  link: c++ your_program.cpp {}.o {}\n", base, core::aotLinkFlags(*artifact));
+  if (artifact->callsLapack()) {
+    fmt::print("  LAPACK: {}\n",
+               !runtimeLibrary.empty()
+                   ? fmt::format("libfusionscope_linalg.a (this build's) copied to {}", args.outputDir)
+                   : fmt::format("build core/linalg/linalg_runtime.cpp for {} into "
+                                 "libfusionscope_linalg.a, with that target's LAPACKE and BLAS "
+                                 "(docs/AOT.md)",
+                                 artifact->triple));
+  }
   // Fusion's effect on the code: the same module compiled the other way (not written).
   if (!args.noFusionReport) {
     StatusOr<core::AotArtifact> other = compileCpu(args, module, pipeline, !fusion);

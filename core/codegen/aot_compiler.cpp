@@ -31,7 +31,6 @@
 #include "core/codegen/llvm_support.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
-#include "core/linalg/linalg_call.h"
 
 namespace fusionscope::core {
 namespace {
@@ -392,16 +391,6 @@ StatusOr<AotArtifact> compileAot(const HloModule& input, const AotOptions& optio
   const HloModule& module = *prepared ? **prepared : input;
   StatusOr<ExecutionPlan> plan = planExecution(module);
   if (!plan.ok()) return plan.status();
-  for (const PlanKernel& kernel : plan->kernels) {
-    // The JIT resolves fusionscope_linalg_run in this process; an object file would need our runtime and LAPACK
-    // linked beside it, which the artifact does not provide.
-    if (kernel.instruction != nullptr && linalg::isLapackCustomCall(*kernel.instruction)) {
-      return Status::badInput(fmt::format(
-          "{}: custom-call {} (LAPACK) runs in the JIT only; ahead-of-time objects do not link LAPACK",
-          kernel.instructionName, kernel.instruction->attributes().customCallTarget.value_or("")));
-    }
-  }
-
   AotArtifact artifact;
   artifact.baseName = classPath->back();
   artifact.triple = choice->triple;
@@ -455,6 +444,15 @@ StatusOr<AotArtifact> compileAot(const HloModule& input, const AotOptions& optio
   artifact.plan = std::move(*plan);
   artifact.header = aotHeaderText(artifact, *classPath);
   return artifact;
+}
+
+bool AotArtifact::callsLapack() const {
+  return std::find(undefinedSymbols.begin(), undefinedSymbols.end(), "fusionscope_linalg_run") !=
+         undefinedSymbols.end();
+}
+
+std::string aotLinkFlags(const AotArtifact& artifact) {
+  return artifact.callsLapack() ? "libfusionscope_linalg.a -llapacke -llapack -lblas -lm" : "-lm";
 }
 
 Status writeAotArtifact(const AotArtifact& artifact, const std::string& directory) {

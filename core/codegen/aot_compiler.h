@@ -41,7 +41,13 @@ struct AotArtifact {
   int64_t tempBytes = 0;            // temporaries (the class allocates them, or set_temp_buffer)
   std::vector<int64_t> argOffsets;  // where argument i lies in the arguments-and-results block
   std::vector<std::string> undefinedSymbols;
+  // The object calls LAPACK (JAX's lapack_* custom calls) through fusionscope_linalg_run: it links with
+  // libfusionscope_linalg.a (core/linalg/linalg_runtime.cpp) and the system's LAPACKE and BLAS.
+  bool callsLapack() const;
 };
+
+// The link flags beside the object: `-lm`, or for an object that calls LAPACK the runtime library and LAPACK's.
+std::string aotLinkFlags(const AotArtifact& artifact);
 
 // Compiles the module (after its pipeline) ahead of time. Fails with the instruction's name on what codegen cannot
 // lower, on a class name that is not a C++ identifier path, and on an unknown target, CPU or feature.

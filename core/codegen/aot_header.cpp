@@ -111,13 +111,13 @@ std::string aotHeaderText(const AotArtifact& artifact, const std::vector<std::st
   std::string h;
   h += fmt::format(
       "// {0}.h: module {1}, compiled ahead of time by fusionscope-cli for {2} (CPU {3}{4}).\n"
-      "// Generated: do not edit. Link: c++ your_program.cpp {0}.o -lm (docs/AOT.md). {5} kernels.\n"
+      "// Generated: do not edit. Link: c++ your_program.cpp {0}.o {7} (docs/AOT.md). {5} kernels.\n"
       "#pragma once\n\n"
       "#include <array>\n#include <cstddef>\n#include <cstdint>\n#include <cstdlib>\n#include <cstring>\n\n"
       "extern \"C\" int {6}(void* io, void* temp, const void** results);\n\n",
       name, plan.module, artifact.triple, artifact.cpu,
       artifact.features.empty() || artifact.features.size() > 200 ? "" : ", features " + artifact.features,
-      plan.kernels.size(), artifact.entrySymbol);
+      plan.kernels.size(), artifact.entrySymbol, aotLinkFlags(artifact));
   for (const std::string& ns : namespaces) h += fmt::format("namespace {} {{\n", ns);
   if (!namespaces.empty()) h += "\n";
   h += fmt::format(

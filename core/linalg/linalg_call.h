@@ -76,8 +76,15 @@ StatusOr<Call> callOf(const HloInstruction& inst);
 Status run(const Call& call, void* const* buffers, int64_t begin, int64_t end);
 
 // A flat form of a call for generated code (the kernel passes it to fusionscope_linalg_run), and back.
+constexpr int64_t kDescriptorMagic = 0x46534c41;  // "FSLA", the first word
 std::vector<int64_t> encode(const Call& call);
 StatusOr<Call> decode(const int64_t* words);
+
+// The runtime (linalg_runtime.cpp, which needs LAPACKE and CBLAS and nothing of the IR): decodes a flat form into
+// `call` (false when `words` is not one), and solves problems [begin, end) as run() does, throwing std::bad_alloc
+// when scratch memory cannot be had.
+bool decodeCall(const int64_t* words, Call* call);
+void solveProblems(const Call& call, void* const* buffers, int64_t begin, int64_t end);
 
 // Scalar operations one problem takes, roughly (to decide whether to split a batch across threads).
 int64_t costPerProblem(const Call& call);

@@ -354,6 +354,24 @@ TEST_F(RunCliTest, CompileWritesABundle) {
   EXPECT_TRUE(aliased) << "W' and b' alias W and b";
 }
 
+// An ahead-of-time object that calls LAPACK: compile copies this build's runtime library beside it for the host's
+// architecture and prints the link line; for another architecture it says what to build instead.
+TEST_F(RunCliTest, AheadOfTimeLapackObjectsComeWithTheirRuntimeLibrary) {
+  const std::string gp = std::string(FS_SOURCE_DIR) + "/tests/data/xla/modules/gp_regression.before.txt";
+  const fs::path host = m_dir / "gp_host";
+  CliResult result = run({"compile", gp, "--target", "x86-64", "--cpp-class", "gp::Step", "-o", host.string()});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  EXPECT_TRUE(fs::exists(host / "Step.o") && fs::exists(host / "Step.h"));
+  EXPECT_GT(fs::file_size(host / "libfusionscope_linalg.a"), 0u);
+  EXPECT_NE(result.out.find("the object calls: fusionscope_linalg_run"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("libfusionscope_linalg.a -llapacke -llapack -lblas -lm"), std::string::npos) << result.out;
+  const fs::path arm = m_dir / "gp_arm";
+  result = run({"compile", gp, "--target", "aarch64", "--cpp-class", "gp::Step", "-o", arm.string()});
+  ASSERT_EQ(result.exitCode, 0) << result.out << result.err;
+  EXPECT_FALSE(fs::exists(arm / "libfusionscope_linalg.a"));
+  EXPECT_NE(result.out.find("build core/linalg/linalg_runtime.cpp for aarch64"), std::string::npos) << result.out;
+}
+
 // A compile that fails while writing over an earlier bundle (here: constants.bin is a folder, which it may not
 // replace) leaves the earlier bundle.json and kernels.ptx as they were: new PTX used to land beside the old
 // bundle.json, a bundle that contradicts itself.

@@ -76,11 +76,21 @@ StatusOr<core::Value> runAheadOfTime(const core::HloModule& module, const std::v
   FS_RETURN_IF_ERROR(core::writeAotArtifact(*artifact, scratch.string()));
   const fs::path driver = fs::path(FS_SOURCE_DIR) / "tests" / "core" / "codegen" / "aot_driver.cpp";
   const fs::path program = scratch / "program";
-  CliResult built = runProgram(
-      toolchain->compiler,
-      {"-std=c++17", "-O1", "-I", scratch.string(), "-DFS_AOT_HEADER=\"Model.h\"", "-DFS_AOT_CLASS=aot_test::Model",
-       driver.string(), (scratch / "Model.o").string(), "-lm", "-o", program.string()},
-      scratch);
+  std::vector<std::string> link = {"-std=c++17",
+                                   "-O1",
+                                   "-I",
+                                   scratch.string(),
+                                   "-DFS_AOT_HEADER=\"Model.h\"",
+                                   "-DFS_AOT_CLASS=aot_test::Model",
+                                   driver.string(),
+                                   (scratch / "Model.o").string()};
+  if (artifact->callsLapack()) {  // as `compile` says: the runtime library beside the object, then LAPACK's
+    if (target != "x86-64") return Status::error("no LAPACK runtime library built for " + target);
+    for (const char* flag : {FS_LINALG_RUNTIME_LIBRARY, "-llapacke", "-llapack", "-lblas"}) link.push_back(flag);
+    if (FS_AOT_SANITIZE) link.push_back("-fsanitize=address,undefined");  // the library was built sanitized
+  }
+  link.insert(link.end(), {"-lm", "-o", program.string()});
+  CliResult built = runProgram(toolchain->compiler, link, scratch);
   if (built.exitCode != 0) return Status::error("linking failed: " + built.err);
   for (const core::PlanParameter& parameter : artifact->plan.parameters) {
     StatusOr<std::vector<uint8_t>> bytes = core::valueToBytes(arguments[static_cast<size_t>(parameter.index)]);
@@ -165,6 +175,13 @@ std::vector<AotCase> corpusCases() {
   cases.push_back({"tests/data/corpus/jax_mobilenet_v2_small_train.hlo", "aarch64"});
   cases.push_back({"tests/data/xla/modules/llm_train.before.txt", "x86-64"});
   cases.push_back({"tests/data/xla/modules/llm_train.before.txt", "aarch64"});
+  // Programs calling LAPACK (JAX's lapack_* custom calls), linked with libfusionscope_linalg.a and the system's
+  // LAPACK: x86-64 only (Debian's aarch64 LAPACK is not installed beside the cross compiler).
+  for (const char* program :
+       {"tests/data/xla/modules/gp_regression.before.txt", "tests/data/xla/modules/linear_algebra.before.txt",
+        "tests/data/xla/modules/low_rank_svd.before.txt"}) {
+    cases.push_back({program, "x86-64"});
+  }
   return cases;
 }
 

@@ -95,11 +95,23 @@ ENTRY e {
   ASSERT_FALSE(bundle.ok());
   EXPECT_NE(bundle.message().find("custom-call lapack_spotrf_ffi (LAPACK) has no GPU kernel here"), std::string::npos)
       << bundle.message();
+}
 
-  AotOptions options;
-  StatusOr<AotArtifact> artifact = compileAot(*all, options);
-  ASSERT_FALSE(artifact.ok());
-  EXPECT_NE(artifact.message().find("runs in the JIT only"), std::string::npos) << artifact.message();
+// Ahead-of-time objects call LAPACK through fusionscope_linalg_run, for any target: the only symbol they need beyond
+// libm's, and the header's link line names the runtime library and LAPACK (programs linked and run against the
+// evaluator: aot_compiler_test.cpp).
+TEST(LinalgRunTest, AheadOfTimeObjectsCallTheRuntimeLibrary) {
+  std::unique_ptr<HloModule> all = testing::parseOrFail(kAllRoutines);
+  for (const char* target : {"x86-64", "aarch64"}) {
+    AotOptions options;
+    options.target = target;
+    options.className = "linalg::All";
+    StatusOr<AotArtifact> artifact = compileAot(*all, options);
+    ASSERT_TRUE(artifact.ok()) << target << ": " << artifact.message();
+    EXPECT_TRUE(artifact->callsLapack()) << target;
+    EXPECT_NE(artifact->header.find("libfusionscope_linalg.a -llapacke -llapack -lblas -lm"), std::string::npos)
+        << artifact->header.substr(0, 300);
+  }
 }
 
 }  // namespace

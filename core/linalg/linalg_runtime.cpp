@@ -1,0 +1,358 @@
+#include "core/linalg/linalg_call.h"
+
+// The part of the LAPACK custom calls that runs them: gathering each problem's matrices into LAPACK's column-major
+// order, the LAPACKE/CBLAS calls, the results scattered back, and the C entry generated code calls
+// (fusionscope_linalg_run). It depends on LAPACKE and CBLAS only (not on the IR or on fs_base's functions), so an
+// ahead-of-time object that calls LAPACK links it as a small static library of its own (fs_linalg_runtime,
+// docs/AOT.md).
+
+#include <cblas.h>
+#include <dlfcn.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+namespace fusionscope::core::linalg {
+
+namespace {
+
+// The batch offset (elements) of problem `p` in `view`.
+int64_t batchOffset(const ArrayView& view, int64_t batchDims, int64_t p) {
+  int64_t offset = 0;
+  for (int64_t d = batchDims - 1; d >= 0; --d) {
+    const int64_t size = view.dims[static_cast<size_t>(d)];
+    offset += (p % size) * view.strides[static_cast<size_t>(d)];
+    p /= size;
+  }
+  return offset;
+}
+
+template <class T>
+void gather(const ArrayView& view, const void* base, int64_t offset, int64_t batchDims, std::vector<T>& out) {
+  const size_t r = static_cast<size_t>(batchDims);
+  const int64_t rows = view.dims[r];
+  const int64_t cols = view.dims.size() > r + 1 ? view.dims[r + 1] : 1;
+  const int64_t rowStride = view.strides[r];
+  const int64_t colStride = view.dims.size() > r + 1 ? view.strides[r + 1] : 0;
+  const T* data = static_cast<const T*>(base) + offset;
+  out.resize(static_cast<size_t>(rows * cols));
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t i = 0; i < rows; ++i) out[static_cast<size_t>(c * rows + i)] = data[i * rowStride + c * colStride];
+  }
+}
+
+template <class T>
+void scatter(const ArrayView& view, void* base, int64_t offset, int64_t batchDims, const std::vector<T>& in) {
+  const size_t r = static_cast<size_t>(batchDims);
+  const int64_t rows = view.dims[r];
+  const int64_t cols = view.dims.size() > r + 1 ? view.dims[r + 1] : 1;
+  const int64_t rowStride = view.strides[r];
+  const int64_t colStride = view.dims.size() > r + 1 ? view.strides[r + 1] : 0;
+  T* data = static_cast<T*>(base) + offset;
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t i = 0; i < rows; ++i) data[i * rowStride + c * colStride] = in[static_cast<size_t>(c * rows + i)];
+  }
+}
+
+void storeInfo(const ArrayView& view, void* base, int64_t batchDims, int64_t p, lapack_int info) {
+  static_cast<int32_t*>(base)[batchOffset(view, batchDims, p)] = static_cast<int32_t>(info);
+}
+
+// An eigenvector's sign is not part of its definition, and LAPACK's choice differs between precisions (ssyevd and
+// dsyevd on one matrix return some columns negated). Each column is turned so that its first component within 0.1 %
+// of the largest magnitude is positive: the evaluator's f64 result and compiled code's f32 one then agree, and a
+// rounding that moves the components by less than 0.1 % cannot change the choice.
+// Whether the vector of `n` elements at `v` (stride `stride`) is to be negated.
+template <class T>
+bool pointsBackwards(const T* v, int64_t n, int64_t stride) {
+  T largest = 0;
+  for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(v[i * stride]));
+  for (int64_t i = 0; i < n; ++i) {
+    if (largest > 0 && std::abs(v[i * stride]) >= largest * T(0.999)) return v[i * stride] < 0;
+  }
+  return false;
+}
+
+template <class T>
+void negate(T* v, int64_t n, int64_t stride) {
+  for (int64_t i = 0; i < n; ++i) v[i * stride] = T(0) - v[i * stride];  // 0 - x: a zero stays +0
+}
+
+// The n x n column-major matrix's columns, each turned.
+template <class T>
+void orientColumns(std::vector<T>& columns, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) {
+    if (pointsBackwards(columns.data() + c * n, n, 1)) negate(columns.data() + c * n, n, 1);
+  }
+}
+
+// u (m x uc, column-major) and vt (vr x n): the first k singular pairs turn together, by u's column; u's further
+// columns and vt's further rows (mode A's completions of the bases) each by itself.
+template <class T>
+void orientSingularVectors(std::vector<T>& u, int64_t m, int64_t uc, std::vector<T>& vt, int64_t vr, int64_t n,
+                           int64_t k) {
+  for (int64_t i = 0; i < std::max(uc, vr); ++i) {
+    T* column = i < uc ? u.data() + i * m : nullptr;
+    T* row = i < vr ? vt.data() + i : nullptr;
+    if (i < k) {
+      if (pointsBackwards(column, m, 1)) {
+        negate(column, m, 1);
+        negate(row, n, vr);
+      }
+      continue;
+    }
+    if (column && pointsBackwards(column, m, 1)) negate(column, m, 1);
+    if (row && pointsBackwards(row, n, vr)) negate(row, n, vr);
+  }
+}
+
+// LAPACK and BLAS by element type: one name per routine for f32 and f64 (column-major, LAPACKE's _work forms: no
+// allocation, no NaN scan). A workspace query is the call with lwork = -1.
+constexpr int kCol = LAPACK_COL_MAJOR;
+lapack_int potrf(char uplo, lapack_int n, float* a) {
+  return LAPACKE_spotrf_work(kCol, uplo, n, a, std::max(1, n));
+}
+lapack_int potrf(char uplo, lapack_int n, double* a) {
+  return LAPACKE_dpotrf_work(kCol, uplo, n, a, std::max(1, n));
+}
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, lapack_int m, lapack_int n,
+          float alpha, const float* a, lapack_int lda, float* b) {
+  cblas_strsm(CblasColMajor, side, uplo, trans, diag, m, n, alpha, a, lda, b, std::max(1, m));
+}
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, lapack_int m, lapack_int n,
+          double alpha, const double* a, lapack_int lda, double* b) {
+  cblas_dtrsm(CblasColMajor, side, uplo, trans, diag, m, n, alpha, a, lda, b, std::max(1, m));
+}
+lapack_int getrf(lapack_int m, lapack_int n, float* a, lapack_int* ipiv) {
+  return LAPACKE_sgetrf_work(kCol, m, n, a, std::max(1, m), ipiv);
+}
+lapack_int getrf(lapack_int m, lapack_int n, double* a, lapack_int* ipiv) {
+  return LAPACKE_dgetrf_work(kCol, m, n, a, std::max(1, m), ipiv);
+}
+lapack_int geqrf(lapack_int m, lapack_int n, float* a, float* tau, float* work, lapack_int lwork) {
+  return LAPACKE_sgeqrf_work(kCol, m, n, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int geqrf(lapack_int m, lapack_int n, double* a, double* tau, double* work, lapack_int lwork) {
+  return LAPACKE_dgeqrf_work(kCol, m, n, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, float* a, const float* tau, float* work, lapack_int lwork) {
+  return LAPACKE_sorgqr_work(kCol, m, n, k, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, double* a, const double* tau, double* work,
+                 lapack_int lwork) {
+  return LAPACKE_dorgqr_work(kCol, m, n, k, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int syevd(char uplo, lapack_int n, float* a, float* w, float* work, lapack_int lwork, lapack_int* iwork,
+                 lapack_int liwork) {
+  return LAPACKE_ssyevd_work(kCol, 'V', uplo, n, a, std::max(1, n), w, work, lwork, iwork, liwork);
+}
+lapack_int syevd(char uplo, lapack_int n, double* a, double* w, double* work, lapack_int lwork, lapack_int* iwork,
+                 lapack_int liwork) {
+  return LAPACKE_dsyevd_work(kCol, 'V', uplo, n, a, std::max(1, n), w, work, lwork, iwork, liwork);
+}
+lapack_int gesdd(char jobz, lapack_int m, lapack_int n, float* a, float* s, float* u, float* vt, lapack_int ldvt,
+                 float* work, lapack_int lwork, lapack_int* iwork) {
+  return LAPACKE_sgesdd_work(kCol, jobz, m, n, a, std::max(1, m), s, u, std::max(1, m), vt, ldvt, work, lwork, iwork);
+}
+lapack_int gesdd(char jobz, lapack_int m, lapack_int n, double* a, double* s, double* u, double* vt, lapack_int ldvt,
+                 double* work, lapack_int lwork, lapack_int* iwork) {
+  return LAPACKE_dgesdd_work(kCol, jobz, m, n, a, std::max(1, m), s, u, std::max(1, m), vt, ldvt, work, lwork, iwork);
+}
+
+// `work` sized by the routine's answer to a workspace query (at least one element).
+template <class T>
+lapack_int workspace(T query) {
+  return std::max<lapack_int>(1, static_cast<lapack_int>(query));
+}
+
+template <class T>
+void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
+  const int64_t bd = call.batchDims;
+  const ArrayView& a = call.inputs[0];
+  const size_t r = static_cast<size_t>(bd);
+  const lapack_int rows = static_cast<lapack_int>(a.dims[r]);
+  const lapack_int cols = static_cast<lapack_int>(a.dims[r + 1]);
+  void* const* outs = buffers + call.inputs.size();
+  std::vector<T> matrix;
+  std::vector<T> other;
+  std::vector<T> work;
+  std::vector<lapack_int> iwork;
+  std::vector<lapack_int> pivots;
+  for (int64_t p = begin; p < end; ++p) {
+    gather<T>(a, buffers[0], batchOffset(a, bd, p), bd, matrix);
+    lapack_int info = 0;
+    switch (call.routine) {
+      case Routine::kPotrf:
+        if (rows > 0) info = potrf(call.uplo, rows, matrix.data());
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        storeInfo(call.outputs[1], outs[1], bd, p, info);
+        break;
+      case Routine::kTrsm: {
+        const ArrayView& b = call.inputs[1];
+        gather<T>(b, buffers[1], batchOffset(b, bd, p), bd, other);
+        const lapack_int m = static_cast<lapack_int>(b.dims[r]);
+        const lapack_int n = static_cast<lapack_int>(b.dims[r + 1]);
+        const T alpha = call.inputs.size() > 2 ? *static_cast<const T*>(buffers[2]) : T(1);
+        if (m > 0 && n > 0) {
+          trsm(call.side == 'R' ? CblasRight : CblasLeft, call.uplo == 'U' ? CblasUpper : CblasLower,
+               call.trans == 'N' ? CblasNoTrans : CblasTrans, call.diag == 'U' ? CblasUnit : CblasNonUnit, m, n, alpha,
+               matrix.data(), std::max<lapack_int>(1, rows), other.data());
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, other);
+        break;
+      }
+      case Routine::kGetrf: {
+        pivots.assign(static_cast<size_t>(std::min(rows, cols)), 0);
+        if (rows > 0 && cols > 0) info = getrf(rows, cols, matrix.data(), pivots.data());
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        const ArrayView& ipiv = call.outputs[1];
+        int32_t* out = static_cast<int32_t*>(outs[1]) + batchOffset(ipiv, bd, p);
+        for (size_t i = 0; i < pivots.size(); ++i) out[static_cast<int64_t>(i) * ipiv.strides[r]] = pivots[i];
+        storeInfo(call.outputs[2], outs[2], bd, p, info);
+        break;
+      }
+      case Routine::kGeqrf:
+        other.assign(static_cast<size_t>(std::min(rows, cols)), T(0));
+        if (rows > 0 && cols > 0) {
+          T query = 0;
+          geqrf(rows, cols, nullptr, nullptr, &query, -1);
+          work.resize(static_cast<size_t>(workspace(query)));
+          geqrf(rows, cols, matrix.data(), other.data(), work.data(), workspace(query));
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+        break;
+      case Routine::kOrgqr: {
+        const ArrayView& tau = call.inputs[1];
+        const lapack_int k = static_cast<lapack_int>(tau.dims[r]);
+        gather<T>(tau, buffers[1], batchOffset(tau, bd, p), bd, other);
+        if (rows > 0 && cols > 0) {
+          T query = 0;
+          orgqr(rows, cols, k, nullptr, nullptr, &query, -1);
+          work.resize(static_cast<size_t>(workspace(query)));
+          orgqr(rows, cols, k, matrix.data(), other.data(), work.data(), workspace(query));
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        break;
+      }
+      case Routine::kSyevd:
+        other.assign(static_cast<size_t>(rows), T(0));
+        if (rows > 0) {
+          T query = 0;
+          lapack_int iquery = 0;
+          syevd(call.uplo, rows, nullptr, nullptr, &query, -1, &iquery, -1);
+          work.resize(static_cast<size_t>(workspace(query)));
+          iwork.resize(static_cast<size_t>(std::max<lapack_int>(1, iquery)));
+          info = syevd(call.uplo, rows, matrix.data(), other.data(), work.data(), workspace(query), iwork.data(),
+                       static_cast<lapack_int>(iwork.size()));
+        }
+        if (info == 0) orientColumns(matrix, rows);
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+        storeInfo(call.outputs[2], outs[2], bd, p, info);
+        break;
+      case Routine::kGesdd: {
+        // a' is a unchanged (LAPACK's scratch otherwise: nothing a program may read).
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        const int64_t k = std::min(rows, cols);
+        const ArrayView& uView = call.outputs[2];
+        const ArrayView& vtView = call.outputs[3];
+        const lapack_int uc = static_cast<lapack_int>(uView.dims[r + 1]);
+        const lapack_int vr = static_cast<lapack_int>(vtView.dims[r]);
+        other.assign(static_cast<size_t>(k), T(0));
+        std::vector<T> u(static_cast<size_t>(rows) * static_cast<size_t>(uc), T(0));
+        std::vector<T> vt(static_cast<size_t>(vr) * static_cast<size_t>(cols), T(0));
+        if (k > 0) {
+          const lapack_int ldvt = std::max<lapack_int>(1, vr);
+          T query = 0;
+          iwork.resize(static_cast<size_t>(8 * k));
+          gesdd(call.jobz, rows, cols, nullptr, nullptr, nullptr, nullptr, ldvt, &query, -1, iwork.data());
+          work.resize(static_cast<size_t>(workspace(query)));
+          info = gesdd(call.jobz, rows, cols, matrix.data(), other.data(), u.data(), vt.data(), ldvt, work.data(),
+                       workspace(query), iwork.data());
+          if (call.jobz == 'N') {
+            std::fill(u.begin(), u.end(), T(0));
+            std::fill(vt.begin(), vt.end(), T(0));
+          } else if (info == 0) {
+            orientSingularVectors(u, rows, uc, vt, vr, cols, k);
+          }
+        }
+        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+        scatter<T>(uView, outs[2], batchOffset(uView, bd, p), bd, u);
+        scatter<T>(vtView, outs[3], batchOffset(vtView, bd, p), bd, vt);
+        storeInfo(call.outputs[4], outs[4], bd, p, info);
+        break;
+      }
+    }
+  }
+}
+
+// OpenBLAS (Debian's libopenblas, when it provides LAPACK and BLAS) starts its own threads for each call: on the
+// small matrices of a batch that costs more than it saves (an 8x8 syevd: 20 us with its threads, 9 us without), and
+// the batch is already split across FusionScope's workers. One thread per call; looked up by name, so the reference
+// LAPACK works as well.
+void singleThreadedBlas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    using SetThreads = void (*)(int);
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(1);
+  });
+}
+
+}  // namespace
+
+void solveProblems(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
+  singleThreadedBlas();
+  if (call.type == PrimitiveType::kF32) {
+    solve<float>(call, buffers, begin, end);
+  } else {
+    solve<double>(call, buffers, begin, end);
+  }
+}
+
+bool decodeCall(const int64_t* words, Call* call) {
+  if (words == nullptr || words[0] != kDescriptorMagic) return false;
+  call->routine = static_cast<Routine>(words[1]);
+  call->type = static_cast<PrimitiveType>(words[2]);
+  call->batchDims = words[3];
+  call->uplo = static_cast<char>(words[4]);
+  call->side = static_cast<char>(words[5]);
+  call->trans = static_cast<char>(words[6]);
+  call->diag = static_cast<char>(words[7]);
+  call->jobz = static_cast<char>(words[8]);
+  const int64_t inputs = words[9];
+  const int64_t outputs = words[10];
+  size_t at = 11;
+  auto take = [&]() {
+    ArrayView view;
+    view.type = static_cast<PrimitiveType>(words[at++]);
+    const int64_t rank = words[at++];
+    view.dims.assign(words + at, words + at + rank);
+    at += static_cast<size_t>(rank);
+    view.strides.assign(words + at, words + at + rank);
+    at += static_cast<size_t>(rank);
+    return view;
+  };
+  call->inputs.clear();
+  call->outputs.clear();
+  for (int64_t i = 0; i < inputs; ++i) call->inputs.push_back(take());
+  for (int64_t i = 0; i < outputs; ++i) call->outputs.push_back(take());
+  return true;
+}
+
+}  // namespace fusionscope::core::linalg
+
+extern "C" void fusionscope_linalg_run(const int64_t* descriptor, void* const* buffers, int64_t begin, int64_t end) {
+  using namespace fusionscope::core::linalg;
+  Call call;
+  if (!decodeCall(descriptor, &call)) return;
+  // Out of memory for scratch leaves the outputs as they were; nothing else can fail once callOf accepted the call.
+  try {
+    solveProblems(call, buffers, begin, end);
+  } catch (const std::bad_alloc&) {
+  }
+}
