@@ -485,7 +485,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   }
   // Rows [lo, hi) of the tile [j0, j0 + w), packed first when `pack`.
   auto tileRows = [&](llvm::Value* lo, llvm::Value* hi, llvm::Value* j0, int64_t w) {
-    if (!pack || !rowsShareBatch || rhsScratch != nullptr) {  // the scratch is already [k][n] at unit stride
+    if (!pack || !rowsShareBatch) {
       rowsOfTile(lo, hi, j0, w);
       return;
     }
