@@ -99,9 +99,9 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
     fmt::print(stderr, "{}: {}\n", args.input, artifact.message());
     return exitCodeFor(artifact.status(), kExitFailed);
   }
-  // An object that calls LAPACK links this build's runtime library: copied beside it when it was built for the
-  // object's architecture (this host's); for another, the runtime's one source file is built for it (docs/AOT.md).
-  std::string runtimeLibrary;
+  // An object that calls LAPACK links this build's runtime library: written beside it (with it, all or nothing) when
+  // it was built for the object's architecture (this host's); for another, the runtime's one source file is built
+  // for it (docs/AOT.md).
   if (artifact->callsLapack()) {
     const char* built = builtLinalgRuntimeLibrary();
     const bool sameArchitecture = artifact->triple.substr(0, artifact->triple.find('-')) == hostArchitecture();
@@ -111,19 +111,13 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
         fmt::print(stderr, "the LAPACK runtime library of this build: {}\n", bytes.message());
         return kExitFailed;
       }
-      runtimeLibrary = std::move(*bytes);
+      artifact->runtimeLibrary = std::move(*bytes);
     }
   }
   OutputDirectoryGuard directory(args.outputDir);
   if (Status s = core::writeAotArtifact(*artifact, args.outputDir); !s.ok()) {
     fmt::print(stderr, "{}\n", s.message());
     return kExitFailed;
-  }
-  if (!runtimeLibrary.empty()) {
-    if (Status s = writeFileAtomic(args.outputDir + "/libfusionscope_linalg.a", runtimeLibrary); !s.ok()) {
-      fmt::print(stderr, "{}\n", s.message());
-      return kExitFailed;
-    }
   }
   directory.keep();
   const std::string base = args.outputDir + "/" + artifact->baseName;
@@ -138,7 +132,7 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
   fmt::print("  link: c++ your_program.cpp {}.o {}\n", base, core::aotLinkFlags(*artifact));
   if (artifact->callsLapack()) {
     fmt::print("  LAPACK: {}\n",
-               !runtimeLibrary.empty()
+               !artifact->runtimeLibrary.empty()
                    ? fmt::format("libfusionscope_linalg.a (this build's) copied to {}", args.outputDir)
                    : fmt::format("build core/linalg/linalg_runtime.cpp for {} into "
                                  "libfusionscope_linalg.a, with that target's LAPACKE and BLAS "

@@ -459,8 +459,11 @@ Status writeAotArtifact(const AotArtifact& artifact, const std::string& director
   StatusOr<DirectoryLock> lock = lockDirectory(directory);
   if (!lock.ok()) return lock.status();
   const std::filesystem::path dir(directory);
-  return writeFilesAtomic({{(dir / (artifact.baseName + ".o")).string(), artifact.object},
-                           {(dir / (artifact.baseName + ".h")).string(), artifact.header}});
+  std::vector<FileContent> files = {{(dir / (artifact.baseName + ".o")).string(), artifact.object},
+                                    {(dir / (artifact.baseName + ".h")).string(), artifact.header}};
+  if (!artifact.runtimeLibrary.empty())
+    files.push_back({(dir / "libfusionscope_linalg.a").string(), artifact.runtimeLibrary});
+  return writeFilesAtomic(files);
 }
 
 }  // namespace fusionscope::core

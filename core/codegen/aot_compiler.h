@@ -41,6 +41,8 @@ struct AotArtifact {
   int64_t tempBytes = 0;            // temporaries (the class allocates them, or set_temp_buffer)
   std::vector<int64_t> argOffsets;  // where argument i lies in the arguments-and-results block
   std::vector<std::string> undefinedSymbols;
+  // Written beside the object as libfusionscope_linalg.a when set (the caller's copy of the LAPACK runtime).
+  std::string runtimeLibrary;
   // The object calls LAPACK (JAX's lapack_* custom calls) through fusionscope_linalg_run: it links with
   // libfusionscope_linalg.a (core/linalg/linalg_runtime.cpp) and the system's LAPACKE and BLAS.
   bool callsLapack() const;
@@ -53,7 +55,8 @@ std::string aotLinkFlags(const AotArtifact& artifact);
 // lower, on a class name that is not a C++ identifier path, and on an unknown target, CPU or feature.
 StatusOr<AotArtifact> compileAot(const HloModule& module, const AotOptions& options);
 
-// Writes DIR/NAME.h and DIR/NAME.o together (both or neither; DIR is created and locked while writing).
+// Writes DIR/NAME.h and DIR/NAME.o, and DIR/libfusionscope_linalg.a when runtimeLibrary is set, together (all or
+// none; DIR is created and locked while writing).
 Status writeAotArtifact(const AotArtifact& artifact, const std::string& directory);
 
 }  // namespace fusionscope::core

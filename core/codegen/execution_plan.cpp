@@ -770,9 +770,11 @@ const PlanStep* firstControlFlowStep(const ExecutionPlan& plan) {
   return firstIn(plan.steps);
 }
 
-// Every instruction of the module (fused computations and called ones included) whose value has an element type
-// codegen cannot hold, named before any planning: the user learns at once what does not run (`fft f, abs a ...
-// produce c64`), not the first instruction planning reaches.
+namespace {
+
+// Every instruction of the module (fused computations and called ones included) that reads or produces an element
+// type codegen cannot hold, named by opcode before any planning (`c64 (3 instructions: convert c, fft f, abs a)`):
+// the user learns at once what does not run, not only the first instruction planning reaches.
 Status checkElementTypes(const HloModule& module) {
   std::map<std::string, std::vector<std::string>> byType;  // type -> "opcode name"
   size_t count = 0;
@@ -811,6 +813,8 @@ Status checkElementTypes(const HloModule& module) {
                   "support: {}",
                   count, count == 1 ? "" : "s", fmt::join(parts, "; ")));
 }
+
+}  // namespace
 
 StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
   const HloComputation* entry = module.entry();
