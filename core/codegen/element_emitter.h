@@ -290,6 +290,10 @@ class ElementEmitter {
   // An L x L block held as L vectors of L lanes (row r = rows[r]; L a power of two) transposed: its columns, by
   // log2(L) rounds of two-input shuffles (rows i and i + s exchange their odd and even lane blocks of s).
   std::vector<llvm::Value*> transposeInRegisters(std::vector<llvm::Value*> rows);
+  // Copies the lanes x lanes block at `from` (its rows `fromStride` elements apart) transposed to `to` (rows
+  // `toStride` apart): lanes vector loads, transposeInRegisters, lanes vector stores.
+  void transposeBlock(llvm::Value* from, int64_t fromStride, llvm::Value* to, int64_t toStride, int64_t lanes,
+                      llvm::Type* type);
   // Copies the row-major [rows][columns] matrix at `from` (elements of `type`) transposed to the row-major
   // [columns][rows] matrix at `to`: whole L x L blocks (one vector register's lanes) loaded as rows, transposed in
   // registers and stored as rows, the edges element by element.
