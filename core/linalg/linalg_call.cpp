@@ -1,12 +1,7 @@
 #include "core/linalg/linalg_call.h"
 
-#include <cblas.h>
-#include <lapacke.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <cstring>
 #include <new>
 #include <optional>
 #include <string_view>
