@@ -532,8 +532,8 @@ int runRun(const RunCommands& args) {
   const core::ExecutionPlan& plan = executable.plan();
   fmt::print(human,
              "{}: {} kernels, {} buffers, peak {:.2f} MB ({:.2f} MB of temporaries without reuse); compiled in "
-             "{:.1f} ms on {} threads (LLVM O3 {:.1f} ms, code generation {:.1f} ms, summed over kernels), {} threads, "
-             "kernels blocked for {}-byte vectors\n",
+             "{:.1f} ms on {} threads (LLVM O3 {:.1f} ms, code generation {:.1f} ms, summed over kernels); kernels run "
+             "on {} threads, blocked for {}-byte vectors\n",
              plan.module, plan.kernels.size(), plan.buffers.size(), plan.peakBytes / 1e6,
              plan.temporaryBytesWithoutReuse / 1e6, executable.compileWallNs() / 1e6, executable.compileThreads(),
              optimizeNs / 1e6, jitNs / 1e6, executable.threadCount(), executable.vectorRegisterBytes());
