@@ -10,7 +10,7 @@
 namespace fusionscope::core {
 
 bool isSupportedElementType(PrimitiveType type) {
-  return elementByteSize(type) > 0;
+  return elementByteSize(type) > 0 && !isComplex(type);
 }
 
 int64_t elementByteSize(PrimitiveType type) {
@@ -27,7 +27,9 @@ int64_t elementByteSize(PrimitiveType type) {
     case PrimitiveType::kF32: return 4;
     case PrimitiveType::kS64:
     case PrimitiveType::kU64:
-    case PrimitiveType::kF64: return 8;
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC64: return 8;
+    case PrimitiveType::kC128: return 16;
     default: return 0;
   }
 }
@@ -40,6 +42,22 @@ StatusOr<std::vector<uint8_t>> valueToBytes(const Value& value) {
   }
   const int64_t count = value.elementCount();
   std::vector<uint8_t> bytes(static_cast<size_t>(count * width));
+  if (isComplex(type)) {
+    // (re, im) pairs of f32 (c64) or f64 (c128).
+    for (int64_t i = 0; i < count; ++i) {
+      const double parts[2] = {value.floatData()[static_cast<size_t>(i)], value.imagData()[static_cast<size_t>(i)]};
+      for (int p = 0; p < 2; ++p) {
+        uint8_t* at = bytes.data() + i * width + p * width / 2;
+        if (type == PrimitiveType::kC64) {
+          const auto f = static_cast<float>(parts[p]);
+          std::memcpy(at, &f, 4);
+        } else {
+          std::memcpy(at, &parts[p], 8);
+        }
+      }
+    }
+    return bytes;
+  }
   for (int64_t i = 0; i < count; ++i) {
     uint64_t bits = 0;
     if (type == PrimitiveType::kF32) {
@@ -71,6 +89,25 @@ StatusOr<Value> bytesToValue(const Shape& shape, const uint8_t* data, int64_t si
   const int64_t count = shape.elementCount();
   if (size < count * width) {
     return Status::error(fmt::format("buffer of {} bytes is too small for {}", size, shape.toString(false)));
+  }
+  if (isComplex(type)) {
+    std::vector<double> re(static_cast<size_t>(count));
+    std::vector<double> im(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      for (int p = 0; p < 2; ++p) {
+        const uint8_t* at = data + i * width + p * width / 2;
+        double part = 0;
+        if (type == PrimitiveType::kC64) {
+          float f = 0;
+          std::memcpy(&f, at, 4);
+          part = f;
+        } else {
+          std::memcpy(&part, at, 8);
+        }
+        (p == 0 ? re : im)[static_cast<size_t>(i)] = part;
+      }
+    }
+    return Value::complex(Shape(type, shape.dimensions()), std::move(re), std::move(im));
   }
   std::vector<double> floats;
   std::vector<int64_t> ints;

@@ -11,9 +11,10 @@ namespace fusionscope::core {
 
 class HloInstruction;
 
-// Element types codegen lowers: pred (one byte), s8..s64, u8..u64, f16, bf16, f32, f64.
+// Element types codegen lowers for every op: pred (one byte), s8..s64, u8..u64, f16, bf16, f32, f64 (c64 and c128
+// for the ops complexCodegenSupported names).
 bool isSupportedElementType(PrimitiveType type);
-// Bytes per element in memory (pred = 1); 0 for unsupported types.
+// Bytes per element in memory (pred = 1, c64 = 8: (re, im) f32 pairs, c128 = 16); 0 for types buffers cannot hold.
 int64_t elementByteSize(PrimitiveType type);
 
 // An evaluator Value (array) as raw little-endian bytes in row-major order, and back. Fail for tuples and

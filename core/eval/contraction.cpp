@@ -50,7 +50,11 @@ Status checkDims(const std::vector<int64_t>& dims, size_t rank, std::vector<bool
 Status checkContractionTypes(const Value& lhs, const Value& rhs, const Shape& shape) {
   FS_RETURN_IF_ERROR(expectArray(lhs, "lhs"));
   FS_RETURN_IF_ERROR(expectArray(rhs, "rhs"));
-  if (!isFloatingPoint(shape.elementType()) && (lhs.holdsFloats() || rhs.holdsFloats())) {
+  if (isComplex(shape.elementType()) != (lhs.holdsComplex() || rhs.holdsComplex())) {
+    return Status::error("complex and real operands and results do not mix in a dot");
+  }
+  if (!isFloatingPoint(shape.elementType()) && !isComplex(shape.elementType()) &&
+      (lhs.holdsFloats() || rhs.holdsFloats())) {
     return Status::error("an integer result needs integer operands");
   }
   return okStatus();
@@ -119,6 +123,28 @@ StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Valu
                                      dimensionsText(shape.dimensions())));
   }
   // Packed as [batch][m][k] and [batch][k][n]; each output sums its k products in increasing k.
+  if (isComplex(shape.elementType())) {
+    std::vector<double> ar = packDims(lhs.floatData().data(), l, lhsOrder);
+    std::vector<double> ai = packDims(lhs.imagData().data(), l, lhsOrder);
+    std::vector<double> br = packDims(rhs.floatData().data(), r, rhsOrder);
+    std::vector<double> bi = packDims(rhs.imagData().data(), r, rhsOrder);
+    std::vector<double> re(static_cast<size_t>(batch * m * n), 0.0);
+    std::vector<double> im(re.size(), 0.0);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t mi = 0; mi < m; ++mi) {
+        const int64_t o = (b * m + mi) * n;
+        for (int64_t ki = 0; ki < k; ++ki) {
+          const auto a = static_cast<size_t>((b * m + mi) * k + ki);
+          for (int64_t ni = 0; ni < n; ++ni) {
+            const auto c = static_cast<size_t>((b * k + ki) * n + ni);
+            re[static_cast<size_t>(o + ni)] += ar[a] * br[c] - ai[a] * bi[c];
+            im[static_cast<size_t>(o + ni)] += ar[a] * bi[c] + ai[a] * br[c];
+          }
+        }
+      }
+    }
+    return Value::complex(shape, std::move(re), std::move(im));
+  }
   if (isFloatingPoint(shape.elementType())) {
     std::vector<double> ld = asDoubles(lhs);
     std::vector<double> rd = asDoubles(rhs);

@@ -112,20 +112,36 @@ void copyBox(const T* src, int64_t srcBase, const std::vector<int64_t>& srcStrid
 
 // ---- typed access -----------------------------------------------------------------------------------
 
+// The imaginary parts of a complex array, a type apart from the real parts' double: a data-movement kernel's
+// fill(src, dst) runs once per part, and dataOf<T> then reads the same part of every other operand it uses.
+struct ImagPart {
+  double value;
+};
+
 template <class T>
 const T* dataOf(const Value& v) {
   if constexpr (std::is_same_v<T, double>) {
     return v.floatData().data();
+  } else if constexpr (std::is_same_v<T, ImagPart>) {
+    return reinterpret_cast<const ImagPart*>(v.imagData().data());
   } else {
     return v.intData().data();
   }
 }
 
 // Builds an array of `shape` whose storage type matches `like` (double for floating-point types, int64
-// otherwise) by calling fill(src, dst) with typed pointers: the common form of data-movement kernels.
+// otherwise, both parts of a complex one in turn) by calling fill(src, dst) with typed pointers: the common
+// form of data-movement kernels.
 template <class F>
 Value moveData(const Value& like, const Shape& shape, F&& fill) {
   auto n = static_cast<size_t>(shape.elementCount());
+  if (like.holdsComplex()) {
+    std::vector<double> real(n);
+    std::vector<double> imag(n);
+    fill(like.floatData().data(), real.data());
+    fill(dataOf<ImagPart>(like), reinterpret_cast<ImagPart*>(imag.data()));
+    return Value::complex(shape, std::move(real), std::move(imag));
+  }
   if (like.holdsFloats()) {
     std::vector<double> out(n);
     fill(like.floatData().data(), out.data());
@@ -278,6 +294,16 @@ StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands);
 StatusOr<Value> evalMap(const HloInstruction& inst, Operands operands, ElementFunction& function);
 
 StatusOr<Value> evalDot(const HloInstruction& inst, const Value& lhs, const Value& rhs);
+
+// ---- complex.cpp ------------------------------------------------------------------------------------
+
+// How the evaluator runs an instruction with a c64/c128 operand or result: not complex at all, by its usual kernel
+// (data movement, select and dot hold both parts), by evalComplex, or not at all (refused by opcode).
+enum class ComplexSupport { kNotComplex, kGeneric, kComplexKernel, kUnsupported };
+ComplexSupport complexSupport(const HloInstruction& inst);
+// Elementwise ops, convert, reduce (add or multiply reducers) and fft with complex operands or results.
+StatusOr<Value> evalComplex(const HloInstruction& inst, Operands operands);
+StatusOr<Value> evalFft(const HloInstruction& inst, const Value& operand);
 StatusOr<Value> evalConvolution(const HloInstruction& inst, const Value& lhs, const Value& rhs);
 StatusOr<Value> evalBatchNormTraining(const HloInstruction& inst, Operands operands);
 StatusOr<Value> evalBatchNormInference(const HloInstruction& inst, Operands operands);

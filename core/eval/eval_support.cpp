@@ -38,9 +38,6 @@ bool isTopKCustomCall(const HloInstruction& inst) {
 
 bool isEvaluableOpcode(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kComplex:
-    case HloOpcode::kReal:
-    case HloOpcode::kImag:
     case HloOpcode::kStochasticConvert: return false;
     default: break;
   }
@@ -60,6 +57,7 @@ bool isEvaluableOpcode(HloOpcode op) {
     case HloOpcode::kScatter:
     case HloOpcode::kSort:
     case HloOpcode::kTopK:
+    case HloOpcode::kFft:
     case HloOpcode::kCopy:
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
@@ -149,6 +147,8 @@ Status checkEvaluable(const HloModule& module) {
         ++opcodes[fmt::format("custom-call {}", inst->attributes().customCallTarget.value_or("?"))];
       } else if (!eval::isEvaluableOpcode(op)) {
         ++opcodes[std::string(inst->opcodeString())];
+      } else if (eval::complexSupport(*inst) == eval::ComplexSupport::kUnsupported) {
+        ++opcodes[fmt::format("{} (complex)", inst->opcodeString())];
       }
       forEachArrayShape(inst->shape(), [&](const Shape& shape) {
         if (!isEvaluableElementType(shape.elementType())) ++types[std::string(primitiveTypeName(shape.elementType()))];
@@ -434,6 +434,15 @@ Value randomValue(const Shape& shape, SplitMix64& rng) {
     for (double& v : values) v = static_cast<double>(rng.next() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
     return Value::floats(shape, std::move(values));
   }
+  if (isComplex(type)) {
+    std::vector<double> re(n);
+    std::vector<double> im(n);
+    for (size_t i = 0; i < n; ++i) {
+      re[i] = static_cast<double>(rng.next() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+      im[i] = static_cast<double>(rng.next() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    }
+    return Value::complex(shape, std::move(re), std::move(im));
+  }
   std::vector<int64_t> values(n);
   for (int64_t& v : values) v = static_cast<int64_t>(type == PrimitiveType::kPred ? rng.next() & 1 : rng.next() % 8);
   return Value::integers(shape, std::move(values));
@@ -526,20 +535,25 @@ std::string compareValues(const Value& expected, const Value& actual) {
     }
     return "";
   }
-  Tolerance tolerance = toleranceFor(type);
-  std::span<const double> e = expected.floatData();
-  std::span<const double> a = actual.floatData();
-  for (size_t i = 0; i < e.size(); ++i) {
-    double x = e[i];
-    double y = a[i];
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (x == y) continue;
-    bool close = std::isfinite(x) && std::isfinite(y) &&
-                 std::fabs(x - y) <= tolerance.absolute + tolerance.relative * std::fabs(x);
-    if (!close) {
-      return fmt::format("element {}: {} vs {} (tolerance {} relative, {} absolute)",
-                         indexText(shape, static_cast<int64_t>(i)), elementText(type, x), elementText(type, y),
-                         tolerance.relative, tolerance.absolute);
+  Tolerance tolerance = toleranceFor(complexPartType(type));
+  // A complex array compares its real parts, then its imaginary parts, each as the part type.
+  for (int part = 0; part < (expected.holdsComplex() ? 2 : 1); ++part) {
+    std::span<const double> e = part == 0 ? expected.floatData() : expected.imagData();
+    std::span<const double> a = part == 0 ? actual.floatData() : actual.imagData();
+    if (a.size() != e.size()) return "complex and real values compared";
+    for (size_t i = 0; i < e.size(); ++i) {
+      double x = e[i];
+      double y = a[i];
+      if (std::isnan(x) && std::isnan(y)) continue;
+      if (x == y) continue;
+      bool close = std::isfinite(x) && std::isfinite(y) &&
+                   std::fabs(x - y) <= tolerance.absolute + tolerance.relative * std::fabs(x);
+      if (!close) {
+        return fmt::format("element {}{}: {} vs {} (tolerance {} relative, {} absolute)",
+                           indexText(shape, static_cast<int64_t>(i)), part == 0 ? "" : " (imaginary part)",
+                           elementText(complexPartType(type), x), elementText(complexPartType(type), y),
+                           tolerance.relative, tolerance.absolute);
+      }
     }
   }
   return "";

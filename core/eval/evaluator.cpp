@@ -258,6 +258,13 @@ class Evaluator {
       return Status::error(fmt::format("{} takes {} operand(s), got {}", inst.opcodeString(), count, operands.size()));
     };
     HloOpcode op = inst.opcode();
+    switch (eval::complexSupport(inst)) {
+      case eval::ComplexSupport::kComplexKernel: return eval::evalComplex(inst, operands);
+      case eval::ComplexSupport::kUnsupported:
+        return Status::error(
+            fmt::format("{} of complex values is not supported by the evaluator", inst.opcodeString()));
+      default: break;
+    }
     switch (op) {
       case HloOpcode::kConstant: {
         auto it = m_constants.find(&inst);

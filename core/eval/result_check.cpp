@@ -1,6 +1,7 @@
 #include "core/eval/result_check.h"
 
 #include <cmath>
+#include <complex>
 #include <limits>
 
 #include <fmt/format.h>
@@ -30,6 +31,24 @@ void outputNames(const HloInstruction& root, const std::string& prefix, std::vec
   } else {
     out.push_back(prefix + root.name());
   }
+}
+
+// Element i of an array as a complex number (the imaginary part 0 for real arrays): complex outputs are checked by
+// the distance between the two complex numbers.
+std::complex<double> elementAt(const Value& v, int64_t i) {
+  if (v.holdsComplex()) {
+    if (i < 0 || i >= v.elementCount()) return 0;
+    return {v.floatData()[static_cast<size_t>(i)], v.imagData()[static_cast<size_t>(i)]};
+  }
+  return v.doubleAt(i);
+}
+
+bool isNan(std::complex<double> z) {
+  return std::isnan(z.real()) || std::isnan(z.imag());
+}
+
+bool isFinite(std::complex<double> z) {
+  return std::isfinite(z.real()) && std::isfinite(z.imag());
 }
 
 // Bound = kSpreadFactor x the larger of the element's largest distance over the samples and its output's typical
@@ -74,26 +93,25 @@ StatusOr<ResultBounds> resultBounds(const HloModule& module, const std::vector<V
         return Status::error("the noisy evaluation changed an output's size");
       }
       for (size_t i = 0; i < spread[o].size(); ++i) {
-        const double e = reference[o]->doubleAt(static_cast<int64_t>(i));
-        const double n = outputs[o]->doubleAt(static_cast<int64_t>(i));
+        const std::complex<double> e = elementAt(*reference[o], static_cast<int64_t>(i));
+        const std::complex<double> n = elementAt(*outputs[o], static_cast<int64_t>(i));
         counted[o] += 1;
-        if (e == n || (std::isnan(e) && std::isnan(n))) continue;
-        const double distance =
-            std::isfinite(e) && std::isfinite(n) ? std::fabs(e - n) : std::numeric_limits<double>::infinity();
+        if (e == n || (isNan(e) && isNan(n))) continue;
+        const double distance = isFinite(e) && isFinite(n) ? std::abs(e - n) : std::numeric_limits<double>::infinity();
         spread[o][i] = std::max(spread[o][i], distance);
         if (std::isfinite(distance)) squares[o] += distance * distance;
       }
     }
   }
   for (size_t o = 0; o < reference.size(); ++o) {
-    const PrimitiveType type = reference[o]->elementType();
+    const PrimitiveType type = complexPartType(reference[o]->elementType());
     // Three samples say little about one element's spread (all three can fall near its centre), so no element's
     // bound is below the output's typical one: the root mean square distance over all its elements and samples.
     const double typical = counted[o] > 0 ? std::sqrt(squares[o] / counted[o]) : 0.0;
     std::vector<double> bound(spread[o].size());
     for (size_t i = 0; i < bound.size(); ++i) {
       bound[i] = kSpreadFactor * std::max(spread[o][i], typical) +
-                 eval::ulpOf(type, reference[o]->doubleAt(static_cast<int64_t>(i)));
+                 eval::ulpOf(type, std::abs(elementAt(*reference[o], static_cast<int64_t>(i))));
     }
     result.bounds.push_back(
         Value::floats(Shape(PrimitiveType::kF64, reference[o]->shape().dimensions()), std::move(bound)));
@@ -120,17 +138,21 @@ std::vector<OutputCheck> checkResult(const ResultBounds& bounds, const Value& ex
     }
     std::span<const double> bound = bounds.bounds[o].floatData();
     for (size_t i = 0; i < bound.size(); ++i) {
-      const double x = e[o]->doubleAt(static_cast<int64_t>(i));
-      const double y = a[o]->doubleAt(static_cast<int64_t>(i));
-      if (std::isfinite(x)) check.maxAbs = std::max(check.maxAbs, std::fabs(x));
+      const std::complex<double> x = elementAt(*e[o], static_cast<int64_t>(i));
+      const std::complex<double> y = elementAt(*a[o], static_cast<int64_t>(i));
+      if (isFinite(x)) check.maxAbs = std::max(check.maxAbs, std::abs(x));
       if (std::isfinite(bound[i])) check.bound = std::max(check.bound, bound[i]);
-      if (x == y || (std::isnan(x) && std::isnan(y))) continue;
-      const bool finite = std::isfinite(x) && std::isfinite(y);
-      const double error = finite ? std::fabs(x - y) : std::numeric_limits<double>::infinity();
+      if (x == y || (isNan(x) && isNan(y))) continue;
+      const bool finite = isFinite(x) && isFinite(y);
+      const double error = finite ? std::abs(x - y) : std::numeric_limits<double>::infinity();
       if (finite) check.maxError = std::max(check.maxError, error);
       if (error <= bound[i]) continue;
       if (check.failures++ == 0) {
-        check.firstFailure = fmt::format("element {} (linear): {} vs {}, bound {:.3g}", i, x, y, bound[i]);
+        check.firstFailure =
+            a[o]->holdsComplex()
+                ? fmt::format("element {} (linear): ({}, {}) vs ({}, {}), bound {:.3g}", i, x.real(), x.imag(),
+                              y.real(), y.imag(), bound[i])
+                : fmt::format("element {} (linear): {} vs {}, bound {:.3g}", i, x.real(), y.real(), bound[i]);
       }
     }
     checks.push_back(std::move(check));

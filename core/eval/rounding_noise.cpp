@@ -94,8 +94,9 @@ NoiseClass noiseClassOf(const HloInstruction& inst) {
     default: break;
   }
   if (linalg::isLapackCustomCall(inst)) return NoiseClass::kBackwardStable;
+  if (inst.opcode() == HloOpcode::kFft) return NoiseClass::kFft;
   const Shape& shape = inst.shape();
-  if (!shape.isArray() || !isFloatingPoint(shape.elementType())) return NoiseClass::kExact;
+  if (!shape.isArray() || !isFloatingPoint(complexPartType(shape.elementType()))) return NoiseClass::kExact;
   switch (inst.opcode()) {
     case HloOpcode::kDot:
     case HloOpcode::kConvolution: return NoiseClass::kSum;
@@ -128,14 +129,80 @@ StatusOr<Value> evaluateOnMapped(Operands operands, const std::function<StatusOr
       changed.push_back(*operand);
       continue;
     }
+    const Shape& shape = operand->shape();
+    if (operand->holdsComplex()) {
+      // Complex operands are changed through their magnitudes (and become real numbers of that size).
+      std::vector<double> data(static_cast<size_t>(operand->elementCount()));
+      for (size_t i = 0; i < data.size(); ++i) data[i] = std::hypot(operand->floatData()[i], operand->imagData()[i]);
+      change(data);
+      changed.push_back(Value::complex(shape, std::move(data), std::vector<double>(operand->imagData().size(), 0.0)));
+      continue;
+    }
     std::vector<double> data(operand->floatData().begin(), operand->floatData().end());
     change(data);
-    const Shape& shape = operand->shape();
     changed.push_back(Value::floats(widen ? Shape(PrimitiveType::kF64, shape.dimensions()) : shape, std::move(data)));
   }
   std::vector<const Value*> pointers;
   for (const Value& value : changed) pointers.push_back(&value);
   return evaluateOn(Operands(pointers.data(), pointers.size()));
+}
+
+// fft results and complex results of the other classes (the header's rules).
+Status addComplexNoise(const HloInstruction& inst, NoiseClass kind, Operands operands, Value& value, NoiseStream& noise,
+                       const std::function<StatusOr<Value>(Operands)>& evaluateOn) {
+  const PrimitiveType part = complexPartType(value.elementType());
+  const double roundoff = part == PrimitiveType::kF64 ? 0x1p-53 : kF32Roundoff;
+  std::vector<double> re(value.floatData().begin(), value.floatData().end());
+  std::vector<double> im(value.imagData().begin(), value.imagData().end());
+  const bool complexResult = value.holdsComplex();
+  auto magnitude = [&](size_t i) { return complexResult ? std::hypot(re[i], im[i]) : std::fabs(re[i]); };
+  // spread(i): how far each part of element i may move.
+  std::function<double(size_t)> spread;
+  std::vector<double> s;
+  double fftSpread = 0;
+  if (kind == NoiseClass::kFft) {
+    double points = 1;
+    const std::vector<int64_t>& dims = (complexResult ? inst.operand(0)->shape() : inst.shape()).dimensions();
+    StatusOr<std::vector<int64_t>> lengths = rawIntList(inst, "fft_length", std::vector<int64_t>{});
+    if (lengths.ok()) {
+      for (int64_t n : *lengths) points *= static_cast<double>(n);
+    } else if (!dims.empty()) {
+      points = static_cast<double>(dims.back());
+    }
+    double squares = 0;
+    size_t finite = 0;
+    for (size_t i = 0; i < re.size(); ++i) {
+      const double m = magnitude(i);
+      if (std::isfinite(m)) {
+        squares += m * m;
+        ++finite;
+      }
+    }
+    const double rms = finite > 0 ? std::sqrt(squares / static_cast<double>(finite)) : 0.0;
+    fftSpread = (std::log2(std::max(points, 2.0)) + 1) * roundoff * rms;
+    spread = [&](size_t) { return fftSpread; };
+  } else if (kind == NoiseClass::kSum) {
+    StatusOr<Value> scale = evaluateOnMapped(operands, evaluateOn, /*widen=*/false, [](std::vector<double>& data) {
+      for (double& x : data) x = std::fabs(x);
+    });
+    if (!scale.ok()) return scale.status();
+    if (!scale->isArray() || scale->floatData().size() != re.size()) return okStatus();
+    s.assign(scale->floatData().begin(), scale->floatData().end());
+    const double factor = std::sqrt(static_cast<double>(termsPerElement(inst)) + 1.0) * roundoff;
+    spread = [&s, factor](size_t i) { return factor * std::fabs(s[i]); };
+  } else {
+    const double ulps = kind == NoiseClass::kRounded ? 2 : 8;
+    spread = [&, ulps](size_t i) { return ulps * ulpOf(part, magnitude(i)); };
+  }
+  for (size_t i = 0; i < re.size(); ++i) {
+    const double d = spread(i);
+    if (!std::isfinite(d)) continue;
+    if (std::isfinite(re[i])) re[i] += noise.uniform() * d;
+    if (complexResult && std::isfinite(im[i])) im[i] += noise.uniform() * d;
+  }
+  value = complexResult ? Value::complex(value.shape(), std::move(re), std::move(im))
+                        : Value::floats(value.shape(), std::move(re));
+  return okStatus();
 }
 
 }  // namespace
@@ -234,6 +301,8 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
     return okStatus();
   }
   if (kind == NoiseClass::kExact || !value.isArray() || !value.holdsFloats()) return okStatus();
+  if (kind == NoiseClass::kFft || value.holdsComplex())
+    return addComplexNoise(inst, kind, operands, value, noise, evaluateOn);
   const PrimitiveType type = value.elementType();
   std::vector<double> data(value.floatData().begin(), value.floatData().end());
   if (kind == NoiseClass::kSum) {

@@ -25,16 +25,23 @@
 //   - a LAPACK call (Cholesky, LU, QR, triangular solve, symmetric eigensolver): backward stable, so its result is
 //     the exact result for operands moved by a little; the op is evaluated again on its floating-point operands, each
 //     element moved by up to sqrt(n + 1) * u * S, random sign, n the matrix order (the sums inside it, as a random
-//     walk; (n + 1) * u for the eigensolver and the SVD, LAPACK's own p(n) * u bound, which their vectors reach), S = max(|x|, the operand's root mean square) for Cholesky, LU and triangular solves, a row's norm
-//     (rms * sqrt(n)) for QR, the eigensolver and the SVD (normwise backward errors); how far that moves the result
-//     is the problem's conditioning, which the spread then shows; eigenvalues and singular values also move by up to
-//     sqrt(n + 1) * u * their largest magnitude (a backward error of that 2-norm moves them by as much; a random one
-//     by less);
+//     walk; (n + 1) * u for the eigensolver and the SVD, LAPACK's own p(n) * u bound, which their vectors reach), S =
+//     max(|x|, the operand's root mean square) for Cholesky, LU and triangular solves, a row's norm (rms * sqrt(n)) for
+//     QR, the eigensolver and the SVD (normwise backward errors); how far that moves the result is the problem's
+//     conditioning, which the spread then shows; eigenvalues and singular values also move by up to sqrt(n + 1) * u *
+//     their largest magnitude (a backward error of that 2-norm moves them by as much; a random one by less);
 //   - batch norm (one op here, a mean, a variance and a scaling when compiled): per output array, up to
-//     sqrt(N + 1) * 2^-24 * its largest magnitude, N the elements per feature.
+//     sqrt(N + 1) * 2^-24 * its largest magnitude, N the elements per feature;
+//   - fft: FFTW's error grows as O(log N) u times the transform's root mean square (Cooley-Tukey's bound; measured
+//     errors are near sqrt(log N) u rms): each part moved by up to (log2 N + 1) * u * the output's root mean square
+//     magnitude, N the points of one transform;
+//   - complex elementwise results: each part moved by as much as the class asks of a real result, in ulps of the
+//     element's magnitude |z| (a complex product's parts are sums that may cancel: their error is relative to |z|,
+//     not to themselves), 2 ulps for a rounded op, 8 for vector math; a complex sum's parts by the sum's rule with
+//     S the same sum over the operands' magnitudes.
 namespace fusionscope::core::eval {
 
-enum class NoiseClass { kExact, kRounded, kVectorMath, kSum, kNormalization, kBackwardStable };
+enum class NoiseClass { kExact, kRounded, kVectorMath, kSum, kNormalization, kBackwardStable, kFft };
 
 // The spacing of `type`'s numbers at `x` (one ulp, subnormals included); 0 for integer types and non-finite x.
 double ulpOf(PrimitiveType type, double x);

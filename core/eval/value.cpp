@@ -12,8 +12,14 @@
 namespace fusionscope::core {
 
 bool isEvaluableElementType(PrimitiveType type) {
-  if (type == PrimitiveType::kPred || isInteger(type)) return true;
+  if (type == PrimitiveType::kPred || isInteger(type) || isComplex(type)) return true;
   return isFloatingPoint(type) && eval::floatFormat(type) != nullptr;
+}
+
+PrimitiveType complexPartType(PrimitiveType type) {
+  if (type == PrimitiveType::kC64) return PrimitiveType::kF32;
+  if (type == PrimitiveType::kC128) return PrimitiveType::kF64;
+  return type;
 }
 
 double roundToFloatType(PrimitiveType type, double value) {
@@ -36,6 +42,19 @@ Value Value::floats(Shape shape, std::vector<double> values) {
   return v;
 }
 
+Value Value::complex(Shape shape, std::vector<double> real, std::vector<double> imag) {
+  Value v;
+  shape.clearLayout();
+  if (complexPartType(shape.elementType()) == PrimitiveType::kF32) {
+    for (double& x : real) x = eval::roundFloat(PrimitiveType::kF32, x);
+    for (double& x : imag) x = eval::roundFloat(PrimitiveType::kF32, x);
+  }
+  v.m_shape = std::move(shape);
+  v.m_floats = std::make_shared<const std::vector<double>>(std::move(real));
+  v.m_imag = std::make_shared<const std::vector<double>>(std::move(imag));
+  return v;
+}
+
 Value Value::integers(Shape shape, std::vector<int64_t> values) {
   Value v;
   shape.clearLayout();
@@ -51,6 +70,7 @@ Value Value::integers(Shape shape, std::vector<int64_t> values) {
 Value Value::fromDoubles(Shape shape, const std::vector<double>& values) {
   PrimitiveType type = shape.elementType();
   if (isFloatingPoint(type)) return floats(std::move(shape), values);
+  if (isComplex(type)) return complex(std::move(shape), values, std::vector<double>(values.size(), 0.0));
   std::vector<int64_t> ints(values.size());
   for (size_t i = 0; i < values.size(); ++i) ints[i] = eval::floatToInteger(type, values[i]);
   return integers(std::move(shape), std::move(ints));
@@ -70,6 +90,7 @@ Value Value::zeros(const Shape& shape) {
   if (!shape.isArray()) return token();
   size_t n = static_cast<size_t>(shape.elementCount());
   if (isFloatingPoint(shape.elementType())) return floats(shape, std::vector<double>(n, 0.0));
+  if (isComplex(shape.elementType())) return complex(shape, std::vector<double>(n, 0.0), std::vector<double>(n, 0.0));
   return integers(shape, std::vector<int64_t>(n, 0));
 }
 
@@ -103,6 +124,19 @@ StatusOr<Value> Value::fromLiteral(const Literal& literal) {
     return Status::error(fmt::format("unsupported constant type {}", shape.toString(false)));
   }
   size_t n = static_cast<size_t>(shape.elementCount());
+  if (isComplex(shape.elementType())) {
+    // Complex literals hold (re, im) pairs, one after the other.
+    if (literal.kind() != Literal::Kind::kFloat || literal.floatValues().size() != 2 * n) {
+      return Status::error("constant has the wrong number of values");
+    }
+    std::vector<double> real(n);
+    std::vector<double> imag(n);
+    for (size_t i = 0; i < n; ++i) {
+      real[i] = literal.floatValues()[2 * i];
+      imag[i] = literal.floatValues()[2 * i + 1];
+    }
+    return complex(shape, std::move(real), std::move(imag));
+  }
   bool floating = isFloatingPoint(shape.elementType());
   if (literal.kind() == Literal::Kind::kFloat) {
     if (literal.floatValues().size() != n) return Status::error("constant has the wrong number of values");
@@ -125,6 +159,11 @@ int64_t Value::elementCount() const {
 std::span<const double> Value::floatData() const {
   if (!m_floats) return {};
   return {m_floats->data(), m_floats->size()};
+}
+
+std::span<const double> Value::imagData() const {
+  if (!m_imag) return {};
+  return {m_imag->data(), m_imag->size()};
 }
 
 std::span<const int64_t> Value::intData() const {
@@ -160,17 +199,28 @@ Value Value::withShape(Shape shape) const {
 
 namespace {
 
+void appendFloat(std::string& out, PrimitiveType type, double x) {
+  if (std::isnan(x)) {
+    out += "nan";  // the sign of a NaN carries no meaning here
+  } else if (type == PrimitiveType::kF64 || type == PrimitiveType::kC128) {
+    fmt::format_to(std::back_inserter(out), "{}", x);
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<float>(x));
+  }
+}
+
 void appendElement(std::string& out, const Value& value, int64_t i) {
   PrimitiveType type = value.elementType();
+  if (value.holdsComplex()) {
+    out += '(';
+    appendFloat(out, type, value.floatData()[static_cast<size_t>(i)]);
+    out += ", ";
+    appendFloat(out, type, value.imagData()[static_cast<size_t>(i)]);
+    out += ')';
+    return;
+  }
   if (value.holdsFloats()) {
-    double x = value.floatData()[static_cast<size_t>(i)];
-    if (std::isnan(x)) {
-      out += "nan";  // the sign of a NaN carries no meaning here
-    } else if (type == PrimitiveType::kF64) {
-      fmt::format_to(std::back_inserter(out), "{}", x);
-    } else {
-      fmt::format_to(std::back_inserter(out), "{}", static_cast<float>(x));
-    }
+    appendFloat(out, type, value.floatData()[static_cast<size_t>(i)]);
     return;
   }
   int64_t x = value.intData()[static_cast<size_t>(i)];

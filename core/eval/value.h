@@ -21,13 +21,16 @@ class Literal;
 // zero-extended for unsigned ones, u64 as its bit pattern, pred 0 or 1). The constructors establish that
 // invariant by rounding or wrapping what they are given. Array data is immutable and shared, so copies
 // are cheap and a reshape shares the elements of its operand. Layouts are dropped: only logical order
-// matters.
+// matters. Complex elements (c64, c128) are two arrays of doubles, the real parts (floatData) and the imaginary
+// parts (imagData), each exactly a number of the part type (f32 for c64, f64 for c128).
 class Value {
  public:
   Value() = default;  // the empty tuple
 
   static Value floats(Shape shape, std::vector<double> values);     // rounds to the element type
   static Value integers(Shape shape, std::vector<int64_t> values);  // wraps to the element type
+  // A c64 or c128 array from its real and imaginary parts (each rounded to the part type).
+  static Value complex(Shape shape, std::vector<double> real, std::vector<double> imag);
   // Element values given as doubles, converted as `convert` would (works for every array type).
   static Value fromDoubles(Shape shape, const std::vector<double>& values);
   static Value scalar(PrimitiveType type, double value);
@@ -50,7 +53,10 @@ class Value {
   int64_t elementCount() const;
   // True when the elements are held as doubles (floating-point element types).
   bool holdsFloats() const { return m_floats != nullptr; }
-  std::span<const double> floatData() const;  // empty unless holdsFloats()
+  std::span<const double> floatData() const;  // empty unless holdsFloats(); complex: the real parts
+  // True for complex arrays (holdsFloats() is true too); imagData() is then the imaginary parts, else empty.
+  bool holdsComplex() const { return m_imag != nullptr; }
+  std::span<const double> imagData() const;
   std::span<const int64_t> intData() const;   // empty for floating-point and non-array values
   // Element `linear` (row-major) of an array as a double or an int64 (floats truncate toward zero,
   // saturating; NaN reads as 0). Out-of-range indices read 0.
@@ -73,12 +79,16 @@ class Value {
   Shape m_shape;
   std::shared_ptr<const std::vector<double>> m_floats;
   std::shared_ptr<const std::vector<int64_t>> m_ints;
+  std::shared_ptr<const std::vector<double>> m_imag;  // complex arrays only
   std::vector<Value> m_elements;
 };
 
 // Element types the evaluator can hold: pred, every integer width, f16, bf16, f32, f64 and the IEEE-like
-// or "fn"/"fnuz" 8-bit floats. Complex, 4-bit and e8m0 floats are not.
+// or "fn"/"fnuz" 8-bit floats, c64 and c128. 4-bit and e8m0 floats are not.
 bool isEvaluableElementType(PrimitiveType type);
+
+// The type of a complex type's parts: f32 for c64, f64 for c128 (the type itself for any other).
+PrimitiveType complexPartType(PrimitiveType type);
 
 // `value` rounded to nearest-even in `type` (identity for f64, overflow to infinity or, for formats
 // without infinities, NaN). Only for floating-point types.

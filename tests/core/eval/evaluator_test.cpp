@@ -646,13 +646,13 @@ TEST(ModuleEvalTest, ShardingAnnotationsAreTheIdentity) {
 TEST(ModuleEvalTest, UnsupportedElementTypesAndElidedConstants) {
   StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(R"(
     ENTRY e {
-      x = c64[2] parameter(0)
+      x = f4e2m1fn[2] parameter(0)
       k = f32[3] constant({...})
-      ROOT t = (c64[2], f32[3]) tuple(x, k)
+      ROOT t = (f4e2m1fn[2], f32[3]) tuple(x, k)
     })");
   ASSERT_TRUE(module.ok()) << module.message();
   EXPECT_EQ(checkEvaluable(**module).message(),
-            "cannot evaluate: unsupported element type(s) c64 (2); elided constant(s) (1)");
+            "cannot evaluate: unsupported element type(s) f4e2m1fn (2); elided constant(s) (1)");
 }
 
 TEST(ModuleEvalTest, SupportedModuleIsEvaluable) {
