@@ -99,16 +99,16 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
     fmt::print(stderr, "{}: {}\n", args.input, artifact.message());
     return exitCodeFor(artifact.status(), kExitFailed);
   }
-  // An object that calls LAPACK links this build's runtime library: written beside it (with it, all or nothing) when
-  // it was built for the object's architecture (this host's); for another, the runtime's one source file is built
+  // An object that calls LAPACK or FFTW links this build's runtime library: written beside it (with it, all or nothing)
+  // when it was built for the object's architecture (this host's); for another, the runtime's one source file is built
   // for it (docs/AOT.md).
-  if (artifact->callsLapack()) {
+  if (artifact->callsRuntimeLibrary()) {
     const char* built = builtLinalgRuntimeLibrary();
     const bool sameArchitecture = artifact->triple.substr(0, artifact->triple.find('-')) == hostArchitecture();
     if (built != nullptr && sameArchitecture) {
       StatusOr<std::string> bytes = readFile(built);
       if (!bytes.ok()) {
-        fmt::print(stderr, "the LAPACK runtime library of this build: {}\n", bytes.message());
+        fmt::print(stderr, "the LAPACK and FFT runtime library of this build: {}\n", bytes.message());
         return kExitFailed;
       }
       artifact->runtimeLibrary = std::move(*bytes);
@@ -130,12 +130,12 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
                                              ? std::string("nothing outside itself")
                                              : fmt::format("{}", fmt::join(artifact->undefinedSymbols, " ")));
   fmt::print("  link: c++ your_program.cpp {}.o {}\n", base, core::aotLinkFlags(*artifact));
-  if (artifact->callsLapack()) {
-    fmt::print("  LAPACK: {}\n",
+  if (artifact->callsRuntimeLibrary()) {
+    fmt::print("  {}: {}\n", artifact->callsLapack() ? (artifact->callsFft() ? "LAPACK and FFTW" : "LAPACK") : "FFTW",
                !artifact->runtimeLibrary.empty()
                    ? fmt::format("libfusionscope_linalg.a (this build's) copied to {}", args.outputDir)
-                   : fmt::format("build core/linalg/linalg_runtime.cpp for {} into "
-                                 "libfusionscope_linalg.a, with that target's LAPACKE and BLAS "
+                   : fmt::format("build core/linalg/linalg_runtime.cpp and fft_runtime.cpp for {} into "
+                                 "libfusionscope_linalg.a, with that target's LAPACKE and BLAS, and FFTW "
                                  "(docs/AOT.md)",
                                  artifact->triple));
   }

@@ -451,8 +451,16 @@ bool AotArtifact::callsLapack() const {
          undefinedSymbols.end();
 }
 
+bool AotArtifact::callsFft() const {
+  return std::find(undefinedSymbols.begin(), undefinedSymbols.end(), "fusionscope_fft_run") != undefinedSymbols.end();
+}
+
 std::string aotLinkFlags(const AotArtifact& artifact) {
-  return artifact.callsLapack() ? "libfusionscope_linalg.a -llapacke -llapack -lblas -lm" : "-lm";
+  if (!artifact.callsRuntimeLibrary()) return "-lm";
+  std::string flags = "libfusionscope_linalg.a";
+  if (artifact.callsLapack()) flags += " -llapacke -llapack -lblas";
+  if (artifact.callsFft()) flags += " -lfftw3f -lfftw3";
+  return flags + " -lm";
 }
 
 Status writeAotArtifact(const AotArtifact& artifact, const std::string& directory) {

@@ -41,14 +41,18 @@ struct AotArtifact {
   int64_t tempBytes = 0;            // temporaries (the class allocates them, or set_temp_buffer)
   std::vector<int64_t> argOffsets;  // where argument i lies in the arguments-and-results block
   std::vector<std::string> undefinedSymbols;
-  // Written beside the object as libfusionscope_linalg.a when set (the caller's copy of the LAPACK runtime).
+  // Written beside the object as libfusionscope_linalg.a when set (the caller's copy of the LAPACK and FFT runtime).
   std::string runtimeLibrary;
-  // The object calls LAPACK (JAX's lapack_* custom calls) through fusionscope_linalg_run: it links with
-  // libfusionscope_linalg.a (core/linalg/linalg_runtime.cpp) and the system's LAPACKE and BLAS.
+  // The object calls LAPACK (JAX's lapack_* custom calls) through fusionscope_linalg_run, or FFTW (HLO's fft)
+  // through fusionscope_fft_run: it links with libfusionscope_linalg.a (core/linalg/linalg_runtime.cpp,
+  // fft_runtime.cpp) and the system's LAPACKE and BLAS, or FFTW.
   bool callsLapack() const;
+  bool callsFft() const;
+  bool callsRuntimeLibrary() const { return callsLapack() || callsFft(); }
 };
 
-// The link flags beside the object: `-lm`, or for an object that calls LAPACK the runtime library and LAPACK's.
+// The link flags beside the object: `-lm`, or for an object that calls LAPACK or FFTW the runtime library and those
+// libraries'.
 std::string aotLinkFlags(const AotArtifact& artifact);
 
 // Compiles the module (after its pipeline) ahead of time. Fails with the instruction's name on what codegen cannot

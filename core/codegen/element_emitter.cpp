@@ -34,7 +34,7 @@ llvm::Value* ElementEmitter::fail(const HloInstruction* instruction, const std::
     m_status =
         Status::error(fmt::format("{}: cannot lower {} ({})", instruction->name(), instruction->opcodeString(), why));
   }
-  return llvm::PoisonValue::get(computeType(isSupportedElementType(instruction->shape().elementType())
+  return llvm::PoisonValue::get(computeType(elementByteSize(instruction->shape().elementType()) > 0
                                                 ? instruction->shape().elementType()
                                                 : PrimitiveType::kF32));
 }
@@ -45,7 +45,7 @@ llvm::Value* ElementEmitter::generate(const HloInstruction* instruction, const I
   if (auto it = m_cache.find(key); it != m_cache.end()) return it->second;
   llvm::Value* value = nullptr;
   const Shape& shape = instruction->shape();
-  if (!shape.isArray() || !isSupportedElementType(shape.elementType())) {
+  if (!shape.isArray() || elementByteSize(shape.elementType()) == 0) {
     return fail(instruction, fmt::format("element type of {} is not supported", shape.toString(false)));
   }
   if (auto it = m_leaves.find(instruction); it != m_leaves.end()) {
@@ -366,6 +366,15 @@ llvm::Value* ElementEmitter::floatToInteger(llvm::Value* x, llvm::Type* target, 
 llvm::Value* ElementEmitter::convert(PrimitiveType from, PrimitiveType to, llvm::Value* x) {
   llvm::Type* target = computeType(to);
   if (from == to) return x;
+  if (isComplex(to)) {
+    // To a complex type: a complex operand part by part, a real one as the real part (imaginary part 0).
+    const PrimitiveType part = complexPartType(to);
+    if (isComplex(from)) {
+      auto [re, im] = complexParts(x);
+      return makeComplex(to, convert(complexPartType(from), part, re), convert(complexPartType(from), part, im));
+    }
+    return makeComplex(to, convert(from, part, x), llvm::ConstantFP::get(computeType(part), 0.0));
+  }
   if (to == PrimitiveType::kPred) {
     return isFloatingPoint(from) ? m_b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
                                  : m_b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
@@ -390,8 +399,20 @@ llvm::Value* ElementEmitter::constantValue(const HloInstruction* instruction, co
       literal->valueCount() != shape.elementCount()) {
     return fail(instruction, "constant value not available");
   }
+  if (isComplex(type) && (literal->kind() != Literal::Kind::kFloat ||
+                          literal->floatValues().size() != 2 * static_cast<size_t>(shape.elementCount()))) {
+    return fail(instruction, "complex constant value not available");
+  }
   auto scalarConstant = [&](int64_t i) -> llvm::Value* {
     llvm::Type* t = computeType(type);
+    if (isComplex(type)) {
+      // Literal values of a complex constant: (re, im) pairs one after the other.
+      llvm::Type* part = computeType(complexPartType(type));
+      const auto at = static_cast<size_t>(2 * i);
+      return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(t),
+                                       {llvm::ConstantFP::get(part, literal->floatValues()[at]),
+                                        llvm::ConstantFP::get(part, literal->floatValues()[at + 1])});
+    }
     if (isFloatingPoint(type)) return llvm::ConstantFP::get(t, literal->asDouble(i));
     int64_t v = literal->kind() == Literal::Kind::kInteger ? literal->integerValues()[static_cast<size_t>(i)]
                                                            : static_cast<int64_t>(literal->asDouble(i));
@@ -428,6 +449,11 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
   const Shape& shape = instruction->shape();
   const PrimitiveType type = shape.elementType();
   const HloOpcode opcode = instruction->opcode();
+  if ((isElementwise(opcode) || opcode == HloOpcode::kConvert) && opcode != HloOpcode::kSelect &&
+      instruction->operandCount() > 0 &&
+      (isComplex(type) || isComplex(instruction->operand(0)->shape().elementType()))) {
+    return complexElementwise(instruction, index);
+  }
   switch (opcode) {
     case HloOpcode::kParameter: return fail(instruction, "parameter without a buffer");
     case HloOpcode::kConstant: return constantValue(instruction, index);

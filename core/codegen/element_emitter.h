@@ -72,6 +72,8 @@ class ElementEmitter {
       case PrimitiveType::kBF16:
       case PrimitiveType::kF32: return m_b.getFloatTy();
       case PrimitiveType::kF64: return m_b.getDoubleTy();
+      case PrimitiveType::kC64: return llvm::StructType::get(m_context, {m_b.getFloatTy(), m_b.getFloatTy()});
+      case PrimitiveType::kC128: return llvm::StructType::get(m_context, {m_b.getDoubleTy(), m_b.getDoubleTy()});
       default: return m_b.getIntNTy(static_cast<unsigned>(8 * elementByteSize(type)));
     }
   }
@@ -447,6 +449,18 @@ class ElementEmitter {
   llvm::Value* toStorageConstant(PrimitiveType type, llvm::Value* v);
 
   llvm::Value* generateComputed(const HloInstruction* instruction, const Index& index);
+
+  // complex_emitter.cpp: complex values are structs {re, im} of the part type.
+  llvm::Value* makeComplex(PrimitiveType type, llvm::Value* re, llvm::Value* im);
+  std::pair<llvm::Value*, llvm::Value*> complexParts(llvm::Value* z);
+  // exp, expm1, log, log1p, sin, cos, sqrt of a real part, as floatUnary lowers them for the target.
+  llvm::Value* realMath(HloOpcode op, llvm::Value* x);
+  llvm::Value* complexDivide(PrimitiveType type, llvm::Value* x, llvm::Value* y);
+  llvm::Value* complexAbs(llvm::Value* re, llvm::Value* im);
+  // add, subtract, multiply, divide of two complex values (nullptr for other ops).
+  llvm::Value* complexBinary(HloOpcode op, PrimitiveType type, llvm::Value* x, llvm::Value* y);
+  // An elementwise instruction, convert or compare with a complex operand or result.
+  llvm::Value* complexElementwise(const HloInstruction* instruction, const Index& index);
 
   llvm::Value* concatenate(const HloInstruction* instruction, const Index& index, int64_t dim, int operand,
                            int64_t offset);

@@ -19,6 +19,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/literal.h"
+#include "core/linalg/fft_call.h"
 #include "core/linalg/linalg_call.h"
 #include "core/passes/fusion_utils.h"
 
@@ -252,6 +253,30 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       b.CreateCall(run, {descriptor, fn->getArg(0), begin, end});
       b.CreateRetVoid();
       emitted.push_back({kernel.name, call->batch(), linalg::costPerProblem(*call)});
+      continue;
+    }
+    // HLO's fft: one range item per transform of the batch; the kernel hands its two buffers and a descriptor of the
+    // transform (kind, precision, lengths, batch) to fusionscope_fft_run (core/linalg/fft_call.h), which runs FFTW.
+    // No GPU kernel (cuFFT is not used here): refused by name for NVPTX.
+    if (kernel.instruction != nullptr && linalg::isFft(*kernel.instruction)) {
+      if (target != KernelTarget::kCpu) {
+        return Status::error(
+            fmt::format("{}: fft has no GPU kernel here (the CPU runs it through FFTW)", kernel.instruction->name()));
+      }
+      StatusOr<linalg::FftCall> call = linalg::fftCallOf(*kernel.instruction);
+      if (!call.ok()) return Status::error(kernel.instruction->name() + ": " + call.message());
+      const std::vector<int64_t> words = linalg::encodeFft(*call);
+      std::vector<uint64_t> bits(words.begin(), words.end());
+      llvm::Constant* init = llvm::ConstantDataArray::get(context, bits);
+      auto* descriptor = new llvm::GlobalVariable(module, init->getType(), /*isConstant=*/true,
+                                                  llvm::GlobalValue::PrivateLinkage, init, kernel.name + ".fft");
+      llvm::FunctionCallee run = module.getOrInsertFunction(
+          "fusionscope_fft_run",
+          llvm::FunctionType::get(b.getInt32Ty(), {ptrType, ptrType, b.getInt64Ty(), b.getInt64Ty()}, false));
+      b.CreateCall(run, {descriptor, fn->getArg(0), begin, end});
+      b.CreateRetVoid();
+      emitted.push_back({kernel.name, call->batch,
+                         static_cast<int64_t>(call->flops() / static_cast<double>(std::max<int64_t>(call->batch, 1)))});
       continue;
     }
     // Sort and scatter are whole-kernel loops (serial_emitter.cpp), not a value per output element.

@@ -13,7 +13,8 @@ bool ElementEmitter::isStripTranspose(const HloInstruction* transpose) {
   return permutation[static_cast<size_t>(rank - 2)] == rank - 1 &&
          permutation[static_cast<size_t>(rank - 1)] == rank - 2 && hasRowMajorLayout(transpose->shape()) &&
          hasRowMajorLayout(transpose->operand(0)->shape()) &&
-         transpose->shape().elementType() != PrimitiveType::kPred && transpose->shape().elementCount() > 0;
+         transpose->shape().elementType() != PrimitiveType::kPred && !isComplex(transpose->shape().elementType()) &&
+         transpose->shape().elementCount() > 0;
 }
 
 int64_t ElementEmitter::stripTransposeStrips(const HloInstruction* transpose) {

@@ -95,6 +95,11 @@ NoiseClass noiseClassOf(const HloInstruction& inst) {
   }
   if (linalg::isLapackCustomCall(inst)) return NoiseClass::kBackwardStable;
   if (inst.opcode() == HloOpcode::kFft) return NoiseClass::kFft;
+  // |z| of a complex z: a square root of a sum of squares, rounded a few times.
+  if (inst.opcode() == HloOpcode::kAbs && inst.operandCount() == 1 && inst.operand(0)->shape().isArray() &&
+      isComplex(inst.operand(0)->shape().elementType())) {
+    return NoiseClass::kRounded;
+  }
   const Shape& shape = inst.shape();
   if (!shape.isArray() || !isFloatingPoint(complexPartType(shape.elementType()))) return NoiseClass::kExact;
   switch (inst.opcode()) {
@@ -160,6 +165,7 @@ Status addComplexNoise(const HloInstruction& inst, NoiseClass kind, Operands ope
   std::function<double(size_t)> spread;
   std::vector<double> s;
   double fftSpread = 0;
+  std::vector<bool> selfConjugate;  // RFFT: elements whose imaginary part is exactly 0
   if (kind == NoiseClass::kFft) {
     double points = 1;
     const std::vector<int64_t>& dims = (complexResult ? inst.operand(0)->shape() : inst.shape()).dimensions();
@@ -181,6 +187,25 @@ Status addComplexNoise(const HloInstruction& inst, NoiseClass kind, Operands ope
     const double rms = finite > 0 ? std::sqrt(squares / static_cast<double>(finite)) : 0.0;
     fftSpread = (std::log2(std::max(points, 2.0)) + 1) * roundoff * rms;
     spread = [&](size_t) { return fftSpread; };
+    // A real input's transform is real where every frequency index is its own negative (0 or n/2 in each
+    // transformed dimension): FFTW's real-input plans write an exact 0 there, so those imaginary parts get no noise
+    // (an angle taken of them would otherwise turn by pi).
+    const std::string* type = inst.attributes().findRaw("fft_type");
+    if (type != nullptr && *type == "RFFT" && lengths.ok() && !lengths->empty() && lengths->size() <= dims.size()) {
+      const std::vector<int64_t>& out = inst.shape().dimensions();
+      const size_t rank = lengths->size();
+      selfConjugate.assign(re.size(), true);
+      for (size_t i = 0; i < re.size(); ++i) {
+        int64_t linear = static_cast<int64_t>(i);
+        for (size_t j = 0; j < rank; ++j) {
+          const size_t d = out.size() - 1 - j;
+          const int64_t k = linear % out[d];
+          linear /= out[d];
+          const int64_t n = (*lengths)[rank - 1 - j];
+          if (k != 0 && 2 * k != n) selfConjugate[i] = false;
+        }
+      }
+    }
   } else if (kind == NoiseClass::kSum) {
     StatusOr<Value> scale = evaluateOnMapped(operands, evaluateOn, /*widen=*/false, [](std::vector<double>& data) {
       for (double& x : data) x = std::fabs(x);
@@ -198,7 +223,8 @@ Status addComplexNoise(const HloInstruction& inst, NoiseClass kind, Operands ope
     const double d = spread(i);
     if (!std::isfinite(d)) continue;
     if (std::isfinite(re[i])) re[i] += noise.uniform() * d;
-    if (complexResult && std::isfinite(im[i])) im[i] += noise.uniform() * d;
+    const bool exactlyReal = !selfConjugate.empty() && selfConjugate[i];
+    if (complexResult && std::isfinite(im[i]) && !exactlyReal) im[i] += noise.uniform() * d;
   }
   value = complexResult ? Value::complex(value.shape(), std::move(re), std::move(im))
                         : Value::floats(value.shape(), std::move(re));

@@ -58,4 +58,6 @@ extern "C" {
 // malformed descriptor, a range outside the batch, or when FFTW cannot plan the transform or scratch memory cannot
 // be had. Thread-safe: planning is serialised, plans are kept and reused. core/linalg/fft_runtime.cpp.
 int fusionscope_fft_run(const int64_t* descriptor, void* const* buffers, int64_t begin, int64_t end);
+// Makes (and keeps) the plan `descriptor` needs, so that the first run does not: 0, or -1 as above.
+int fusionscope_fft_prepare(const int64_t* descriptor);
 }

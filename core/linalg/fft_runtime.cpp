@@ -184,3 +184,14 @@ extern "C" int fusionscope_fft_run(const int64_t* descriptor, void* const* buffe
     return -1;
   }
 }
+
+extern "C" int fusionscope_fft_prepare(const int64_t* descriptor) {
+  using namespace fusionscope::core::linalg;
+  Descriptor d;
+  if (!decode(descriptor, &d)) return -1;
+  try {
+    return (d.f64 ? planFor<double>(d) : planFor<float>(d)) != nullptr ? 0 : -1;
+  } catch (const std::bad_alloc&) {
+    return -1;
+  }
+}

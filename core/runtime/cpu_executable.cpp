@@ -36,6 +36,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/linalg/fft_call.h"
 #include "core/linalg/linalg_call.h"
 #include "core/runtime/thread_pool.h"
 
@@ -150,11 +151,13 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
   auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(layout.getGlobalPrefix());
   if (!generator) return Status::error("cannot expose libm to the JIT: " + llvmErrorText(generator.takeError()));
   jit->jit->getMainJITDylib().addGenerator(std::move(*generator));
-  // The LAPACK kernels' entry (core/linalg), by address: this process need not export it.
+  // The LAPACK and FFT kernels' entries (core/linalg), by address: this process need not export them.
   {
     llvm::orc::SymbolMap runtime;
     runtime[jit->jit->mangleAndIntern("fusionscope_linalg_run")] = {
         llvm::orc::ExecutorAddr::fromPtr(&fusionscope_linalg_run), llvm::JITSymbolFlags::Exported};
+    runtime[jit->jit->mangleAndIntern("fusionscope_fft_run")] = {llvm::orc::ExecutorAddr::fromPtr(&fusionscope_fft_run),
+                                                                 llvm::JITSymbolFlags::Exported};
     if (llvm::Error error = jit->jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
       return Status::error("cannot expose the LAPACK runtime to the JIT: " + llvmErrorText(std::move(error)));
     }
@@ -248,6 +251,17 @@ StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::compile(const HloModule&
     executable->m_launches.push_back(std::move(launch));
   }
   if (!p.kernels.empty()) executable->m_compileSpans.push_back({"link", "link", linkStart, nowNs()});
+  // FFTW plans are made now, with the code, not in a kernel's first run (where planning, and FFTW's first use in the
+  // process, would count as kernel time).
+  for (const PlanKernel& kernel : p.kernels) {
+    if (kernel.instruction == nullptr || !linalg::isFft(*kernel.instruction)) continue;
+    StatusOr<linalg::FftCall> call = linalg::fftCallOf(*kernel.instruction);
+    if (!call.ok()) continue;  // the kernel emitter refused it already
+    const std::vector<int64_t> words = linalg::encodeFft(*call);
+    if (fusionscope_fft_prepare(words.data()) != 0) {
+      return Status::error(kernel.instructionName + ": FFTW cannot plan this transform");
+    }
+  }
   executable->m_compileWallNs = nowNs() - compileStart;
   executable->m_compileThreads = workers;
   executable->m_jit = std::move(jit);
