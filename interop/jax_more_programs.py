@@ -1,7 +1,8 @@
 """More JAX programs for the interop corpus, of kinds jax_programs.py lacks (issue 38's list): decoding with a KV
 cache and top-p sampling, a mixture of experts, int8 inference, batch-norm training, an LSTM, a VAE, dilated audio
 convolutions, depthwise-separable convolutions, an embedding bag, a bf16 transformer block with RoPE and AdamW,
-Gaussian-process regression (Cholesky) and dense linear algebra (QR, LU, a symmetric eigensolver).
+Gaussian-process regression (Cholesky), dense linear algebra (QR, LU, a symmetric eigensolver, the SVD) and signal
+processing through the FFT (a spectrogram, FFT convolution, a 2-D spectral filter).
 
 Each program is a function returning (jitted_fn, args), as in jax_programs.py (which lists these in PROGRAMS).
 Sizes are a unit test's: the evaluator checks every module in seconds.
@@ -401,5 +402,43 @@ def low_rank_svd():
     return jax.jit(f), (batch, a, b)
 
 
+def spectral():
+    """Signal processing through the FFT as audio and imaging code writes it: a log-magnitude spectrogram of
+    Hann-windowed frames (rfft) projected on a triangular filterbank, a long FIR filter applied by FFT convolution
+    (rfft, a product, irfft), a 2-D low-pass filter of an image batch (fft2, a mask, ifft2) and each frame's
+    dominant phase. XLA's fft op (RFFT, IRFFT, FFT, IFFT) and complex arithmetic on the CPU."""
+    frames, length, bins, taps = 12, 128, 16, 33
+
+    def f(signal, fir, images, filterbank):
+        hop = length // 2
+        idx = jnp.arange(frames)[:, None] * hop + jnp.arange(length)[None, :]
+        window = 0.5 - 0.5 * jnp.cos(2 * jnp.pi * jnp.arange(length) / length)
+        spectrum = jnp.fft.rfft(signal[idx] * window, axis=-1)
+        power = jnp.real(spectrum) ** 2 + jnp.imag(spectrum) ** 2
+        mel = jnp.log(power @ filterbank + 1e-6)
+        n = signal.shape[0] + taps - 1
+        size = 1 << (n - 1).bit_length()
+        filtered = jnp.fft.irfft(jnp.fft.rfft(signal, size) * jnp.fft.rfft(fir, size), size)[:n]
+        image_spectrum = jnp.fft.fft2(images)
+        fy = jnp.abs(jnp.fft.fftfreq(images.shape[-2]))[:, None]
+        fx = jnp.abs(jnp.fft.fftfreq(images.shape[-1]))[None, :]
+        lowpass = jnp.real(jnp.fft.ifft2(image_spectrum * ((fy < 0.25) & (fx < 0.25))))
+        peak = jnp.argmax(jnp.abs(spectrum), axis=-1)
+        phase = jnp.angle(jnp.take_along_axis(spectrum, peak[:, None], axis=-1))[:, 0]
+        return mel, filtered, lowpass, phase
+
+    ks = jax.random.split(_key(15), 3)
+    t = jnp.arange((frames + 1) * length // 2, dtype=jnp.float32)
+    # Two tones and noise: peaks well above the rest, so the dominant bin is not a near tie.
+    signal = jnp.sin(0.3 * t) + 0.5 * jnp.sin(1.1 * t) + 0.1 * jax.random.normal(ks[0], t.shape)
+    fir = jax.random.normal(ks[1], (taps,)) / taps
+    images = jax.random.normal(ks[2], (4, 16, 16))
+    centers = jnp.linspace(0, length // 2, bins + 2)
+    k = jnp.arange(length // 2 + 1)[:, None]
+    width = centers[1] - centers[0]
+    filterbank = jnp.maximum(0.0, 1.0 - jnp.abs(k - centers[None, 1:-1]) / width)
+    return jax.jit(f), (signal, fir, images, filterbank)
+
+
 PROGRAMS = [kv_decode_sample, moe_layer, int8_inference, resnet_bn_train, lstm_scan, vae_step, audio_dilated_conv,
-            depthwise_separable, embedding_bag, bf16_block_adamw, gp_regression, linear_algebra, low_rank_svd]
+            depthwise_separable, embedding_bag, bf16_block_adamw, gp_regression, linear_algebra, low_rank_svd, spectral]

@@ -729,7 +729,8 @@ TEST_F(RunCliTest, JsonErrorsStayOnStderr) {
 
 // Every program of the interop corpus (tests/data/xla/modules: the JAX and TensorFlow programs of interop/, as
 // XLA dumped them before and after its CPU pipeline: loops, convolutions and pooling, dropout through
-// rng-bit-generator, KV-cache decoding with sampling, argmax fusions, int8 dots, bf16, ...) runs fused and unfused
+// rng-bit-generator, KV-cache decoding with sampling, argmax fusions, int8 dots, bf16, LAPACK calls, FFTs and complex
+// arithmetic, ...) runs fused and unfused
 // and matches the evaluator, one test per module. llm_train (3.7k instructions, about 100 s here) is left to the
 // viewer and pipeline tests.
 std::vector<std::string> interopModules() {
@@ -746,8 +747,8 @@ std::vector<std::string> interopModules() {
 class InteropModuleRunTest : public RunCliTest, public ::testing::WithParamInterface<std::string> {};
 
 TEST(InteropModules, AreAllThere) {
-  EXPECT_GE(interopModules().size(), 42u)
-      << "twenty-one programs (mnist_step has a folder of its own), before and after XLA's passes";
+  EXPECT_GE(interopModules().size(), 44u)
+      << "twenty-two programs (mnist_step has a folder of its own), before and after XLA's passes";
 }
 
 TEST_P(InteropModuleRunTest, RunsFusedAndUnfusedAndChecksOk) {

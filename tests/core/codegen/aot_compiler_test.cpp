@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -84,12 +85,17 @@ StatusOr<core::Value> runAheadOfTime(const core::HloModule& module, const std::v
                                    "-DFS_AOT_CLASS=aot_test::Model",
                                    driver.string(),
                                    (scratch / "Model.o").string()};
-  if (artifact->callsLapack()) {  // as `compile` says: the runtime library beside the object, then LAPACK's
-    if (target != "x86-64") return Status::error("no LAPACK runtime library built for " + target);
-    for (const char* flag : {FS_LINALG_RUNTIME_LIBRARY, "-llapacke", "-llapack", "-lblas"}) link.push_back(flag);
-    if (FS_AOT_SANITIZE) link.push_back("-fsanitize=address,undefined");  // the library was built sanitized
+  // The link flags `compile` prints (the runtime library beside the object, then LAPACK's or FFTW's), with this
+  // build's runtime library for libfusionscope_linalg.a.
+  if (artifact->callsRuntimeLibrary() && target != "x86-64") {
+    return Status::error("no LAPACK and FFT runtime library built for " + target);
   }
-  link.insert(link.end(), {"-lm", "-o", program.string()});
+  std::istringstream flags(core::aotLinkFlags(*artifact));
+  for (std::string flag; flags >> flag;) {
+    link.push_back(flag == "libfusionscope_linalg.a" ? std::string(FS_LINALG_RUNTIME_LIBRARY) : flag);
+  }
+  if (artifact->callsRuntimeLibrary() && FS_AOT_SANITIZE) link.push_back("-fsanitize=address,undefined");
+  link.insert(link.end(), {"-o", program.string()});
   CliResult built = runProgram(toolchain->compiler, link, scratch);
   if (built.exitCode != 0) return Status::error("linking failed: " + built.err);
   for (const core::PlanParameter& parameter : artifact->plan.parameters) {
@@ -175,11 +181,13 @@ std::vector<AotCase> corpusCases() {
   cases.push_back({"tests/data/corpus/jax_mobilenet_v2_small_train.hlo", "aarch64"});
   cases.push_back({"tests/data/xla/modules/llm_train.before.txt", "x86-64"});
   cases.push_back({"tests/data/xla/modules/llm_train.before.txt", "aarch64"});
-  // Programs calling LAPACK (JAX's lapack_* custom calls), linked with libfusionscope_linalg.a and the system's
-  // LAPACK: x86-64 only (Debian's aarch64 LAPACK is not installed beside the cross compiler).
+  // Programs calling LAPACK (JAX's lapack_* custom calls) or FFTW (fft), linked with libfusionscope_linalg.a and
+  // the system's LAPACK or FFTW: x86-64 only (Debian's aarch64 LAPACK and FFTW are not installed beside the cross
+  // compiler).
   for (const char* program :
        {"tests/data/xla/modules/gp_regression.before.txt", "tests/data/xla/modules/linear_algebra.before.txt",
-        "tests/data/xla/modules/low_rank_svd.before.txt"}) {
+        "tests/data/xla/modules/low_rank_svd.before.txt", "tests/data/xla/modules/spectral.before.txt",
+        "tests/data/xla/modules/spectral.after.txt"}) {
     cases.push_back({program, "x86-64"});
   }
   return cases;
