@@ -532,9 +532,11 @@ INSTANTIATE_TEST_SUITE_P(
         // u and vt that XLA folds into the dots reading them.
         CorpusCase{"low_rank_svd", "modules/low_rank_svd.before.txt", "modules/low_rank_svd.after.txt", 60, 1.0, 1.0,
                    0.96},
-        // FFTs (measured 2026-11-30 as vendored): XLA CPU grows the gather's fusion over the Hann window's cos
-        // fusion, which our cpu rules leave apart (a fusion is not fused into a consumer); see docs/PIPELINES.md.
-        CorpusCase{"spectral", "modules/spectral.before.txt", "modules/spectral.after.txt", 91, 0.96, 0.881, 0.966}),
+        // FFTs (measured 2026-11-30 as vendored: 0.961 / 0.882 while cos counted as expensive on the CPU, so the Hann
+        // window's cos stayed out of the frames' gather fusion, which reads each window element 12 times; XLA CPU
+        // counts sin, cos and tan of reals as cheap). The 17 pairs only ours: fftfreq's remainder, which XLA
+        // recomputes from an iota of its own in one of its two fusions.
+        CorpusCase{"spectral", "modules/spectral.before.txt", "modules/spectral.after.txt", 90, 0.965, 1.0, 0.966}),
     [](const ::testing::TestParamInfo<CorpusCase>& info) { return std::string(info.param.program); });
 
 }  // namespace
