@@ -131,13 +131,25 @@ int compileAhead(const CompileCommand& args, const core::HloModule& module, cons
                                              : fmt::format("{}", fmt::join(artifact->undefinedSymbols, " ")));
   fmt::print("  link: c++ your_program.cpp {}.o {}\n", base, core::aotLinkFlags(*artifact));
   if (artifact->callsRuntimeLibrary()) {
-    fmt::print("  {}: {}\n", artifact->callsLapack() ? (artifact->callsFft() ? "LAPACK and FFTW" : "LAPACK") : "FFTW",
+    // Which runtime sources and libraries the object needs: LAPACK's, FFTW's or both.
+    std::vector<std::string> what;
+    std::vector<std::string> sources;
+    std::vector<std::string> libraries;
+    if (artifact->callsLapack()) {
+      what.push_back("LAPACK");
+      sources.push_back("core/linalg/linalg_runtime.cpp");
+      libraries.push_back("LAPACKE and BLAS");
+    }
+    if (artifact->callsFft()) {
+      what.push_back("FFTW");
+      sources.push_back("core/linalg/fft_runtime.cpp");
+      libraries.push_back("FFTW");
+    }
+    fmt::print("  {}: {}\n", fmt::join(what, " and "),
                !artifact->runtimeLibrary.empty()
                    ? fmt::format("libfusionscope_linalg.a (this build's) copied to {}", args.outputDir)
-                   : fmt::format("build core/linalg/linalg_runtime.cpp and fft_runtime.cpp for {} into "
-                                 "libfusionscope_linalg.a, with that target's LAPACKE and BLAS, and FFTW "
-                                 "(docs/AOT.md)",
-                                 artifact->triple));
+                   : fmt::format("build {} for {} into libfusionscope_linalg.a, with that target's {} (docs/AOT.md)",
+                                 fmt::join(sources, " and "), artifact->triple, fmt::join(libraries, " and ")));
   }
   // Fusion's effect on the code: the same module compiled the other way (not written).
   if (!args.noFusionReport) {

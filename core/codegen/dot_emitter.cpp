@@ -604,6 +604,34 @@ llvm::Value* ElementEmitter::dot(const HloInstruction* instruction, const Index&
   if (out != index.dims.size() || dnums.lhsContracting.size() != dnums.rhsContracting.size()) {
     return fail(instruction, "dimension numbers do not match the shapes");
   }
+  if (isComplex(type)) {
+    // Complex dots: products and sums in the element type, in increasing k (the evaluator's order).
+    llvm::Type* complexType = computeType(type);
+    llvm::AllocaInst* accumulator = entryAlloca(complexType);
+    m_b.CreateStore(llvm::Constant::getNullValue(complexType), accumulator);
+    std::function<void(size_t)> nest = [&](size_t level) {
+      if (level == dnums.lhsContracting.size()) {
+        llvm::Value* a = generate(lhs, Index{lhsIndex, nullptr});
+        llvm::Value* c = generate(rhs, Index{rhsIndex, nullptr});
+        llvm::Value* product = complexBinary(HloOpcode::kMultiply, type, a, c);
+        m_b.CreateStore(complexBinary(HloOpcode::kAdd, type, m_b.CreateLoad(complexType, accumulator), product),
+                        accumulator);
+        return;
+      }
+      const int64_t ld = dnums.lhsContracting[level];
+      const int64_t rd = dnums.rhsContracting[level];
+      loop(
+          i64(0), i64(lhs->shape().dimension(static_cast<int>(ld))),
+          [&](llvm::Value* k) {
+            lhsIndex[static_cast<size_t>(ld)] = k;
+            rhsIndex[static_cast<size_t>(rd)] = k;
+            nest(level + 1);
+          },
+          "k");
+    };
+    nest(0);
+    return m_b.CreateLoad(complexType, accumulator);
+  }
   // Floating dots accumulate as rowDot's do (XLA's semantics): f64 in f64, f32 / f16 / bf16 in f32, rounded
   // once at the end; integers in int64.
   const bool isFloat = isFloatingPoint(type);

@@ -457,6 +457,7 @@ class ElementEmitter {
   llvm::Value* realMath(HloOpcode op, llvm::Value* x);
   llvm::Value* complexDivide(PrimitiveType type, llvm::Value* x, llvm::Value* y);
   llvm::Value* complexAbs(llvm::Value* re, llvm::Value* im);
+  llvm::Value* complexTanh(PrimitiveType type, llvm::Value* z);
   // add, subtract, multiply, divide of two complex values (nullptr for other ops).
   llvm::Value* complexBinary(HloOpcode op, PrimitiveType type, llvm::Value* x, llvm::Value* y);
   // An elementwise instruction, convert or compare with a complex operand or result.

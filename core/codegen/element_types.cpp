@@ -94,7 +94,15 @@ bool complexSupportedInCodegen(const HloInstruction& inst) {
     case HloOpcode::kRsqrt:
     case HloOpcode::kSign:
     case HloOpcode::kSin:
-    case HloOpcode::kCos: return true;
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kPower: return true;
+    case HloOpcode::kDot:
+      // Complex dots of complex operands (the loop nest; XLA has no mixed complex/real dot).
+      return inst.operandCount() == 2 && isComplex(inst.shape().elementType()) &&
+             inst.operand(0)->shape().elementType() == inst.shape().elementType() &&
+             inst.operand(1)->shape().elementType() == inst.shape().elementType();
     case HloOpcode::kBitcast:
       return inst.operandCount() == 1 && inst.operand(0)->shape().elementType() == inst.shape().elementType();
     case HloOpcode::kCompare: {

@@ -266,6 +266,15 @@ bool callsLapack(const HloModule& module) {
   return false;
 }
 
+bool hasFft(const HloModule& module) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == HloOpcode::kFft) return true;
+    }
+  }
+  return false;
+}
+
 TEST(PtxBundleTest, InteropProgramsAssemble) {
   const std::filesystem::path dir = std::filesystem::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "modules";
   const bool havePtxas = std::filesystem::exists(kPtxas);
@@ -287,6 +296,12 @@ TEST(PtxBundleTest, InteropProgramsAssemble) {
         // JAX's LAPACK calls have no GPU kernel (JAX's GPU modules call cuSOLVER instead): refused by name.
         ASSERT_FALSE(bundle.ok()) << name;
         EXPECT_NE(bundle.message().find("(LAPACK) has no GPU kernel here"), std::string::npos) << bundle.message();
+        continue;
+      }
+      if (hasFft(*module)) {
+        // fft runs through FFTW on the CPU; no cuFFT kernel here: refused by name.
+        ASSERT_FALSE(bundle.ok()) << name;
+        EXPECT_NE(bundle.message().find("fft has no GPU kernel here"), std::string::npos) << bundle.message();
         continue;
       }
       ASSERT_TRUE(bundle.ok()) << name << " " << preset << ": " << bundle.message();
@@ -557,6 +572,52 @@ TEST(PtxBundleTest, RefusesABlockSizeThatSplitsWarps) {
       "HloModule b\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n}\n", false, options);
   ASSERT_FALSE(bundle.ok());
   EXPECT_NE(bundle.message().find("multiple of 32"), std::string::npos) << bundle.message();
+}
+
+}  // namespace
+}  // namespace fusionscope::core
+
+namespace fusionscope::core {
+namespace {
+
+// Complex arithmetic (structs {re, im} of floats; exp, log, sqrt, sin, cos through libdevice) assembles for the GPU,
+// fused and unfused; fft does not run there (refused by name: complex_run_test.cpp).
+TEST(PtxBundleTest, ComplexArithmeticAssembles) {
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(R"(HloModule complex_gpu
+ENTRY e {
+  a = f32[256] parameter(0)
+  b = f32[256] parameter(1)
+  z = c64[256] complex(a, b)
+  w = c64[256] complex(b, a)
+  p = c64[256] multiply(z, w)
+  q = c64[256] divide(p, w)
+  e = c64[256] exponential(q)
+  l = c64[256] log(e)
+  r = c64[256] sqrt(l)
+  s = c64[256] sine(r)
+  c = c64[256] cosine(s)
+  d = c128[256] convert(c)
+  m = f64[256] abs(d)
+  zero = c64[] constant((0, 0))
+  total = c64[] reduce(c, zero), dimensions={0}, to_apply=add
+  re = f32[256] real(c)
+  ROOT t = (f64[256], f32[256], c64[]) tuple(m, re, total)
+}
+add {
+  x = c64[] parameter(0)
+  y = c64[] parameter(1)
+  ROOT s = c64[] add(x, y)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.message();
+  const bool havePtxas = std::filesystem::exists(kPtxas);
+  for (const char* preset : {"none", "gpu"}) {
+    std::unique_ptr<HloModule> fused = fuse(**module, preset);
+    StatusOr<PtxBundle> bundle = compilePtxBundle(*fused, std::string(preset) != "none");
+    ASSERT_TRUE(bundle.ok()) << preset << ": " << bundle.message();
+    if (havePtxas) EXPECT_EQ(assemble(bundle->ptx, 90, fmt::format("complex_{}", preset)), "") << preset;
+  }
+  if (!havePtxas) GTEST_SKIP() << "ptxas not found at " << kPtxas << ": PTX was generated but not assembled";
 }
 
 }  // namespace

@@ -33,6 +33,9 @@ ENTRY e {
   s = c64[6,33] sign(z)
   si = c64[6,33] sine(z)
   co = c64[6,33] cosine(w)
+  th = c64[6,33] tanh(z)
+  ta = c64[6,33] tan(w)
+  pw = c64[6,33] power(z, w)
   acc1 = c64[6,33] add(n, e)
   acc2 = c64[6,33] add(acc1, em)
   acc3 = c64[6,33] add(acc2, l)
@@ -41,7 +44,10 @@ ENTRY e {
   acc6 = c64[6,33] add(acc5, rr)
   acc7 = c64[6,33] multiply(acc6, s)
   acc8 = c64[6,33] add(acc7, si)
-  acc9 = c64[6,33] subtract(acc8, co)
+  acc9a = c64[6,33] subtract(acc8, co)
+  acc9b = c64[6,33] add(acc9a, th)
+  acc9c = c64[6,33] add(acc9b, ta)
+  acc9 = c64[6,33] add(acc9c, pw)
   wide = c128[6,33] convert(acc9)
   back = c64[6,33] convert(wide)
   magnitude = f32[6,33] abs(back)
@@ -121,17 +127,41 @@ TEST(ComplexRunTest, EveryFftTypeMatchesTheEvaluator) {
   testing::expectAllAgree(kTransforms);
 }
 
+// Complex dots (a batched product of complex matrices, and one reading a transposed operand), fed by fusible work.
+TEST(ComplexRunTest, DotsMatchTheEvaluator) {
+  testing::expectAllAgree(R"(HloModule complex_dots
+ENTRY e {
+  a = c64[3,5,7] parameter(0)
+  b = c64[3,7,4] parameter(1)
+  c = c128[6,6] parameter(2)
+  n = c64[3,5,7] negate(a)
+  d = c64[3,5,4] dot(n, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ct = c128[6,6] transpose(c), dimensions={1,0}
+  g = c128[6,6] dot(c, ct), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  m = f64[6,6] abs(g)
+  ROOT t = (c64[3,5,4], f64[6,6]) tuple(d, m)
+}
+)");
+}
+
 TEST(ComplexRunTest, OpsCodegenCannotLowerForComplexAreNamedBeforeCompiling) {
   std::unique_ptr<HloModule> module = testing::parseOrFail(R"(HloModule cannot
 ENTRY e {
   a = c64[4,4] parameter(0)
-  d = c64[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT t = c64[4,4] tanh(d)
+  l = c64[4,4] logistic(a)
+  zero = c64[] constant((0, 0))
+  ROOT w = c64[4,2] reduce-window(l, zero), window={size=1x2 stride=1x2}, to_apply=add
+}
+add {
+  x = c64[] parameter(0)
+  y = c64[] parameter(1)
+  ROOT s = c64[] add(x, y)
 }
 )");
   StatusOr<ExecutionPlan> plan = planExecution(*module);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.message().find("c64 (2 instructions: dot d, tanh t)"), std::string::npos) << plan.message();
+  EXPECT_NE(plan.message().find("c64 (2 instructions: logistic l, reduce-window w)"), std::string::npos)
+      << plan.message();
 }
 
 TEST(ComplexRunTest, FftHasNoGpuKernelButComplexArithmeticDoes) {
