@@ -145,6 +145,20 @@ bool sameLoopShape(const Shape& a, const Shape& b) {
 // Why two kernels cannot share one loop, or nullopt when they can.
 std::optional<std::string> incompatibility(const HloInstruction& a, const IterationSpace& sa, const HloInstruction& b,
                                            const IterationSpace& sb) {
+  // A variadic reduce (an argmax's value and index) is a tuple-shaped output; a kernel runs one alone or as its
+  // fusion's only root (XLA flattens it into the root tuple, which our kernels do not take beside other outputs).
+  for (const HloInstruction* side : {&a, &b}) {
+    for (const HloInstruction* output : side->isFusion() ? fusionOutputs(*side) : std::vector<HloInstruction*>{}) {
+      if (output->shape().isTuple()) {
+        return fmt::format("{} produces a tuple ({} is a variadic {}); a kernel takes it only as its one output",
+                           side->name(), output->name(), output->opcodeString());
+      }
+    }
+    if (side->shape().isTuple() && !side->isFusion()) {
+      return fmt::format("{} produces a tuple (a variadic {}); a kernel takes it only as its one output", side->name(),
+                         side->opcodeString());
+    }
+  }
   if (sa.transpose || sb.transpose) {
     if ((sa.transpose && sb.reduction) || (sb.transpose && sa.reduction)) {
       return fmt::format("{} is built around a transpose and {} around a reduction; they walk memory in different "

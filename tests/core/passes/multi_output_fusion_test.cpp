@@ -695,3 +695,63 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MultiOutputFusionModuleTest);
 
 }  // namespace
 }  // namespace fusionscope::core
+
+namespace fusionscope::core {
+namespace {
+
+// An argmax (a variadic reduce: value and index, a tuple) beside a sum over the same rows: the sum is not merged with
+// it, since a kernel takes a tuple-shaped output only as its one output (the gpu preset used to build
+// ((f32[8], s32[8]), f32[8]) here, which no kernel could run).
+TEST(MultiOutputFusionTest, AVariadicReduceIsNotASibling) {
+  auto module = testing::parseOrFail(R"(
+HloModule argmax_and_sum
+
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v0, v1), direction=GT
+  v = f32[] select(gt, v0, v1)
+  i = s32[] select(gt, i0, i1)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+fused_argmax {
+  p = f32[8,64]{1,0} parameter(0)
+  iota = s32[8,64]{1,0} iota(), iota_dimension=1
+  lowest = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT r = (f32[8]{0}, s32[8]{0}) reduce(p, iota, lowest, zero), dimensions={1}, to_apply=argmax
+}
+fused_sum {
+  q = f32[8,64]{1,0} parameter(0)
+  e = f32[8,64]{1,0} exponential(q)
+  z = f32[] constant(0)
+  ROOT s = f32[8]{0} reduce(e, z), dimensions={1}, to_apply=add
+}
+ENTRY main {
+  x = f32[8,64]{1,0} parameter(0)
+  m = (f32[8]{0}, s32[8]{0}) fusion(x), kind=kInput, calls=fused_argmax
+  s = f32[8]{0} fusion(x), kind=kInput, calls=fused_sum
+  ROOT t = ((f32[8]{0}, s32[8]{0}), f32[8]{0}) tuple(m, s)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  MultiOutputFusion pass;
+  PassContext context(fusionConfigFor(Backend::kGpu));
+  testing::runPass(pass, *module, context);
+  EXPECT_EQ(testing::entryFusions(*module).size(), 2u) << printModule(*module);
+  bool refused = false;
+  for (const FusionDecision& decision : context.decisions()) {
+    refused |= decision.reason.find("m produces a tuple (r is a variadic reduce)") != std::string::npos;
+  }
+  EXPECT_TRUE(refused);
+}
+
+}  // namespace
+}  // namespace fusionscope::core
