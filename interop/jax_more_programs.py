@@ -1,8 +1,9 @@
 """More JAX programs for the interop corpus, of kinds jax_programs.py lacks (issue 38's list): decoding with a KV
 cache and top-p sampling, a mixture of experts, int8 inference, batch-norm training, an LSTM, a VAE, dilated audio
 convolutions, depthwise-separable convolutions, an embedding bag, a bf16 transformer block with RoPE and AdamW,
-Gaussian-process regression (Cholesky), dense linear algebra (QR, LU, a symmetric eigensolver, the SVD) and signal
-processing through the FFT (a spectrogram, FFT convolution, a 2-D spectral filter).
+Gaussian-process regression (Cholesky), dense linear algebra (QR, LU, a symmetric eigensolver, the SVD), signal
+processing through the FFT (a spectrogram, FFT convolution, a 2-D spectral filter) and the modes of linear dynamical
+systems (the general eigensolver, complex arithmetic).
 
 Each program is a function returning (jitted_fn, args), as in jax_programs.py (which lists these in PROGRAMS).
 Sizes are a unit test's: the evaluator checks every module in seconds.
@@ -440,5 +441,32 @@ def spectral():
     return jax.jit(f), (signal, fir, images, filterbank)
 
 
+def dynamics_modes():
+    """Stability and modal analysis of linear dynamical systems as control and physics code computes it: a batch of
+    system matrices' eigenvalues with left and right eigenvectors (lax.linalg.eig: LAPACK's geev; complex results),
+    each system's spectral radius and slowest mode's damping ratio, and an initial state evolved through its modes,
+    x(t) = Re(sum_k (u_k^H x0 / u_k^H v_k) exp(lambda_k t) v_k), at a few times."""
+    systems, n = 4, 6
+
+    def f(a, x0, times):
+        w, vl, vr = jax.lax.linalg.eig(a, compute_left_eigenvectors=True, compute_right_eigenvectors=True)
+        radius = jnp.max(jnp.abs(w), axis=-1)
+        damping = -jnp.real(w) / jnp.abs(w)
+        slowest = jnp.min(jnp.where(jnp.real(w) < 0, damping, jnp.inf), axis=-1)
+        x = x0.astype(w.dtype)
+        weights = jnp.einsum('bij,bi->bj', jnp.conj(vl), x) / jnp.einsum('bij,bij->bj', jnp.conj(vl), vr)
+        growth = jnp.exp(w[:, None, :] * times[None, :, None])
+        states = jnp.real(jnp.einsum('bij,btj->bti', vr, weights[:, None, :] * growth))
+        return w, radius, slowest, states
+
+    ks = jax.random.split(_key(16), 2)
+    # Damped systems: a random matrix shifted left, so most modes decay and some oscillate.
+    a = jax.random.normal(ks[0], (systems, n, n)) / jnp.sqrt(n) - 0.5 * jnp.eye(n)
+    x0 = jax.random.normal(ks[1], (systems, n))
+    times = jnp.array([0.0, 0.5, 1.0, 2.0])
+    return jax.jit(f), (a, x0, times)
+
+
 PROGRAMS = [kv_decode_sample, moe_layer, int8_inference, resnet_bn_train, lstm_scan, vae_step, audio_dilated_conv,
-            depthwise_separable, embedding_bag, bf16_block_adamw, gp_regression, linear_algebra, low_rank_svd, spectral]
+            depthwise_separable, embedding_bag, bf16_block_adamw, gp_regression, linear_algebra, low_rank_svd, spectral,
+            dynamics_modes]

@@ -105,6 +105,8 @@ bool complexSupportedInCodegen(const HloInstruction& inst) {
              inst.operand(1)->shape().elementType() == inst.shape().elementType();
     case HloOpcode::kBitcast:
       return inst.operandCount() == 1 && inst.operand(0)->shape().elementType() == inst.shape().elementType();
+    case HloOpcode::kCustomCall:  // geev's complex eigenvectors, written by the LAPACK kernel
+      return inst.attributes().customCallTarget && inst.attributes().customCallTarget->starts_with("lapack_");
     case HloOpcode::kCompare: {
       const auto direction = inst.attributes().direction;
       return direction && (*direction == ComparisonDirection::kEq || *direction == ComparisonDirection::kNe);

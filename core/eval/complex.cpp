@@ -14,6 +14,7 @@
 #include "core/eval/scalar_ops.h"
 #include "core/ir/hlo_computation.h"
 #include "core/linalg/fft_call.h"
+#include "core/linalg/linalg_call.h"
 
 namespace fusionscope::core::eval {
 namespace {
@@ -149,6 +150,9 @@ ComplexSupport complexSupport(const HloInstruction& inst) {
     case HloOpcode::kGather:
     case HloOpcode::kSelect:
     case HloOpcode::kDot: return ComplexSupport::kGeneric;
+    case HloOpcode::kCustomCall:
+      // geev's complex eigenvectors (the LAPACK kernels write them); other custom-calls are refused as such.
+      return linalg::isLapackCustomCall(inst) ? ComplexSupport::kGeneric : ComplexSupport::kUnsupported;
     case HloOpcode::kBitcast:
       // A reshape in the evaluator's terms, unless it reinterprets the element type.
       return inst.operandCount() == 1 && inst.operand(0)->shape().elementType() == inst.shape().elementType()

@@ -1,5 +1,6 @@
 // JAX's LAPACK custom calls in the evaluator: the same LAPACK routines as compiled code, in f64 on row-major copies
 // of the operands (core/linalg/linalg_call.h), the results rounded once to the program's type.
+#include <complex>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -8,6 +9,81 @@
 #include "core/linalg/linalg_call.h"
 
 namespace fusionscope::core::eval {
+namespace {
+
+// geev returns eigenvalues in the order its QR iteration found them, and sgeev and dgeev can find a matrix's in
+// different orders (measured: one of 8 random 6 x 6 systems). The reference keeps the program's order: sgeev runs on
+// the f32 operand too, and each f64 eigenpair (values, both vectors) is moved to the place of the f32 eigenvalue
+// nearest to it (each used once). `buffers` are the f64 call's (operand, wr, wi, vl, vr, info), the vectors as (re,
+// im) pairs.
+Status orderLikeSinglePrecision(const linalg::Call& single, const std::vector<double>& operand,
+                                const std::vector<void*>& buffers) {
+  const int64_t batch = single.batch();
+  const size_t r = static_cast<size_t>(single.batchDims);
+  const int64_t n = single.inputs[0].dims[r];
+  const auto problems = static_cast<size_t>(batch);
+  const auto nn = static_cast<size_t>(n * n);
+  std::vector<float> a(operand.begin(), operand.end());
+  std::vector<float> wr(problems * static_cast<size_t>(n));
+  std::vector<float> wi(wr.size());
+  std::vector<float> vl(2 * problems * nn);
+  std::vector<float> vr(vl.size());
+  std::vector<int32_t> info(problems);
+  linalg::Call call = single;
+  call.jobvl = 'N';
+  call.jobz = 'N';
+  std::vector<void*> singleBuffers = {a.data(), wr.data(), wi.data(), vl.data(), vr.data(), info.data()};
+  FS_RETURN_IF_ERROR(linalg::run(call, singleBuffers.data(), 0, batch));
+  auto* dwr = static_cast<double*>(buffers[1]);
+  auto* dwi = static_cast<double*>(buffers[2]);
+  auto* dvl = static_cast<double*>(buffers[3]);
+  auto* dvr = static_cast<double*>(buffers[4]);
+  const auto* dinfo = static_cast<const int32_t*>(buffers[5]);
+  const auto columns = static_cast<size_t>(n);
+  for (size_t p = 0; p < problems; ++p) {
+    if (info[p] != 0 || dinfo[p] != 0) continue;
+    std::vector<size_t> from(columns);
+    std::vector<bool> used(columns, false);
+    for (size_t k = 0; k < columns; ++k) {
+      const std::complex<double> target(wr[p * columns + k], wi[p * columns + k]);
+      size_t best = columns;
+      for (size_t j = 0; j < columns; ++j) {
+        if (used[j]) continue;
+        const std::complex<double> candidate(dwr[p * columns + j], dwi[p * columns + j]);
+        if (best == columns ||
+            std::abs(candidate - target) <
+                std::abs(std::complex<double>(dwr[p * columns + best], dwi[p * columns + best]) - target)) {
+          best = j;
+        }
+      }
+      used[best] = true;
+      from[k] = best;
+    }
+    // Values, then each vector matrix's columns (row-major [n, n] of (re, im) pairs: column k at stride n).
+    std::vector<double> values(2 * columns);
+    for (size_t k = 0; k < columns; ++k) {
+      values[k] = dwr[p * columns + from[k]];
+      values[columns + k] = dwi[p * columns + from[k]];
+    }
+    for (size_t k = 0; k < columns; ++k) {
+      dwr[p * columns + k] = values[k];
+      dwi[p * columns + k] = values[columns + k];
+    }
+    for (double* m : {dvl, dvr}) {
+      double* matrix = m + 2 * p * nn;
+      std::vector<double> copy(matrix, matrix + 2 * nn);
+      for (size_t i = 0; i < columns; ++i) {
+        for (size_t k = 0; k < columns; ++k) {
+          matrix[2 * (i * columns + k)] = copy[2 * (i * columns + from[k])];
+          matrix[2 * (i * columns + k) + 1] = copy[2 * (i * columns + from[k]) + 1];
+        }
+      }
+    }
+  }
+  return okStatus();
+}
+
+}  // namespace
 
 StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands) {
   StatusOr<linalg::Call> parsed = linalg::callOf(inst);
@@ -17,6 +93,7 @@ StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands) {
     return Status::error(fmt::format("{}: {} operand(s), {} value(s)", inst.name(), call.inputs.size(), operands.size()));
   }
   // Every floating-point array in f64; the s32 ones (pivots, info) as they are.
+  const linalg::Call asWritten = call;
   call.type = PrimitiveType::kF64;
   std::vector<std::vector<double>> floats;
   std::vector<std::vector<int32_t>> ints;
@@ -41,7 +118,11 @@ StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands) {
   }
   for (size_t i = 0; i < call.outputs.size(); ++i) {
     const int64_t count = shapes[i].elementCount();
-    if (isFloatingPoint(shapes[i].elementType())) {
+    if (isComplex(shapes[i].elementType())) {  // (re, im) pairs of doubles (geev's eigenvectors)
+      floats.emplace_back(static_cast<size_t>(2 * count), 0.0);
+      call.outputs[i].type = PrimitiveType::kC128;
+      buffers.push_back(floats.back().data());
+    } else if (isFloatingPoint(shapes[i].elementType())) {
       floats.emplace_back(static_cast<size_t>(count), 0.0);
       call.outputs[i].type = PrimitiveType::kF64;
       buffers.push_back(floats.back().data());
@@ -51,11 +132,23 @@ StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands) {
     }
   }
   FS_RETURN_IF_ERROR(linalg::run(call, buffers.data(), 0, call.batch()));
+  if (call.routine == linalg::Routine::kGeev && asWritten.type == PrimitiveType::kF32 && buffers.size() == 6) {
+    FS_RETURN_IF_ERROR(orderLikeSinglePrecision(asWritten, floats[0], buffers));
+  }
   std::vector<Value> results;
   size_t nextFloat = call.inputs.size();
   size_t nextInt = 0;
   for (const Shape& shape : shapes) {
-    if (isFloatingPoint(shape.elementType())) {
+    if (isComplex(shape.elementType())) {
+      const std::vector<double>& pairs = floats[nextFloat++];
+      std::vector<double> re(pairs.size() / 2);
+      std::vector<double> im(pairs.size() / 2);
+      for (size_t k = 0; k < re.size(); ++k) {
+        re[k] = pairs[2 * k];
+        im[k] = pairs[2 * k + 1];
+      }
+      results.push_back(Value::complex(shape, std::move(re), std::move(im)));
+    } else if (isFloatingPoint(shape.elementType())) {
       results.push_back(Value::floats(shape, std::move(floats[nextFloat++])));
     } else {
       const std::vector<int32_t>& data = ints[nextInt++];

@@ -91,6 +91,7 @@ std::string_view routineName(Routine routine) {
     case Routine::kOrgqr: return "orgqr";
     case Routine::kSyevd: return "syevd";
     case Routine::kGesdd: return "gesdd";
+    case Routine::kGeev: return "geev";
   }
   return "?";
 }
@@ -131,9 +132,12 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     call.routine = Routine::kSyevd;
   } else if (r == "gesdd") {
     call.routine = Routine::kGesdd;
+  } else if (r == "geev") {
+    call.routine = Routine::kGeev;
   } else {
     return Status::badInput(fmt::format(
-        "{}: custom-call {}: LAPACK routine '{}' is not supported (potrf, trsm, getrf, geqrf, orgqr, syevd and gesdd are)",
+        "{}: custom-call {}: LAPACK routine '{}' is not supported (potrf, trsm, getrf, geqrf, orgqr, syevd, "
+        "gesdd and geev are)",
         inst.name(), target, r));
   }
   if (parsed->prefix != 's' && parsed->prefix != 'd') {
@@ -173,9 +177,9 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     call.outputs.push_back(viewOf(inst.shape()));
   }
   const size_t expectedInputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr ? 2 : 1;
-  const size_t expectedOutputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr   ? 1
+  const size_t expectedOutputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr    ? 1
                                  : call.routine == Routine::kPotrf || call.routine == Routine::kGeqrf ? 2
-                                 : call.routine == Routine::kGesdd                                     ? 5
+                                 : call.routine == Routine::kGesdd || call.routine == Routine::kGeev  ? 5
                                                                                                       : 3;
   const bool alpha = call.routine == Routine::kTrsm && call.inputs.size() == 3;
   if ((call.inputs.size() != expectedInputs && !alpha) || call.outputs.size() != expectedOutputs) {
@@ -263,6 +267,18 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
       call.jobz = mode == 'N' ? 'N' : reduced ? 'S' : 'A';
       break;
     }
+    case Routine::kGeev: {
+      if (rows != cols) return bad("the matrix must be square");
+      const PrimitiveType c = t == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128;
+      FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows}, "result 0 (eigenvalues' real parts)"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {rows}, "result 1 (eigenvalues' imaginary parts)"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[2], c, {rows, rows}, "result 2 (left eigenvectors)"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[3], c, {rows, rows}, "result 3 (right eigenvectors)"));
+      FS_RETURN_IF_ERROR(expect(call.outputs[4], s32, {}, "result 4 (info)"));
+      call.jobvl = characterAttribute(attributes.backendConfig, "compute_left", 'V') == 'N' ? 'N' : 'V';
+      call.jobz = characterAttribute(attributes.backendConfig, "compute_right", 'V') == 'N' ? 'N' : 'V';
+      break;
+    }
     case Routine::kOrgqr: {
       const ArrayView& tau = call.inputs[1];
       if (tau.dims.size() != static_cast<size_t>(bd) + 1) return bad("tau must be a vector per problem");
@@ -295,6 +311,7 @@ std::vector<int64_t> encode(const Call& call) {
                                 call.trans,
                                 call.diag,
                                 call.jobz,
+                                call.jobvl,
                                 static_cast<int64_t>(call.inputs.size()),
                                 static_cast<int64_t>(call.outputs.size())};
   auto add = [&](const ArrayView& view) {
@@ -329,6 +346,7 @@ int64_t costPerProblem(const Call& call) {
     case Routine::kOrgqr: return std::max<int64_t>(1, 2 * m * n * n);
     case Routine::kSyevd: return std::max<int64_t>(1, 9 * n * n * n);
     case Routine::kGesdd: return std::max<int64_t>(1, 12 * m * n * std::min(m, n));
+    case Routine::kGeev: return std::max<int64_t>(1, 25 * n * n * n);
   }
   return 1;
 }

@@ -29,16 +29,23 @@
 //                                                                        singular vectors (mode S: k of each, A: all,
 //                                                                        N: none, u and vt zero); a' (LAPACK's
 //                                                                        scratch, unspecified) is a unchanged
+//   geev   a[n,n]                    -> (wr[n], wi[n], vl c[n,n], vr c[n,n], info s32)   a general matrix's eigenvalues
+//                                                                        (real and imaginary parts) and left and right
+//                                                                        eigenvectors (`compute_left`/`compute_right`
+//                                                                        V or N; not computed: zeros) in columns, of
+//                                                                        the complex type of the matrix's precision
+//                                                                        (c64 for f32), unit 2-norm
 // An eigenvector's or a singular pair's sign is arbitrary, and LAPACK's choice differs between precisions: each is
 // turned so that the first component within 0.1 % of its vector's largest magnitude is positive (for a singular
-// pair, of u's column; vt's row turns with it), so that results in f32 and f64 can be compared.
+// pair, of u's column; vt's row turns with it; a complex eigenvector is rotated so that this component is real and
+// positive, where LAPACK makes its largest component real), so that results in f32 and f64 can be compared.
 namespace fusionscope::core {
 class HloInstruction;
 }
 
 namespace fusionscope::core::linalg {
 
-enum class Routine : int64_t { kPotrf, kTrsm, kGetrf, kGeqrf, kOrgqr, kSyevd, kGesdd };
+enum class Routine : int64_t { kPotrf, kTrsm, kGetrf, kGeqrf, kOrgqr, kSyevd, kGesdd, kGeev };
 
 // One operand or result array: its dimensions and each dimension's stride in elements.
 struct ArrayView {
@@ -55,7 +62,8 @@ struct Call {
   char side = 'L';
   char trans = 'N';
   char diag = 'N';
-  char jobz = 'S';  // gesdd: S (k singular vectors each side), A (all), N (none)
+  char jobz = 'S';   // gesdd: S (k singular vectors each side), A (all), N (none); geev: V or N, right vectors
+  char jobvl = 'N';  // geev: V or N, left eigenvectors
   std::vector<ArrayView> inputs;
   std::vector<ArrayView> outputs;
   // Problems in all (the product of the batch dimensions).

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -163,6 +164,50 @@ lapack_int gesdd(char jobz, lapack_int m, lapack_int n, double* a, double* s, do
   return LAPACKE_dgesdd_work(kCol, jobz, m, n, a, std::max(1, m), s, u, std::max(1, m), vt, ldvt, work, lwork, iwork);
 }
 
+lapack_int geev(char jobvl, char jobvr, lapack_int n, float* a, float* wr, float* wi, float* vl, float* vr, float* work,
+                lapack_int lwork) {
+  const lapack_int ld = std::max(1, n);
+  return LAPACKE_sgeev_work(kCol, jobvl, jobvr, n, a, ld, wr, wi, vl, ld, vr, ld, work, lwork);
+}
+lapack_int geev(char jobvl, char jobvr, lapack_int n, double* a, double* wr, double* wi, double* vl, double* vr,
+                double* work, lapack_int lwork) {
+  const lapack_int ld = std::max(1, n);
+  return LAPACKE_dgeev_work(kCol, jobvl, jobvr, n, a, ld, wr, wi, vl, ld, vr, ld, work, lwork);
+}
+
+// geev's real eigenvector matrix (column-major n x n) as complex columns: a real eigenvalue's column as it is, a
+// conjugate pair's (wi[j] > 0, then wi[j + 1] < 0) columns j and j + 1 as v = x + iy and its conjugate. Each column
+// is then rotated so that its first component within 0.1 % of the largest magnitude is real and positive (LAPACK makes
+// the largest component real, and which one that is can differ between precisions).
+template <class T>
+std::vector<std::complex<T>> complexEigenvectors(const std::vector<T>& v, const std::vector<T>& wi, int64_t n) {
+  std::vector<std::complex<T>> out(static_cast<size_t>(n * n));
+  for (int64_t j = 0; j < n; ++j) {
+    const bool pairFirst = wi[static_cast<size_t>(j)] > 0 && j + 1 < n;
+    const bool pairSecond = wi[static_cast<size_t>(j)] < 0 && j > 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const T x = v[static_cast<size_t>((pairSecond ? j - 1 : j) * n + i)];
+      const T y = pairFirst    ? v[static_cast<size_t>((j + 1) * n + i)]
+                  : pairSecond ? -v[static_cast<size_t>(j * n + i)]
+                               : T(0);
+      out[static_cast<size_t>(j * n + i)] = {x, y};
+    }
+    std::complex<T>* column = out.data() + j * n;
+    T largest = 0;
+    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(column[i]));
+    for (int64_t i = 0; i < n; ++i) {
+      const T magnitude = std::abs(column[i]);
+      if (largest > 0 && magnitude >= largest * T(0.999)) {
+        const std::complex<T> turn = std::conj(column[i]) / magnitude;
+        for (int64_t k = 0; k < n; ++k) column[k] *= turn;
+        column[i] = {magnitude, T(0)};  // exactly real
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 // `work` sized by the routine's answer to a workspace query (at least one element).
 template <class T>
 lapack_int workspace(T query) {
@@ -287,6 +332,32 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
         storeInfo(call.outputs[4], outs[4], bd, p, info);
         break;
       }
+      case Routine::kGeev: {
+        const size_t n = static_cast<size_t>(rows);
+        std::vector<T> wr(n, T(0));
+        std::vector<T> wi(n, T(0));
+        std::vector<T> vl(call.jobvl == 'V' ? n * n : 1, T(0));
+        std::vector<T> vr(call.jobz == 'V' ? n * n : 1, T(0));
+        if (rows > 0) {
+          T query = 0;
+          geev(call.jobvl, call.jobz, rows, nullptr, nullptr, nullptr, nullptr, nullptr, &query, -1);
+          work.resize(static_cast<size_t>(workspace(query)));
+          info = geev(call.jobvl, call.jobz, rows, matrix.data(), wr.data(), wi.data(), vl.data(), vr.data(),
+                      work.data(), workspace(query));
+        }
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, wr);
+        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, wi);
+        for (int side = 0; side < 2; ++side) {
+          const bool computed = (side == 0 ? call.jobvl : call.jobz) == 'V' && info == 0;
+          const std::vector<std::complex<T>> vectors = computed
+                                                           ? complexEigenvectors(side == 0 ? vl : vr, wi, rows)
+                                                           : std::vector<std::complex<T>>(n * n, std::complex<T>(0, 0));
+          const ArrayView& view = call.outputs[static_cast<size_t>(2 + side)];
+          scatter<std::complex<T>>(view, outs[2 + side], batchOffset(view, bd, p), bd, vectors);
+        }
+        storeInfo(call.outputs[4], outs[4], bd, p, info);
+        break;
+      }
     }
   }
 }
@@ -324,9 +395,10 @@ bool decodeCall(const int64_t* words, Call* call) {
   call->trans = static_cast<char>(words[6]);
   call->diag = static_cast<char>(words[7]);
   call->jobz = static_cast<char>(words[8]);
-  const int64_t inputs = words[9];
-  const int64_t outputs = words[10];
-  size_t at = 11;
+  call->jobvl = static_cast<char>(words[9]);
+  const int64_t inputs = words[10];
+  const int64_t outputs = words[11];
+  size_t at = 12;
   auto take = [&]() {
     ArrayView view;
     view.type = static_cast<PrimitiveType>(words[at++]);

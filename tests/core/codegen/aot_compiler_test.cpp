@@ -187,7 +187,7 @@ std::vector<AotCase> corpusCases() {
   for (const char* program :
        {"tests/data/xla/modules/gp_regression.before.txt", "tests/data/xla/modules/linear_algebra.before.txt",
         "tests/data/xla/modules/low_rank_svd.before.txt", "tests/data/xla/modules/spectral.before.txt",
-        "tests/data/xla/modules/spectral.after.txt"}) {
+        "tests/data/xla/modules/spectral.after.txt", "tests/data/xla/modules/dynamics_modes.before.txt"}) {
     cases.push_back({program, "x86-64"});
   }
   return cases;

@@ -1,6 +1,7 @@
 // JAX's LAPACK custom calls in the evaluator (core/linalg): known factorizations of small matrices, batches, and the
 // routines and types that are refused by name.
 #include <cmath>
+#include <complex>
 
 #include <gtest/gtest.h>
 
@@ -158,12 +159,92 @@ TEST(LinalgEvalTest, FullSvdOfATallMatrixReconstructsIt) {
   EXPECT_EQ(element(n, 3), "f64[3,3] {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}");
 }
 
+// jnp.linalg.eig on the CPU: geev's eigenvalues (real and imaginary parts) and complex eigenvectors, left and right,
+// each of unit norm and turned so that its first largest component is real and positive.
+TEST(LinalgEvalTest, GeneralEigenvaluesAndEigenvectors) {
+  const std::string geev = R"(
+  a = f32[2,2]{1,0} parameter(0)
+  ROOT e = (f32[2], f32[2], c64[2,2]{1,0}, c64[2,2]{1,0}, s32[]) custom-call(a), custom_call_target="lapack_sgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8})";
+  // A rotation by 90 degrees: eigenvalues +-i, the positive imaginary part first; right eigenvectors (1, -i) and
+  // (1, i) over sqrt 2 in columns, and the left ones (u^H A = lambda u^H, A^T u = conj(lambda) u) the same.
+  const Value rotation = evalValue(module(geev), {f32({2, 2}, {0, -1, 1, 0})});
+  EXPECT_EQ(element(rotation, 0), "f32[2] {0, 0}");
+  EXPECT_EQ(element(rotation, 1), "f32[2] {1, -1}");
+  EXPECT_EQ(element(rotation, 3), "c64[2,2] {{(0.70710677, 0), (0.70710677, 0)}, {(0, -0.70710677), (0, 0.70710677)}}");
+  EXPECT_EQ(element(rotation, 2), "c64[2,2] {{(0.70710677, 0), (0.70710677, 0)}, {(0, -0.70710677), (0, 0.70710677)}}");
+  EXPECT_EQ(element(rotation, 4), "s32[] 0");
+  // Upper triangular: eigenvalues 2 and 3, right eigenvectors (1, 0) and (1, 1) / sqrt 2.
+  const Value triangular = evalValue(module(geev), {f32({2, 2}, {2, 1, 0, 3})});
+  EXPECT_EQ(element(triangular, 0), "f32[2] {2, 3}");
+  EXPECT_EQ(element(triangular, 1), "f32[2] {0, 0}");
+  EXPECT_EQ(element(triangular, 3), "c64[2,2] {{(1, 0), (0.70710677, 0)}, {(0, 0), (0.70710677, 0)}}");
+  // compute_left = N: the left eigenvectors are zeros.
+  const Value rightOnly = evalValue(module(R"(
+  a = f64[2,2]{1,0} parameter(0)
+  ROOT e = (f64[2], f64[2], c128[2,2]{1,0}, c128[2,2]{1,0}, s32[]) custom-call(a), custom_call_target="lapack_dgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 78 : ui8, compute_right = 86 : ui8})"),
+                                    {f64({2, 2}, {2, 1, 0, 3})});
+  EXPECT_EQ(element(rightOnly, 2), "c128[2,2] {{(0, 0), (0, 0)}, {(0, 0), (0, 0)}}");
+}
+
+// A batch of random 6 x 6 matrices in f64: A v = lambda v and u^H A = lambda u^H for every pair, to rounding.
+TEST(LinalgEvalTest, GeneralEigenpairsSatisfyTheirDefinition) {
+  constexpr int n = 6;
+  constexpr int batch = 3;
+  std::vector<double> a(batch * n * n);
+  uint64_t state = 12345;
+  for (double& x : a) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = static_cast<double>(state >> 11) * 0x1.0p-53 * 2 - 1;
+  }
+  const Value e = evalValue(module(R"(
+  a = f64[3,6,6]{2,1,0} parameter(0)
+  ROOT e = (f64[3,6], f64[3,6], c128[3,6,6]{2,1,0}, c128[3,6,6]{2,1,0}, s32[3]) custom-call(a), custom_call_target="lapack_dgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}, frontend_attributes={num_batch_dims="1"})"),
+                            {f64({batch, n, n}, a)});
+  ASSERT_TRUE(e.isTuple());
+  const Value& wr = e.tupleElement(0);
+  const Value& wi = e.tupleElement(1);
+  const Value& vl = e.tupleElement(2);
+  const Value& vr = e.tupleElement(3);
+  using C = std::complex<double>;
+  int complexPairs = 0;
+  for (int b = 0; b < batch; ++b) {
+    auto at = [&](int i, int j) { return a[static_cast<size_t>((b * n + i) * n + j)]; };
+    for (int k = 0; k < n; ++k) {
+      const C lambda(wr.floatData()[static_cast<size_t>(b * n + k)], wi.floatData()[static_cast<size_t>(b * n + k)]);
+      complexPairs += lambda.imag() > 0;
+      auto v = [&](const Value& m, int i) {
+        const auto idx = static_cast<size_t>((b * n + i) * n + k);
+        return C(m.floatData()[idx], m.imagData()[idx]);
+      };
+      double norm = 0;
+      for (int i = 0; i < n; ++i) norm += std::norm(v(vr, i));
+      EXPECT_NEAR(norm, 1.0, 1e-12);
+      for (int i = 0; i < n; ++i) {
+        C right = 0;
+        C left = 0;
+        for (int j = 0; j < n; ++j) {
+          right += at(i, j) * v(vr, j);
+          left += std::conj(v(vl, j)) * at(j, i);
+        }
+        EXPECT_LT(std::abs(right - lambda * v(vr, i)), 1e-12) << b << " " << k;
+        EXPECT_LT(std::abs(left - lambda * std::conj(v(vl, i))), 1e-12) << b << " " << k;
+      }
+    }
+  }
+  EXPECT_GT(complexPairs, 0) << "the random matrices have complex eigenvalues";
+}
+
 TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
-  const std::string eig = evalText(module(R"(
+  const std::string schur = evalText(module(R"(
+  a = f32[3,3] parameter(0)
+  ROOT s = (f32[3,3], f32[3], f32[3], f32[3,3], s32[], s32[]) custom-call(a), custom_call_target="lapack_sgees_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, sort = 78 : ui8})"),
+                                     {f32({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1})});
+  EXPECT_NE(schur.find("lapack_sgees_ffi: LAPACK routine 'gees' is not supported"), std::string::npos) << schur;
+  const std::string eigShape = evalText(module(R"(
   a = f32[3,3] parameter(0)
   ROOT s = (f32[3,3], c64[3], c64[3,3], c64[3,3], s32[]) custom-call(a), custom_call_target="lapack_sgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8})"),
-                                   {f32({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1})});
-  EXPECT_NE(eig.find("lapack_sgeev_ffi: LAPACK routine 'geev' is not supported"), std::string::npos) << eig;
+                                        {f32({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1})});
+  EXPECT_NE(eigShape.find("result 0 (eigenvalues' real parts) must be f32[3]"), std::string::npos) << eigShape;
   const std::string shape = evalText(module(R"(
   a = f32[3,2] parameter(0)
   ROOT c = (f32[3,2], s32[]) custom-call(a), custom_call_target="lapack_spotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8})"),
