@@ -604,18 +604,11 @@ llvm::Value* ElementEmitter::dot(const HloInstruction* instruction, const Index&
   if (out != index.dims.size() || dnums.lhsContracting.size() != dnums.rhsContracting.size()) {
     return fail(instruction, "dimension numbers do not match the shapes");
   }
-  if (isComplex(type)) {
-    // Complex dots: products and sums in the element type, in increasing k (the evaluator's order).
-    llvm::Type* complexType = computeType(type);
-    llvm::AllocaInst* accumulator = entryAlloca(complexType);
-    m_b.CreateStore(llvm::Constant::getNullValue(complexType), accumulator);
+  // The loop nest over the contracting dimensions, k increasing (the evaluator's order); `step` runs at each k.
+  auto contract = [&](const std::function<void()>& step) {
     std::function<void(size_t)> nest = [&](size_t level) {
       if (level == dnums.lhsContracting.size()) {
-        llvm::Value* a = generate(lhs, Index{lhsIndex, nullptr});
-        llvm::Value* c = generate(rhs, Index{rhsIndex, nullptr});
-        llvm::Value* product = complexBinary(HloOpcode::kMultiply, type, a, c);
-        m_b.CreateStore(complexBinary(HloOpcode::kAdd, type, m_b.CreateLoad(complexType, accumulator), product),
-                        accumulator);
+        step();
         return;
       }
       const int64_t ld = dnums.lhsContracting[level];
@@ -630,6 +623,19 @@ llvm::Value* ElementEmitter::dot(const HloInstruction* instruction, const Index&
           "k");
     };
     nest(0);
+  };
+  if (isComplex(type)) {
+    // Complex dots: products and sums in the element type.
+    llvm::Type* complexType = computeType(type);
+    llvm::AllocaInst* accumulator = entryAlloca(complexType);
+    m_b.CreateStore(llvm::Constant::getNullValue(complexType), accumulator);
+    contract([&] {
+      llvm::Value* a = generate(lhs, Index{lhsIndex, nullptr});
+      llvm::Value* c = generate(rhs, Index{rhsIndex, nullptr});
+      llvm::Value* product = complexBinary(HloOpcode::kMultiply, type, a, c);
+      m_b.CreateStore(complexBinary(HloOpcode::kAdd, type, m_b.CreateLoad(complexType, accumulator), product),
+                      accumulator);
+    });
     return m_b.CreateLoad(complexType, accumulator);
   }
   // Floating dots accumulate as rowDot's do (XLA's semantics): f64 in f64, f32 / f16 / bf16 in f32, rounded
@@ -645,28 +651,14 @@ llvm::Value* ElementEmitter::dot(const HloInstruction* instruction, const Index&
     if (isFloat) return convert(from, floatAcc, v);
     return isSignedInteger(from) ? m_b.CreateSExtOrTrunc(v, accType) : m_b.CreateZExtOrTrunc(v, accType);
   };
-  std::function<void(size_t)> nest = [&](size_t level) {
-    if (level == dnums.lhsContracting.size()) {
-      llvm::Value* a = widen(lhsType, generate(lhs, Index{lhsIndex, nullptr}));
-      llvm::Value* c = widen(rhsType, generate(rhs, Index{rhsIndex, nullptr}));
-      llvm::Value* acc = m_b.CreateLoad(accType, accumulator);
-      m_b.CreateStore(
-          isFloat ? intrinsic(llvm::Intrinsic::fmuladd, {a, c, acc}) : m_b.CreateAdd(acc, m_b.CreateMul(a, c)),
-          accumulator);
-      return;
-    }
-    const int64_t ld = dnums.lhsContracting[level];
-    const int64_t rd = dnums.rhsContracting[level];
-    loop(
-        i64(0), i64(lhs->shape().dimension(static_cast<int>(ld))),
-        [&](llvm::Value* k) {
-          lhsIndex[static_cast<size_t>(ld)] = k;
-          rhsIndex[static_cast<size_t>(rd)] = k;
-          nest(level + 1);
-        },
-        "k");
-  };
-  nest(0);
+  contract([&] {
+    llvm::Value* a = widen(lhsType, generate(lhs, Index{lhsIndex, nullptr}));
+    llvm::Value* c = widen(rhsType, generate(rhs, Index{rhsIndex, nullptr}));
+    llvm::Value* acc = m_b.CreateLoad(accType, accumulator);
+    m_b.CreateStore(
+        isFloat ? intrinsic(llvm::Intrinsic::fmuladd, {a, c, acc}) : m_b.CreateAdd(acc, m_b.CreateMul(a, c)),
+        accumulator);
+  });
   llvm::Value* sum = m_b.CreateLoad(accType, accumulator);
   if (isFloat) return convert(floatAcc, type, sum);
   return m_b.CreateTrunc(sum, computeType(type));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/eval/evaluator.h"
 #include "core/eval/scalar_ops.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
@@ -35,93 +36,8 @@ int64_t elementByteSize(PrimitiveType type) {
   }
 }
 
-namespace {
-
-bool involvesComplex(const Shape& shape) {
-  if (shape.isTuple()) {
-    for (const Shape& element : shape.tupleElements()) {
-      if (involvesComplex(element)) return true;
-    }
-    return false;
-  }
-  return shape.isArray() && isComplex(shape.elementType());
-}
-
-}  // namespace
-
 bool complexSupportedInCodegen(const HloInstruction& inst) {
-  bool involved = involvesComplex(inst.shape());
-  for (const HloInstruction* operand : inst.operands()) involved = involved || involvesComplex(operand->shape());
-  if (!involved) return true;
-  switch (inst.opcode()) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kCopy:
-    case HloOpcode::kFusion:
-    case HloOpcode::kCall:
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kReshape:
-    case HloOpcode::kTranspose:
-    case HloOpcode::kReverse:
-    case HloOpcode::kSlice:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kDynamicUpdateSlice:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kPad:
-    case HloOpcode::kGather:
-    case HloOpcode::kSelect:
-    case HloOpcode::kFft:
-    case HloOpcode::kConvert:
-    case HloOpcode::kComplex:
-    case HloOpcode::kReal:
-    case HloOpcode::kImag:
-    case HloOpcode::kAbs:
-    case HloOpcode::kAdd:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kDivide:
-    case HloOpcode::kNegate:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSign:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
-    case HloOpcode::kPower: return true;
-    case HloOpcode::kDot:
-      // Complex dots of complex operands (the loop nest; XLA has no mixed complex/real dot).
-      return inst.operandCount() == 2 && isComplex(inst.shape().elementType()) &&
-             inst.operand(0)->shape().elementType() == inst.shape().elementType() &&
-             inst.operand(1)->shape().elementType() == inst.shape().elementType();
-    case HloOpcode::kBitcast:
-      return inst.operandCount() == 1 && inst.operand(0)->shape().elementType() == inst.shape().elementType();
-    case HloOpcode::kCustomCall:  // geev's complex eigenvectors, written by the LAPACK kernel
-      return inst.attributes().customCallTarget && inst.attributes().customCallTarget->starts_with("lapack_");
-    case HloOpcode::kCompare: {
-      const auto direction = inst.attributes().direction;
-      return direction && (*direction == ComparisonDirection::kEq || *direction == ComparisonDirection::kNe);
-    }
-    case HloOpcode::kReduce: {
-      // One operand and a reducer op(parameter, parameter) that is add or multiply.
-      const HloComputation* reducer = inst.toApply();
-      if (inst.operandCount() != 2 || reducer == nullptr || reducer->root() == nullptr) return false;
-      const HloInstruction* root = reducer->root();
-      return (root->opcode() == HloOpcode::kAdd || root->opcode() == HloOpcode::kMultiply) &&
-             root->operandCount() == 2 && root->operand(0)->opcode() == HloOpcode::kParameter &&
-             root->operand(1)->opcode() == HloOpcode::kParameter && root->operand(0) != root->operand(1);
-    }
-    default: return false;
-  }
+  return supportsComplexForm(inst);
 }
 
 StatusOr<std::vector<uint8_t>> valueToBytes(const Value& value) {

@@ -18,9 +18,10 @@ bool isSupportedElementType(PrimitiveType type);
 int64_t elementByteSize(PrimitiveType type);
 
 // Whether codegen lowers `inst` as far as complex numbers go: true when no operand or result is complex, or the op is
-// one complex_emitter.cpp lowers (elementwise arithmetic, abs/real/imag/complex, converts, compare EQ/NE, exp/log/
-// sqrt/sin/cos/tan/tanh/power and kin), data movement (both parts move as one element), select, a reduce with an add
-// or multiply reducer, a dot of complex operands, or fft (a kernel calling FFTW, CPU only).
+// one of the complex forms the evaluator runs (supportsComplexForm: one list for both), which complex_emitter.cpp
+// lowers (elementwise arithmetic, abs/real/imag/complex, converts, compare EQ/NE, exp/log/sqrt/sin/cos/tan/tanh/power
+// and kin), data movement (both parts move as one element), select, a reduce with an add or multiply reducer, a dot
+// of complex operands, LAPACK calls (geev's eigenvectors), or fft (a kernel calling FFTW, CPU only).
 bool complexSupportedInCodegen(const HloInstruction& inst);
 
 // An evaluator Value (array) as raw little-endian bytes in row-major order, and back. Fail for tuples and

@@ -195,6 +195,18 @@ ComplexSupport complexSupport(const HloInstruction& inst) {
   }
 }
 
+}  // namespace fusionscope::core::eval
+
+namespace fusionscope::core {
+
+bool supportsComplexForm(const HloInstruction& inst) {
+  return eval::complexSupport(inst) != eval::ComplexSupport::kUnsupported;
+}
+
+}  // namespace fusionscope::core
+
+namespace fusionscope::core::eval {
+
 StatusOr<Value> evalComplex(const HloInstruction& inst, Operands operands) {
   const HloOpcode op = inst.opcode();
   const Shape& shape = inst.shape();

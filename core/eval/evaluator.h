@@ -67,6 +67,12 @@ std::vector<Value> randomArguments(const HloModule& module, uint64_t seed);
 // `; elided constant(s) (3)`.
 Status checkEvaluable(const HloModule& module);
 
+// Whether `inst` is run with the complex operands or results it has (true when it has none): data movement, select,
+// elementwise arithmetic and transcendentals, converts, compare EQ/NE, add/multiply reductions, dots, fft and the
+// LAPACK calls. The one list of complex support: the evaluator refuses the rest by opcode, and codegen lowers the
+// same ops (core/codegen/complex_emitter.cpp).
+bool supportsComplexForm(const HloInstruction& inst);
+
 // Bytes the evaluator would hold at once, at most: every value of the entry computation plus the largest value of
 // any called computation (doubles, so that impossible shapes do not overflow).
 double estimateEvaluationBytes(const HloModule& module);
