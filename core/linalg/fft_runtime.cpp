@@ -57,9 +57,26 @@ bool decode(const int64_t* words, Descriptor* d) {
 }
 
 // One plan per (kind, precision, dimensions) for a single transform, run on every batch element with FFTW's
-// new-array execute. Never freed: a process makes few distinct transforms.
+// new-array execute. Kept for the process's life and destroyed at its exit (a leak checker would report them
+// otherwise).
 struct Plan {
   void* plan = nullptr;
+  bool f64 = false;
+};
+
+template <class Key>
+struct PlanCache {
+  std::map<Key, Plan> plans;
+  ~PlanCache() {
+    for (auto& [key, plan] : plans) {
+      if (plan.plan == nullptr) continue;
+      if (plan.f64) {
+        fftw_destroy_plan(static_cast<fftw_plan>(plan.plan));
+      } else {
+        fftwf_destroy_plan(static_cast<fftwf_plan>(plan.plan));
+      }
+    }
+  }
 };
 
 std::mutex& plannerMutex() {
@@ -123,10 +140,11 @@ struct Fftw<float> {
 // The plan for `d`'s single transform, made on first use (on scratch arrays: FFTW_ESTIMATE does not read them).
 template <class Real>
 void* planFor(const Descriptor& d) {
-  static std::map<decltype(d.key()), Plan> plans;
+  static PlanCache<decltype(d.key())> cache;
   std::lock_guard<std::mutex> lock(plannerMutex());
-  Plan& plan = plans[d.key()];
+  Plan& plan = cache.plans[d.key()];
   if (plan.plan != nullptr) return plan.plan;
+  plan.f64 = d.f64;
   int n[3] = {static_cast<int>(d.lengths[0]), static_cast<int>(d.lengths[1]), static_cast<int>(d.lengths[2])};
   std::vector<Real> in(static_cast<size_t>(2 * d.inputElements()));
   std::vector<Real> out(static_cast<size_t>(2 * d.outputElements()));
