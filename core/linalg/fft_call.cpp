@@ -48,16 +48,6 @@ std::optional<std::vector<int64_t>> intList(std::string_view text) {
 
 }  // namespace
 
-int64_t FftCall::inputElements() const {
-  if (kind != FftKind::kIrfft) return product(lengths);
-  return product(lengths) / lengths.back() * (lengths.back() / 2 + 1);
-}
-
-int64_t FftCall::outputElements() const {
-  if (kind != FftKind::kRfft) return product(lengths);
-  return product(lengths) / lengths.back() * (lengths.back() / 2 + 1);
-}
-
 double FftCall::flops() const {
   const auto n = static_cast<double>(product(lengths));
   const double perTransform = 5.0 * n * std::log2(std::max(n, 2.0));

@@ -32,9 +32,6 @@ struct FftCall {
   bool doublePrecision = false;  // c128 / f64 (else c64 / f32)
   std::vector<int64_t> lengths;  // fft_length: the transform's dimensions, 1 to 3
   int64_t batch = 1;             // independent transforms (the product of the leading dimensions)
-  // Complex elements of one transform's input and output (real elements for RFFT's input and IRFFT's output).
-  int64_t inputElements() const;
-  int64_t outputElements() const;
   // Floating-point operations of the whole call, about 5 N log2 N per complex transform of N points (half that
   // for a real one): the cost the planner and the work estimate use.
   double flops() const;
