@@ -154,4 +154,17 @@ void HloModule::updateFusionComputationFlags() {
   }
 }
 
+HloComputation* addScalarAddComputation(HloModule& module, PrimitiveType type) {
+  auto computation = std::make_unique<HloComputation>(module.uniqueComputationName("scalar_add_computation"));
+  HloComputation* reducer = module.addComputation(std::move(computation));
+  const Shape shape = Shape::scalar(type);
+  std::vector<HloInstruction*> params;
+  for (int64_t number : {0, 1}) {
+    params.push_back(reducer->addInstruction(number == 0 ? "lhs" : "rhs", HloOpcode::kParameter, shape));
+    params.back()->setParameterNumber(number);
+  }
+  reducer->setRoot(reducer->addInstruction("add", HloOpcode::kAdd, shape, params));
+  return reducer;
+}
+
 }  // namespace fusionscope::core

@@ -86,4 +86,8 @@ class HloModule {
   HloComputation* m_entry = nullptr;
 };
 
+// Adds `add(lhs, rhs)` over scalars of `type` to `module` (named scalar_add_computation, as XLA names its own): the
+// reducer of a sum a pass builds.
+HloComputation* addScalarAddComputation(HloModule& module, PrimitiveType type);
+
 }  // namespace fusionscope::core

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -37,8 +38,13 @@ bool isSplatOf(const HloInstruction& inst, double value) {
 // that loses its last user that way.
 class ComputationSimplifier {
  public:
-  ComputationSimplifier(HloComputation& computation, SideEffectAnalysis& sideEffects, bool reciprocals)
-      : m_computation(computation), m_sideEffects(sideEffects), m_reciprocals(reciprocals) {}
+  ComputationSimplifier(HloModule& module, HloComputation& computation, SideEffectAnalysis& sideEffects,
+                        std::map<PrimitiveType, HloComputation*>& addReducers, bool reciprocals)
+      : m_module(module),
+        m_computation(computation),
+        m_sideEffects(sideEffects),
+        m_addReducers(addReducers),
+        m_reciprocals(reciprocals) {}
 
   StatusOr<bool> run() {
     StatusOr<std::vector<HloInstruction*>> order = m_computation.postOrder();
@@ -75,6 +81,7 @@ class ComputationSimplifier {
     if (reduceOfSizeOneDimensions(inst)) return;
     if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;
     if (transposeOfDot(inst)) return;
+    if (dotOfVectors(inst)) return;
     if (foldConvolutionInputPad(inst)) return;
     if (clampFromMinMax(inst)) return;
     std::optional<Literal> folded = fold(*inst);
@@ -190,6 +197,108 @@ class ComputationSimplifier {
     swapped->mutableAttributes().metadata = inst->attributes().metadata;
     replace(inst, swapped);
     push(swapped);
+    return true;
+  }
+
+  // dot(a, b) where neither operand has a dimension of its own (each dimension of each is a batch or a contracting
+  // dimension: a batched inner product, einsum 'bi,bi->b', jnp.dot of two vectors) => reduce(multiply(a, b)) over
+  // the contracting dimensions, as XLA's simplifier does on both backends (such a dot is no matrix product for a
+  // GEMM; as a reduction it fuses with what makes its operands). b is transposed into a's dimension order when the
+  // two differ; both are converted to the accumulation type (the result's, f32 for a narrower float result, which
+  // is converted back after the sum); the sum's batch dimensions are transposed into the dot's order when a lists
+  // them out of order. Row-major operands and result only. Returns whether `inst` was replaced.
+  bool dotOfVectors(HloInstruction* inst) {
+    const auto& numbers = inst->attributes().dot;
+    if (inst->opcode() != HloOpcode::kDot || inst->operandCount() != 2 || !numbers || !inst->shape().isArray() ||
+        m_sideEffects.hasSideEffect(*inst) || !inst->controlSuccessors().empty() ||
+        !inst->controlPredecessors().empty()) {
+      return false;
+    }
+    HloInstruction* lhs = inst->operand(0);
+    HloInstruction* rhs = inst->operand(1);
+    const Shape& lhsShape = lhs->shape();
+    const Shape& rhsShape = rhs->shape();
+    const size_t rank = numbers->lhsBatch.size() + numbers->lhsContracting.size();
+    const PrimitiveType resultType = inst->shape().elementType();
+    if (!lhsShape.isArray() || !rhsShape.isArray() || static_cast<size_t>(lhsShape.rank()) != rank ||
+        static_cast<size_t>(rhsShape.rank()) != rank || numbers->rhsBatch.size() != numbers->lhsBatch.size() ||
+        numbers->rhsContracting.size() != numbers->lhsContracting.size() || !hasRowMajorLayout(lhsShape) ||
+        !hasRowMajorLayout(rhsShape) || !hasRowMajorLayout(inst->shape()) || resultType == PrimitiveType::kPred ||
+        !(isFloatingPoint(resultType) || isComplex(resultType) || isInteger(resultType))) {
+      return false;
+    }
+    // rhsOrder[d]: the dimension of b that lines up with dimension d of a.
+    std::vector<int64_t> rhsOrder(rank, -1);
+    for (size_t k = 0; k < numbers->lhsBatch.size(); ++k) {
+      rhsOrder[static_cast<size_t>(numbers->lhsBatch[k])] = numbers->rhsBatch[k];
+    }
+    for (size_t k = 0; k < numbers->lhsContracting.size(); ++k) {
+      rhsOrder[static_cast<size_t>(numbers->lhsContracting[k])] = numbers->rhsContracting[k];
+    }
+    if (std::find(rhsOrder.begin(), rhsOrder.end(), -1) != rhsOrder.end()) return false;
+    for (size_t d = 0; d < rank; ++d) {
+      if (rhsShape.dimension(static_cast<int>(rhsOrder[d])) != lhsShape.dimension(static_cast<int>(d))) return false;
+    }
+
+    const PrimitiveType accumulation =
+        isFloatingPoint(resultType) && primitiveTypeBitWidth(resultType) < 32 ? PrimitiveType::kF32 : resultType;
+    std::vector<HloInstruction*> created;
+    auto make = [&](std::string_view name, HloOpcode opcode, Shape shape, std::vector<HloInstruction*> operands) {
+      HloInstruction* made = m_computation.addInstruction(std::string(name), opcode, std::move(shape), operands);
+      made->mutableAttributes().metadata = inst->attributes().metadata;
+      created.push_back(made);
+      return made;
+    };
+    auto convert = [&](HloInstruction* value, PrimitiveType type) {
+      if (value->shape().elementType() == type) return value;
+      return make("convert", HloOpcode::kConvert, Shape(type, value->shape().dimensions()), {value});
+    };
+    HloInstruction* rhsAligned = rhs;
+    bool identity = true;
+    for (size_t d = 0; d < rank; ++d) identity = identity && rhsOrder[d] == static_cast<int64_t>(d);
+    if (!identity) {
+      rhsAligned =
+          make("transpose", HloOpcode::kTranspose, Shape(rhsShape.elementType(), lhsShape.dimensions()), {rhs});
+      rhsAligned->mutableAttributes().dimensions = rhsOrder;
+    }
+    HloInstruction* product = make("multiply", HloOpcode::kMultiply, Shape(accumulation, lhsShape.dimensions()),
+                                   {convert(lhs, accumulation), convert(rhsAligned, accumulation)});
+    // The sum keeps a's batch dimensions in a's order.
+    std::vector<int64_t> contracting = numbers->lhsContracting;
+    std::sort(contracting.begin(), contracting.end());
+    std::vector<int64_t> keptDims;  // a's batch dimensions, ascending
+    std::vector<int64_t> keptSizes;
+    for (int64_t d = 0; d < static_cast<int64_t>(rank); ++d) {
+      if (std::binary_search(contracting.begin(), contracting.end(), d)) continue;
+      keptDims.push_back(d);
+      keptSizes.push_back(lhsShape.dimension(static_cast<int>(d)));
+    }
+    HloInstruction* zero = make("constant", HloOpcode::kConstant, Shape::scalar(accumulation), {});
+    if (isInteger(accumulation)) {
+      zero->setLiteral(Literal::integers(Shape::scalar(accumulation), {0}));
+    } else {
+      zero->setLiteral(
+          Literal::floats(Shape::scalar(accumulation), std::vector<double>(isComplex(accumulation) ? 2 : 1, 0.0)));
+    }
+    HloInstruction* sum = make("reduce", HloOpcode::kReduce, Shape(accumulation, keptSizes), {product, zero});
+    sum->mutableAttributes().dimensions = contracting;
+    HloComputation*& reducer = m_addReducers[accumulation];
+    if (reducer == nullptr) reducer = addScalarAddComputation(m_module, accumulation);
+    sum->mutableCalledComputationRefs().push_back({"to_apply", {reducer}, false});
+    // The dot's dimension k is a's batch dimension lhsBatch[k]: at position index-of(lhsBatch[k]) in the sum.
+    std::vector<int64_t> toDotOrder;
+    for (int64_t d : numbers->lhsBatch) {
+      toDotOrder.push_back(std::lower_bound(keptDims.begin(), keptDims.end(), d) - keptDims.begin());
+    }
+    HloInstruction* result = sum;
+    if (!isIdentityPermutation(toDotOrder)) {
+      result = make("transpose", HloOpcode::kTranspose, Shape(accumulation, inst->shape().dimensions()), {sum});
+      result->mutableAttributes().dimensions = toDotOrder;
+    }
+    result = convert(result, resultType);
+    result->mutableShape().setLayout(inst->shape().layout());
+    replace(inst, result);
+    for (HloInstruction* made : created) push(made);
     return true;
   }
 
@@ -520,8 +629,10 @@ class ComputationSimplifier {
     }
   }
 
+  HloModule& m_module;
   HloComputation& m_computation;
   SideEffectAnalysis& m_sideEffects;
+  std::map<PrimitiveType, HloComputation*>& m_addReducers;
   bool m_reciprocals = false;
   std::deque<HloInstruction*> m_queue;
   std::unordered_set<HloInstruction*> m_queued;
@@ -534,10 +645,14 @@ class ComputationSimplifier {
 StatusOr<bool> AlgebraicSimplifier::run(HloModule& module, PassContext& context) {
   const bool reciprocals = context.fusionConfig().backend == Backend::kCpu;
   SideEffectAnalysis sideEffects;
+  std::map<PrimitiveType, HloComputation*> addReducers;
   bool changed = false;
-  for (const auto& computation : module.computations()) {
+  // A snapshot: a rewrite may add a reducer computation.
+  std::vector<HloComputation*> computations;
+  for (const auto& computation : module.computations()) computations.push_back(computation.get());
+  for (HloComputation* computation : computations) {
     if (computation->isFusionComputation()) continue;
-    StatusOr<bool> result = ComputationSimplifier(*computation, sideEffects, reciprocals).run();
+    StatusOr<bool> result = ComputationSimplifier(module, *computation, sideEffects, addReducers, reciprocals).run();
     if (!result.ok()) return result.status();
     changed = changed || *result;
   }

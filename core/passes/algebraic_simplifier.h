@@ -13,6 +13,8 @@ namespace fusionscope::core {
 //   same shape, slice of the full range -> the operand
 //   transpose(transpose(x)) -> one transpose (or x); reshape(reshape(x)) -> reshape(x)
 //   transpose(dot(a, b)) -> dot(b, a) for a 2-D matrix product the transpose alone reads (XLA's simplifier)
+//   dot(a, b) whose operands have only batch and contracting dimensions (a batched inner product) ->
+//   reduce(multiply(a, b)) over the contracting dimensions, in the dot's accumulation type (XLA's simplifier)
 //   reduce(reduce(x, D1), D2) -> one reduce of x over both, when both apply the same binary op to their
 //   parameters from equal scalar constants and the inner one has no other user (XLA's simplifier does it)
 //   reduce over dimensions of size 1 starting from its op's identity (add 0, max -inf, ...) -> reshape

@@ -177,20 +177,6 @@ class Expansion {
   HloComputation* m_addReducer;
 };
 
-// `add(a, b)` over scalars of `type`: the reducer of every sum of the expansion, one per element type.
-HloComputation* addReducer(HloModule& module, PrimitiveType type) {
-  auto computation = std::make_unique<HloComputation>(module.uniqueComputationName("scalar_add_computation"));
-  HloComputation* reducer = module.addComputation(std::move(computation));
-  const Shape shape = Shape::scalar(type);
-  std::vector<HloInstruction*> params;
-  for (int64_t number : {0, 1}) {
-    params.push_back(reducer->addInstruction(number == 0 ? "lhs" : "rhs", HloOpcode::kParameter, shape));
-    params.back()->setParameterNumber(number);
-  }
-  reducer->setRoot(reducer->addInstruction("add", HloOpcode::kAdd, shape, params));
-  return reducer;
-}
-
 Status checkExpandable(const HloInstruction& inst, int64_t featureIndex) {
   const int operands = inst.opcode() == HloOpcode::kBatchNormTraining ? 3 : 5;
   if (inst.operandCount() != operands) {
@@ -231,7 +217,7 @@ StatusOr<bool> BatchNormExpander::run(HloModule& module, PassContext&) {
       FS_RETURN_IF_ERROR(checkExpandable(*batchNorm, *featureIndex));
       const PrimitiveType type = batchNorm->operand(0)->shape().elementType();
       HloComputation*& reducer = reducers[type];
-      if (reducer == nullptr) reducer = addReducer(module, type);
+      if (reducer == nullptr) reducer = addScalarAddComputation(module, type);
       // epsilon is an f32 attribute in XLA: round it as XLA (and the evaluator) do.
       Expansion expansion(batchNorm, reducer, *featureIndex, static_cast<float>(*epsilon));
       HloInstruction* replacement = nullptr;

@@ -39,18 +39,17 @@ bool isExpensive(const HloInstruction& instruction, Backend backend) {
   if (backend == Backend::kCpu) {
     // XLA CPU's list (CpuInstructionFusion::IsExpensive): a gather is expensive (each element an indexed load),
     // so is narrowing f32 to bf16 (rounding with NaN checks); integer division by a constant is multiplies and
-    // shifts, cheap; sin, cos and tan of reals are cheap (a polynomial in vector code), of complex numbers
-    // expensive, as abs and sign of complex numbers are (a square root and a division).
+    // shifts, cheap; abs, sign, sin, cos and tan are cheap when their result is real (a polynomial in vector
+    // code), expensive when it is complex. XLA asks the result's type, not the operand's: abs of a complex number
+    // (real, a scaled square root) counts as cheap, sign of one (complex, a division by that) as expensive.
     const bool complex = instruction.shape().isArray() && isComplex(instruction.shape().elementType());
     switch (instruction.opcode()) {
       case HloOpcode::kGather: return true;
       case HloOpcode::kSin:
       case HloOpcode::kCos:
-      case HloOpcode::kTan: return complex;
+      case HloOpcode::kTan:
       case HloOpcode::kAbs:
-      case HloOpcode::kSign:
-        return instruction.operandCount() == 1 && instruction.operand(0)->shape().isArray() &&
-               isComplex(instruction.operand(0)->shape().elementType());
+      case HloOpcode::kSign: return complex;
       case HloOpcode::kConvert:
         return instruction.shape().elementType() == PrimitiveType::kBF16 && instruction.operandCount() == 1 &&
                instruction.operand(0)->shape().elementType() == PrimitiveType::kF32;

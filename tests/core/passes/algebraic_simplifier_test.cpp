@@ -834,5 +834,91 @@ ENTRY main {
   EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kSelect);
 }
 
+// A dot whose operands have only batch and contracting dimensions (einsum 'bi,bi->b', jnp.dot of two vectors) is a
+// sum of products, as XLA's simplifier writes it: the operands lined up, converted to the accumulation type,
+// multiplied and reduced over the contracting dimensions, whatever the dimension order, element type or rank.
+TEST(AlgebraicSimplifierTest, DotOfOperandsWithoutFreeDimensionsIsASumOfProducts) {
+  struct Case {
+    const char* params;
+    const char* dot;
+    const char* finalOpcode;  // the replacement's root
+  };
+  const Case cases[] = {
+      {"a = f32[4,30] parameter(0)\n  b = f32[4,30] parameter(1)",
+       "f32[4] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
+       "reduce"},
+      {"a = f32[30] parameter(0)\n  b = f32[30] parameter(1)",
+       "f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}", "reduce"},
+      // b's dimensions in another order than a's: b is transposed to a's.
+      {"a = f32[4,8,6] parameter(0)\n  b = f32[6,4,8] parameter(1)",
+       "f32[4,6] dot(a, b), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={1,0}, "
+       "rhs_contracting_dims={2}",
+       "reduce"},
+      // a lists its batch dimensions out of order: the sum is transposed to the dot's order.
+      {"a = f32[4,8,6] parameter(0)\n  b = f32[4,8,6] parameter(1)",
+       "f32[6,4] dot(a, b), lhs_batch_dims={2,0}, lhs_contracting_dims={1}, rhs_batch_dims={2,0}, "
+       "rhs_contracting_dims={1}",
+       "transpose"},
+      // Two contracting dimensions.
+      {"a = f32[3,5,7] parameter(0)\n  b = f32[3,5,7] parameter(1)",
+       "f32[5] dot(a, b), lhs_batch_dims={1}, lhs_contracting_dims={0,2}, rhs_batch_dims={1}, "
+       "rhs_contracting_dims={0,2}",
+       "reduce"},
+      {"a = bf16[4,30] parameter(0)\n  b = bf16[4,30] parameter(1)",
+       "f32[4] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
+       "reduce"},
+      // A narrow float result is summed in f32 and converted back.
+      {"a = f16[30] parameter(0)\n  b = f16[30] parameter(1)",
+       "f16[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}", "convert"},
+      {"a = s8[4,30] parameter(0)\n  b = s8[4,30] parameter(1)",
+       "s32[4] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
+       "reduce"},
+      {"a = c64[4,8,6] parameter(0)\n  b = c64[4,8,6] parameter(1)",
+       "c64[4,6] dot(a, b), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={0,2}, "
+       "rhs_contracting_dims={1}",
+       "reduce"},
+  };
+  for (const Case& c : cases) {
+    const std::string text =
+        std::string("HloModule m\nENTRY main {\n  ") + c.params + "\n  ROOT d = " + c.dot + "\n}\n";
+    auto module = parseOrFail(text);
+    auto original = parseOrFail(text);
+    EXPECT_TRUE(simplify(*module)) << c.dot;
+    const HloInstruction* root = module->entry()->root();
+    EXPECT_EQ(root->opcodeString(), c.finalOpcode) << printModule(*module);
+    EXPECT_EQ(root->shape(), original->entry()->root()->shape()) << printModule(*module);
+    bool anyDot = false;
+    bool anyMultiply = false;
+    for (const auto& inst : module->entry()->instructions()) {
+      anyDot = anyDot || inst->opcode() == HloOpcode::kDot;
+      anyMultiply = anyMultiply || inst->opcode() == HloOpcode::kMultiply;
+    }
+    EXPECT_FALSE(anyDot) << printModule(*module);
+    EXPECT_TRUE(anyMultiply) << printModule(*module);
+    testing::expectResultsWithinRounding(*original, *module, 3);
+  }
+}
+
+// A dot with a free dimension on either side is a matrix product (einsum 'bij,bi->bj', a matrix-vector product): it
+// stays a dot.
+TEST(AlgebraicSimplifierTest, DotWithAFreeDimensionStays) {
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  a = f32[4,8,6] parameter(0)
+  b = f32[4,8] parameter(1)
+  ROOT d = f32[4,6] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+}
+)");
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  a = f32[8] parameter(0)
+  b = f32[8,6] parameter(1)
+  ROOT d = f32[6] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}
+)");
+}
+
 }  // namespace
 }  // namespace fusionscope::core

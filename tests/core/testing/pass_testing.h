@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/eval/evaluator.h"
+#include "core/eval/result_check.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/hlo_verifier.h"
 #include "core/passes/hlo_pass.h"
@@ -57,6 +58,21 @@ inline void expectSameResults(std::string_view originalText, const core::HloModu
   auto original = parseOrFail(originalText);
   ASSERT_NE(original, nullptr);
   expectSameResults(*original, rewritten, seed);
+}
+
+// As expectSameResults, for a rewrite that may round differently (a sum in another order): `rewritten`'s results
+// pass the result check against `original`'s, within the bounds rounding explains.
+inline void expectResultsWithinRounding(const core::HloModule& original, const core::HloModule& rewritten,
+                                        uint64_t seed = 7) {
+  const std::vector<core::Value> args = core::randomArguments(original, seed);
+  auto before = core::evaluateModule(original, args);
+  auto after = core::evaluateModule(rewritten, args);
+  ASSERT_TRUE(before.ok()) << before.message();
+  ASSERT_TRUE(after.ok()) << after.message() << "\n" << core::printModule(rewritten);
+  auto bounds = core::resultBounds(original, args, before->result);
+  ASSERT_TRUE(bounds.ok()) << bounds.message();
+  EXPECT_EQ(core::resultCheckFailure(core::checkResult(*bounds, before->result, after->result)), "")
+      << core::printModule(rewritten);
 }
 
 // `text` is a module the pass `Pass` must leave alone: it reports no change and the module prints the same.
