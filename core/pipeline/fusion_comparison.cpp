@@ -255,7 +255,9 @@ class Dataflow {
   }
 
   // What `op` computes from what, or nullopt while an operand's origin is unknown. `withAttributes` false: a
-  // looser signature for a second round (XLA rewrites some attributes: layouts, comparison types).
+  // looser signature for a second round (XLA rewrites some attributes: layouts, comparison types) that also leaves
+  // out dimensions of size 1, which XLA adds and drops around ops (its dot decomposer gives a matrix-vector dot's
+  // vector and result a trailing 1: f32[4,6,1] there, f32[4,6] here).
   std::optional<std::string> signature(const HloInstruction& op, bool withAttributes) {
     std::vector<int> operands;
     for (const HloInstruction* operand : op.operands()) {
@@ -264,7 +266,16 @@ class Dataflow {
       operands.push_back(*o);
     }
     if (isCommutative(op.opcode())) std::sort(operands.begin(), operands.end());
-    std::string text = std::string(op.opcodeString()) + " " + op.shape().toString(false);
+    std::string text = std::string(op.opcodeString()) + " ";
+    if (withAttributes || !op.shape().isArray()) {
+      text += op.shape().toString(false);
+    } else {
+      std::vector<int64_t> dims;
+      for (int64_t d : op.shape().dimensions()) {
+        if (d != 1) dims.push_back(d);
+      }
+      text += Shape(op.shape().elementType(), dims).toString(false);
+    }
     if (withAttributes) text += " {" + computingAttributes(op) + "}";
     for (int o : operands) text += " " + std::to_string(o);
     return text;
@@ -550,20 +561,38 @@ void matchToPlumbing(const HloModule& moduleA, Side& a, const HloModule& moduleB
   };
   const std::set<std::string> constantBroadcastsA = constantBroadcastKeys(moduleA);
   const std::set<std::string> constantBroadcastsB = constantBroadcastKeys(moduleB);
+  // The identities the matched broadcasts of one constant value have on each side, by that key.
+  auto constantBroadcastIdentities = [](const Side& side) {
+    std::map<std::string, std::set<int>> identities;
+    for (const Occurrence& op : side.ops) {
+      if (op.identity == kUnmatched) continue;
+      if (std::optional<std::string> key = constantBroadcastKey(*op.inst)) identities[*key].insert(op.identity);
+    }
+    return identities;
+  };
+  const auto broadcastIdentitiesA = constantBroadcastIdentities(a);
+  const auto broadcastIdentitiesB = constantBroadcastIdentities(b);
   const std::set<std::string> bitcastsA = bitcastKeys(moduleA, flowA);
   const std::set<std::string> bitcastsB = bitcastKeys(moduleB, flowB);
   const auto originsA = originsByIdentity(a, flowA);
   const auto originsB = originsByIdentity(b, flowB);
-  for (auto [side, flow, otherBitcasts, otherOrigins, otherConstantBroadcasts] :
-       {std::tuple{&a, &flowA, &bitcastsB, &originsB, &constantBroadcastsB},
-        std::tuple{&b, &flowB, &bitcastsA, &originsA, &constantBroadcastsA}}) {
+  for (auto [side, flow, otherBitcasts, otherOrigins, otherConstantBroadcasts, otherBroadcastIdentities] :
+       {std::tuple{&a, &flowA, &bitcastsB, &originsB, &constantBroadcastsB, &broadcastIdentitiesB},
+        std::tuple{&b, &flowB, &bitcastsA, &originsA, &constantBroadcastsA, &broadcastIdentitiesA}}) {
     for (Occurrence& op : side->ops) {
       if (op.identity != kUnmatched) continue;
       const HloOpcode opcode = op.inst->opcode();
-      // The same constant spread to a shape that differs only in dimensions of size 1.
+      // The same constant spread to a shape that differs only in dimensions of size 1. When the other side's
+      // broadcasts of it are one matched op, this one is a copy of that op (XLA's CSE made one broadcast of what JAX
+      // wrote twice, [8,1] and [8]): it takes that identity and its pairs count; else it is plumbing.
       if (std::optional<std::string> key = constantBroadcastKey(*op.inst);
           key && otherConstantBroadcasts->count(*key)) {
-        op.toPlumbing = true;
+        auto identities = otherBroadcastIdentities->find(*key);
+        if (identities != otherBroadcastIdentities->end() && identities->second.size() == 1) {
+          op.identity = *identities->second.begin();
+        } else {
+          op.toPlumbing = true;
+        }
         continue;
       }
       // A copy the other side does not make (XLA's copy insertion for loop state and layouts): the same value.
