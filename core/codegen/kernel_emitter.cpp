@@ -455,6 +455,9 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     // Outputs of the same dimensions share one loop (a multi-output fusion computes common subexpressions once).
     std::map<std::vector<int64_t>, std::vector<size_t>> groups;
     for (size_t j = 0; j < roots.size(); ++j) groups[kernel.outputShapes[j].dimensions()].push_back(j);
+    // The range the kernel accepts: its elements, or (one group of rows on the CPU) its rows.
+    int64_t emittedRange = range;
+    int64_t emittedCost = 1;
     for (const auto& [dims, members] : groups) {
       const int64_t count = kernel.outputShapes[members[0]].elementCount();
       if (count == 0) continue;
@@ -478,6 +481,17 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
           hi = b.CreateUDiv(b.CreateMul(end, emitter.i64(count)), emitter.i64(range));
         }
         const int64_t inner = dims.empty() ? 1 : dims.back();
+        // One group covering the whole range, of at least kMinWholeRows rows (items enough to split across any
+        // number of threads): the range counts rows, so every row is whole and the inner loop runs a constant trip
+        // count, vectorised without clipping each row to the range (exp over [2,4,64,64]: 19.6 -> 17.3 us, the
+        // best of six runs; a softmax's exp after its row max 23.5 -> 21.7).
+        constexpr int64_t kMinWholeRows = 64;
+        const bool wholeRows =
+            groups.size() == 1 && count == range && dims.size() >= 2 && inner >= 2 && count / inner >= kMinWholeRows;
+        if (wholeRows) {
+          emittedRange = count / inner;
+          emittedCost = inner;
+        }
         if (dims.size() < 2 || inner < 2) {
           emitter.loop(lo, hi, [&](llvm::Value* linear) { body(linear, emitter.delinearize(linear, dims)); });
         } else {
@@ -492,16 +506,19 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
           }
           const std::vector<const HloInstruction*> rowReductions = rowReductionsOf(groupRoots, dims);
           llvm::Value* innerSize = emitter.i64(inner);
-          llvm::Value* rowLo = b.CreateUDiv(lo, innerSize);
-          llvm::Value* rowHi = b.CreateUDiv(b.CreateAdd(hi, emitter.i64(inner - 1)), innerSize);
+          llvm::Value* rowLo = wholeRows ? lo : b.CreateUDiv(lo, innerSize);
+          llvm::Value* rowHi = wholeRows ? hi : b.CreateUDiv(b.CreateAdd(hi, emitter.i64(inner - 1)), innerSize);
           emitter.loop(
               rowLo, rowHi,
               [&](llvm::Value* row) {
                 llvm::Value* rowStart = b.CreateMul(row, innerSize);
-                llvm::Value* jLo =
-                    b.CreateSelect(b.CreateICmpSGT(lo, rowStart), b.CreateSub(lo, rowStart), emitter.i64(0));
-                llvm::Value* rowEnd = b.CreateSub(hi, rowStart);
-                llvm::Value* jHi = b.CreateSelect(b.CreateICmpSLT(rowEnd, innerSize), rowEnd, innerSize);
+                llvm::Value* jLo = emitter.i64(0);
+                llvm::Value* jHi = innerSize;
+                if (!wholeRows) {
+                  jLo = b.CreateSelect(b.CreateICmpSGT(lo, rowStart), b.CreateSub(lo, rowStart), emitter.i64(0));
+                  llvm::Value* rowEnd = b.CreateSub(hi, rowStart);
+                  jHi = b.CreateSelect(b.CreateICmpSLT(rowEnd, innerSize), rowEnd, innerSize);
+                }
                 const Index outer = emitter.delinearize(row, outerDims);
                 // Reductions of a row of this shape (a softmax's max and sum, a layer norm's mean) are computed
                 // once per row here, before the loop over its elements: the element loop reads them at the
@@ -535,7 +552,7 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     }
     b.CreateRetVoid();
     if (!emitter.status().ok()) return emitter.status();
-    emitted.push_back({kernel.name, range});
+    emitted.push_back({kernel.name, emittedRange, emittedCost});
   }
   return emitted;
 }
