@@ -417,17 +417,19 @@ class ElementEmitter {
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args);
 
   llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
-  // Vector math in the IR (vector_math_emitter.cpp): f32 exp, expm1, log and log1p as polynomials (vectorisable,
-  // no slow lanes; other types go to the vector library or libm), f32 tanh and erf as rational approximations.
+  // Vector math in the IR (vector_math_emitter.cpp): f32 exp, expm1, log and log1p and f64 exp as polynomials
+  // (vectorisable, no slow lanes; other types go to the vector library or libm), f32 tanh and erf as rational
+  // approximations.
   llvm::Value* cpuExp(llvm::Value* x);
   llvm::Value* cpuExpm1(llvm::Value* x);
   llvm::Value* expF32(llvm::Value* x, bool minusOne);
+  llvm::Value* expF64(llvm::Value* x);
   llvm::Value* cpuLog(llvm::Value* x);
   llvm::Value* cpuLog1p(llvm::Value* x);
   llvm::Value* rationalTanh(llvm::Value* x);
   llvm::Value* rationalErf(llvm::Value* x);
   // c0 * x^(n-1) + ... + c(n-1), by Horner's rule with fused multiply-adds.
-  llvm::Value* horner(const std::vector<float>& coefficients, llvm::Value* x);
+  llvm::Value* horner(const std::vector<double>& coefficients, llvm::Value* x);
 
   llvm::Value* integerUnary(const HloInstruction* instruction, PrimitiveType type, llvm::Value* x);
 

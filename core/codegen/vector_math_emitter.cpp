@@ -6,7 +6,7 @@
 
 namespace fusionscope::core {
 
-llvm::Value* ElementEmitter::horner(const std::vector<float>& coefficients, llvm::Value* x) {
+llvm::Value* ElementEmitter::horner(const std::vector<double>& coefficients, llvm::Value* x) {
   llvm::Type* type = x->getType();
   llvm::Value* p = llvm::ConstantFP::get(type, coefficients.front());
   for (size_t i = 1; i < coefficients.size(); ++i) {
@@ -66,18 +66,62 @@ llvm::Value* ElementEmitter::rationalErf(llvm::Value* x) {
 // 5e-11 relative), then scaled by 2^n (below). x is clamped to [-104, 89] first, where the result is 0 or inf
 // whatever the rounding; NaN passes through. At most 1 ulp against the double exp, a denormal result within one of
 // its units (vector_math_test); the same time per element on any input (BM_Exp/exp_masked against exp_normal).
-// f64 keeps the vector library's exp with the out-of-range lanes set aside (a denormal result still goes slowly).
+// f64 the same way (expF64).
 llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
   llvm::Type* type = x->getType();
   if (type->isFloatTy()) return expF32(x, false);
-  if (!type->isDoubleTy()) return intrinsic(llvm::Intrinsic::exp, {x});
+  if (type->isDoubleTy()) return expF64(x);
+  return intrinsic(llvm::Intrinsic::exp, {x});
+}
+
+// f64 exp as f32's (expF32), with double's constants: the vector library's exp took its scalar path for a result in
+// the denormal range (x below -708), and for the lanes past its range, which were set aside by selects around it.
+// x is clamped to [-746, 710] (0 and inf whatever the rounding); x = n ln2 + r, |r| <= ln2/2, with ln2 in two parts
+// (fdlibm's: n * ln2_hi is exact for |n| < 2^11); exp(r) = 1 + r + r^2 P(r) with P the Taylor series to r^11 / 13!
+// (its remainder, r^12 / 14! at most, is 2^-58 of the result); scaled by 2^n as two powers of two for a normal result
+// (n >= -1021) and, below, as exp(r) 2^(n+1074) rounded to an integer: the denormal's bit pattern, with no float
+// arithmetic on a denormal. At most 1 ulp against long double exp (vector_math_test).
+llvm::Value* ElementEmitter::expF64(llvm::Value* x) {
+  llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
-  llvm::Value* under = m_b.CreateFCmpOLT(x, constant(-746.0));
-  llvm::Value* over = m_b.CreateFCmpOGT(x, constant(710.0));
-  llvm::Value* safe = m_b.CreateSelect(m_b.CreateOr(under, over), constant(0.0), x);
-  llvm::Value* e = intrinsic(llvm::Intrinsic::exp, {safe});
-  e = m_b.CreateSelect(under, constant(0.0), e);
-  return m_b.CreateSelect(over, llvm::ConstantFP::getInfinity(type), e);
+  llvm::Value* clamped =
+      intrinsic(llvm::Intrinsic::maxnum, {intrinsic(llvm::Intrinsic::minnum, {x, constant(710.0)}), constant(-746.0)});
+  // Rounded to the nearest integer by adding and subtracting 1.5 * 2^52 (exact for |t| < 2^51).
+  llvm::Value* shifter = constant(0x1.8p52);
+  llvm::Value* n =
+      m_b.CreateFSub(m_b.CreateFAdd(m_b.CreateFMul(clamped, constant(1.4426950408889634)), shifter), shifter);
+  llvm::Value* minusN = m_b.CreateFNeg(n);
+  llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(6.93147180369123816490e-01), clamped});
+  r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(1.90821492927058770002e-10), r});
+  // 1/13!, ..., 1/2!.
+  std::vector<double> taylor;
+  for (int k = 13; k >= 2; --k) {
+    double factorial = 1;
+    for (int i = 2; i <= k; ++i) factorial *= i;
+    taylor.push_back(1.0 / factorial);
+  }
+  llvm::Value* p = horner(taylor, r);
+  llvm::Value* expR = m_b.CreateFAdd(constant(1.0), intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(r, r), p, r}));
+  llvm::Type* intType = m_b.getInt64Ty();
+  auto integer = [&](int64_t v) { return llvm::ConstantInt::get(intType, v); };
+  auto powerOfTwo = [&](llvm::Value* k) {
+    return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateAdd(k, integer(1023)), integer(52)), type);
+  };
+  llvm::Value* ni = m_b.CreateFPToSI(n, intType);
+  llvm::Value* denormal = m_b.CreateICmpSLT(ni, integer(-1021));
+  llvm::Value* nNormal = m_b.CreateSelect(denormal, integer(-1021), ni);
+  llvm::Value* half = m_b.CreateAShr(nNormal, integer(1));
+  llvm::Value* normal =
+      m_b.CreateFMul(m_b.CreateFMul(expR, powerOfTwo(half)), powerOfTwo(m_b.CreateSub(nNormal, half)));
+  llvm::Value* k = m_b.CreateAdd(ni, integer(1074));
+  k = m_b.CreateSelect(m_b.CreateICmpSGT(k, integer(52)), integer(52), k);
+  // exp(r) 2^k < 2^53.5: below 2^52 rounded as n was (with 2^52), from there on already an integer.
+  llvm::Value* scaled = m_b.CreateFMul(expR, powerOfTwo(k));
+  llvm::Value* rounded = m_b.CreateFSub(m_b.CreateFAdd(scaled, constant(0x1p52)), constant(0x1p52));
+  llvm::Value* bits =
+      m_b.CreateFPToSI(m_b.CreateSelect(m_b.CreateFCmpOLT(scaled, constant(0x1p52)), rounded, scaled), intType);
+  llvm::Value* e = m_b.CreateSelect(denormal, m_b.CreateBitCast(bits, type), normal);
+  return m_b.CreateSelect(m_b.CreateFCmpUNO(x, x), x, e);
 }
 
 // expm1 on the CPU: f32 from exp's reduction (expF32), f64 libm's scalar expm1.
