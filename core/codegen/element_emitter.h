@@ -417,7 +417,7 @@ class ElementEmitter {
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args);
 
   llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
-  // Vector math in the IR (vector_math_emitter.cpp): f32 exp, expm1, log and log1p and f64 exp as polynomials
+  // Vector math in the IR (vector_math_emitter.cpp): f32 exp, expm1, log and log1p and f64 exp and log as polynomials
   // (vectorisable, no slow lanes; other types go to the vector library or libm), f32 tanh and erf as rational
   // approximations.
   llvm::Value* cpuExp(llvm::Value* x);
@@ -425,6 +425,7 @@ class ElementEmitter {
   llvm::Value* expF32(llvm::Value* x, bool minusOne);
   llvm::Value* expF64(llvm::Value* x);
   llvm::Value* cpuLog(llvm::Value* x);
+  llvm::Value* logF64(llvm::Value* x);
   llvm::Value* cpuLog1p(llvm::Value* x);
   llvm::Value* rationalTanh(llvm::Value* x);
   llvm::Value* rationalErf(llvm::Value* x);

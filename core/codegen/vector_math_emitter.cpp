@@ -194,6 +194,7 @@ llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
 // the double log (vector_math_test). f64 keeps the vector library's log.
 llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
   llvm::Type* type = x->getType();
+  if (type->isDoubleTy()) return logF64(x);
   if (!type->isFloatTy()) return intrinsic(llvm::Intrinsic::log, {x});
   llvm::Type* intType = m_b.getInt32Ty();
   auto integer = [&](int64_t v) { return llvm::ConstantInt::get(intType, static_cast<uint64_t>(v), true); };
@@ -221,6 +222,45 @@ llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
   r = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(0.693359375), r});
   // Special inputs, by their bits: +inf and NaN give themselves, +-0 -inf, anything else negative NaN.
   r = m_b.CreateSelect(m_b.CreateICmpUGE(magnitude, integer(0x7f800000)), x, r);
+  r = m_b.CreateSelect(m_b.CreateICmpSLT(bits, integer(0)), llvm::ConstantFP::getNaN(type), r);
+  return m_b.CreateSelect(m_b.CreateICmpEQ(magnitude, integer(0)), llvm::ConstantFP::getInfinity(type, true), r);
+}
+
+// log on the CPU, f64: f32's reduction on the bits (a denormal read as its integer bit pattern, m in [sqrt(1/2),
+// sqrt(2)), f = m - 1 exact), then fdlibm's log(1 + f): s = f / (2 + f), log(1 + f) = f - (f^2/2 - s (f^2/2 + R(s^2)))
+// with R the minimax polynomial of degree 7 in s^2 of fdlibm's e_log.c (its published coefficients), plus e ln2 in
+// two parts. The same specials as f32. libmvec's vector log took its scalar path for denormal, zero, negative, inf
+// and NaN inputs. At most 1 ulp against long double log (vector_math_test).
+llvm::Value* ElementEmitter::logF64(llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  llvm::Type* intType = m_b.getInt64Ty();
+  auto integer = [&](int64_t v) { return llvm::ConstantInt::get(intType, static_cast<uint64_t>(v), true); };
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  llvm::Value* bits = m_b.CreateBitCast(x, intType);
+  llvm::Value* magnitude = m_b.CreateAnd(bits, integer(0x7fffffffffffffff));
+  llvm::Value* denormal = m_b.CreateICmpULT(m_b.CreateSub(bits, integer(1)), integer(0xfffffffffffff));
+  llvm::Value* scaled = m_b.CreateSelect(denormal, m_b.CreateSIToFP(bits, type), x);
+  llvm::Value* scaledBits = m_b.CreateBitCast(scaled, intType);
+  llvm::Value* e = m_b.CreateAShr(m_b.CreateSub(scaledBits, integer(0x3fe6a09e667f3bcd)), integer(52));
+  llvm::Value* m = m_b.CreateBitCast(m_b.CreateSub(scaledBits, m_b.CreateShl(e, integer(52))), type);
+  llvm::Value* f = m_b.CreateFSub(m, constant(1.0));
+  llvm::Value* s = m_b.CreateFDiv(f, m_b.CreateFAdd(constant(2.0), f));
+  llvm::Value* z = m_b.CreateFMul(s, s);
+  llvm::Value* w = m_b.CreateFMul(z, z);
+  llvm::Value* odd =
+      m_b.CreateFMul(w, horner({1.531383769920937332e-01, 2.222219843214978396e-01, 3.999999999940941908e-01}, w));
+  llvm::Value* even = m_b.CreateFMul(z, horner({1.479819860511658591e-01, 1.818357216161805012e-01,
+                                                2.857142874366239149e-01, 6.666666666666735130e-01},
+                                               w));
+  llvm::Value* poly = m_b.CreateFAdd(even, odd);
+  llvm::Value* halfSquare = m_b.CreateFMul(constant(0.5), m_b.CreateFMul(f, f));
+  llvm::Value* exponent =
+      m_b.CreateSIToFP(m_b.CreateSub(e, m_b.CreateSelect(denormal, integer(1074), integer(0))), type);
+  llvm::Value* lo = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(1.90821492927058770002e-10),
+                                                         m_b.CreateFMul(s, m_b.CreateFAdd(halfSquare, poly))});
+  llvm::Value* r = m_b.CreateFSub(m_b.CreateFMul(exponent, constant(6.93147180369123816490e-01)),
+                                  m_b.CreateFSub(m_b.CreateFSub(halfSquare, lo), f));
+  r = m_b.CreateSelect(m_b.CreateICmpUGE(magnitude, integer(0x7ff0000000000000)), x, r);
   r = m_b.CreateSelect(m_b.CreateICmpSLT(bits, integer(0)), llvm::ConstantFP::getNaN(type), r);
   return m_b.CreateSelect(m_b.CreateICmpEQ(magnitude, integer(0)), llvm::ConstantFP::getInfinity(type, true), r);
 }

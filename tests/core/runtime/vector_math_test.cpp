@@ -160,9 +160,52 @@ TEST(VectorMathTest, ErfIsWithinEightUlpsEverywhere) {
       "erf", [](double x) { return std::erf(x); }, 8.0);
 }
 
+// The largest error, in ulps of the result (of the smallest denormal for a denormal result), of the generated f64
+// `opcode` against `reference` in long double over `xs`; specials, zeros and infinities exactly.
+double f64WorstUlps(const std::string& opcode, const std::vector<double>& xs, long double (*reference)(long double)) {
+  const std::string text =
+      fmt::format("HloModule m\nENTRY main {{\n  p = f64[{0}]{{0}} parameter(0)\n  ROOT y = f64[{0}]{{0}} {1}(p)\n}}\n",
+                  xs.size(), opcode);
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.message();
+  if (!module.ok()) return -1;
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(**module, CpuCompileOptions{});
+  EXPECT_TRUE(executable.ok()) << executable.message();
+  if (!executable.ok()) return -1;
+  StatusOr<Value> result =
+      (*executable)->run({Value::floats(Shape(PrimitiveType::kF64, {static_cast<int64_t>(xs.size())}), xs)});
+  EXPECT_TRUE(result.ok()) << result.message();
+  if (!result.ok()) return -1;
+  const std::vector<double> ys(result->floatData().begin(), result->floatData().end());
+  EXPECT_EQ(ys.size(), xs.size());
+  double worst = 0;
+  double worstAt = 0;
+  for (size_t i = 0; i < xs.size() && i < ys.size(); ++i) {
+    const long double expected = reference(static_cast<long double>(xs[i]));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(ys[i])) << opcode << "(" << xs[i] << ") = " << ys[i];
+      continue;
+    }
+    const double rounded = static_cast<double>(expected);
+    if (std::isinf(xs[i]) || rounded == 0.0 || std::isinf(rounded)) {
+      EXPECT_EQ(ys[i], rounded) << opcode << "(" << xs[i] << ")";
+      continue;
+    }
+    const double magnitude = std::fabs(rounded);
+    const double spacing = std::nextafter(magnitude, std::numeric_limits<double>::infinity()) - magnitude;
+    const double error = static_cast<double>(std::fabs(static_cast<long double>(ys[i]) - expected) / spacing);
+    if (error > worst) {
+      worst = error;
+      worstAt = xs[i];
+    }
+  }
+  ::testing::Test::RecordProperty("f64_" + opcode + "_max_ulp", fmt::format("{:.2f}", worst));
+  ::testing::Test::RecordProperty("f64_" + opcode + "_worst_at", fmt::format("{}", worstAt));
+  return worst;
+}
+
 // f64 exp, also a polynomial in the IR: over its whole range, results from inf down through the denormals to 0
-// (x in [-750, 712], every 1/64, and a dense sweep of [-2, 2]), the clamps' edges, the specials, against long
-// double exp, within 1 ulp of the result (a denormal result: of the smallest denormal).
+// (x in [-750, 712], every 1/64, and a dense sweep of [-2, 2]), the clamps' edges and the specials, within 1 ulp.
 TEST(VectorMathTest, F64ExpIsWithinOneUlpEverywhere) {
   std::vector<double> xs = {0.0,
                             -0.0,
@@ -183,40 +226,31 @@ TEST(VectorMathTest, F64ExpIsWithinOneUlpEverywhere) {
                             1e300};
   for (int i = -750 * 64; i <= 712 * 64; ++i) xs.push_back(i / 64.0 + 1.0 / 7.0);
   for (int i = -20000; i <= 20000; ++i) xs.push_back(i / 10000.0);
-  const std::string text = fmt::format(
-      "HloModule m\nENTRY main {{\n  p = f64[{0}]{{0}} parameter(0)\n  ROOT y = f64[{0}]{{0}} exponential(p)\n}}\n",
-      xs.size());
-  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text);
-  ASSERT_TRUE(module.ok()) << module.message();
-  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(**module, CpuCompileOptions{});
-  ASSERT_TRUE(executable.ok()) << executable.message();
-  StatusOr<Value> result =
-      (*executable)->run({Value::floats(Shape(PrimitiveType::kF64, {static_cast<int64_t>(xs.size())}), xs)});
-  ASSERT_TRUE(result.ok()) << result.message();
-  const std::vector<double> ys(result->floatData().begin(), result->floatData().end());
-  ASSERT_EQ(ys.size(), xs.size());
-  double worst = 0;
-  double worstAt = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    const long double expected = std::exp(static_cast<long double>(xs[i]));
-    if (std::isnan(xs[i])) {
-      EXPECT_TRUE(std::isnan(ys[i]));
-      continue;
-    }
-    const double rounded = static_cast<double>(expected);
-    if (std::isinf(xs[i]) || rounded == 0.0 || std::isinf(rounded)) {
-      EXPECT_EQ(ys[i], rounded) << "exp(" << xs[i] << ")";
-      continue;
-    }
-    const double spacing = std::nextafter(rounded, std::numeric_limits<double>::infinity()) - rounded;
-    const double error = static_cast<double>(std::fabs(static_cast<long double>(ys[i]) - expected) / spacing);
-    if (error > worst) {
-      worst = error;
-      worstAt = xs[i];
-    }
+  EXPECT_LE(f64WorstUlps("exponential", xs, [](long double x) { return std::exp(x); }), 1.0);
+}
+
+// f64 log over positive inputs of every exponent, denormals included (each power of two and points between), densely
+// around 1, and the specials: 0 and -0 give -inf, negatives NaN, inf itself; within 1 ulp.
+TEST(VectorMathTest, F64LogIsWithinOneUlpEverywhere) {
+  std::vector<double> xs = {0.0,
+                            -0.0,
+                            -1.0,
+                            -std::numeric_limits<double>::denorm_min(),
+                            std::numeric_limits<double>::denorm_min(),
+                            std::numeric_limits<double>::min(),
+                            std::numeric_limits<double>::max(),
+                            std::numeric_limits<double>::infinity(),
+                            -std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN(),
+                            1.0,
+                            std::nextafter(1.0, 2.0),
+                            std::nextafter(1.0, 0.0)};
+  for (int e = -1074; e <= 1023; ++e) {
+    for (double m : {1.0, 1.1, 1.41421356, 1.5, 1.9999}) xs.push_back(std::ldexp(m, e));
   }
-  EXPECT_LE(worst, 1.0) << "worst at x = " << worstAt;
-  ::testing::Test::RecordProperty("f64_exponential_max_ulp", fmt::format("{:.2f}", worst));
+  for (int i = 1; i <= 40000; ++i) xs.push_back(0.5 + i / 40000.0);
+  for (int i = 1; i <= 2000; ++i) xs.push_back(1.0 + i * 1e-12);
+  EXPECT_LE(f64WorstUlps("log", xs, [](long double x) { return std::log(x); }), 1.0);
 }
 
 }  // namespace
