@@ -162,14 +162,14 @@ llvm::Value* ElementEmitter::complexElementwise(const HloInstruction* instructio
     }
     case HloOpcode::kLog: {
       auto [a, b] = complexParts(x);
-      return makeComplex(type, realMath(HloOpcode::kLog, complexAbs(a, b)), mathCall("atan2", {b, a}));
+      return makeComplex(type, realMath(HloOpcode::kLog, complexAbs(a, b)), atan2Of(b, a));
     }
     case HloOpcode::kLog1p: {
       // (log1p(a (2 + a) + b^2) / 2, atan2(b, 1 + a))
       auto [a, b] = complexParts(x);
       llvm::Value* inner = m_b.CreateFAdd(m_b.CreateFMul(a, m_b.CreateFAdd(constant(2.0), a)), m_b.CreateFMul(b, b));
       return makeComplex(type, m_b.CreateFMul(constant(0.5), realMath(HloOpcode::kLog1p, inner)),
-                         mathCall("atan2", {b, m_b.CreateFAdd(constant(1.0), a)}));
+                         atan2Of(b, m_b.CreateFAdd(constant(1.0), a)));
     }
     case HloOpcode::kSqrt:
     case HloOpcode::kRsqrt: {
@@ -208,7 +208,7 @@ llvm::Value* ElementEmitter::complexElementwise(const HloInstruction* instructio
       llvm::Value* w = operandAt(instruction, 1, index);
       auto [a, b] = complexParts(x);
       auto [c, d] = complexParts(w);
-      llvm::Value* logZ = makeComplex(type, realMath(HloOpcode::kLog, complexAbs(a, b)), mathCall("atan2", {b, a}));
+      llvm::Value* logZ = makeComplex(type, realMath(HloOpcode::kLog, complexAbs(a, b)), atan2Of(b, a));
       auto [lr, li] = complexParts(complexBinary(HloOpcode::kMultiply, type, w, logZ));
       llvm::Value* e = realMath(HloOpcode::kExp, lr);
       llvm::Value* general = makeComplex(type, m_b.CreateFMul(e, realMath(HloOpcode::kCos, li)),

@@ -113,6 +113,10 @@ llvm::Value* ElementEmitter::mathCall(const char* name, std::vector<llvm::Value*
   return m_b.CreateCall(callee, args);
 }
 
+llvm::Value* ElementEmitter::atan2Of(llvm::Value* y, llvm::Value* x) {
+  return m_target == KernelTarget::kCpu && x->getType()->isFloatTy() ? cpuAtan2(y, x) : mathCall("atan2", {y, x});
+}
+
 llvm::Value* ElementEmitter::intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
   llvm::Function* fn = llvm::Intrinsic::getDeclaration(&m_module, id, {args[0]->getType()});
   return m_b.CreateCall(fn, args);
@@ -191,7 +195,7 @@ llvm::Value* ElementEmitter::floatBinary(const HloInstruction* instruction, llvm
       return m_target == KernelTarget::kNvptx ? mathCall("fmod", {x, y}) : m_b.CreateFRem(x, y);
     case HloOpcode::kPower:
       return m_target == KernelTarget::kNvptx ? mathCall("pow", {x, y}) : intrinsic(llvm::Intrinsic::pow, {x, y});
-    case HloOpcode::kAtan2: return mathCall("atan2", {x, y});
+    case HloOpcode::kAtan2: return atan2Of(x, y);
     case HloOpcode::kMaximum:
     case HloOpcode::kMinimum: return floatMaxMin(instruction->opcode() == HloOpcode::kMaximum, x, y);
     default: return fail(instruction, "no floating-point lowering");

@@ -417,9 +417,9 @@ class ElementEmitter {
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args);
 
   llvm::Value* floatUnary(const HloInstruction* instruction, llvm::Value* x);
-  // Vector math in the IR (vector_math_emitter.cpp): f32 exp, expm1, log and log1p and f64 exp and log as polynomials
-  // (vectorisable, no slow lanes; other types go to the vector library or libm), f32 tanh and erf as rational
-  // approximations.
+  // Vector math in the IR (vector_math_emitter.cpp): f32 exp, expm1, log, log1p and atan2 and f64 exp and log as
+  // polynomials (vectorisable, no slow lanes; other types go to the vector library or libm), f32 tanh and erf as
+  // rational approximations.
   llvm::Value* cpuExp(llvm::Value* x);
   llvm::Value* cpuExpm1(llvm::Value* x);
   llvm::Value* expF32(llvm::Value* x, bool minusOne);
@@ -427,6 +427,9 @@ class ElementEmitter {
   llvm::Value* cpuLog(llvm::Value* x);
   llvm::Value* logF64(llvm::Value* x);
   llvm::Value* cpuLog1p(llvm::Value* x);
+  // atan2(y, x): in the IR for f32 on the CPU (cpuAtan2), else the math library's.
+  llvm::Value* atan2Of(llvm::Value* y, llvm::Value* x);
+  llvm::Value* cpuAtan2(llvm::Value* y, llvm::Value* x);
   llvm::Value* rationalTanh(llvm::Value* x);
   llvm::Value* rationalErf(llvm::Value* x);
   // c0 * x^(n-1) + ... + c(n-1), by Horner's rule with fused multiply-adds.

@@ -160,6 +160,78 @@ TEST(VectorMathTest, ErfIsWithinEightUlpsEverywhere) {
       "erf", [](double x) { return std::erf(x); }, 8.0);
 }
 
+// f32 atan2, a polynomial in the IR: every pair of a grid of y and x over every order of magnitude and sign (zeros,
+// denormals, infinities and NaN included) and a dense circle, against the double atan2: within 2 ulp; the specials
+// (zeros, infinities, NaN) exactly as IEEE atan2 gives them.
+TEST(VectorMathTest, Atan2IsWithinTwoUlpsEverywhere) {
+  std::vector<float> axis = {0.0f,
+                             -0.0f,
+                             std::numeric_limits<float>::denorm_min(),
+                             -1e-40f,
+                             std::numeric_limits<float>::infinity(),
+                             -std::numeric_limits<float>::infinity(),
+                             std::numeric_limits<float>::quiet_NaN(),
+                             std::numeric_limits<float>::max(),
+                             -std::numeric_limits<float>::max(),
+                             0.41421354f,
+                             0.41421357f,
+                             1.0f,
+                             -1.0f};
+  for (int decade = -30; decade < 30; decade += 3) {
+    for (int k = 0; k < 4; ++k) {
+      const float v = static_cast<float>(std::pow(10.0, decade + k / 4.0));
+      axis.push_back(v);
+      axis.push_back(-v);
+    }
+  }
+  std::vector<float> ys;
+  std::vector<float> xs;
+  for (float y : axis) {
+    for (float x : axis) {
+      ys.push_back(y);
+      xs.push_back(x);
+    }
+  }
+  for (int i = 0; i < 20000; ++i) {
+    const double angle = -3.2 + 6.4 * i / 20000.0;
+    ys.push_back(static_cast<float>(std::sin(angle) * 3.0));
+    xs.push_back(static_cast<float>(std::cos(angle) * 3.0));
+  }
+  const std::string text = fmt::format(
+      "HloModule m\nENTRY main {{\n  y = f32[{0}]{{0}} parameter(0)\n  x = f32[{0}]{{0}} parameter(1)\n"
+      "  ROOT a = f32[{0}]{{0}} atan2(y, x)\n}}\n",
+      xs.size());
+  StatusOr<std::unique_ptr<HloModule>> module = parseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.message();
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(**module, CpuCompileOptions{});
+  ASSERT_TRUE(executable.ok()) << executable.message();
+  const Shape shape(PrimitiveType::kF32, {static_cast<int64_t>(xs.size())});
+  StatusOr<Value> result = (*executable)
+                               ->run({Value::floats(shape, std::vector<double>(ys.begin(), ys.end())),
+                                      Value::floats(shape, std::vector<double>(xs.begin(), xs.end()))});
+  ASSERT_TRUE(result.ok()) << result.message();
+  const std::vector<double> out(result->floatData().begin(), result->floatData().end());
+  ASSERT_EQ(out.size(), xs.size());
+  double worst = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double expected = std::atan2(static_cast<double>(ys[i]), static_cast<double>(xs[i]));
+    const float actual = static_cast<float>(out[i]);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(actual)) << "atan2(" << ys[i] << ", " << xs[i] << ") = " << actual;
+      continue;
+    }
+    if (expected == 0.0 || std::isinf(xs[i]) || std::isinf(ys[i])) {
+      EXPECT_LE(ulps(actual, expected), 1.0) << "atan2(" << ys[i] << ", " << xs[i] << ") = " << actual;
+      EXPECT_EQ(std::signbit(actual), std::signbit(expected)) << "atan2(" << ys[i] << ", " << xs[i] << ")";
+      continue;
+    }
+    const double error = ulps(actual, expected);
+    EXPECT_LE(error, 2.0) << "atan2(" << ys[i] << ", " << xs[i] << ") = " << actual << ", not " << expected;
+    worst = std::max(worst, error);
+  }
+  ::testing::Test::RecordProperty("atan2_max_ulp", fmt::format("{:.2f}", worst));
+}
+
 // The largest error, in ulps of the result (of the smallest denormal for a denormal result), of the generated f64
 // `opcode` against `reference` in long double over `xs`; specials, zeros and infinities exactly.
 double f64WorstUlps(const std::string& opcode, const std::vector<double>& xs, long double (*reference)(long double)) {
