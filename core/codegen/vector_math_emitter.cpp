@@ -2,9 +2,103 @@
 // and log1p as polynomials with their range reduction done on the bits, tanh and erf as rational approximations.
 // Plain arithmetic the loop vectoriser turns into vector code with no library call and no slow lane; accuracy in
 // ulp against the double functions in tests/core/runtime/vector_math_test.cpp, figures in docs/CODEGEN.md.
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
 #include "core/codegen/element_emitter.h"
 
 namespace fusionscope::core {
+namespace {
+
+// What exp's and log's reductions on the bits need to know of f32 and f64.
+struct FloatBits {
+  llvm::Type* intType;
+  int width;          // 32, 64
+  int mantissaBits;   // 23, 52
+  int bias;           // 127, 1023
+  int64_t sqrtHalf;   // the bits of sqrt(1/2)
+  int denormalShift;  // a denormal's bit pattern, read as an integer, is x 2^denormalShift (149, 1074)
+  int64_t infinity() const { return static_cast<int64_t>(2 * bias + 1) << mantissaBits; }
+  int64_t magnitudeMask() const { return width == 64 ? INT64_MAX : (int64_t{1} << (width - 1)) - 1; }
+};
+
+FloatBits floatBits(llvm::IRBuilder<>& b, llvm::Type* type) {
+  if (type->isDoubleTy()) return {b.getInt64Ty(), 64, 52, 1023, 0x3fe6a09e667f3bcd, 1074};
+  return {b.getInt32Ty(), 32, 23, 127, 0x3f3504f3, 149};
+}
+
+llvm::Value* intConstant(llvm::Type* intType, int64_t v) {
+  return llvm::ConstantInt::get(intType, static_cast<uint64_t>(v), true);
+}
+
+// exp(r) 2^n (n a float holding an integer, exp(r) in [sqrt(1/2), sqrt(2)]) without float arithmetic on a denormal
+// anywhere (x86 takes a microcode assist per such lane, 7x slower): for n >= 2 - bias the result is normal, exp(r)
+// times two powers of two (n up to bias + 1 does not fit one); below, it is exp(r) 2^(n + denormalShift) rounded to an
+// integer, which is the denormal's bit pattern (one rounding, as the hardware's). Returns the result and n as an
+// integer.
+std::pair<llvm::Value*, llvm::Value*> timesPowerOfTwo(llvm::IRBuilder<>& b, llvm::Value* expR, llvm::Value* n) {
+  llvm::Type* type = expR->getType();
+  const FloatBits f = floatBits(b, type);
+  auto integer = [&](int64_t v) { return intConstant(f.intType, v); };
+  auto powerOfTwo = [&](llvm::Value* k) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(k, integer(f.bias)), integer(f.mantissaBits)), type);
+  };
+  llvm::Value* ni = b.CreateFPToSI(n, f.intType);
+  const int64_t lowestNormal = 2 - f.bias;
+  llvm::Value* denormal = b.CreateICmpSLT(ni, integer(lowestNormal));
+  llvm::Value* nNormal = b.CreateSelect(denormal, integer(lowestNormal), ni);
+  llvm::Value* half = b.CreateAShr(nNormal, integer(1));
+  llvm::Value* normal = b.CreateFMul(b.CreateFMul(expR, powerOfTwo(half)), powerOfTwo(b.CreateSub(nNormal, half)));
+  llvm::Value* k = b.CreateAdd(ni, integer(f.denormalShift));
+  k = b.CreateSelect(b.CreateICmpSGT(k, integer(f.mantissaBits)), integer(f.mantissaBits), k);
+  // exp(r) 2^k < 2^(mantissaBits + 1.5): below 2^mantissaBits rounded by adding and subtracting that, from there on
+  // already an integer.
+  llvm::Value* scaled = b.CreateFMul(expR, powerOfTwo(k));
+  llvm::Value* unit = llvm::ConstantFP::get(type, std::ldexp(1.0, f.mantissaBits));
+  llvm::Value* rounded = b.CreateFSub(b.CreateFAdd(scaled, unit), unit);
+  llvm::Value* bits = b.CreateFPToSI(b.CreateSelect(b.CreateFCmpOLT(scaled, unit), rounded, scaled), f.intType);
+  return {b.CreateSelect(denormal, b.CreateBitCast(bits, type), normal), ni};
+}
+
+// log's reduction on the bits: x = m 2^e with m in [sqrt(1/2), sqrt(2)) and f = m - 1 (exact), a denormal x first read
+// as its integer bit pattern converted to float (exactly x 2^denormalShift), so no lane does float arithmetic on one.
+struct LogReduction {
+  llvm::Value* f;          // m - 1
+  llvm::Value* exponent;   // e, as a float
+  llvm::Value* bits;       // x's
+  llvm::Value* magnitude;  // x's bits without the sign
+};
+
+LogReduction logReduce(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  const FloatBits fb = floatBits(b, type);
+  auto integer = [&](int64_t v) { return intConstant(fb.intType, v); };
+  LogReduction r;
+  r.bits = b.CreateBitCast(x, fb.intType);
+  r.magnitude = b.CreateAnd(r.bits, integer(fb.magnitudeMask()));
+  llvm::Value* denormal =
+      b.CreateICmpULT(b.CreateSub(r.bits, integer(1)), integer((int64_t{1} << fb.mantissaBits) - 1));
+  llvm::Value* scaledBits = b.CreateBitCast(b.CreateSelect(denormal, b.CreateSIToFP(r.bits, type), x), fb.intType);
+  // e such that the mantissa lands in [sqrt(1/2), sqrt(2)): subtract sqrt(1/2)'s bits and keep the exponent field.
+  llvm::Value* e = b.CreateAShr(b.CreateSub(scaledBits, integer(fb.sqrtHalf)), integer(fb.mantissaBits));
+  llvm::Value* m = b.CreateBitCast(b.CreateSub(scaledBits, b.CreateShl(e, integer(fb.mantissaBits))), type);
+  r.f = b.CreateFSub(m, llvm::ConstantFP::get(type, 1.0));
+  r.exponent = b.CreateSIToFP(b.CreateSub(e, b.CreateSelect(denormal, integer(fb.denormalShift), integer(0))), type);
+  return r;
+}
+
+// log's special inputs, by their bits: +inf and NaN give themselves, +-0 -inf, anything else negative NaN.
+llvm::Value* logSpecials(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* r, const LogReduction& reduction) {
+  llvm::Type* type = x->getType();
+  const FloatBits fb = floatBits(b, type);
+  r = b.CreateSelect(b.CreateICmpUGE(reduction.magnitude, intConstant(fb.intType, fb.infinity())), x, r);
+  r = b.CreateSelect(b.CreateICmpSLT(reduction.bits, intConstant(fb.intType, 0)), llvm::ConstantFP::getNaN(type), r);
+  return b.CreateSelect(b.CreateICmpEQ(reduction.magnitude, intConstant(fb.intType, 0)),
+                        llvm::ConstantFP::getInfinity(type, true), r);
+}
+
+}  // namespace
 
 llvm::Value* ElementEmitter::horner(const std::vector<double>& coefficients, llvm::Value* x) {
   llvm::Type* type = x->getType();
@@ -102,25 +196,7 @@ llvm::Value* ElementEmitter::expF64(llvm::Value* x) {
   }
   llvm::Value* p = horner(taylor, r);
   llvm::Value* expR = m_b.CreateFAdd(constant(1.0), intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(r, r), p, r}));
-  llvm::Type* intType = m_b.getInt64Ty();
-  auto integer = [&](int64_t v) { return llvm::ConstantInt::get(intType, v); };
-  auto powerOfTwo = [&](llvm::Value* k) {
-    return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateAdd(k, integer(1023)), integer(52)), type);
-  };
-  llvm::Value* ni = m_b.CreateFPToSI(n, intType);
-  llvm::Value* denormal = m_b.CreateICmpSLT(ni, integer(-1021));
-  llvm::Value* nNormal = m_b.CreateSelect(denormal, integer(-1021), ni);
-  llvm::Value* half = m_b.CreateAShr(nNormal, integer(1));
-  llvm::Value* normal =
-      m_b.CreateFMul(m_b.CreateFMul(expR, powerOfTwo(half)), powerOfTwo(m_b.CreateSub(nNormal, half)));
-  llvm::Value* k = m_b.CreateAdd(ni, integer(1074));
-  k = m_b.CreateSelect(m_b.CreateICmpSGT(k, integer(52)), integer(52), k);
-  // exp(r) 2^k < 2^53.5: below 2^52 rounded as n was (with 2^52), from there on already an integer.
-  llvm::Value* scaled = m_b.CreateFMul(expR, powerOfTwo(k));
-  llvm::Value* rounded = m_b.CreateFSub(m_b.CreateFAdd(scaled, constant(0x1p52)), constant(0x1p52));
-  llvm::Value* bits =
-      m_b.CreateFPToSI(m_b.CreateSelect(m_b.CreateFCmpOLT(scaled, constant(0x1p52)), rounded, scaled), intType);
-  llvm::Value* e = m_b.CreateSelect(denormal, m_b.CreateBitCast(bits, type), normal);
+  llvm::Value* e = timesPowerOfTwo(m_b, expR, n).first;
   return m_b.CreateSelect(m_b.CreateFCmpUNO(x, x), x, e);
 }
 
@@ -150,28 +226,12 @@ llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
                           r);
   llvm::Value* expRMinusOne = intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(r, r), p, r});
   llvm::Value* expR = m_b.CreateFAdd(constant(1.0), expRMinusOne);
-  // 2^n without float arithmetic on a denormal anywhere (x86 takes a microcode assist per such lane, 7x slower):
-  // for n >= -125 the result is normal, exp(r) times two powers of two (n up to 128 does not fit one); for n <= -126
-  // it is exp(r) 2^(n+149) rounded to an integer, which is the denormal's bit pattern (one rounding, as the
-  // hardware's).
-  llvm::Type* intType = m_b.getInt32Ty();
+  auto [e, ni] = timesPowerOfTwo(m_b, expR, n);
+  llvm::Type* intType = ni->getType();
   auto integer = [&](int v) { return llvm::ConstantInt::get(intType, v); };
   auto powerOfTwo = [&](llvm::Value* k) {
     return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateAdd(k, integer(127)), integer(23)), type);
   };
-  llvm::Value* ni = m_b.CreateFPToSI(n, intType);
-  llvm::Value* nNormal = m_b.CreateSelect(m_b.CreateICmpSLT(ni, integer(-125)), integer(-125), ni);
-  llvm::Value* half = m_b.CreateAShr(nNormal, integer(1));
-  llvm::Value* normal =
-      m_b.CreateFMul(m_b.CreateFMul(expR, powerOfTwo(half)), powerOfTwo(m_b.CreateSub(nNormal, half)));
-  llvm::Value* k = m_b.CreateAdd(ni, integer(149));
-  k = m_b.CreateSelect(m_b.CreateICmpSGT(k, integer(23)), integer(23), k);
-  // exp(r) 2^k < 2^24.5: below 2^23 rounded as n was (with 2^23), from there on already an integer.
-  llvm::Value* scaled = m_b.CreateFMul(expR, powerOfTwo(k));
-  llvm::Value* rounded = m_b.CreateFSub(m_b.CreateFAdd(scaled, constant(0x1p23)), constant(0x1p23));
-  llvm::Value* bits =
-      m_b.CreateFPToSI(m_b.CreateSelect(m_b.CreateFCmpOLT(scaled, constant(0x1p23)), rounded, scaled), intType);
-  llvm::Value* e = m_b.CreateSelect(m_b.CreateICmpSLT(ni, integer(-125)), m_b.CreateBitCast(bits, type), normal);
   if (minusOne) {
     // expm1 = 2^n (exp(r) - 1) + (2^n - 1), one rounding of the sum (2^n - 1 is exact for n in [-24, 24]); for
     // other n, exp(x) - 1 loses nothing that matters (-1 or exp(x) itself). x = +-0 keeps its sign.
@@ -191,23 +251,14 @@ llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
 // converted to float (exactly x 2^149). Then x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2 + f^3 P(f)
 // with f = m - 1 (exact) and P of degree 8 (a weighted least-squares fit, 7.5e-10 relative), plus e ln2 in two
 // parts. +-0 gives -inf, a negative input NaN, +inf and NaN themselves. At most 1 ulp against
-// the double log (vector_math_test). f64 keeps the vector library's log.
+// the double log (vector_math_test). f64: logF64.
 llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
   llvm::Type* type = x->getType();
   if (type->isDoubleTy()) return logF64(x);
   if (!type->isFloatTy()) return intrinsic(llvm::Intrinsic::log, {x});
-  llvm::Type* intType = m_b.getInt32Ty();
-  auto integer = [&](int64_t v) { return llvm::ConstantInt::get(intType, static_cast<uint64_t>(v), true); };
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
-  llvm::Value* bits = m_b.CreateBitCast(x, intType);
-  llvm::Value* magnitude = m_b.CreateAnd(bits, integer(0x7fffffff));
-  llvm::Value* denormal = m_b.CreateICmpULT(m_b.CreateSub(bits, integer(1)), integer(0x7fffff));
-  llvm::Value* scaled = m_b.CreateSelect(denormal, m_b.CreateSIToFP(bits, type), x);
-  llvm::Value* scaledBits = m_b.CreateBitCast(scaled, intType);
-  // e such that the mantissa lands in [sqrt(1/2), sqrt(2)): subtract sqrt(1/2)'s bits and keep the exponent field.
-  llvm::Value* e = m_b.CreateAShr(m_b.CreateSub(scaledBits, integer(0x3f3504f3)), integer(23));
-  llvm::Value* m = m_b.CreateBitCast(m_b.CreateSub(scaledBits, m_b.CreateShl(e, integer(23))), type);
-  llvm::Value* f = m_b.CreateFSub(m, constant(1.0));
+  const LogReduction reduction = logReduce(m_b, x);
+  llvm::Value* f = reduction.f;
   llvm::Value* p = horner(
       {0.06746640056371689f, -0.11675652116537094f, 0.11888162046670914f, -0.1240558922290802f, 0.14219552278518677f,
        -0.1666799634695053f, 0.2000211924314499f, -0.25000008940696716f, 0.3333331346511841f},
@@ -216,14 +267,9 @@ llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
   llvm::Value* tail =
       intrinsic(llvm::Intrinsic::fmuladd, {m_b.CreateFMul(f2, f), p, m_b.CreateFMul(f2, constant(-0.5))});
   llvm::Value* logM = m_b.CreateFAdd(f, tail);
-  llvm::Value* exponent =
-      m_b.CreateSIToFP(m_b.CreateSub(e, m_b.CreateSelect(denormal, integer(149), integer(0))), type);
-  llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(-2.12194440054690583e-4), logM});
-  r = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(0.693359375), r});
-  // Special inputs, by their bits: +inf and NaN give themselves, +-0 -inf, anything else negative NaN.
-  r = m_b.CreateSelect(m_b.CreateICmpUGE(magnitude, integer(0x7f800000)), x, r);
-  r = m_b.CreateSelect(m_b.CreateICmpSLT(bits, integer(0)), llvm::ConstantFP::getNaN(type), r);
-  return m_b.CreateSelect(m_b.CreateICmpEQ(magnitude, integer(0)), llvm::ConstantFP::getInfinity(type, true), r);
+  llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {reduction.exponent, constant(-2.12194440054690583e-4), logM});
+  r = intrinsic(llvm::Intrinsic::fmuladd, {reduction.exponent, constant(0.693359375), r});
+  return logSpecials(m_b, x, r, reduction);
 }
 
 // log on the CPU, f64: f32's reduction on the bits (a denormal read as its integer bit pattern, m in [sqrt(1/2),
@@ -233,17 +279,10 @@ llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
 // and NaN inputs. At most 1 ulp against long double log (vector_math_test).
 llvm::Value* ElementEmitter::logF64(llvm::Value* x) {
   llvm::Type* type = x->getType();
-  llvm::Type* intType = m_b.getInt64Ty();
-  auto integer = [&](int64_t v) { return llvm::ConstantInt::get(intType, static_cast<uint64_t>(v), true); };
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
-  llvm::Value* bits = m_b.CreateBitCast(x, intType);
-  llvm::Value* magnitude = m_b.CreateAnd(bits, integer(0x7fffffffffffffff));
-  llvm::Value* denormal = m_b.CreateICmpULT(m_b.CreateSub(bits, integer(1)), integer(0xfffffffffffff));
-  llvm::Value* scaled = m_b.CreateSelect(denormal, m_b.CreateSIToFP(bits, type), x);
-  llvm::Value* scaledBits = m_b.CreateBitCast(scaled, intType);
-  llvm::Value* e = m_b.CreateAShr(m_b.CreateSub(scaledBits, integer(0x3fe6a09e667f3bcd)), integer(52));
-  llvm::Value* m = m_b.CreateBitCast(m_b.CreateSub(scaledBits, m_b.CreateShl(e, integer(52))), type);
-  llvm::Value* f = m_b.CreateFSub(m, constant(1.0));
+  const LogReduction reduction = logReduce(m_b, x);
+  llvm::Value* f = reduction.f;
+  llvm::Value* exponent = reduction.exponent;
   llvm::Value* s = m_b.CreateFDiv(f, m_b.CreateFAdd(constant(2.0), f));
   llvm::Value* z = m_b.CreateFMul(s, s);
   llvm::Value* w = m_b.CreateFMul(z, z);
@@ -254,15 +293,11 @@ llvm::Value* ElementEmitter::logF64(llvm::Value* x) {
                                                w));
   llvm::Value* poly = m_b.CreateFAdd(even, odd);
   llvm::Value* halfSquare = m_b.CreateFMul(constant(0.5), m_b.CreateFMul(f, f));
-  llvm::Value* exponent =
-      m_b.CreateSIToFP(m_b.CreateSub(e, m_b.CreateSelect(denormal, integer(1074), integer(0))), type);
   llvm::Value* lo = intrinsic(llvm::Intrinsic::fmuladd, {exponent, constant(1.90821492927058770002e-10),
                                                          m_b.CreateFMul(s, m_b.CreateFAdd(halfSquare, poly))});
   llvm::Value* r = m_b.CreateFSub(m_b.CreateFMul(exponent, constant(6.93147180369123816490e-01)),
                                   m_b.CreateFSub(m_b.CreateFSub(halfSquare, lo), f));
-  r = m_b.CreateSelect(m_b.CreateICmpUGE(magnitude, integer(0x7ff0000000000000)), x, r);
-  r = m_b.CreateSelect(m_b.CreateICmpSLT(bits, integer(0)), llvm::ConstantFP::getNaN(type), r);
-  return m_b.CreateSelect(m_b.CreateICmpEQ(magnitude, integer(0)), llvm::ConstantFP::getInfinity(type, true), r);
+  return logSpecials(m_b, x, r, reduction);
 }
 
 // atan2(y, x) on the CPU, f32, in the IR (libm's atan2f is a scalar call: jnp.angle over a spectrum was a third of its
