@@ -214,6 +214,11 @@ class ComputationSimplifier {
         !inst->controlPredecessors().empty()) {
       return false;
     }
+    // A dot that names its algorithm (dot_bf16_bf16_f32, ...) rounds its operands its own way: XLA's simplifier
+    // keeps those it cannot write as a multiply of that precision; here, all of them.
+    for (const auto& [key, value] : inst->attributes().raw) {
+      if (key == "algorithm") return false;
+    }
     HloInstruction* lhs = inst->operand(0);
     HloInstruction* rhs = inst->operand(1);
     const Shape& lhsShape = lhs->shape();

@@ -900,7 +900,7 @@ TEST(AlgebraicSimplifierTest, DotOfOperandsWithoutFreeDimensionsIsASumOfProducts
 }
 
 // A dot with a free dimension on either side is a matrix product (einsum 'bij,bi->bj', a matrix-vector product): it
-// stays a dot.
+// stays a dot; so does a vector dot that names its algorithm.
 TEST(AlgebraicSimplifierTest, DotWithAFreeDimensionStays) {
   testing::expectUnchanged<AlgebraicSimplifier>(R"(
 HloModule m
@@ -916,6 +916,15 @@ ENTRY main {
   a = f32[8] parameter(0)
   b = f32[8,6] parameter(1)
   ROOT d = f32[6] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}
+)");
+  // A vector dot that names its algorithm rounds its operands its own way: it stays a dot.
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  a = f32[4,30] parameter(0)
+  b = f32[4,30] parameter(1)
+  ROOT d = f32[4] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}, algorithm=dot_bf16_bf16_f32
 }
 )");
 }
