@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "core/codegen/element_emitter.h"
 
@@ -98,6 +99,27 @@ llvm::Value* logSpecials(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* r, c
                         llvm::ConstantFP::getInfinity(type, true), r);
 }
 
+// exp's range reduction: x clamped to [lowest, highest] (NaN passes as the other operand of minnum/maxnum, so the
+// arithmetic never sees one), n = x / ln2 rounded to the nearest integer by adding and subtracting 1.5 * 2^mantissa
+// (exact below 2^(mantissa - 1): plain adds on every target, where llvm.roundeven is a libm call on x86-64 before
+// SSE4.1, the AOT baseline), and r = x - n ln2 with ln2 in two parts (n * ln2Hi exact). Returns n and r.
+std::pair<llvm::Value*, llvm::Value*> expReduce(llvm::IRBuilder<>& b, llvm::Module& module, llvm::Value* x,
+                                                double lowest, double highest, double ln2Hi, double ln2Lo) {
+  llvm::Type* type = x->getType();
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  auto call = [&](llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
+    return b.CreateCall(llvm::Intrinsic::getDeclaration(&module, id, {type}), args);
+  };
+  llvm::Value* clamped =
+      call(llvm::Intrinsic::maxnum, {call(llvm::Intrinsic::minnum, {x, constant(highest)}), constant(lowest)});
+  llvm::Value* shifter = constant(1.5 * std::ldexp(1.0, floatBits(b, type).mantissaBits));
+  llvm::Value* n = b.CreateFSub(b.CreateFAdd(b.CreateFMul(clamped, constant(1.4426950408889634)), shifter), shifter);
+  llvm::Value* minusN = b.CreateFNeg(n);
+  llvm::Value* r = call(llvm::Intrinsic::fmuladd, {minusN, constant(ln2Hi), clamped});
+  r = call(llvm::Intrinsic::fmuladd, {minusN, constant(ln2Lo), r});
+  return {n, r};
+}
+
 }  // namespace
 
 llvm::Value* ElementEmitter::horner(const std::vector<double>& coefficients, llvm::Value* x) {
@@ -178,15 +200,7 @@ llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
 llvm::Value* ElementEmitter::expF64(llvm::Value* x) {
   llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
-  llvm::Value* clamped =
-      intrinsic(llvm::Intrinsic::maxnum, {intrinsic(llvm::Intrinsic::minnum, {x, constant(710.0)}), constant(-746.0)});
-  // Rounded to the nearest integer by adding and subtracting 1.5 * 2^52 (exact for |t| < 2^51).
-  llvm::Value* shifter = constant(0x1.8p52);
-  llvm::Value* n =
-      m_b.CreateFSub(m_b.CreateFAdd(m_b.CreateFMul(clamped, constant(1.4426950408889634)), shifter), shifter);
-  llvm::Value* minusN = m_b.CreateFNeg(n);
-  llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(6.93147180369123816490e-01), clamped});
-  r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(1.90821492927058770002e-10), r});
+  auto [n, r] = expReduce(m_b, m_module, x, -746.0, 710.0, 6.93147180369123816490e-01, 1.90821492927058770002e-10);
   // 1/13!, ..., 1/2!.
   std::vector<double> taylor;
   for (int k = 13; k >= 2; --k) {
@@ -210,17 +224,7 @@ llvm::Value* ElementEmitter::cpuExpm1(llvm::Value* x) {
 llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
   llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
-  // minnum/maxnum return the other operand for NaN: the arithmetic below never sees one (no poison from fptosi).
-  llvm::Value* clamped =
-      intrinsic(llvm::Intrinsic::maxnum, {intrinsic(llvm::Intrinsic::minnum, {x, constant(89.0)}), constant(-104.0)});
-  // Rounded to the nearest integer (ties to even) by adding and subtracting 1.5 * 2^23, exact for |t| < 2^22: plain
-  // adds on every target, where llvm.roundeven is a libm call on x86-64 before SSE4.1 (the AOT baseline).
-  llvm::Value* shifter = constant(0x1.8p23);
-  llvm::Value* n =
-      m_b.CreateFSub(m_b.CreateFAdd(m_b.CreateFMul(clamped, constant(1.4426950408889634)), shifter), shifter);
-  llvm::Value* minusN = m_b.CreateFNeg(n);
-  llvm::Value* r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(0.693359375), clamped});
-  r = intrinsic(llvm::Intrinsic::fmuladd, {minusN, constant(-2.12194440054690583e-4), r});
+  auto [n, r] = expReduce(m_b, m_module, x, -104.0, 89.0, 0.693359375, -2.12194440054690583e-4);
   llvm::Value* p = horner({1.9790352962445468e-4f, 1.3944648671895266e-3f, 8.333496749401093e-3f, 4.166629537940025e-2f,
                            0.1666666567325592f, 0.5f},
                           r);
