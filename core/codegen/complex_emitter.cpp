@@ -11,23 +11,23 @@
 
 namespace fusionscope::core {
 
-llvm::Value* ElementEmitter::makeComplex(PrimitiveType type, llvm::Value* re, llvm::Value* im) {
+llvm::Value* ComplexEmitter::makeComplex(PrimitiveType type, llvm::Value* re, llvm::Value* im) {
   llvm::Value* z = llvm::PoisonValue::get(computeType(type));
   z = m_b.CreateInsertValue(z, re, {0});
   return m_b.CreateInsertValue(z, im, {1});
 }
 
-std::pair<llvm::Value*, llvm::Value*> ElementEmitter::complexParts(llvm::Value* z) {
+std::pair<llvm::Value*, llvm::Value*> ComplexEmitter::complexParts(llvm::Value* z) {
   return {m_b.CreateExtractValue(z, {0}), m_b.CreateExtractValue(z, {1})};
 }
 
-llvm::Value* ElementEmitter::realMath(HloOpcode op, llvm::Value* x) {
+llvm::Value* ComplexEmitter::realMath(HloOpcode op, llvm::Value* x) {
   const bool nvptx = m_target == KernelTarget::kNvptx;
   switch (op) {
-    case HloOpcode::kExp: return nvptx ? mathCall("exp", {x}) : cpuExp(x);
-    case HloOpcode::kExpm1: return nvptx ? mathCall("expm1", {x}) : cpuExpm1(x);
-    case HloOpcode::kLog: return nvptx ? mathCall("log", {x}) : cpuLog(x);
-    case HloOpcode::kLog1p: return nvptx ? mathCall("log1p", {x}) : cpuLog1p(x);
+    case HloOpcode::kExp: return nvptx ? mathCall("exp", {x}) : m_e.math().cpuExp(x);
+    case HloOpcode::kExpm1: return nvptx ? mathCall("expm1", {x}) : m_e.math().cpuExpm1(x);
+    case HloOpcode::kLog: return nvptx ? mathCall("log", {x}) : m_e.math().cpuLog(x);
+    case HloOpcode::kLog1p: return nvptx ? mathCall("log1p", {x}) : m_e.math().cpuLog1p(x);
     case HloOpcode::kSin: return nvptx ? mathCall("sin", {x}) : intrinsic(llvm::Intrinsic::sin, {x});
     case HloOpcode::kCos: return nvptx ? mathCall("cos", {x}) : intrinsic(llvm::Intrinsic::cos, {x});
     case HloOpcode::kSqrt: return intrinsic(llvm::Intrinsic::sqrt, {x});
@@ -40,7 +40,7 @@ llvm::Value* ElementEmitter::realMath(HloOpcode op, llvm::Value* x) {
 // |a + bi| without overflow or underflow where the result has none, and without a libm call (hypot is scalar):
 // m sqrt(1 + (n/m)^2) with m = max(|a|, |b|), n = min; 0 when m is 0, infinity when either part is infinite, NaN
 // when a part is NaN and none is infinite (C's hypot).
-llvm::Value* ElementEmitter::complexAbs(llvm::Value* a, llvm::Value* b) {
+llvm::Value* ComplexEmitter::complexAbs(llvm::Value* a, llvm::Value* b) {
   llvm::Type* type = a->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
   llvm::Value* x = intrinsic(llvm::Intrinsic::fabs, {a});
@@ -59,7 +59,7 @@ llvm::Value* ElementEmitter::complexAbs(llvm::Value* a, llvm::Value* b) {
   return m_b.CreateSelect(infinite, infinity, result);
 }
 
-llvm::Value* ElementEmitter::complexDivide(PrimitiveType type, llvm::Value* x, llvm::Value* y) {
+llvm::Value* ComplexEmitter::complexDivide(PrimitiveType type, llvm::Value* x, llvm::Value* y) {
   auto [a, b] = complexParts(x);
   auto [c, d] = complexParts(y);
   llvm::Value* cBigger =
@@ -79,7 +79,7 @@ llvm::Value* ElementEmitter::complexDivide(PrimitiveType type, llvm::Value* x, l
 
 // tanh(a + bi) = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b); past |a| = 20 (where cosh 2a would soon overflow and
 // tanh a is 1 in f32 and within 4e-18 of it in f64) (sign a, 4 sin b cos b e^(-2|a|)), the same quotient's limit.
-llvm::Value* ElementEmitter::complexTanh(PrimitiveType type, llvm::Value* z) {
+llvm::Value* ComplexEmitter::complexTanh(PrimitiveType type, llvm::Value* z) {
   auto [a, b] = complexParts(z);
   llvm::Type* part = a->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(part, v); };
@@ -97,7 +97,7 @@ llvm::Value* ElementEmitter::complexTanh(PrimitiveType type, llvm::Value* z) {
   return makeComplex(type, m_b.CreateSelect(large, farRe, re), m_b.CreateSelect(large, farIm, im));
 }
 
-llvm::Value* ElementEmitter::complexBinary(HloOpcode op, PrimitiveType type, llvm::Value* x, llvm::Value* y) {
+llvm::Value* ComplexEmitter::complexBinary(HloOpcode op, PrimitiveType type, llvm::Value* x, llvm::Value* y) {
   auto [a, b] = complexParts(x);
   auto [c, d] = complexParts(y);
   switch (op) {
@@ -111,7 +111,7 @@ llvm::Value* ElementEmitter::complexBinary(HloOpcode op, PrimitiveType type, llv
   }
 }
 
-llvm::Value* ElementEmitter::complexElementwise(const HloInstruction* instruction, const Index& index) {
+llvm::Value* ComplexEmitter::complexElementwise(const HloInstruction* instruction, const Index& index) {
   const HloOpcode op = instruction->opcode();
   const PrimitiveType type = instruction->shape().elementType();
   const PrimitiveType operandType = instruction->operand(0)->shape().elementType();
@@ -162,14 +162,14 @@ llvm::Value* ElementEmitter::complexElementwise(const HloInstruction* instructio
     }
     case HloOpcode::kLog: {
       auto [a, b] = complexParts(x);
-      return makeComplex(type, realMath(HloOpcode::kLog, complexAbs(a, b)), atan2Of(b, a));
+      return makeComplex(type, realMath(HloOpcode::kLog, complexAbs(a, b)), m_e.atan2Of(b, a));
     }
     case HloOpcode::kLog1p: {
       // (log1p(a (2 + a) + b^2) / 2, atan2(b, 1 + a))
       auto [a, b] = complexParts(x);
       llvm::Value* inner = m_b.CreateFAdd(m_b.CreateFMul(a, m_b.CreateFAdd(constant(2.0), a)), m_b.CreateFMul(b, b));
       return makeComplex(type, m_b.CreateFMul(constant(0.5), realMath(HloOpcode::kLog1p, inner)),
-                         atan2Of(b, m_b.CreateFAdd(constant(1.0), a)));
+                         m_e.atan2Of(b, m_b.CreateFAdd(constant(1.0), a)));
     }
     case HloOpcode::kSqrt:
     case HloOpcode::kRsqrt: {
@@ -208,7 +208,7 @@ llvm::Value* ElementEmitter::complexElementwise(const HloInstruction* instructio
       llvm::Value* w = operandAt(instruction, 1, index);
       auto [a, b] = complexParts(x);
       auto [c, d] = complexParts(w);
-      llvm::Value* logZ = makeComplex(type, realMath(HloOpcode::kLog, complexAbs(a, b)), atan2Of(b, a));
+      llvm::Value* logZ = makeComplex(type, realMath(HloOpcode::kLog, complexAbs(a, b)), m_e.atan2Of(b, a));
       auto [lr, li] = complexParts(complexBinary(HloOpcode::kMultiply, type, w, logZ));
       llvm::Value* e = realMath(HloOpcode::kExp, lr);
       llvm::Value* general = makeComplex(type, m_b.CreateFMul(e, realMath(HloOpcode::kCos, li)),

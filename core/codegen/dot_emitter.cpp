@@ -10,7 +10,7 @@
 
 namespace fusionscope::core {
 
-bool ElementEmitter::isRowDot(const HloInstruction* dot) {
+bool DotEmitter::isRowDot(const HloInstruction* dot) {
   if (dot->opcode() != HloOpcode::kDot || !dot->attributes().dot) return false;
   const DotDimensionNumbers& d = *dot->attributes().dot;
   const int batch = static_cast<int>(d.lhsBatch.size());
@@ -22,12 +22,12 @@ bool ElementEmitter::isRowDot(const HloInstruction* dot) {
          dot->shape().dimension(batch + 1) <= 8192;
 }
 
-PrimitiveType ElementEmitter::dotAccumulationType(PrimitiveType type) {
+PrimitiveType DotEmitter::dotAccumulationType(PrimitiveType type) {
   return type == PrimitiveType::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32;
 }
 
-void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
-                            llvm::Value* end) {
+void DotEmitter::rowDot(const HloInstruction* dot, const HloInstruction* root, llvm::Value* out, llvm::Value* begin,
+                        llvm::Value* end) {
   const DotDimensionNumbers& d = *dot->attributes().dot;
   const HloInstruction* lhs = dot->operand(0);
   const HloInstruction* rhs = dot->operand(1);
@@ -560,7 +560,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
             llvm::Value* base =
                 m_b.CreateInBoundsGEP(storage, rhsLeaf->second, linearize(origin.dims, rhs->shape().dimensions()));
             // In register blocks: LLVM vectorised the plain loop nest with gathers, 1.2 ns an element here.
-            transposeMatrix(base, scratch, n, k, acc);
+            m_e.transposes().transposeMatrix(base, scratch, n, k, acc);
             rhsScratch = scratch;
           }
           rowsShareBatch = true;
@@ -576,7 +576,7 @@ void ElementEmitter::rowDot(const HloInstruction* dot, const HloInstruction* roo
   rowsRange(begin, end);
 }
 
-llvm::Value* ElementEmitter::dot(const HloInstruction* instruction, const Index& index) {
+llvm::Value* DotEmitter::dot(const HloInstruction* instruction, const Index& index) {
   if (!instruction->attributes().dot) return fail(instruction, "dot without dimension numbers");
   const DotDimensionNumbers& dnums = *instruction->attributes().dot;
   const HloInstruction* lhs = instruction->operand(0);
@@ -632,9 +632,10 @@ llvm::Value* ElementEmitter::dot(const HloInstruction* instruction, const Index&
     contract([&] {
       llvm::Value* a = generate(lhs, Index{lhsIndex, nullptr});
       llvm::Value* c = generate(rhs, Index{rhsIndex, nullptr});
-      llvm::Value* product = complexBinary(HloOpcode::kMultiply, type, a, c);
-      m_b.CreateStore(complexBinary(HloOpcode::kAdd, type, m_b.CreateLoad(complexType, accumulator), product),
-                      accumulator);
+      llvm::Value* product = m_e.complex().complexBinary(HloOpcode::kMultiply, type, a, c);
+      m_b.CreateStore(
+          m_e.complex().complexBinary(HloOpcode::kAdd, type, m_b.CreateLoad(complexType, accumulator), product),
+          accumulator);
     });
     return m_b.CreateLoad(complexType, accumulator);
   }

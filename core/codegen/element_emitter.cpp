@@ -29,6 +29,30 @@ llvm::Value* ElementEmitter::roundTo(PrimitiveType type, llvm::Value* v) {
   return v;
 }
 
+FamilyEmitter::FamilyEmitter(ElementEmitter& e)
+    : m_e(e),
+      m_module(e.m_module),
+      m_context(e.m_context),
+      m_b(e.m_b),
+      m_target(e.m_target),
+      m_vectors(e.m_vectors),
+      m_function(e.m_function),
+      m_leaves(e.m_leaves),
+      m_bound(e.m_bound),
+      m_cache(e.m_cache) {}
+
+void ElementEmitter::ifThen(llvm::Value* cond, const std::function<void()>& body) {
+  llvm::BasicBlock* thenBlock = llvm::BasicBlock::Create(m_context, "if", m_function);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(m_context, "endif", m_function);
+  m_b.CreateCondBr(cond, thenBlock, merge);
+  m_b.SetInsertPoint(thenBlock);
+  auto saved = saveCache();
+  body();
+  restoreCache(std::move(saved));
+  m_b.CreateBr(merge);
+  m_b.SetInsertPoint(merge);
+}
+
 llvm::Value* ElementEmitter::fail(const HloInstruction* instruction, const std::string& why) {
   if (m_status.ok()) {
     m_status =
@@ -114,7 +138,8 @@ llvm::Value* ElementEmitter::mathCall(const char* name, std::vector<llvm::Value*
 }
 
 llvm::Value* ElementEmitter::atan2Of(llvm::Value* y, llvm::Value* x) {
-  return m_target == KernelTarget::kCpu && x->getType()->isFloatTy() ? cpuAtan2(y, x) : mathCall("atan2", {y, x});
+  return m_target == KernelTarget::kCpu && x->getType()->isFloatTy() ? m_math.cpuAtan2(y, x)
+                                                                     : mathCall("atan2", {y, x});
 }
 
 llvm::Value* ElementEmitter::intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
@@ -128,12 +153,12 @@ llvm::Value* ElementEmitter::floatUnary(const HloInstruction* instruction, llvm:
   switch (instruction->opcode()) {
     case HloOpcode::kAbs: return intrinsic(llvm::Intrinsic::fabs, {x});
     case HloOpcode::kNegate: return m_b.CreateFNeg(x);
-    case HloOpcode::kExp: return nvptx ? mathCall("exp", {x}) : cpuExp(x);
-    case HloOpcode::kExpm1: return nvptx ? mathCall("expm1", {x}) : cpuExpm1(x);
-    case HloOpcode::kLog: return nvptx ? mathCall("log", {x}) : cpuLog(x);
-    case HloOpcode::kLog1p: return nvptx ? mathCall("log1p", {x}) : cpuLog1p(x);
+    case HloOpcode::kExp: return nvptx ? mathCall("exp", {x}) : m_math.cpuExp(x);
+    case HloOpcode::kExpm1: return nvptx ? mathCall("expm1", {x}) : m_math.cpuExpm1(x);
+    case HloOpcode::kLog: return nvptx ? mathCall("log", {x}) : m_math.cpuLog(x);
+    case HloOpcode::kLog1p: return nvptx ? mathCall("log1p", {x}) : m_math.cpuLog1p(x);
     case HloOpcode::kLogistic: {
-      llvm::Value* e = nvptx ? mathCall("exp", {m_b.CreateFNeg(x)}) : cpuExp(m_b.CreateFNeg(x));
+      llvm::Value* e = nvptx ? mathCall("exp", {m_b.CreateFNeg(x)}) : m_math.cpuExp(m_b.CreateFNeg(x));
       llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
       return m_b.CreateFDiv(one, m_b.CreateFAdd(one, e));
     }
@@ -141,11 +166,11 @@ llvm::Value* ElementEmitter::floatUnary(const HloInstruction* instruction, llvm:
     case HloOpcode::kRsqrt:
       return m_b.CreateFDiv(llvm::ConstantFP::get(type, 1.0), intrinsic(llvm::Intrinsic::sqrt, {x}));
     case HloOpcode::kCbrt: return mathCall("cbrt", {x});
-    case HloOpcode::kTanh: return !nvptx && type->isFloatTy() ? rationalTanh(x) : mathCall("tanh", {x});
+    case HloOpcode::kTanh: return !nvptx && type->isFloatTy() ? m_math.rationalTanh(x) : mathCall("tanh", {x});
     case HloOpcode::kSin: return nvptx ? mathCall("sin", {x}) : intrinsic(llvm::Intrinsic::sin, {x});
     case HloOpcode::kCos: return nvptx ? mathCall("cos", {x}) : intrinsic(llvm::Intrinsic::cos, {x});
     case HloOpcode::kTan: return mathCall("tan", {x});
-    case HloOpcode::kErf: return !nvptx && type->isFloatTy() ? rationalErf(x) : mathCall("erf", {x});
+    case HloOpcode::kErf: return !nvptx && type->isFloatTy() ? m_math.rationalErf(x) : mathCall("erf", {x});
     case HloOpcode::kFloor: return intrinsic(llvm::Intrinsic::floor, {x});
     case HloOpcode::kCeil: return intrinsic(llvm::Intrinsic::ceil, {x});
     case HloOpcode::kRoundNearestAfz: return nvptx ? mathCall("round", {x}) : intrinsic(llvm::Intrinsic::round, {x});
@@ -374,10 +399,11 @@ llvm::Value* ElementEmitter::convert(PrimitiveType from, PrimitiveType to, llvm:
     // To a complex type: a complex operand part by part, a real one as the real part (imaginary part 0).
     const PrimitiveType part = complexPartType(to);
     if (isComplex(from)) {
-      auto [re, im] = complexParts(x);
-      return makeComplex(to, convert(complexPartType(from), part, re), convert(complexPartType(from), part, im));
+      auto [re, im] = m_complex.complexParts(x);
+      return m_complex.makeComplex(to, convert(complexPartType(from), part, re),
+                                   convert(complexPartType(from), part, im));
     }
-    return makeComplex(to, convert(from, part, x), llvm::ConstantFP::get(computeType(part), 0.0));
+    return m_complex.makeComplex(to, convert(from, part, x), llvm::ConstantFP::get(computeType(part), 0.0));
   }
   if (to == PrimitiveType::kPred) {
     return isFloatingPoint(from) ? m_b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
@@ -456,7 +482,7 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
   if ((isElementwise(opcode) || opcode == HloOpcode::kConvert) && opcode != HloOpcode::kSelect &&
       instruction->operandCount() > 0 &&
       (isComplex(type) || isComplex(instruction->operand(0)->shape().elementType()))) {
-    return complexElementwise(instruction, index);
+    return m_complex.complexElementwise(instruction, index);
   }
   switch (opcode) {
     case HloOpcode::kParameter: return fail(instruction, "parameter without a buffer");
@@ -601,12 +627,12 @@ llvm::Value* ElementEmitter::generateComputed(const HloInstruction* instruction,
     }
     case HloOpcode::kBitcastConvert: return bitcastConvert(instruction, index);
     case HloOpcode::kPad: return pad(instruction, index);
-    case HloOpcode::kReduce: return reduce(instruction, index);
-    case HloOpcode::kDot: return dot(instruction, index);
-    case HloOpcode::kReduceWindow: return reduceWindow(instruction, index);
-    case HloOpcode::kConvolution: return convolution(instruction, index);
-    case HloOpcode::kSelectAndScatter: return selectAndScatter(instruction, index);
-    case HloOpcode::kGather: return gather(instruction, index);
+    case HloOpcode::kReduce: return m_reductions.reduce(instruction, index);
+    case HloOpcode::kDot: return m_dots.dot(instruction, index);
+    case HloOpcode::kReduceWindow: return m_windows.reduceWindow(instruction, index);
+    case HloOpcode::kConvolution: return m_windows.convolution(instruction, index);
+    case HloOpcode::kSelectAndScatter: return m_windows.selectAndScatter(instruction, index);
+    case HloOpcode::kGather: return m_windows.gather(instruction, index);
     default: break;
   }
   if (isElementwise(opcode) && (instruction->operandCount() == 1 || instruction->operandCount() == 2)) {

@@ -13,7 +13,7 @@ namespace {
 // has a first column: visit(j, true)).
 void forLaneColumns(ElementEmitter& e, llvm::Value* lane, int64_t inner,
                     const std::function<void(llvm::Value*, bool)>& visit) {
-  constexpr int64_t kWarp = ElementEmitter::kWarp;
+  constexpr int64_t kWarp = WarpReductionEmitter::kWarp;
   llvm::IRBuilder<>& b = e.builder();
   visit(lane, true);
   e.loop(
@@ -27,7 +27,7 @@ void forLaneColumns(ElementEmitter& e, llvm::Value* lane, int64_t inner,
 
 }  // namespace
 
-int ElementEmitter::warpReducedDimension(const HloInstruction* reduce) {
+int WarpReductionEmitter::warpReducedDimension(const HloInstruction* reduce) {
   if (reduce->opcode() != HloOpcode::kReduce || reduce->operandCount() != 2 || !reduce->shape().isArray() ||
       reduce->toApply() == nullptr) {
     return -1;
@@ -38,12 +38,12 @@ int ElementEmitter::warpReducedDimension(const HloInstruction* reduce) {
   const int d = static_cast<int>(reduced[0]);
   if (reduce->operand(0)->shape().dimension(d) < kWarp) return -1;
   if (d != rank - 1 && reduce->shape().elementCount() > kMaxWarpColumnResults) return -1;
-  return reductionLanes(reduce->toApply(), reduce->shape().elementType()) > 0 ? d : -1;
+  return ReductionEmitter::reductionLanes(reduce->toApply(), reduce->shape().elementType()) > 0 ? d : -1;
 }
 
-void ElementEmitter::warpRowReduce(const std::vector<const HloInstruction*>& reduces,
-                                   const std::vector<RowOutput>& rowOutputs, const std::vector<RowOutput>& elementwise,
-                                   llvm::Value* thread) {
+void WarpReductionEmitter::warpRowReduce(const std::vector<const HloInstruction*>& reduces,
+                                         const std::vector<RowOutput>& rowOutputs,
+                                         const std::vector<RowOutput>& elementwise, llvm::Value* thread) {
   const std::vector<int64_t>& dims = reduces[0]->operand(0)->shape().dimensions();
   const size_t reducedDim = static_cast<size_t>(warpReducedDimension(reduces[0]));
   const bool innermost = reducedDim + 1 == dims.size();
@@ -81,7 +81,7 @@ void ElementEmitter::warpRowReduce(const std::vector<const HloInstruction*>& red
     }
     restoreCache(std::move(saved));
   };
-  forLaneColumns(*this, lane, inner, visit);
+  forLaneColumns(m_e, lane, inner, visit);
   // Every lane of the warp reaches here (rows * 32 threads, blocks a multiple of 32): full-mask shuffles.
   for (size_t k = 0; k < reduces.size(); ++k) warpCombine(reduces[k], partial[k]);
   llvm::BasicBlock* write = llvm::BasicBlock::Create(m_context, "row_write", m_function);
@@ -108,9 +108,9 @@ void ElementEmitter::warpRowReduce(const std::vector<const HloInstruction*>& red
   m_b.SetInsertPoint(done);
 }
 
-void ElementEmitter::warpNormalization(const std::vector<const HloInstruction*>& reductions,
-                                       const std::vector<int64_t>& dims, const std::vector<RowOutput>& rowOutputs,
-                                       const std::vector<RowOutput>& elementwise, llvm::Value* thread) {
+void WarpReductionEmitter::warpNormalization(const std::vector<const HloInstruction*>& reductions,
+                                             const std::vector<int64_t>& dims, const std::vector<RowOutput>& rowOutputs,
+                                             const std::vector<RowOutput>& elementwise, llvm::Value* thread) {
   const int64_t inner = dims.back();
   const std::vector<int64_t> outerDims(dims.begin(), dims.end() - 1);
   int64_t rows = 1;
@@ -134,7 +134,7 @@ void ElementEmitter::warpNormalization(const std::vector<const HloInstruction*>&
   for (const HloInstruction* reduce : reductions) {
     llvm::AllocaInst* partial = entryAlloca(computeType(reduce->shape().elementType()));
     llvm::Type* type = partial->getAllocatedType();
-    forLaneColumns(*this, lane, inner, [&](llvm::Value* j, bool first) {
+    forLaneColumns(m_e, lane, inner, [&](llvm::Value* j, bool first) {
       auto saved = saveCache();
       llvm::Value* element = generate(reduce->operand(0), elementIndex(j));
       m_b.CreateStore(
@@ -148,7 +148,7 @@ void ElementEmitter::warpNormalization(const std::vector<const HloInstruction*>&
     m_cache[CacheKey{reduce, outer.dims}] =
         applyComputation(reduce->toApply(), {init, m_b.CreateLoad(type, partial)}, reduce);
   }
-  forLaneColumns(*this, lane, inner, [&](llvm::Value* j, bool) {
+  forLaneColumns(m_e, lane, inner, [&](llvm::Value* j, bool) {
     auto saved = saveCache();
     const Index index = elementIndex(j);
     for (const RowOutput& e : elementwise) {
@@ -166,7 +166,7 @@ void ElementEmitter::warpNormalization(const std::vector<const HloInstruction*>&
   m_b.SetInsertPoint(done);
 }
 
-void ElementEmitter::warpCombine(const HloInstruction* reduce, llvm::AllocaInst* partial) {
+void WarpReductionEmitter::warpCombine(const HloInstruction* reduce, llvm::AllocaInst* partial) {
   llvm::Type* type = partial->getAllocatedType();
   for (int offset = kWarp / 2; offset > 0; offset /= 2) {
     llvm::Value* mine = m_b.CreateLoad(type, partial);
@@ -174,7 +174,7 @@ void ElementEmitter::warpCombine(const HloInstruction* reduce, llvm::AllocaInst*
   }
 }
 
-llvm::Value* ElementEmitter::shuffleXor(llvm::Value* value, int offset) {
+llvm::Value* WarpReductionEmitter::shuffleXor(llvm::Value* value, int offset) {
   auto shuffle32 = [&](llvm::Value* v) {
     const bool isFloat = v->getType()->isFloatTy();
     llvm::Function* fn = llvm::Intrinsic::getDeclaration(
@@ -204,7 +204,7 @@ std::optional<WarpRowPlan> warpRowPlan(const PlanKernel& kernel, const std::vect
       if (instruction->opcode() == HloOpcode::kReduce) plan.reduces.push_back(instruction.get());
     }
   } else if (kernel.instruction->opcode() == HloOpcode::kReduce && roots.size() == 1 &&
-             ElementEmitter::warpReducedDimension(kernel.instruction) >= 0) {
+             WarpReductionEmitter::warpReducedDimension(kernel.instruction) >= 0) {
     // Unfused: the operand is a buffer, whatever computed it.
     plan.reduces.push_back(kernel.instruction);
     plan.rowOutputs.push_back({kernel.instruction, args[inputCount]});
@@ -212,9 +212,9 @@ std::optional<WarpRowPlan> warpRowPlan(const PlanKernel& kernel, const std::vect
   }
   if (plan.reduces.empty()) return std::nullopt;
   const std::vector<int64_t>& rowDims = plan.reduces[0]->operand(0)->shape().dimensions();
-  const int reducedDim = ElementEmitter::warpReducedDimension(plan.reduces[0]);
+  const int reducedDim = WarpReductionEmitter::warpReducedDimension(plan.reduces[0]);
   for (const HloInstruction* reduce : plan.reduces) {
-    if (reducedDim < 0 || ElementEmitter::warpReducedDimension(reduce) != reducedDim ||
+    if (reducedDim < 0 || WarpReductionEmitter::warpReducedDimension(reduce) != reducedDim ||
         reduce->operand(0)->shape().dimensions() != rowDims) {
       return std::nullopt;
     }
@@ -253,7 +253,7 @@ std::optional<WarpRowPlan> warpRowPlan(const PlanKernel& kernel, const std::vect
   for (size_t j = 0; j < roots.size(); ++j) {
     const HloInstruction* root = roots[j];
     if (!root->shape().isArray()) return std::nullopt;
-    const ElementEmitter::RowOutput output{root, args[inputCount + j]};
+    const WarpReductionEmitter::RowOutput output{root, args[inputCount + j]};
     if (root->opcode() == HloOpcode::kReduce || (reads(root) && keepsRowIndex(root))) {
       plan.rowOutputs.push_back(output);
     } else if (root->shape().dimensions() == rowDims && !reads(root)) {

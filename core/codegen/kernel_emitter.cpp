@@ -119,11 +119,11 @@ struct WarpNormalizationPlan {
   std::vector<const HloInstruction*> reductions;
   std::vector<int64_t> dims;
   int64_t rows = 0;
-  std::vector<ElementEmitter::RowOutput> rowOutputs;
-  std::vector<ElementEmitter::RowOutput> elementwise;
+  std::vector<WarpReductionEmitter::RowOutput> rowOutputs;
+  std::vector<WarpReductionEmitter::RowOutput> elementwise;
 };
 
-// ElementEmitter::warpNormalization's conditions: every root has the dimensions D of the largest root (rank >= 2)
+// WarpReductionEmitter::warpNormalization's conditions: every root has the dimensions D of the largest root (rank >= 2)
 // or D without its innermost dimension, the roots read at least one reduction of the innermost dimension of an
 // operand of dimensions D, and every such reduction can be a warp reduction (at least 32 columns, a reducer whose
 // order is free).
@@ -137,7 +137,7 @@ std::optional<WarpNormalizationPlan> warpNormalizationPlan(const std::vector<con
   if (plan.dims.size() < 2) return std::nullopt;
   const std::vector<int64_t> outer(plan.dims.begin(), plan.dims.end() - 1);
   for (size_t j = 0; j < roots.size(); ++j) {
-    const ElementEmitter::RowOutput output{roots[j], args[inputCount + j]};
+    const WarpReductionEmitter::RowOutput output{roots[j], args[inputCount + j]};
     if (roots[j]->shape().dimensions() == plan.dims) {
       plan.elementwise.push_back(output);
     } else if (roots[j]->shape().dimensions() == outer) {
@@ -149,7 +149,8 @@ std::optional<WarpNormalizationPlan> warpNormalizationPlan(const std::vector<con
   plan.reductions = rowReductionsOf(roots, plan.dims);
   if (plan.reductions.empty()) return std::nullopt;
   for (const HloInstruction* reduce : plan.reductions) {
-    if (ElementEmitter::warpReducedDimension(reduce) != static_cast<int>(plan.dims.size()) - 1) return std::nullopt;
+    if (WarpReductionEmitter::warpReducedDimension(reduce) != static_cast<int>(plan.dims.size()) - 1)
+      return std::nullopt;
   }
   plan.rows = 1;
   for (int64_t d : outer) plan.rows *= d;
@@ -282,13 +283,14 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     // Sort and scatter are whole-kernel loops (serial_emitter.cpp), not a value per output element.
     if (kernel.instruction != nullptr && kernel.instruction->opcode() == HloOpcode::kSort) {
       const HloInstruction* sort = kernel.instruction;
-      const int64_t slices = ElementEmitter::sortSlices(sort);
+      const int64_t slices = SerialEmitter::sortSlices(sort);
       std::vector<llvm::Value*> outs(args.begin() + static_cast<std::ptrdiff_t>(inputCount), args.end());
       if (target == KernelTarget::kCpu) {
         emitter.loop(
-            begin, end, [&](llvm::Value* slice) { emitter.sortKernel(sort, outs, slice); }, "slice");
+            begin, end, [&](llvm::Value* slice) { emitter.serial().sortKernel(sort, outs, slice); }, "slice");
       } else {
-        emitter.ifThen(b.CreateICmpSLT(begin, emitter.i64(slices)), [&]() { emitter.sortKernel(sort, outs, begin); });
+        emitter.ifThen(b.CreateICmpSLT(begin, emitter.i64(slices)),
+                       [&]() { emitter.serial().sortKernel(sort, outs, begin); });
       }
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
@@ -301,7 +303,7 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       // variadic scatter (tuple-shaped, so never fused) writes its N outputs in the same pass.
       const HloInstruction* scatter = roots[0];
       std::vector<llvm::Value*> outs(args.begin() + static_cast<std::ptrdiff_t>(inputCount), args.end());
-      emitter.ifThen(b.CreateICmpEQ(begin, emitter.i64(0)), [&]() { emitter.scatterKernel(scatter, outs); });
+      emitter.ifThen(b.CreateICmpEQ(begin, emitter.i64(0)), [&]() { emitter.serial().scatterKernel(scatter, outs); });
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
       const int n = (scatter->operandCount() - 1) / 2;
@@ -319,8 +321,8 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       const Shape& first = reduction->shape().tupleElement(0);
       auto body = [&](llvm::Value* linear) {
         const Index at = emitter.delinearize(linear, first.dimensions());
-        std::vector<llvm::Value*> values =
-            window ? emitter.reduceWindowValues(reduction, at) : emitter.variadicReduceValues(reduction, at);
+        std::vector<llvm::Value*> values = window ? emitter.windows().reduceWindowValues(reduction, at)
+                                                  : emitter.reductions().variadicReduceValues(reduction, at);
         for (size_t k = 0; k < values.size() && inputCount + k < args.size(); ++k) {
           emitter.store(args[inputCount + k], reduction->shape().tupleElement(static_cast<int>(k)).elementType(),
                         linear, values[k]);
@@ -369,37 +371,37 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
                                       ? kernel.instruction->fusedComputation()
                                       : nullptr;
     const HloInstruction* rowDot =
-        singleCpuRoot ? rowOpFor(roots[0], fused, HloOpcode::kDot, &ElementEmitter::isRowDot) : nullptr;
+        singleCpuRoot ? rowOpFor(roots[0], fused, HloOpcode::kDot, &DotEmitter::isRowDot) : nullptr;
     const HloInstruction* rowConvolution =
         singleCpuRoot && rowDot == nullptr
-            ? rowOpFor(roots[0], fused, HloOpcode::kConvolution, &ElementEmitter::isRowConvolution)
+            ? rowOpFor(roots[0], fused, HloOpcode::kConvolution, &WindowEmitter::isRowConvolution)
             : nullptr;
     if (rowConvolution != nullptr) {
-      emitter.rowConvolution(rowConvolution, roots[0], args[inputCount], begin, end);
+      emitter.windows().rowConvolution(rowConvolution, roots[0], args[inputCount], begin, end);
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
       // Per pixel: every output feature times kernel positions times input features.
       const HloInstruction* rhs = rowConvolution->operand(1);
-      emitted.push_back({kernel.name, ElementEmitter::rowConvolutionRows(rowConvolution), rhs->shape().elementCount()});
+      emitted.push_back({kernel.name, WindowEmitter::rowConvolutionRows(rowConvolution), rhs->shape().elementCount()});
       continue;
     }
-    if (singleCpuRoot && roots[0] == kernel.instruction && ElementEmitter::isStripTranspose(roots[0])) {
-      emitter.stripTranspose(roots[0], args[0], args[inputCount], begin, end);
+    if (singleCpuRoot && roots[0] == kernel.instruction && TransposeEmitter::isStripTranspose(roots[0])) {
+      emitter.transposes().stripTranspose(roots[0], args[0], args[inputCount], begin, end);
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
       const int64_t columns = roots[0]->shape().dimensions().back();
       emitted.push_back(
-          {kernel.name, ElementEmitter::stripTransposeStrips(roots[0]), columns * ElementEmitter::kTransposeStrip});
+          {kernel.name, TransposeEmitter::stripTransposeStrips(roots[0]), columns * TransposeEmitter::kTransposeStrip});
       continue;
     }
     if (rowDot != nullptr) {
-      emitter.rowDot(rowDot, roots[0], args[inputCount], begin, end);
+      emitter.dots().rowDot(rowDot, roots[0], args[inputCount], begin, end);
       b.CreateRetVoid();
       if (!emitter.status().ok()) return emitter.status();
       const int64_t k =
           rowDot->operand(0)->shape().dimension(static_cast<int>(rowDot->attributes().dot->lhsContracting[0]));
-      emitted.push_back({kernel.name, ElementEmitter::rowDotRows(rowDot), rowDot->shape().dimensions().back() * k,
-                         ElementEmitter::rowDotBlock(rowDot, vectors)});
+      emitted.push_back({kernel.name, DotEmitter::rowDotRows(rowDot), rowDot->shape().dimensions().back() * k,
+                         DotEmitter::rowDotBlock(rowDot, vectors)});
       continue;
     }
     // (reduce(e) over rows, e): one loop over rows computes each row of e once, writes it and reduces it.
@@ -407,7 +409,7 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       const int reduceRoot = roots[0]->opcode() == HloOpcode::kReduce ? 0 : 1;
       const HloInstruction* reduce = roots[static_cast<size_t>(reduceRoot)];
       const HloInstruction* rowValue = roots[static_cast<size_t>(1 - reduceRoot)];
-      if (ElementEmitter::usesScratchRow(reduce, target) && reduce->operand(0) == rowValue &&
+      if (ReductionEmitter::usesScratchRow(reduce, target) && reduce->operand(0) == rowValue &&
           rowValue->shape().elementType() == reduce->shape().elementType() &&
           kernel.outputShapes[static_cast<size_t>(1 - reduceRoot)].dimensions() == rowValue->shape().dimensions()) {
         const int64_t inner = rowValue->shape().dimensions().back();
@@ -417,9 +419,9 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
         emitter.loop(
             begin, end,
             [&](llvm::Value* row) {
-              emitter.setSideOutput({reduce, rowOut, b.CreateMul(row, emitter.i64(inner))});
+              emitter.reductions().setSideOutput({reduce, rowOut, b.CreateMul(row, emitter.i64(inner))});
               llvm::Value* value = emitter.generate(reduce, emitter.delinearize(row, reduce->shape().dimensions()));
-              emitter.setSideOutput({});
+              emitter.reductions().setSideOutput({});
               emitter.store(reduceOut, reduce->shape().elementType(), row, value);
             },
             "row");
@@ -433,10 +435,10 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     // reductions.
     if (target == KernelTarget::kNvptx && !roots.empty() && roots[0] != nullptr) {
       if (std::optional<WarpRowPlan> warp = warpRowPlan(kernel, roots, args, inputCount)) {
-        emitter.warpRowReduce(warp->reduces, warp->rowOutputs, warp->elementwise, begin);
+        emitter.warps().warpRowReduce(warp->reduces, warp->rowOutputs, warp->elementwise, begin);
         b.CreateRetVoid();
         if (!emitter.status().ok()) return emitter.status();
-        emitted.push_back({kernel.name, warp->reduces[0]->shape().elementCount() * ElementEmitter::kWarp});
+        emitted.push_back({kernel.name, warp->reduces[0]->shape().elementCount() * WarpReductionEmitter::kWarp});
         continue;
       }
     }
@@ -445,10 +447,10 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     if (target == KernelTarget::kNvptx && kernel.instruction != nullptr &&
         kernel.instruction->opcode() == HloOpcode::kFusion) {
       if (std::optional<WarpNormalizationPlan> plan = warpNormalizationPlan(roots, args, inputCount)) {
-        emitter.warpNormalization(plan->reductions, plan->dims, plan->rowOutputs, plan->elementwise, begin);
+        emitter.warps().warpNormalization(plan->reductions, plan->dims, plan->rowOutputs, plan->elementwise, begin);
         b.CreateRetVoid();
         if (!emitter.status().ok()) return emitter.status();
-        emitted.push_back({kernel.name, plan->rows * ElementEmitter::kWarp});
+        emitted.push_back({kernel.name, plan->rows * WarpReductionEmitter::kWarp});
         continue;
       }
     }

@@ -28,7 +28,7 @@ struct VectorUnit {
   int registers = 32;
   // The target has x86's multiply-add of 16-bit pairs (pmaddwd) at this register width: SSE2 for 16 bytes, AVX2
   // for 32, AVX-512BW for 64; with VNNI, LLVM folds it and the following add into vpdpwssd. Narrow integer dots
-  // (s8/u8/s16 into s32) multiply two k terms per lane with it (ElementEmitter::rowDot).
+  // (s8/u8/s16 into s32) multiply two k terms per lane with it (DotEmitter::rowDot).
   bool int16Pairs = false;
 };
 

@@ -7,7 +7,7 @@
 
 namespace fusionscope::core {
 
-bool ElementEmitter::usesScratchRow(const HloInstruction* reduce, KernelTarget target) {
+bool ReductionEmitter::usesScratchRow(const HloInstruction* reduce, KernelTarget target) {
   if (target != KernelTarget::kCpu || reduce->opcode() != HloOpcode::kReduce || reduce->operandCount() != 2 ||
       !reduce->shape().isArray()) {
     return false;
@@ -19,7 +19,7 @@ bool ElementEmitter::usesScratchRow(const HloInstruction* reduce, KernelTarget t
   return inner >= 8 && inner <= 16384;
 }
 
-llvm::Value* ElementEmitter::reduce(const HloInstruction* instruction, const Index& index) {
+llvm::Value* ReductionEmitter::reduce(const HloInstruction* instruction, const Index& index) {
   if (instruction->operandCount() != 2 || instruction->shape().isTuple()) {
     return fail(instruction, "variadic reduce");
   }
@@ -91,7 +91,7 @@ llvm::Value* ElementEmitter::reduce(const HloInstruction* instruction, const Ind
     llvm::Type* vector = llvm::FixedVectorType::get(type, static_cast<unsigned>(lanes));
     llvm::AllocaInst* partial = entryAlloca(vector);
     const PrimitiveType elementType = instruction->shape().elementType();
-    auto step = [&](llvm::Value* x, llvm::Value* y) { return reductionStep(op, elementType, x, y); };
+    auto step = [&](llvm::Value* x, llvm::Value* y) { return m_e.reductionStep(op, elementType, x, y); };
     auto rowVector = [&](llvm::Value* at) {
       return m_b.CreateAlignedLoad(vector, m_b.CreateInBoundsGEP(type, row, at),
                                    llvm::Align(elementByteSize(elementType)));
@@ -143,7 +143,7 @@ llvm::Value* ElementEmitter::reduce(const HloInstruction* instruction, const Ind
   return m_b.CreateLoad(type, accumulator);
 }
 
-std::vector<Shape> ElementEmitter::variadicResults(const HloInstruction& instruction) {
+std::vector<Shape> ReductionEmitter::variadicResults(const HloInstruction& instruction) {
   const int n = instruction.operandCount() / 2;
   const Shape& shape = instruction.shape();
   std::vector<Shape> results = shape.isTuple() ? shape.tupleElements() : std::vector<Shape>{shape};
@@ -156,7 +156,8 @@ std::vector<Shape> ElementEmitter::variadicResults(const HloInstruction& instruc
   return wellFormed ? results : std::vector<Shape>{};
 }
 
-std::vector<llvm::Value*> ElementEmitter::variadicReduceValues(const HloInstruction* instruction, const Index& index) {
+std::vector<llvm::Value*> ReductionEmitter::variadicReduceValues(const HloInstruction* instruction,
+                                                                 const Index& index) {
   const int n = instruction->operandCount() / 2;
   const std::vector<Shape> results = variadicResults(*instruction);
   const HloComputation* reducer = instruction->toApply();

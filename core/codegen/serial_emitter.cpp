@@ -18,7 +18,7 @@ bool contains(const std::vector<int64_t>& v, int64_t x) {
 
 }  // namespace
 
-void ElementEmitter::scatterKernel(const HloInstruction* scatter, const std::vector<llvm::Value*>& outs) {
+void SerialEmitter::scatterKernel(const HloInstruction* scatter, const std::vector<llvm::Value*>& outs) {
   // N operands, the indices, N updates; a tuple of N results when N > 1.
   const int n = (scatter->operandCount() - 1) / 2;
   const Shape& resultShape = scatter->shape();
@@ -155,7 +155,7 @@ void ElementEmitter::scatterKernel(const HloInstruction* scatter, const std::vec
       "update");
 }
 
-int64_t ElementEmitter::sortSlices(const HloInstruction* sort) {
+int64_t SerialEmitter::sortSlices(const HloInstruction* sort) {
   const Shape& first = sort->operand(0)->shape();
   const std::vector<int64_t> dims = sort->attributes().dimensions.value_or(std::vector<int64_t>{});
   if (first.rank() == 0 || dims.size() != 1 || dims[0] < 0 || dims[0] >= first.rank()) return 1;
@@ -163,7 +163,7 @@ int64_t ElementEmitter::sortSlices(const HloInstruction* sort) {
   return length == 0 ? 0 : first.elementCount() / length;
 }
 
-void ElementEmitter::sortKernel(const HloInstruction* sort, const std::vector<llvm::Value*>& outs, llvm::Value* slice) {
+void SerialEmitter::sortKernel(const HloInstruction* sort, const std::vector<llvm::Value*>& outs, llvm::Value* slice) {
   const HloComputation* comparator = sort->toApply();
   const int n = sort->operandCount();
   if (comparator == nullptr || n < 1 || static_cast<int>(outs.size()) != n) {
@@ -258,9 +258,9 @@ void ElementEmitter::sortKernel(const HloInstruction* sort, const std::vector<ll
       "insert");
 }
 
-void ElementEmitter::mergeSortSlice(const HloInstruction* sort, const std::vector<llvm::Value*>& outs,
-                                    const std::vector<int64_t>& dims, int64_t length,
-                                    const std::function<llvm::Value*(llvm::Value*)>& linearAt) {
+void SerialEmitter::mergeSortSlice(const HloInstruction* sort, const std::vector<llvm::Value*>& outs,
+                                   const std::vector<int64_t>& dims, int64_t length,
+                                   const std::function<llvm::Value*(llvm::Value*)>& linearAt) {
   const int n = sort->operandCount();
   const HloComputation* comparator = sort->toApply();
   llvm::Type* i64Type = m_b.getInt64Ty();

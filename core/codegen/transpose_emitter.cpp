@@ -2,7 +2,7 @@
 
 namespace fusionscope::core {
 
-bool ElementEmitter::isStripTranspose(const HloInstruction* transpose) {
+bool TransposeEmitter::isStripTranspose(const HloInstruction* transpose) {
   if (transpose->opcode() != HloOpcode::kTranspose || !transpose->attributes().dimensions) return false;
   const std::vector<int64_t>& permutation = *transpose->attributes().dimensions;
   const int rank = transpose->shape().rank();
@@ -17,7 +17,7 @@ bool ElementEmitter::isStripTranspose(const HloInstruction* transpose) {
          transpose->shape().elementCount() > 0;
 }
 
-int64_t ElementEmitter::stripTransposeStrips(const HloInstruction* transpose) {
+int64_t TransposeEmitter::stripTransposeStrips(const HloInstruction* transpose) {
   const Shape& shape = transpose->shape();
   const int64_t rows = shape.dimension(shape.rank() - 2);
   const int64_t columns = shape.dimension(shape.rank() - 1);
@@ -25,8 +25,8 @@ int64_t ElementEmitter::stripTransposeStrips(const HloInstruction* transpose) {
   return batch * ((rows + kTransposeStrip - 1) / kTransposeStrip);
 }
 
-void ElementEmitter::stripTranspose(const HloInstruction* transpose, llvm::Value* in, llvm::Value* out,
-                                    llvm::Value* begin, llvm::Value* end) {
+void TransposeEmitter::stripTranspose(const HloInstruction* transpose, llvm::Value* in, llvm::Value* out,
+                                      llvm::Value* begin, llvm::Value* end) {
   const Shape& shape = transpose->shape();
   const int64_t rows = shape.dimension(shape.rank() - 2);     // r: the input's innermost dimension
   const int64_t columns = shape.dimension(shape.rank() - 1);  // c: the input's rows
@@ -85,7 +85,7 @@ void ElementEmitter::stripTranspose(const HloInstruction* transpose, llvm::Value
       "strip");
 }
 
-std::vector<llvm::Value*> ElementEmitter::transposeInRegisters(std::vector<llvm::Value*> rows) {
+std::vector<llvm::Value*> TransposeEmitter::transposeInRegisters(std::vector<llvm::Value*> rows) {
   const int lanes = static_cast<int>(rows.size());
   for (int s = lanes / 2; s >= 1; s /= 2) {
     std::vector<int> even;
@@ -107,8 +107,8 @@ std::vector<llvm::Value*> ElementEmitter::transposeInRegisters(std::vector<llvm:
   return rows;
 }
 
-void ElementEmitter::transposeBlock(llvm::Value* from, int64_t fromStride, llvm::Value* to, int64_t toStride,
-                                    int64_t lanes, llvm::Type* type) {
+void TransposeEmitter::transposeBlock(llvm::Value* from, int64_t fromStride, llvm::Value* to, int64_t toStride,
+                                      int64_t lanes, llvm::Type* type) {
   llvm::Type* vector = llvm::FixedVectorType::get(type, static_cast<unsigned>(lanes));
   const llvm::Align align(static_cast<uint64_t>(type->getPrimitiveSizeInBits() / 8));
   std::vector<llvm::Value*> block;
@@ -121,8 +121,8 @@ void ElementEmitter::transposeBlock(llvm::Value* from, int64_t fromStride, llvm:
   }
 }
 
-void ElementEmitter::transposeMatrix(llvm::Value* from, llvm::Value* to, int64_t rows, int64_t columns,
-                                     llvm::Type* type) {
+void TransposeEmitter::transposeMatrix(llvm::Value* from, llvm::Value* to, int64_t rows, int64_t columns,
+                                       llvm::Type* type) {
   const int64_t bytes = type->getPrimitiveSizeInBits() / 8;
   int64_t lanes = std::max<int64_t>(1, m_vectors.registerBytes / std::max<int64_t>(1, bytes));
   while (lanes > 1 && (lanes > rows || lanes > columns)) lanes /= 2;

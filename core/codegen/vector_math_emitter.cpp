@@ -122,7 +122,7 @@ std::pair<llvm::Value*, llvm::Value*> expReduce(llvm::IRBuilder<>& b, llvm::Modu
 
 }  // namespace
 
-llvm::Value* ElementEmitter::horner(const std::vector<double>& coefficients, llvm::Value* x) {
+llvm::Value* VectorMathEmitter::horner(const std::vector<double>& coefficients, llvm::Value* x) {
   llvm::Type* type = x->getType();
   llvm::Value* p = llvm::ConstantFP::get(type, coefficients.front());
   for (size_t i = 1; i < coefficients.size(); ++i) {
@@ -136,7 +136,7 @@ llvm::Value* ElementEmitter::horner(const std::vector<double>& coefficients, llv
 // calls (14 ns per element here). Beyond the clamp the result is +-1 exactly; NaN propagates (the compares are
 // false for it). Against the double functions over every order of magnitude of f32: at most 4.6 ulp (tanh) and
 // 5.1 ulp (erf) on the test's inputs, 4.3e-7 absolute (tests/core/runtime/vector_math_test.cpp, docs/CODEGEN.md).
-llvm::Value* ElementEmitter::rationalTanh(llvm::Value* x) {
+llvm::Value* VectorMathEmitter::rationalTanh(llvm::Value* x) {
   llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
   constexpr double kClamp = 7.90531110763549805;
@@ -155,7 +155,7 @@ llvm::Value* ElementEmitter::rationalTanh(llvm::Value* x) {
                           intrinsic(llvm::Intrinsic::copysign, {constant(1.0), x}), r);
 }
 
-llvm::Value* ElementEmitter::rationalErf(llvm::Value* x) {
+llvm::Value* VectorMathEmitter::rationalErf(llvm::Value* x) {
   llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
   llvm::Value* magnitude = intrinsic(llvm::Intrinsic::fabs, {x});
@@ -183,7 +183,7 @@ llvm::Value* ElementEmitter::rationalErf(llvm::Value* x) {
 // whatever the rounding; NaN passes through. At most 1 ulp against the double exp, a denormal result within one of
 // its units (vector_math_test); the same time per element on any input (BM_Exp/exp_masked against exp_normal).
 // f64 the same way (expF64).
-llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
+llvm::Value* VectorMathEmitter::cpuExp(llvm::Value* x) {
   llvm::Type* type = x->getType();
   if (type->isFloatTy()) return expF32(x, false);
   if (type->isDoubleTy()) return expF64(x);
@@ -197,7 +197,7 @@ llvm::Value* ElementEmitter::cpuExp(llvm::Value* x) {
 // (its remainder, r^12 / 14! at most, is 2^-58 of the result); scaled by 2^n as two powers of two for a normal result
 // (n >= -1021) and, below, as exp(r) 2^(n+1074) rounded to an integer: the denormal's bit pattern, with no float
 // arithmetic on a denormal. At most 1 ulp against long double exp (vector_math_test).
-llvm::Value* ElementEmitter::expF64(llvm::Value* x) {
+llvm::Value* VectorMathEmitter::expF64(llvm::Value* x) {
   llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
   auto [n, r] = expReduce(m_b, m_module, x, -746.0, 710.0, 6.93147180369123816490e-01, 1.90821492927058770002e-10);
@@ -215,13 +215,13 @@ llvm::Value* ElementEmitter::expF64(llvm::Value* x) {
 }
 
 // expm1 on the CPU: f32 from exp's reduction (expF32), f64 libm's scalar expm1.
-llvm::Value* ElementEmitter::cpuExpm1(llvm::Value* x) {
+llvm::Value* VectorMathEmitter::cpuExpm1(llvm::Value* x) {
   return x->getType()->isFloatTy() ? expF32(x, true) : mathCall("expm1", {x});
 }
 
 // exp(x), or exp(x) - 1 with `minusOne` (expm1: built from the polynomial's exp(r) - 1 = r + r^2 P(r), which keeps
 // expm1's relative accuracy near 0, where exp(x) - 1 would lose it all).
-llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
+llvm::Value* VectorMathEmitter::expF32(llvm::Value* x, bool minusOne) {
   llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
   auto [n, r] = expReduce(m_b, m_module, x, -104.0, 89.0, 0.693359375, -2.12194440054690583e-4);
@@ -256,7 +256,7 @@ llvm::Value* ElementEmitter::expF32(llvm::Value* x, bool minusOne) {
 // with f = m - 1 (exact) and P of degree 8 (a weighted least-squares fit, 7.5e-10 relative), plus e ln2 in two
 // parts. +-0 gives -inf, a negative input NaN, +inf and NaN themselves. At most 1 ulp against
 // the double log (vector_math_test). f64: logF64.
-llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
+llvm::Value* VectorMathEmitter::cpuLog(llvm::Value* x) {
   llvm::Type* type = x->getType();
   if (type->isDoubleTy()) return logF64(x);
   if (!type->isFloatTy()) return intrinsic(llvm::Intrinsic::log, {x});
@@ -281,7 +281,7 @@ llvm::Value* ElementEmitter::cpuLog(llvm::Value* x) {
 // with R the minimax polynomial of degree 7 in s^2 of fdlibm's e_log.c (its published coefficients), plus e ln2 in
 // two parts. The same specials as f32. libmvec's vector log took its scalar path for denormal, zero, negative, inf
 // and NaN inputs. At most 1 ulp against long double log (vector_math_test).
-llvm::Value* ElementEmitter::logF64(llvm::Value* x) {
+llvm::Value* VectorMathEmitter::logF64(llvm::Value* x) {
   llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
   const LogReduction reduction = logReduce(m_b, x);
@@ -310,7 +310,7 @@ llvm::Value* ElementEmitter::logF64(llvm::Value* x) {
 // polynomial, then the octant: pi/2 - r where |y| > |x|, pi - r where x is negative (its sign bit: -0 too), the sign
 // of y. Both zero gives +-0 or +-pi, both infinite +-pi/4 or +-3pi/4, NaN propagates. The multiples of pi/4 in two
 // parts. At most 1.96 ulp against the double atan2 (vector_math_test).
-llvm::Value* ElementEmitter::cpuAtan2(llvm::Value* y, llvm::Value* x) {
+llvm::Value* VectorMathEmitter::cpuAtan2(llvm::Value* y, llvm::Value* x) {
   llvm::Type* type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
   llvm::Value* ax = intrinsic(llvm::Intrinsic::fabs, {x});
@@ -351,7 +351,7 @@ llvm::Value* ElementEmitter::cpuAtan2(llvm::Value* y, llvm::Value* x) {
 // log1p on the CPU, f32: log(u) with u = 1 + x rounded, corrected by what the rounding lost, (u - 1 - x) / u (the
 // first-order term of log(1 + x) - log(u)); for tiny x, u = 1 and the result is x. Where log(u) is not finite
 // (x = -1, x < -1, inf, NaN) it is the result. f64 keeps libm's log1p.
-llvm::Value* ElementEmitter::cpuLog1p(llvm::Value* x) {
+llvm::Value* VectorMathEmitter::cpuLog1p(llvm::Value* x) {
   llvm::Type* type = x->getType();
   if (!type->isFloatTy()) return mathCall("log1p", {x});
   llvm::Value* one = llvm::ConstantFP::get(type, 1.0);

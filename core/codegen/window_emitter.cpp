@@ -12,20 +12,8 @@
 
 namespace fusionscope::core {
 
-void ElementEmitter::ifThen(llvm::Value* cond, const std::function<void()>& body) {
-  llvm::BasicBlock* thenBlock = llvm::BasicBlock::Create(m_context, "if", m_function);
-  llvm::BasicBlock* merge = llvm::BasicBlock::Create(m_context, "endif", m_function);
-  m_b.CreateCondBr(cond, thenBlock, merge);
-  m_b.SetInsertPoint(thenBlock);
-  auto saved = saveCache();
-  body();
-  restoreCache(std::move(saved));
-  m_b.CreateBr(merge);
-  m_b.SetInsertPoint(merge);
-}
-
-std::pair<llvm::Value*, llvm::Value*> ElementEmitter::windowCoordinate(llvm::Value* out, llvm::Value* k,
-                                                                       const WindowDim& w, int64_t size) {
+std::pair<llvm::Value*, llvm::Value*> WindowEmitter::windowCoordinate(llvm::Value* out, llvm::Value* k,
+                                                                      const WindowDim& w, int64_t size) {
   llvm::Value* pos = m_b.CreateMul(out, i64(w.stride));
   pos = m_b.CreateAdd(pos, w.windowDilation == 1 ? k : m_b.CreateMul(k, i64(w.windowDilation)));
   if (w.padLow != 0) pos = m_b.CreateSub(pos, i64(w.padLow));
@@ -59,16 +47,16 @@ std::string windowMismatch(const std::optional<Window>& window, const Shape& ope
 
 }  // namespace
 
-llvm::Value* ElementEmitter::reduceWindow(const HloInstruction* instruction, const Index& index) {
+llvm::Value* WindowEmitter::reduceWindow(const HloInstruction* instruction, const Index& index) {
   if (instruction->shape().isTuple()) return fail(instruction, "variadic reduce-window inside a fusion");
   std::vector<llvm::Value*> values = reduceWindowValues(instruction, index);
   return values.empty() ? nullptr : values[0];
 }
 
-std::vector<llvm::Value*> ElementEmitter::reduceWindowValues(const HloInstruction* instruction, const Index& index) {
+std::vector<llvm::Value*> WindowEmitter::reduceWindowValues(const HloInstruction* instruction, const Index& index) {
   // N inputs, then N init values; a tuple of N results when N > 1 (all of the first input's dimensions).
   const int n = instruction->operandCount() / 2;
-  const std::vector<Shape> results = variadicResults(*instruction);
+  const std::vector<Shape> results = ReductionEmitter::variadicResults(*instruction);
   if (results.empty()) {
     fail(instruction, "reduce-window needs N inputs of one shape, N init values and N results");
     return {};
@@ -135,7 +123,7 @@ std::vector<llvm::Value*> ElementEmitter::reduceWindowValues(const HloInstructio
   return values;
 }
 
-llvm::Value* ElementEmitter::convolution(const HloInstruction* instruction, const Index& index) {
+llvm::Value* WindowEmitter::convolution(const HloInstruction* instruction, const Index& index) {
   StatusOr<ConvolutionDims> labels = convolutionDims(*instruction);
   if (!labels.ok()) return fail(instruction, labels.message());
   const HloInstruction* lhs = instruction->operand(0);
@@ -166,7 +154,7 @@ llvm::Value* ElementEmitter::convolution(const HloInstruction* instruction, cons
   // Accumulation as the dot's (docs/CODEGEN.md "Dot accumulation"): f64 in f64, f32/f16/bf16 in f32 with one
   // rounding at the end, integers in int64 (wrapping, as the evaluator's uint64 sum).
   const bool isFloat = isFloatingPoint(type);
-  const PrimitiveType floatAcc = dotAccumulationType(type);
+  const PrimitiveType floatAcc = DotEmitter::dotAccumulationType(type);
   llvm::Type* accType = isFloat ? computeType(floatAcc) : m_b.getInt64Ty();
   llvm::AllocaInst* accumulator = entryAlloca(accType);
   m_b.CreateStore(isFloat ? llvm::ConstantFP::get(accType, 0.0) : i64(0), accumulator);
@@ -272,7 +260,7 @@ llvm::Value* ElementEmitter::convolution(const HloInstruction* instruction, cons
   return m_b.CreateTrunc(sum, computeType(type));
 }
 
-llvm::Value* ElementEmitter::selectAndScatter(const HloInstruction* instruction, const Index& index) {
+llvm::Value* WindowEmitter::selectAndScatter(const HloInstruction* instruction, const Index& index) {
   if (instruction->operandCount() != 3) return fail(instruction, "select-and-scatter takes operand, source and init");
   const HloInstruction* operand = instruction->operand(0);
   const HloInstruction* source = instruction->operand(1);
@@ -370,7 +358,7 @@ llvm::Value* ElementEmitter::selectAndScatter(const HloInstruction* instruction,
   return m_b.CreateLoad(valueType, result);
 }
 
-llvm::Value* ElementEmitter::gather(const HloInstruction* instruction, const Index& index) {
+llvm::Value* WindowEmitter::gather(const HloInstruction* instruction, const Index& index) {
   if (instruction->operandCount() != 2) return fail(instruction, "gather takes an operand and indices");
   if (Status shape = checkGatherShape(*instruction); !shape.ok()) return fail(instruction, shape.message());
   const InstructionAttributes& attributes = instruction->attributes();
@@ -446,7 +434,7 @@ llvm::Value* ElementEmitter::gather(const HloInstruction* instruction, const Ind
 
 namespace fusionscope::core {
 
-bool ElementEmitter::isRowConvolution(const HloInstruction* convolution) {
+bool WindowEmitter::isRowConvolution(const HloInstruction* convolution) {
   if (convolution->opcode() != HloOpcode::kConvolution || !convolution->shape().isArray()) return false;
   StatusOr<ConvolutionDims> labels = convolutionDims(*convolution);
   if (!labels.ok()) return false;
@@ -457,8 +445,8 @@ bool ElementEmitter::isRowConvolution(const HloInstruction* convolution) {
          labels->rhsOutput == rank - 1 && labels->featureGroups == 1 && labels->batchGroups == 1;
 }
 
-void ElementEmitter::rowConvolution(const HloInstruction* convolution, const HloInstruction* root, llvm::Value* out,
-                                    llvm::Value* begin, llvm::Value* end) {
+void WindowEmitter::rowConvolution(const HloInstruction* convolution, const HloInstruction* root, llvm::Value* out,
+                                   llvm::Value* begin, llvm::Value* end) {
   StatusOr<ConvolutionDims> labels = convolutionDims(*convolution);
   if (!labels.ok()) {
     fail(convolution, labels.message());
@@ -467,7 +455,7 @@ void ElementEmitter::rowConvolution(const HloInstruction* convolution, const Hlo
   const HloInstruction* lhs = convolution->operand(0);
   const HloInstruction* rhs = convolution->operand(1);
   const PrimitiveType type = convolution->shape().elementType();
-  const PrimitiveType accType = dotAccumulationType(type);
+  const PrimitiveType accType = DotEmitter::dotAccumulationType(type);
   llvm::Type* acc = computeType(accType);
   const std::vector<int64_t>& outDims = convolution->shape().dimensions();
   const int rank = static_cast<int>(outDims.size());

@@ -794,7 +794,7 @@ ENTRY e {
   EXPECT_EQ(transposes, 2) << printModule(*cpu);
 }
 
-// Transposes of the two innermost dimensions run in strips of output rows (ElementEmitter::stripTranspose), 16 x 16
+// Transposes of the two innermost dimensions run in strips of output rows (TransposeEmitter::stripTranspose), 16 x 16
 // blocks transposed in registers and the columns past them one by one: full strips and a tail (37 rows), batches,
 // 8-, 2- and 1-byte elements, a single row and a single column.
 TEST(CpuExecutableTest, InnermostTransposesInStripsMatchTheEvaluator) {
