@@ -160,6 +160,34 @@ struct SubPlan {
   std::vector<bool> owned;
 };
 
+// The values and steps of one computation while it is planned: a value per array (a tuple's elements each), the
+// steps that read and write them.
+struct ComputationValues {
+  std::vector<PlanValue> values;
+  std::vector<bool> external;  // a parameter of a called computation: its buffer is the caller's
+  std::vector<bool> pinned;    // a while's state or a conditional's result: a buffer of its own, never reused
+  std::unordered_map<const HloInstruction*, std::vector<int>> slots;  // value per (tuple) element
+  std::vector<LocalStep> steps;
+
+  int add(const Shape& shape) {
+    PlanValue value;
+    value.shape = shape;
+    value.bytes = elementByteSize(shape.elementType()) * shape.elementCount();
+    values.push_back(value);
+    external.push_back(false);
+    pinned.push_back(false);
+    return static_cast<int>(values.size()) - 1;
+  }
+  PlanValue& operator[](int v) { return values[static_cast<size_t>(v)]; }
+};
+
+// Where the entry's outputs live relative to its parameters (input_output_alias).
+struct EntryAliases {
+  std::unordered_map<int64_t, int> parameterValue;  // parameter number -> its value
+  std::map<int, int64_t> direct;                    // temporary value -> parameter whose buffer it is written into
+  std::vector<std::pair<int, int64_t>> copies;      // (output index, parameter) needing a final copy
+};
+
 class Planner {
  public:
   Planner(const HloModule& module, ExecutionPlan& plan) : m_module(module), m_plan(plan) {}
@@ -182,6 +210,26 @@ class Planner {
     while (!m_usedNames.insert(name).second) name += "_";
     return name;
   }
+  // The values of one instruction, by kind: work that is not ours refused by name, then parameters, constants,
+  // tuples, aliases of an operand's bytes (no kernel), while / conditional steps, and kernels.
+  Status refuseForeignWork(const HloInstruction& instruction);
+  Status planValues(const HloInstruction& instruction, const std::vector<std::vector<int>>* parameterBuffers,
+                    ComputationValues& c);
+  Status planParameter(const HloInstruction& instruction, const std::vector<std::vector<int>>* parameterBuffers,
+                       ComputationValues& c);
+  Status planConstant(const HloInstruction& instruction, ComputationValues& c);
+  Status planTupleOp(const HloInstruction& instruction, ComputationValues& c);
+  Status planControlFlowStep(const HloInstruction& instruction, ComputationValues& c);
+  Status planKernelStep(const HloInstruction& instruction, ComputationValues& c);
+  // The entry's parameters and outputs, and which outputs are written into a parameter's buffer (directly, or by a
+  // final copy).
+  StatusOr<EntryAliases> planEntryInterface(const HloComputation& computation, ComputationValues& c);
+  // Buffers for every value, reusing a temporary's once its last reader ran, and the steps' programs.
+  StatusOr<SubPlan> assignBuffers(ComputationValues& c, const EntryAliases& aliases, bool isEntry, bool loopBody,
+                                  const std::vector<int>& rootSlots);
+  // The copies of outputs into the parameters they alias that could not be written there directly.
+  void addAliasCopies(const HloComputation& computation, ComputationValues& c, const EntryAliases& aliases,
+                      SubPlan& result);
   // A while's or conditional's program, once the buffers of its operands are known.
   Status planWhile(const LocalStep& local, const std::vector<int>& operandBuffers, PlanStep& step);
   Status planConditional(const LocalStep& local, const std::vector<std::vector<int>>& groupBuffers, PlanStep& step);
@@ -212,312 +260,335 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
   if (m_depth > 64) return Status::error(fmt::format("{}: control flow nested too deeply", computation.name()));
   StatusOr<std::vector<HloInstruction*>> order = computation.postOrder();
   if (!order.ok()) return order.status();
-
-  std::vector<PlanValue> values;
-  std::vector<bool> external;  // a parameter of a called computation: its buffer is the caller's
-  std::vector<bool> pinned;    // a while's state or a conditional's result: a buffer of its own, never reused
-  std::unordered_map<const HloInstruction*, std::vector<int>> slots;  // value per (tuple) element
-  std::vector<LocalStep> steps;
-
-  auto newValue = [&](const Shape& shape) {
-    PlanValue value;
-    value.shape = shape;
-    value.bytes = elementByteSize(shape.elementType()) * shape.elementCount();
-    values.push_back(value);
-    external.push_back(false);
-    pinned.push_back(false);
-    return static_cast<int>(values.size()) - 1;
-  };
-  auto flatOperand = [&](const HloInstruction* operand) { return slots.at(operand); };
-
+  ComputationValues c;
   for (const HloInstruction* instruction : *order) {
-    const HloOpcode opcode = instruction->opcode();
-    const Shape& shape = instruction->shape();
-    // Work that is not ours to run: refused while planning, before any kernel is compiled, naming what it is.
-    if (linalg::isLapackCustomCall(*instruction)) {
-      // JAX's LAPACK calls run as a kernel that calls LAPACK (core/linalg); refused here, by name, when the routine or
-      // its type is not one of those.
-      StatusOr<linalg::Call> call = linalg::callOf(*instruction);
-      if (!call.ok()) return call.status();
-    } else if (opcode == HloOpcode::kCustomCall) {
-      return Status::error(fmt::format("{}: cannot run custom-call target \"{}\" (no CPU or GPU implementation here)",
-                                       instruction->name(), instruction->attributes().customCallTarget.value_or("")));
-    }
-    if (opcodeCategory(opcode) == OpCategory::kCollective) {
-      return Status::error(fmt::format("{}: cannot run collective {} (a single-device runtime)", instruction->name(),
-                                       instruction->opcodeString()));
-    }
-    if (opcode == HloOpcode::kParameter) {
-      if (isEntry) {
-        FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
-        int v = newValue(shape);
-        values[static_cast<size_t>(v)].parameter = instruction->parameterNumber();
-        slots[instruction] = {v};
-        continue;
-      }
-      const int64_t number = instruction->parameterNumber();
-      if (number < 0 || number >= static_cast<int64_t>(parameterBuffers->size())) {
-        return Status::error(fmt::format("{}: parameter {} has no operand", instruction->name(), number));
-      }
-      StatusOr<std::vector<Shape>> elements = flatElements(*instruction, shape);
-      if (!elements.ok()) return elements.status();
-      const std::vector<int>& buffers = (*parameterBuffers)[static_cast<size_t>(number)];
-      if (buffers.size() != elements->size()) {
-        return Status::error(fmt::format("{}: {} elements but {} operand buffers", instruction->name(),
-                                         elements->size(), buffers.size()));
-      }
-      std::vector<int> elementValues;
-      for (size_t i = 0; i < elements->size(); ++i) {
-        FS_RETURN_IF_ERROR(checkArrayShape(*instruction, (*elements)[i]));
-        int v = newValue((*elements)[i]);
-        values[static_cast<size_t>(v)].buffer = buffers[i];
-        external[static_cast<size_t>(v)] = true;
-        elementValues.push_back(v);
-      }
-      slots[instruction] = elementValues;
-      continue;
-    }
-    if (opcode == HloOpcode::kConstant) {
-      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
-      const Literal* literal = instruction->literal();
-      if (literal == nullptr ||
-          (literal->kind() != Literal::Kind::kFloat && literal->kind() != Literal::Kind::kInteger)) {
-        return Status::error(
-            fmt::format("{}: constant value is not available (elided or undecoded literal)", instruction->name()));
-      }
-      int v = newValue(shape);
-      values[static_cast<size_t>(v)].constant = instruction;
-      slots[instruction] = {v};
-      continue;
-    }
-    if (opcode == HloOpcode::kTuple) {
-      std::vector<int> elements;
-      for (const HloInstruction* operand : instruction->operands()) {
-        const std::vector<int>& operandSlots = slots.at(operand);
-        if (operand->shape().isTuple() || operandSlots.size() != 1) {
-          return Status::error(fmt::format("{}: nested tuples are not supported by codegen", instruction->name()));
-        }
-        elements.push_back(operandSlots[0]);
-      }
-      slots[instruction] = elements;
-      continue;
-    }
-    if (opcode == HloOpcode::kGetTupleElement) {
-      const std::vector<int>& operandSlots = slots.at(instruction->operand(0));
-      int64_t index = instruction->attributes().tupleIndex.value_or(-1);
-      if (!instruction->operand(0)->shape().isTuple() || index < 0 ||
-          index >= static_cast<int64_t>(operandSlots.size())) {
-        return Status::error(fmt::format("{}: get-tuple-element index {} out of range", instruction->name(), index));
-      }
-      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
-      slots[instruction] = {operandSlots[static_cast<size_t>(index)]};
-      continue;
-    }
-    const bool layoutChangingBitcast = opcode == HloOpcode::kBitcast && instruction->operandCount() == 1 &&
-                                       instruction->operand(0)->shape().isArray() &&
-                                       (physicalStrides(shape) != rowMajorStrides(shape.dimensions()) ||
-                                        physicalStrides(instruction->operand(0)->shape()) !=
-                                            rowMajorStrides(instruction->operand(0)->shape().dimensions()));
-    if (needsNoKernel(opcode) && !layoutChangingBitcast) {  // bitcast, reshape: same bytes under another shape
-      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, shape));
-      if (instruction->operandCount() != 1 || instruction->operand(0)->shape().isTuple() ||
-          instruction->operand(0)->shape().byteSize() != shape.byteSize()) {
-        return Status::error(
-            fmt::format("{}: {} changes the size of its operand", instruction->name(), instruction->opcodeString()));
-      }
-      slots[instruction] = slots.at(instruction->operand(0));
-      continue;
-    }
-    if (opcode == HloOpcode::kCall) {
-      return Status::error(
-          fmt::format("{}: call is not lowered: inline calls first (the inline pass)", instruction->name()));
-    }
-    const int stepIndex = static_cast<int>(steps.size());
-    if (opcode == HloOpcode::kWhile || opcode == HloOpcode::kConditional) {
-      LocalStep local;
-      local.instruction = instruction;
-      for (const HloInstruction* operand : instruction->operands()) {
-        StatusOr<std::vector<Shape>> elements = flatElements(*operand, operand->shape());
-        if (!elements.ok()) return elements.status();
-        local.groups.push_back(flatOperand(operand));
-        for (int v : local.groups.back()) {
-          local.inputs.push_back(v);
-          values[static_cast<size_t>(v)].lastReader = stepIndex;
-        }
-      }
-      if (opcode == HloOpcode::kWhile && local.groups.size() != 1) {
-        return Status::error(fmt::format("{}: while takes one operand", instruction->name()));
-      }
-      if (opcode == HloOpcode::kConditional && local.groups.size() < 2) {
-        return Status::error(
-            fmt::format("{}: conditional needs a branch index and branch operands", instruction->name()));
-      }
-      StatusOr<std::vector<Shape>> elements = flatElements(*instruction, shape);
-      if (!elements.ok()) return elements.status();
-      for (const Shape& element : *elements) {
-        FS_RETURN_IF_ERROR(checkArrayShape(*instruction, element));
-        int v = newValue(element);
-        values[static_cast<size_t>(v)].producer = stepIndex;
-        pinned[static_cast<size_t>(v)] = true;
-        local.outputs.push_back(v);
-      }
-      slots[instruction] = local.outputs;
-      steps.push_back(std::move(local));
-      continue;
-    }
-
-    // A kernel.
-    std::vector<Shape> outputShapes;
-    if (shape.isTuple()) {
-      if (opcode != HloOpcode::kFusion && opcode != HloOpcode::kSort && opcode != HloOpcode::kScatter &&
-          opcode != HloOpcode::kReduceWindow && opcode != HloOpcode::kCustomCall &&
-          opcode != HloOpcode::kReduce) {  // these of several operands: one output per operand (emitKernels)
-        return Status::error(
-            fmt::format("{}: cannot lower '{}' producing a tuple", instruction->name(), instruction->opcodeString()));
-      }
-      for (const Shape& element : shape.tupleElements()) {
-        if (element.isTuple()) {
-          return Status::error(fmt::format("{}: nested tuple outputs are not supported", instruction->name()));
-        }
-        outputShapes.push_back(element);
-      }
-    } else {
-      outputShapes.push_back(shape);
-    }
-    for (const Shape& output : outputShapes) {
-      FS_RETURN_IF_ERROR(checkArrayShape(*instruction, output));
-    }
-    PlanKernel kernel;
-    kernel.instruction = instruction;
-    kernel.instructionName = instruction->name();
-    kernel.name = uniqueName(symbolName(instruction->name()));
-    kernel.kind = opcode == HloOpcode::kFusion ? std::string(fusionKindName(instruction->fusionKind()))
-                                               : std::string(instruction->opcodeString());
-    LocalStep local;
-    local.kernel = static_cast<int>(m_plan.kernels.size());
-    local.instruction = instruction;
-    for (const HloInstruction* operand : instruction->operands()) {
-      const std::vector<int>& operandSlots = slots.at(operand);
-      if (operand->shape().isTuple() || operandSlots.size() != 1) {
-        return Status::error(fmt::format("{}: tuple-shaped operand {} is not supported by codegen", instruction->name(),
-                                         operand->name()));
-      }
-      local.inputs.push_back(operandSlots[0]);
-      values[static_cast<size_t>(operandSlots[0])].lastReader = stepIndex;
-      kernel.inputShapes.push_back(operand->shape());
-      kernel.bytesRead += operand->shape().byteSize();
-    }
-    for (const Shape& output : outputShapes) {
-      int v = newValue(output);
-      values[static_cast<size_t>(v)].producer = stepIndex;
-      local.outputs.push_back(v);
-      kernel.bytesWritten += values[static_cast<size_t>(v)].bytes;
-      kernel.elements += output.elementCount();
-    }
-    kernel.outputShapes = outputShapes;
-    slots[instruction] = local.outputs;
-    m_plan.kernels.push_back(std::move(kernel));
-    steps.push_back(std::move(local));
+    FS_RETURN_IF_ERROR(planValues(*instruction, parameterBuffers, c));
   }
-
   const HloInstruction* root = computation.root();
   if (root == nullptr) return Status::error(fmt::format("computation {} has no root", computation.name()));
-  const std::vector<int>& rootSlots = slots.at(root);
-  for (int v : rootSlots) values[static_cast<size_t>(v)].output = true;
-
-  // Entry parameters and outputs.
-  std::unordered_map<int64_t, int> parameterValue;
-  std::map<int, int64_t> directAlias;              // temporary value -> parameter whose buffer it is written into
-  std::vector<std::pair<int, int64_t>> copyAlias;  // (output index, parameter) needing a final copy
+  const std::vector<int> rootSlots = c.slots.at(root);
+  for (int v : rootSlots) c[v].output = true;
+  EntryAliases aliases;
   if (isEntry) {
-    for (const HloInstruction* parameter : computation.parameters()) {
-      if (parameter == nullptr) return Status::error("entry parameters are not numbered 0..n-1");
-    }
-    m_plan.tupleOutput = root->shape().isTuple();
-    for (size_t i = 0; i < rootSlots.size(); ++i) {
-      PlanOutput output;
-      output.index = static_cast<int64_t>(i);
-      // A tuple instruction names its elements after its operands; a tuple-shaped root that is not one (a
-      // multi-output fusion, a while) names them ROOT.INDEX.
-      // A single-output fusion is named after the instruction it computes, so that output files keep their
-      // names whether or not the module was fused.
-      auto valueName = [](const HloInstruction* value) {
-        const HloComputation* fused = value->fusedComputation();
-        return fused && fused->root() && !fused->root()->shape().isTuple() ? fused->root()->name() : value->name();
-      };
-      output.name = !m_plan.tupleOutput                   ? valueName(root)
-                    : root->opcode() == HloOpcode::kTuple ? valueName(root->operand(static_cast<int>(i)))
-                                                          : fmt::format("{}.{}", root->name(), i);
-      // The root's own shape: a bitcast of a kernel's output shares its buffer under another shape.
-      output.shape = m_plan.tupleOutput ? root->shape().tupleElement(static_cast<int>(i)) : root->shape();
-      m_plan.outputs.push_back(output);
-    }
+    StatusOr<EntryAliases> entry = planEntryInterface(computation, c);
+    if (!entry.ok()) return entry.status();
+    aliases = std::move(*entry);
+  }
+  StatusOr<SubPlan> result = assignBuffers(c, aliases, isEntry, loopBody, rootSlots);
+  if (!result.ok() || !isEntry) return result;
+  addAliasCopies(computation, c, aliases, *result);
+  return result;
+}
 
-    // Aliasing: output i lives in parameter p's buffer.
-    StatusOr<std::vector<std::pair<int64_t, int64_t>>> aliases = parseInputOutputAlias(m_module);
-    if (!aliases.ok()) return aliases.status();
-    for (const HloInstruction* parameter : computation.parameters()) {
-      parameterValue[parameter->parameterNumber()] = slots.at(parameter)[0];
+Status Planner::refuseForeignWork(const HloInstruction& instruction) {
+  const HloOpcode opcode = instruction.opcode();
+  if (linalg::isLapackCustomCall(instruction)) {
+    // JAX's LAPACK calls run as a kernel that calls LAPACK (core/linalg); refused here, by name, when the routine or
+    // its type is not one of those.
+    StatusOr<linalg::Call> call = linalg::callOf(instruction);
+    if (!call.ok()) return call.status();
+  } else if (opcode == HloOpcode::kCustomCall) {
+    return Status::error(fmt::format("{}: cannot run custom-call target \"{}\" (no CPU or GPU implementation here)",
+                                     instruction.name(), instruction.attributes().customCallTarget.value_or("")));
+  }
+  if (opcodeCategory(opcode) == OpCategory::kCollective) {
+    return Status::error(fmt::format("{}: cannot run collective {} (a single-device runtime)", instruction.name(),
+                                     instruction.opcodeString()));
+  }
+  if (opcode == HloOpcode::kCall) {
+    return Status::error(
+        fmt::format("{}: call is not lowered: inline calls first (the inline pass)", instruction.name()));
+  }
+  return okStatus();
+}
+
+Status Planner::planValues(const HloInstruction& instruction, const std::vector<std::vector<int>>* parameterBuffers,
+                           ComputationValues& c) {
+  // Work that is not ours to run: refused while planning, before any kernel is compiled, naming what it is.
+  FS_RETURN_IF_ERROR(refuseForeignWork(instruction));
+  const HloOpcode opcode = instruction.opcode();
+  const Shape& shape = instruction.shape();
+  switch (opcode) {
+    case HloOpcode::kParameter: return planParameter(instruction, parameterBuffers, c);
+    case HloOpcode::kConstant: return planConstant(instruction, c);
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement: return planTupleOp(instruction, c);
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional: return planControlFlowStep(instruction, c);
+    default: break;
+  }
+  const bool layoutChangingBitcast = opcode == HloOpcode::kBitcast && instruction.operandCount() == 1 &&
+                                     instruction.operand(0)->shape().isArray() &&
+                                     (physicalStrides(shape) != rowMajorStrides(shape.dimensions()) ||
+                                      physicalStrides(instruction.operand(0)->shape()) !=
+                                          rowMajorStrides(instruction.operand(0)->shape().dimensions()));
+  if (needsNoKernel(opcode) && !layoutChangingBitcast) {  // bitcast, reshape: same bytes under another shape
+    FS_RETURN_IF_ERROR(checkArrayShape(instruction, shape));
+    if (instruction.operandCount() != 1 || instruction.operand(0)->shape().isTuple() ||
+        instruction.operand(0)->shape().byteSize() != shape.byteSize()) {
+      return Status::error(
+          fmt::format("{}: {} changes the size of its operand", instruction.name(), instruction.opcodeString()));
     }
-    std::set<int64_t> aliasedParameters;
-    for (auto [outputIndex, parameter] : *aliases) {
-      if (outputIndex < 0 || outputIndex >= static_cast<int64_t>(rootSlots.size()) ||
-          !parameterValue.count(parameter)) {
-        return Status::error(
-            fmt::format("input_output_alias: output {} / parameter {} does not exist", outputIndex, parameter));
+    c.slots[&instruction] = c.slots.at(instruction.operand(0));
+    return okStatus();
+  }
+  return planKernelStep(instruction, c);
+}
+
+Status Planner::planParameter(const HloInstruction& instruction, const std::vector<std::vector<int>>* parameterBuffers,
+                              ComputationValues& c) {
+  const Shape& shape = instruction.shape();
+  if (parameterBuffers == nullptr) {  // the entry's: a buffer the caller passes
+    FS_RETURN_IF_ERROR(checkArrayShape(instruction, shape));
+    const int v = c.add(shape);
+    c[v].parameter = instruction.parameterNumber();
+    c.slots[&instruction] = {v};
+    return okStatus();
+  }
+  const int64_t number = instruction.parameterNumber();
+  if (number < 0 || number >= static_cast<int64_t>(parameterBuffers->size())) {
+    return Status::error(fmt::format("{}: parameter {} has no operand", instruction.name(), number));
+  }
+  StatusOr<std::vector<Shape>> elements = flatElements(instruction, shape);
+  if (!elements.ok()) return elements.status();
+  const std::vector<int>& buffers = (*parameterBuffers)[static_cast<size_t>(number)];
+  if (buffers.size() != elements->size()) {
+    return Status::error(
+        fmt::format("{}: {} elements but {} operand buffers", instruction.name(), elements->size(), buffers.size()));
+  }
+  std::vector<int> elementValues;
+  for (size_t i = 0; i < elements->size(); ++i) {
+    FS_RETURN_IF_ERROR(checkArrayShape(instruction, (*elements)[i]));
+    const int v = c.add((*elements)[i]);
+    c[v].buffer = buffers[i];
+    c.external[static_cast<size_t>(v)] = true;
+    elementValues.push_back(v);
+  }
+  c.slots[&instruction] = elementValues;
+  return okStatus();
+}
+
+Status Planner::planConstant(const HloInstruction& instruction, ComputationValues& c) {
+  FS_RETURN_IF_ERROR(checkArrayShape(instruction, instruction.shape()));
+  const Literal* literal = instruction.literal();
+  if (literal == nullptr || (literal->kind() != Literal::Kind::kFloat && literal->kind() != Literal::Kind::kInteger)) {
+    return Status::error(
+        fmt::format("{}: constant value is not available (elided or undecoded literal)", instruction.name()));
+  }
+  const int v = c.add(instruction.shape());
+  c[v].constant = &instruction;
+  c.slots[&instruction] = {v};
+  return okStatus();
+}
+
+Status Planner::planTupleOp(const HloInstruction& instruction, ComputationValues& c) {
+  if (instruction.opcode() == HloOpcode::kTuple) {
+    std::vector<int> elements;
+    for (const HloInstruction* operand : instruction.operands()) {
+      const std::vector<int>& operandSlots = c.slots.at(operand);
+      if (operand->shape().isTuple() || operandSlots.size() != 1) {
+        return Status::error(fmt::format("{}: nested tuples are not supported by codegen", instruction.name()));
       }
-      const int v = rootSlots[static_cast<size_t>(outputIndex)];
-      const int pv = parameterValue[parameter];
-      if (v == pv) {
-        m_plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
-        continue;
-      }
-      if (values[static_cast<size_t>(pv)].output || !aliasedParameters.insert(parameter).second ||
-          values[static_cast<size_t>(v)].shape.byteSize() != values[static_cast<size_t>(pv)].shape.byteSize()) {
-        continue;  // the parameter's value is needed as an output itself, or sizes differ: keep them apart
-      }
-      m_plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
-      const PlanValue& value = values[static_cast<size_t>(v)];
-      const bool usedTwice = std::count(rootSlots.begin(), rootSlots.end(), v) > 1 || directAlias.count(v) > 0;
-      // Only a kernel can write its output into another buffer; a while or conditional has buffers of its own.
-      const bool byKernel = value.producer >= 0 && steps[static_cast<size_t>(value.producer)].kernel >= 0;
-      bool inPlace = false;
-      if (byKernel && values[static_cast<size_t>(pv)].lastReader == value.producer &&
-          steps[static_cast<size_t>(value.producer)].outputs.size() == 1) {
-        std::vector<int> operands;
-        const std::vector<int>& inputs = steps[static_cast<size_t>(value.producer)].inputs;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          if (inputs[i] == pv) operands.push_back(static_cast<int>(i));
-        }
-        inPlace = readsOnlyInPlace(steps[static_cast<size_t>(value.producer)].instruction, operands);
-      }
-      if (byKernel && (values[static_cast<size_t>(pv)].lastReader < value.producer || inPlace) && !usedTwice) {
-        directAlias[v] = parameter;
-      } else {
-        copyAlias.emplace_back(static_cast<int>(outputIndex), parameter);
-      }
+      elements.push_back(operandSlots[0]);
     }
-    for (const HloInstruction* parameter : computation.parameters()) {
-      int v = slots.at(parameter)[0];
-      PlanValue& value = values[static_cast<size_t>(v)];
-      value.buffer = addBuffer(value.bytes);
-      m_plan.buffers[static_cast<size_t>(value.buffer)].parameter = parameter->parameterNumber();
-      m_plan.parameters.push_back({parameter->parameterNumber(), parameter->name(), value.shape, value.buffer});
+    c.slots[&instruction] = elements;
+    return okStatus();
+  }
+  const std::vector<int>& operandSlots = c.slots.at(instruction.operand(0));
+  const int64_t index = instruction.attributes().tupleIndex.value_or(-1);
+  if (!instruction.operand(0)->shape().isTuple() || index < 0 || index >= static_cast<int64_t>(operandSlots.size())) {
+    return Status::error(fmt::format("{}: get-tuple-element index {} out of range", instruction.name(), index));
+  }
+  FS_RETURN_IF_ERROR(checkArrayShape(instruction, instruction.shape()));
+  c.slots[&instruction] = {operandSlots[static_cast<size_t>(index)]};
+  return okStatus();
+}
+
+Status Planner::planControlFlowStep(const HloInstruction& instruction, ComputationValues& c) {
+  const int stepIndex = static_cast<int>(c.steps.size());
+  const HloOpcode opcode = instruction.opcode();
+  LocalStep local;
+  local.instruction = &instruction;
+  for (const HloInstruction* operand : instruction.operands()) {
+    StatusOr<std::vector<Shape>> elements = flatElements(*operand, operand->shape());
+    if (!elements.ok()) return elements.status();
+    local.groups.push_back(c.slots.at(operand));
+    for (int v : local.groups.back()) {
+      local.inputs.push_back(v);
+      c[v].lastReader = stepIndex;
     }
   }
+  if (opcode == HloOpcode::kWhile && local.groups.size() != 1) {
+    return Status::error(fmt::format("{}: while takes one operand", instruction.name()));
+  }
+  if (opcode == HloOpcode::kConditional && local.groups.size() < 2) {
+    return Status::error(fmt::format("{}: conditional needs a branch index and branch operands", instruction.name()));
+  }
+  StatusOr<std::vector<Shape>> elements = flatElements(instruction, instruction.shape());
+  if (!elements.ok()) return elements.status();
+  for (const Shape& element : *elements) {
+    FS_RETURN_IF_ERROR(checkArrayShape(instruction, element));
+    const int v = c.add(element);
+    c[v].producer = stepIndex;
+    c.pinned[static_cast<size_t>(v)] = true;
+    local.outputs.push_back(v);
+  }
+  c.slots[&instruction] = local.outputs;
+  c.steps.push_back(std::move(local));
+  return okStatus();
+}
 
-  // Buffer assignment.
-  for (PlanValue& value : values) {
+Status Planner::planKernelStep(const HloInstruction& instruction, ComputationValues& c) {
+  const int stepIndex = static_cast<int>(c.steps.size());
+  const HloOpcode opcode = instruction.opcode();
+  const Shape& shape = instruction.shape();
+  std::vector<Shape> outputShapes;
+  if (shape.isTuple()) {
+    if (opcode != HloOpcode::kFusion && opcode != HloOpcode::kSort && opcode != HloOpcode::kScatter &&
+        opcode != HloOpcode::kReduceWindow && opcode != HloOpcode::kCustomCall &&
+        opcode != HloOpcode::kReduce) {  // these of several operands: one output per operand (emitKernels)
+      return Status::error(
+          fmt::format("{}: cannot lower '{}' producing a tuple", instruction.name(), instruction.opcodeString()));
+    }
+    for (const Shape& element : shape.tupleElements()) {
+      if (element.isTuple()) {
+        return Status::error(fmt::format("{}: nested tuple outputs are not supported", instruction.name()));
+      }
+      outputShapes.push_back(element);
+    }
+  } else {
+    outputShapes.push_back(shape);
+  }
+  for (const Shape& output : outputShapes) {
+    FS_RETURN_IF_ERROR(checkArrayShape(instruction, output));
+  }
+  PlanKernel kernel;
+  kernel.instruction = &instruction;
+  kernel.instructionName = instruction.name();
+  kernel.name = uniqueName(symbolName(instruction.name()));
+  kernel.kind = opcode == HloOpcode::kFusion ? std::string(fusionKindName(instruction.fusionKind()))
+                                             : std::string(instruction.opcodeString());
+  LocalStep local;
+  local.kernel = static_cast<int>(m_plan.kernels.size());
+  local.instruction = &instruction;
+  for (const HloInstruction* operand : instruction.operands()) {
+    const std::vector<int>& operandSlots = c.slots.at(operand);
+    if (operand->shape().isTuple() || operandSlots.size() != 1) {
+      return Status::error(
+          fmt::format("{}: tuple-shaped operand {} is not supported by codegen", instruction.name(), operand->name()));
+    }
+    local.inputs.push_back(operandSlots[0]);
+    c[operandSlots[0]].lastReader = stepIndex;
+    kernel.inputShapes.push_back(operand->shape());
+    kernel.bytesRead += operand->shape().byteSize();
+  }
+  for (const Shape& output : outputShapes) {
+    const int v = c.add(output);
+    c[v].producer = stepIndex;
+    local.outputs.push_back(v);
+    kernel.bytesWritten += c[v].bytes;
+    kernel.elements += output.elementCount();
+  }
+  kernel.outputShapes = outputShapes;
+  c.slots[&instruction] = local.outputs;
+  m_plan.kernels.push_back(std::move(kernel));
+  c.steps.push_back(std::move(local));
+  return okStatus();
+}
+
+StatusOr<EntryAliases> Planner::planEntryInterface(const HloComputation& computation, ComputationValues& c) {
+  const HloInstruction* root = computation.root();
+  const std::vector<int>& rootSlots = c.slots.at(root);
+  EntryAliases aliases;
+  for (const HloInstruction* parameter : computation.parameters()) {
+    if (parameter == nullptr) return Status::error("entry parameters are not numbered 0..n-1");
+  }
+  m_plan.tupleOutput = root->shape().isTuple();
+  for (size_t i = 0; i < rootSlots.size(); ++i) {
+    PlanOutput output;
+    output.index = static_cast<int64_t>(i);
+    // A tuple instruction names its elements after its operands; a tuple-shaped root that is not one (a
+    // multi-output fusion, a while) names them ROOT.INDEX.
+    // A single-output fusion is named after the instruction it computes, so that output files keep their
+    // names whether or not the module was fused.
+    auto valueName = [](const HloInstruction* value) {
+      const HloComputation* fused = value->fusedComputation();
+      return fused && fused->root() && !fused->root()->shape().isTuple() ? fused->root()->name() : value->name();
+    };
+    output.name = !m_plan.tupleOutput                   ? valueName(root)
+                  : root->opcode() == HloOpcode::kTuple ? valueName(root->operand(static_cast<int>(i)))
+                                                        : fmt::format("{}.{}", root->name(), i);
+    // The root's own shape: a bitcast of a kernel's output shares its buffer under another shape.
+    output.shape = m_plan.tupleOutput ? root->shape().tupleElement(static_cast<int>(i)) : root->shape();
+    m_plan.outputs.push_back(output);
+  }
+
+  // Aliasing: output i lives in parameter p's buffer.
+  StatusOr<std::vector<std::pair<int64_t, int64_t>>> declared = parseInputOutputAlias(m_module);
+  if (!declared.ok()) return declared.status();
+  for (const HloInstruction* parameter : computation.parameters()) {
+    aliases.parameterValue[parameter->parameterNumber()] = c.slots.at(parameter)[0];
+  }
+  std::set<int64_t> aliasedParameters;
+  for (auto [outputIndex, parameter] : *declared) {
+    if (outputIndex < 0 || outputIndex >= static_cast<int64_t>(rootSlots.size()) ||
+        !aliases.parameterValue.count(parameter)) {
+      return Status::error(
+          fmt::format("input_output_alias: output {} / parameter {} does not exist", outputIndex, parameter));
+    }
+    const int v = rootSlots[static_cast<size_t>(outputIndex)];
+    const int pv = aliases.parameterValue[parameter];
+    if (v == pv) {
+      m_plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
+      continue;
+    }
+    if (c[pv].output || !aliasedParameters.insert(parameter).second ||
+        c[v].shape.byteSize() != c[pv].shape.byteSize()) {
+      continue;  // the parameter's value is needed as an output itself, or sizes differ: keep them apart
+    }
+    m_plan.outputs[static_cast<size_t>(outputIndex)].aliasesParameter = parameter;
+    const PlanValue& value = c[v];
+    const bool usedTwice = std::count(rootSlots.begin(), rootSlots.end(), v) > 1 || aliases.direct.count(v) > 0;
+    // Only a kernel can write its output into another buffer; a while or conditional has buffers of its own.
+    const bool byKernel = value.producer >= 0 && c.steps[static_cast<size_t>(value.producer)].kernel >= 0;
+    bool inPlace = false;
+    if (byKernel && c[pv].lastReader == value.producer &&
+        c.steps[static_cast<size_t>(value.producer)].outputs.size() == 1) {
+      std::vector<int> operands;
+      const std::vector<int>& inputs = c.steps[static_cast<size_t>(value.producer)].inputs;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i] == pv) operands.push_back(static_cast<int>(i));
+      }
+      inPlace = readsOnlyInPlace(c.steps[static_cast<size_t>(value.producer)].instruction, operands);
+    }
+    if (byKernel && (c[pv].lastReader < value.producer || inPlace) && !usedTwice) {
+      aliases.direct[v] = parameter;
+    } else {
+      aliases.copies.emplace_back(static_cast<int>(outputIndex), parameter);
+    }
+  }
+  for (const HloInstruction* parameter : computation.parameters()) {
+    PlanValue& value = c[c.slots.at(parameter)[0]];
+    value.buffer = addBuffer(value.bytes);
+    m_plan.buffers[static_cast<size_t>(value.buffer)].parameter = parameter->parameterNumber();
+    m_plan.parameters.push_back({parameter->parameterNumber(), parameter->name(), value.shape, value.buffer});
+  }
+  return aliases;
+}
+
+StatusOr<SubPlan> Planner::assignBuffers(ComputationValues& c, const EntryAliases& aliases, bool isEntry, bool loopBody,
+                                         const std::vector<int>& rootSlots) {
+  for (PlanValue& value : c.values) {
     if (value.constant != nullptr) {
       value.buffer = addBuffer(value.bytes);
       m_plan.buffers[static_cast<size_t>(value.buffer)].constant = value.constant;
     }
   }
   SubPlan result;
-  std::multimap<int64_t, int> freeBuffers;             // bytes -> buffer id
-  std::vector<bool> handedOver(values.size(), false);  // its buffer went on to an in-place update's output
-  for (size_t k = 0; k < steps.size(); ++k) {
-    const LocalStep& local = steps[k];
+  std::multimap<int64_t, int> freeBuffers;               // bytes -> buffer id
+  std::vector<bool> handedOver(c.values.size(), false);  // its buffer went on to an in-place update's output
+  for (size_t k = 0; k < c.steps.size(); ++k) {
+    const LocalStep& local = c.steps[k];
     // In a loop body, a dynamic-update-slice whose operand is read by nothing after it (a loop state element or a
     // temporary) writes its window into the operand's buffer. Only in loop bodies, where it saves a full copy per
     // trip (CPU and GPU kernels then write the window only; the buffer passed twice loses noalias).
@@ -526,24 +597,24 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
       const int input = updatedInputOf(local.instruction);
       if (input >= 0 && input < static_cast<int>(local.inputs.size())) {
         const int v = local.inputs[static_cast<size_t>(input)];
-        const PlanValue& operand = values[static_cast<size_t>(v)];
+        const PlanValue& operand = c[v];
         const bool readOnce = std::count(local.inputs.begin(), local.inputs.end(), v) == 1;
-        const bool owned = operand.producer >= 0 || external[static_cast<size_t>(v)];
+        const bool owned = operand.producer >= 0 || c.external[static_cast<size_t>(v)];
         if (readOnce && owned && operand.lastReader == static_cast<int>(k) && !operand.output &&
-            !pinned[static_cast<size_t>(v)] && operand.constant == nullptr &&
-            operand.bytes == values[static_cast<size_t>(local.outputs[0])].bytes) {
+            !c.pinned[static_cast<size_t>(v)] && operand.constant == nullptr &&
+            operand.bytes == c[local.outputs[0]].bytes) {
           inPlace = v;
         }
       }
     }
     for (int v : local.outputs) {
-      PlanValue& value = values[static_cast<size_t>(v)];
+      PlanValue& value = c[v];
       if (!value.output) m_plan.temporaryBytesWithoutReuse += value.bytes;
       if (inPlace >= 0) {
-        value.buffer = values[static_cast<size_t>(inPlace)].buffer;
+        value.buffer = c[inPlace].buffer;
         handedOver[static_cast<size_t>(inPlace)] = true;
         // A loop state buffer stays the state's: never back to this body's free list.
-        if (external[static_cast<size_t>(inPlace)]) pinned[static_cast<size_t>(v)] = true;
+        if (c.external[static_cast<size_t>(inPlace)]) c.pinned[static_cast<size_t>(v)] = true;
         PlanKernel& kernel = m_plan.kernels[static_cast<size_t>(local.kernel)];
         kernel.updatedInput = updatedInputOf(local.instruction);
         // Traffic of the window only: the rest of the operand stays where it is.
@@ -553,9 +624,9 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
         kernel.bytesRead -= value.bytes;
         kernel.bytesWritten = root->operand(1)->shape().byteSize();
         kernel.elements = root->operand(1)->shape().elementCount();
-      } else if (auto it = directAlias.find(v); it != directAlias.end()) {
-        value.buffer = values[static_cast<size_t>(parameterValue[it->second])].buffer;
-      } else if (value.output || pinned[static_cast<size_t>(v)]) {
+      } else if (auto it = aliases.direct.find(v); it != aliases.direct.end()) {
+        value.buffer = c[aliases.parameterValue.at(it->second)].buffer;
+      } else if (value.output || c.pinned[static_cast<size_t>(v)]) {
         value.buffer = addBuffer(value.bytes);
         m_plan.buffers[static_cast<size_t>(value.buffer)].output = isEntry && value.output;
       } else {
@@ -573,15 +644,15 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
       step.kind = PlanStep::Kind::kKernel;
       step.kernel = local.kernel;
       PlanKernel& kernel = m_plan.kernels[static_cast<size_t>(local.kernel)];
-      for (int v : local.inputs) kernel.inputs.push_back(values[static_cast<size_t>(v)].buffer);
-      for (int v : local.outputs) kernel.outputs.push_back(values[static_cast<size_t>(v)].buffer);
+      for (int v : local.inputs) kernel.inputs.push_back(c[v].buffer);
+      for (int v : local.outputs) kernel.outputs.push_back(c[v].buffer);
     } else {
       std::vector<std::vector<int>> groupBuffers;
       for (const std::vector<int>& group : local.groups) {
         groupBuffers.emplace_back();
-        for (int v : group) groupBuffers.back().push_back(values[static_cast<size_t>(v)].buffer);
+        for (int v : group) groupBuffers.back().push_back(c[v].buffer);
       }
-      for (int v : local.outputs) step.state.push_back(values[static_cast<size_t>(v)].buffer);
+      for (int v : local.outputs) step.state.push_back(c[v].buffer);
       ++m_depth;
       Status planned = local.instruction->opcode() == HloOpcode::kWhile ? planWhile(local, groupBuffers[0], step)
                                                                         : planConditional(local, groupBuffers, step);
@@ -591,8 +662,8 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     result.steps.push_back(std::move(step));
     // Release temporaries whose last reader (or, unread, their producer) is this step.
     auto release = [&](int v) {
-      PlanValue& value = values[static_cast<size_t>(v)];
-      if (value.producer < 0 || value.output || pinned[static_cast<size_t>(v)] || directAlias.count(v) ||
+      PlanValue& value = c[v];
+      if (value.producer < 0 || value.output || c.pinned[static_cast<size_t>(v)] || aliases.direct.count(v) ||
           handedOver[static_cast<size_t>(v)]) {
         return;
       }
@@ -607,26 +678,29 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     for (int v : touched) release(v);
   }
   for (int v : rootSlots) {
-    const PlanValue& value = values[static_cast<size_t>(v)];
+    const PlanValue& value = c[v];
     result.root.push_back(value.buffer);
     // A value updated in place in a state buffer is not the body's to swap away (it is already where it goes,
     // or, at another position, must be copied).
-    const bool inStateBuffer = pinned[static_cast<size_t>(v)] && values[static_cast<size_t>(v)].producer >= 0 &&
-                               steps[static_cast<size_t>(value.producer)].kernel >= 0;
-    result.owned.push_back(value.producer != -1 && !external[static_cast<size_t>(v)] && value.constant == nullptr &&
+    const bool inStateBuffer = c.pinned[static_cast<size_t>(v)] && value.producer >= 0 &&
+                               c.steps[static_cast<size_t>(value.producer)].kernel >= 0;
+    result.owned.push_back(value.producer != -1 && !c.external[static_cast<size_t>(v)] && value.constant == nullptr &&
                            !inStateBuffer);
   }
-  if (!isEntry) return result;
+  return result;
+}
 
-  for (size_t i = 0; i < rootSlots.size(); ++i) m_plan.outputs[i].buffer = result.root[i];
-  for (auto [outputIndex, parameter] : copyAlias) {
+void Planner::addAliasCopies(const HloComputation& computation, ComputationValues& c, const EntryAliases& aliases,
+                             SubPlan& result) {
+  for (size_t i = 0; i < result.root.size(); ++i) m_plan.outputs[i].buffer = result.root[i];
+  for (auto [outputIndex, parameter] : aliases.copies) {
     PlanOutput& output = m_plan.outputs[static_cast<size_t>(outputIndex)];
     PlanKernel copy;
     copy.name = uniqueName(symbolName("copy_to_" + computation.parameters()[static_cast<size_t>(parameter)]->name()));
     copy.kind = "copy";
     copy.inputs = {output.buffer};
     copy.inputShapes = {output.shape};
-    const int target = values[static_cast<size_t>(parameterValue[parameter])].buffer;
+    const int target = c[aliases.parameterValue.at(parameter)].buffer;
     copy.outputs = {target};
     copy.outputShapes = {m_plan.parameters[static_cast<size_t>(parameter)].shape};
     copy.bytesRead = copy.bytesWritten = output.shape.byteSize();
@@ -637,7 +711,6 @@ StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
     result.steps.push_back(std::move(step));
     output.buffer = target;
   }
-  return result;
 }
 
 // Moves that put `sources` (a sub-program's root elements, `owned` where they are its own temporaries) into
