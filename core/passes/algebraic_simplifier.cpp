@@ -78,6 +78,9 @@ class ComputationSimplifier {
     }
     if (rewriteInPlace(inst)) return;
     if (mergeReduceOfReduce(inst)) return;
+    if (negateOutOfSum(inst)) return;
+    if (mergeConstantFactors(inst)) return;
+    if (broadcastOfIota(inst)) return;
     if (reduceOfSizeOneDimensions(inst)) return;
     if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;
     if (transposeOfDot(inst)) return;
@@ -429,6 +432,22 @@ class ComputationSimplifier {
         if (isSplatOf(*inst.operand(0), 0)) return same(inst.operand(2));
         return nullptr;
       }
+      case HloOpcode::kCompare: {
+        // Of predicates: x != false and x == true are x, either side, as in XLA's simplifier (jnp.remainder's sign
+        // test against a divisor folded to a constant).
+        if (inst.operandCount() != 2 || !attributes.direction || type != PrimitiveType::kPred ||
+            inst.operand(0)->shape().elementType() != PrimitiveType::kPred ||
+            inst.operand(1)->shape().elementType() != PrimitiveType::kPred) {
+          return nullptr;
+        }
+        const double neutral = *attributes.direction == ComparisonDirection::kNe   ? 0
+                               : *attributes.direction == ComparisonDirection::kEq ? 1
+                                                                                   : -1;
+        if (neutral < 0) return nullptr;
+        if (isSplatOf(*inst.operand(1), neutral)) return same(inst.operand(0));
+        if (isSplatOf(*inst.operand(0), neutral)) return same(inst.operand(1));
+        return nullptr;
+      }
       case HloOpcode::kAbs:
         // abs(x) is x when x is never negative (a ReLU's output, a square, an abs), as in XLA's simplifier.
         if (!arithmetic || isComplex(type) || inst.operandCount() != 1 || !isNonNegative(*inst.operand(0))) {
@@ -467,7 +486,8 @@ class ComputationSimplifier {
     }
   }
 
-  // transpose(transpose(x)) and reshape(reshape(x)) read x directly. Returns whether `inst` changed.
+  // transpose(transpose(x)), reshape(reshape(x)) and slice(slice(x)) read x directly, as in XLA's simplifier.
+  // Returns whether `inst` changed.
   bool rewriteInPlace(HloInstruction* inst) {
     if (inst->operandCount() != 1 || inst->operand(0)->opcode() != inst->opcode()) return false;
     HloInstruction* inner = inst->operand(0);
@@ -491,6 +511,28 @@ class ComputationSimplifier {
         return true;
       }
       inst->mutableAttributes().dimensions = std::move(composed);
+      inst->replaceOperand(0, source);
+    } else if (inst->opcode() == HloOpcode::kSlice) {
+      // Element j of the outer slice is element start2 + j * stride2 of the inner one, which is element
+      // start1 + (start2 + j * stride2) * stride1 of the source (a top-k's first column of its first k).
+      const auto& outer = inst->attributes().slice;
+      const auto& first = inner->attributes().slice;
+      const int rank = inst->shape().rank();
+      if (!outer || !first || static_cast<int>(outer->size()) != rank || static_cast<int>(first->size()) != rank) {
+        return false;
+      }
+      std::vector<SliceDim> composed;
+      for (int d = 0; d < rank; ++d) {
+        const SliceDim& a = (*first)[static_cast<size_t>(d)];
+        const SliceDim& b = (*outer)[static_cast<size_t>(d)];
+        const int64_t count = inst->shape().dimension(d);
+        SliceDim c;
+        c.start = a.start + b.start * a.stride;
+        c.stride = a.stride * b.stride;
+        c.limit = count == 0 ? c.start : c.start + (count - 1) * c.stride + 1;
+        composed.push_back(c);
+      }
+      inst->mutableAttributes().slice = std::move(composed);
       inst->replaceOperand(0, source);
     } else {
       return false;
@@ -592,6 +634,101 @@ class ComputationSimplifier {
     m_changed = true;
     push(inst);
     return true;
+  }
+
+  // reduce(negate(x), 0, add) => negate(reduce(x, 0, add)) when nothing else reads the negate, as XLA's simplifier
+  // does (JAX's gradient of a subtraction sums a negated tensor): the negation runs once per sum, not once per
+  // element, and the sum reads x itself.
+  bool negateOutOfSum(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kReduce || inst->operandCount() != 2 || !inst->shape().isArray()) return false;
+    HloInstruction* negate = inst->operand(0);
+    const PrimitiveType type = inst->shape().elementType();
+    if (negate->opcode() != HloOpcode::kNegate || negate->users().size() != 1 || negate == m_computation.root() ||
+        !negate->controlSuccessors().empty() || negate->shape().elementType() != type ||
+        !(isFloatingPoint(type) || isSignedInteger(type))) {
+      return false;
+    }
+    if (reducerOp(inst->toApply()) != HloOpcode::kAdd || !isSplatOf(*inst->operand(1), 0)) return false;
+    HloInstruction* sum = m_computation.addInstruction(inst->name(), HloOpcode::kReduce, inst->shape(),
+                                                       {negate->operand(0), inst->operand(1)});
+    sum->mutableAttributes() = inst->attributes();
+    sum->mutableCalledComputationRefs() = inst->calledComputationRefs();
+    HloInstruction* negated = m_computation.addInstruction("negate", HloOpcode::kNegate, inst->shape(), {sum});
+    negated->mutableAttributes().metadata = negate->attributes().metadata;
+    replace(inst, negated);
+    // Unlinked now, so that x's users are the ones that stay (a reduce of the new sum merges with it this run).
+    inst->dropAllOperands();
+    negate->dropAllOperands();
+    m_unusedCandidates.push_back(negate);
+    push(sum);
+    push(negated);
+    return true;
+  }
+
+  // broadcast(iota) => an iota of the broadcast's shape along the dimension the iota's lands on, as XLA's simplifier
+  // does (jax.nn.one_hot's `iota == labels` over a batch): one op that CSE can share with other iotas of that shape.
+  bool broadcastOfIota(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kBroadcast || inst->operandCount() != 1 || !inst->shape().isArray()) return false;
+    const HloInstruction* iota = inst->operand(0);
+    const auto& dims = inst->attributes().dimensions;
+    if (iota->opcode() != HloOpcode::kIota || !iota->attributes().iotaDimension || !dims ||
+        static_cast<int>(dims->size()) != iota->shape().rank()) {
+      return false;
+    }
+    const int64_t along = *iota->attributes().iotaDimension;
+    if (along < 0 || along >= static_cast<int64_t>(dims->size())) return false;
+    HloInstruction* spread = m_computation.addInstruction("iota", HloOpcode::kIota, inst->shape(), {});
+    spread->mutableAttributes().iotaDimension = (*dims)[static_cast<size_t>(along)];
+    spread->mutableAttributes().metadata = iota->attributes().metadata;
+    replace(inst, spread);
+    push(spread);
+    return true;
+  }
+
+  // (a * c1) * c2 => a * (c1 * c2), in either operand order, for a that is not a constant and c1, c2 both constants
+  // or both broadcasts of scalar constants, as XLA's simplifier does (a running statistic's momentum times a mean's
+  // 1/n): the constants fold into one, one multiply per element instead of two. Floating-point products may round
+  // differently.
+  bool mergeConstantFactors(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kMultiply || inst->operandCount() != 2 || !inst->shape().isArray()) return false;
+    auto isConstant = [](const HloInstruction* value) { return value->opcode() == HloOpcode::kConstant; };
+    auto isScalarSplat = [&](const HloInstruction* value) {
+      return value->opcode() == HloOpcode::kBroadcast && value->operandCount() == 1 && isConstant(value->operand(0)) &&
+             value->operand(0)->shape().isScalar();
+    };
+    for (int i = 0; i < 2; ++i) {
+      HloInstruction* c2 = inst->operand(i);
+      HloInstruction* inner = inst->operand(1 - i);
+      if (inner->opcode() != HloOpcode::kMultiply || inner->operandCount() != 2 || inner->shape() != inst->shape()) {
+        continue;
+      }
+      for (int j = 0; j < 2; ++j) {
+        HloInstruction* c1 = inner->operand(j);
+        HloInstruction* a = inner->operand(1 - j);
+        if (isConstant(a)) continue;
+        HloInstruction* factor = nullptr;
+        if (isConstant(c1) && isConstant(c2) && c1->shape() == c2->shape()) {
+          factor = m_computation.addInstruction("multiply", HloOpcode::kMultiply, c1->shape(), {c1, c2});
+          push(factor);
+        } else if (isScalarSplat(c1) && isScalarSplat(c2) && c1->operand(0)->shape() == c2->operand(0)->shape()) {
+          HloInstruction* product = m_computation.addInstruction(
+              "multiply", HloOpcode::kMultiply, c1->operand(0)->shape(), {c1->operand(0), c2->operand(0)});
+          factor = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {product});
+          factor->mutableAttributes().dimensions = std::vector<int64_t>{};
+          push(product);
+          push(factor);
+        } else {
+          continue;
+        }
+        HloInstruction* product =
+            m_computation.addInstruction(inst->name(), HloOpcode::kMultiply, inst->shape(), {a, factor});
+        product->mutableAttributes().metadata = inst->attributes().metadata;
+        replace(inst, product);
+        push(product);
+        return true;
+      }
+    }
+    return false;
   }
 
   static std::optional<Literal> fold(const HloInstruction& inst) {

@@ -140,16 +140,25 @@ bool isLoopFusible(const HloInstruction& instruction) {
 }
 
 bool effectivelyAtMostUnary(const HloInstruction& producer) {
-  int tensors = 0;
+  // "Large" is judged by true rank (dimensions of size 1 not counted): an operand of the output's true rank or more.
+  auto trueRank = [](const Shape& shape) {
+    return shape.isArray() ? static_cast<int>(std::count_if(shape.dimensions().begin(), shape.dimensions().end(),
+                                                            [](int64_t size) { return size != 1; }))
+                           : 0;
+  };
+  int outputRank = 0;
+  const std::vector<Shape> outputs =
+      producer.shape().isTuple() ? producer.shape().tupleElements() : std::vector<Shape>{producer.shape()};
+  for (const Shape& output : outputs) outputRank = std::max(outputRank, trueRank(output));
+  int large = 0;
   for (const HloInstruction* operand : producer.operands()) {
-    switch (operand->opcode()) {
-      case HloOpcode::kConstant:
-      case HloOpcode::kIota:
-      case HloOpcode::kBroadcast: continue;
-      default: tensors += operand->shape().isArray() && operand->shape().elementCount() > 1;
+    if (operand->opcode() == HloOpcode::kBroadcast || operand->opcode() == HloOpcode::kIota) continue;
+    if (operand->opcode() == HloOpcode::kConstant && trueRank(operand->shape()) == 0 && operand->shape().isArray()) {
+      continue;  // a scalar constant
     }
+    large += trueRank(operand->shape()) >= outputRank;
   }
-  return tensors <= 1;
+  return large <= 1;
 }
 
 FusionVerdict cpuConsumerRule(const HloInstruction& consumer, FusionKind& kind) {

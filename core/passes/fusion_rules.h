@@ -125,9 +125,10 @@ FusionVerdict cpuConsumerRule(const HloInstruction& consumer, FusionKind& kind);
 // A loop-fusible producer moves into a loop consumer; an unbatched matrix-vector dot into its one add (kOutput);
 // no concatenation of more than config.maxConcatenateOperands operands or along the minor dimension; at most
 // config.maxReductionsPerFusion reductions per fusion.
-// At most one operand that is a real tensor (others are constants, iotas, broadcasts or scalars): duplicating it
-// into another loop reads no more distinct inputs than reading its result would, so XLA CPU duplicates such a
-// cheap producer whatever the bytes.
+// At most one "large" operand: of the producer's true rank (dimensions of size 1 not counted) or more, broadcasts,
+// iotas and scalar constants never large (XLA's EffectivelyAtMostUnary). Duplicating such a producer into another
+// loop reads no more large inputs than reading its result would, so XLA CPU duplicates it whatever the bytes. A
+// scalar of scalars (an index clamp: select(lt(i, 0), add(i, n), i)) is not: each of its scalar operands counts.
 bool effectivelyAtMostUnary(const HloInstruction& producer);
 FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& consumer, const FusionConfig& config,
                           FusionKind& kind);

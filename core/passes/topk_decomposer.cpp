@@ -67,8 +67,11 @@ Status decompose(HloModule& module, HloComputation& computation, HloInstruction*
   } else {
     comparator = topk->calledComputations()[0];
   }
-  Shape plain(xShape.elementType(), xShape.dimensions());
+  // The parts keep the layouts of the operand and of the top-k's results, so that users of the results read the
+  // same shapes as before (and tuple-simplify can hand them the slices).
+  Shape plain = xShape;
   Shape indexShape(PrimitiveType::kS32, xShape.dimensions());
+  indexShape.setLayout(xShape.layout());
   HloInstruction* iota = computation.addInstruction(topk->name() + ".index", HloOpcode::kIota, indexShape, {});
   iota->mutableAttributes().iotaDimension = last;
   HloInstruction* sort = computation.addInstruction(topk->name() + ".sort", HloOpcode::kSort,
@@ -84,15 +87,18 @@ Status decompose(HloModule& module, HloComputation& computation, HloInstruction*
     HloInstruction* element = computation.addInstruction(topk->name() + (i == 0 ? ".sorted" : ".order"),
                                                          HloOpcode::kGetTupleElement, sorted, {sort});
     element->mutableAttributes().tupleIndex = i;
-    Shape part(sorted.elementType(), valuesShape.dimensions());
+    const Shape& part = topk->shape().tupleElement(i);
     HloInstruction* slice = computation.addInstruction(topk->name() + (i == 0 ? ".values" : ".indices"),
                                                        HloOpcode::kSlice, part, {element});
     slice->mutableAttributes().slice = window;
     parts.push_back(slice);
   }
-  Shape tupleShape = topk->shape();
-  tupleShape.clearLayout();
+  const Shape tupleShape = topk->shape();
   HloInstruction* tuple = computation.addInstruction(topk->name() + ".topk", HloOpcode::kTuple, tupleShape, parts);
+  // Every part is the top-k's work: each keeps its source op (what compare-fusions and the viewer's scopes read).
+  for (HloInstruction* made : {iota, sort, parts[0]->operand(0), parts[0], parts[1]->operand(0), parts[1], tuple}) {
+    made->mutableAttributes().metadata = topk->attributes().metadata;
+  }
   const bool root = computation.root() == topk;
   const std::string name = topk->name();
   topk->replaceAllUsesWith(tuple);

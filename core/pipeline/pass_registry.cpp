@@ -14,14 +14,15 @@
 #include "core/passes/cse.h"
 #include "core/passes/dce.h"
 #include "core/passes/dot_rhs_transpose.h"
+#include "core/passes/float_normalization.h"
 #include "core/passes/fusion_merger.h"
 #include "core/passes/instruction_fusion.h"
 #include "core/passes/library_fusion.h"
-#include "core/passes/float_normalization.h"
 #include "core/passes/multi_output_fusion.h"
 #include "core/passes/reshape_mover.h"
 #include "core/passes/rng_bit_generator_expander.h"
 #include "core/passes/softmax_fusion.h"
+#include "core/passes/topk_decomposer.h"
 #include "core/passes/tree_reduction.h"
 #include "core/passes/tuple_simplifier.h"
 #include "core/passes/while_loop_simplifier.h"
@@ -85,6 +86,10 @@ const std::vector<Registration>& registrations() {
         "bf16 ops computed in f32 between converts, reducers cloned in f32 (XLA CPU's float normalization; "
         "cpu preset)"},
        factory<FloatNormalization>()},
+      {{"topk-decomposer",
+        "topk (and XLA CPU's TopK custom-call) into a stable sort of (values, iota) and slices of its first k (XLA "
+        "CPU's TopkDecomposer; cpu preset)"},
+       factory<TopKDecomposer>()},
       {{"rng-bit-generator-expander",
         "rng-bit-generator into the elementwise ThreeFry or Philox rounds that compute its numbers (as XLA)"},
        factory<RngBitGeneratorExpander>()},
@@ -98,15 +103,16 @@ std::string knownNames() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-std::unique_ptr<PassPipeline> simplification() {
+std::unique_ptr<PassPipeline> simplification(bool cpu) {
   auto pipeline = std::make_unique<PassPipeline>("simplification");
   // XLA expands batch norms (both backends, cuDNN aside) and random-number generators right after inlining,
   // before its simplifier: the simplifier, cse and tuple-simplify then clean up the expansions in the same round,
-  // and fusion sees their ops.
+  // and fusion sees their ops. XLA CPU decomposes top-k into a sort as early (XLA GPU keeps it for its own kernel).
   // XLA's simplification loop moves reshapes across elementwise ops (the reshape mover) between its simplifier and
   // CSE: values written in two shapes (a mean in [1,1,1,C] and in [C]) become one.
-  for (const char* name : {"inline", "batch-norm-expander", "rng-bit-generator-expander", "simplify", "reshape-mover",
-                           "cse", "tuple-simplify", "while-simplify", "dce"}) {
+  for (const char* name : {"inline", "batch-norm-expander", "rng-bit-generator-expander", "topk-decomposer", "simplify",
+                           "reshape-mover", "cse", "tuple-simplify", "while-simplify", "dce"}) {
+    if (!cpu && std::string_view(name) == "topk-decomposer") continue;
     pipeline->addPass(std::move(createPass(name)).value());
   }
   // Inlining and folding expose more folding and sharing; a few rounds reach the fixed point in practice.
@@ -157,7 +163,7 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
     }
   } else if (spec.preset == "gpu" || spec.preset == "cpu") {
     pipeline = std::make_unique<PassPipeline>(spec.preset);
-    pipeline->addPass(simplification());
+    pipeline->addPass(simplification(spec.preset == "cpu"));
     auto fusion = std::make_unique<PassPipeline>("fusion");
     // XLA's CPU order: the library rewriter takes its subgraphs before the loop fusion.
     if (spec.preset == "cpu") {

@@ -602,36 +602,42 @@ TEST_F(CliTest, DumpMnistThroughGpuPipelineWritesEveryStage) {
   const std::string d = dir.string();
   EXPECT_EQ(r.out, "computation mnist_softmax_train_step [GPU: pipeline start, before inline]: " + d +
                        "/hlo_graph_0.dot\n"
-                       "computation mnist_softmax_train_step [GPU: after softmax-fusion, before fusion]: " +
+                       "computation mnist_softmax_train_step [GPU: after simplify, before reshape-mover]: " +
                        d +
                        "/hlo_graph_1.dot\n"
-                       "computation mnist_softmax_train_step [GPU: after fusion, before fusion-merger]: " +
+                       "computation mnist_softmax_train_step [GPU: after softmax-fusion, before fusion]: " +
                        d +
                        "/hlo_graph_2.dot\n"
+                       "computation mnist_softmax_train_step [GPU: after fusion, before fusion-merger]: " +
+                       d +
+                       "/hlo_graph_3.dot\n"
                        "computation mnist_softmax_train_step [GPU: after multi-output-fusion, before cse]: " +
-                       d + "/hlo_graph_3.dot\n");
+                       d + "/hlo_graph_4.dot\n");
   EXPECT_EQ(listing(dir),
             (std::vector<std::string>{"hlo_graph_0.dot", "hlo_graph_1.dot", "hlo_graph_2.dot", "hlo_graph_3.dot",
-                                      "module_0.txt", "module_1.txt", "module_2.txt", "module_3.txt", "stages.json"}));
+                                      "hlo_graph_4.dot", "module_0.txt", "module_1.txt", "module_2.txt", "module_3.txt",
+                                      "module_4.txt", "stages.json"}));
   auto json = nlohmann::json::parse(readAll(dir / "stages.json"));
   EXPECT_EQ(json["schema"], "fusionscope.stages/1");
   EXPECT_EQ(json["pipeline"], "gpu");
   EXPECT_EQ(json["backend"], "gpu");
-  ASSERT_EQ(json["stages"].size(), 4u);
-  EXPECT_EQ(json["stages"][1]["pass"], "softmax-fusion");  // the softmax's max diamond
-  EXPECT_EQ(json["stages"][1]["fusions"].get<int>(), 1);
-  EXPECT_EQ(json["stages"][2]["pass"], "fusion");
-  EXPECT_EQ(json["stages"][2]["files"]["dot"], "hlo_graph_2.dot");
-  EXPECT_GT(json["stages"][2]["fusions"].get<int>(), 1);
-  EXPECT_FALSE(json["stages"][2]["decisions"].empty());
-  EXPECT_FALSE(json["stages"][2]["changes"]["fused"].empty());
-  EXPECT_EQ(json["stages"][3]["pass"], "multi-output-fusion");
+  ASSERT_EQ(json["stages"].size(), 5u);
+  // The loss's sum of a negated sum: one sum, negated (XLA's simplifier does the same).
+  EXPECT_EQ(json["stages"][1]["pass"], "simplify");
+  EXPECT_EQ(json["stages"][2]["pass"], "softmax-fusion");  // the softmax's max diamond
+  EXPECT_EQ(json["stages"][2]["fusions"].get<int>(), 1);
+  EXPECT_EQ(json["stages"][3]["pass"], "fusion");
+  EXPECT_EQ(json["stages"][3]["files"]["dot"], "hlo_graph_3.dot");
+  EXPECT_GT(json["stages"][3]["fusions"].get<int>(), 1);
+  EXPECT_FALSE(json["stages"][3]["decisions"].empty());
+  EXPECT_FALSE(json["stages"][3]["changes"]["fused"].empty());
+  EXPECT_EQ(json["stages"][4]["pass"], "multi-output-fusion");
   // Every module_N.txt parses back and is the stage's module: print of it is a fixed point.
-  CliResult printed = run({"print", (dir / "module_3.txt").string()});
+  CliResult printed = run({"print", (dir / "module_4.txt").string()});
   ASSERT_EQ(printed.exitCode, 0) << printed.err;
-  EXPECT_EQ(printed.out, readAll(dir / "module_3.txt"));
+  EXPECT_EQ(printed.out, readAll(dir / "module_4.txt"));
   // The fused stage draws fusion clusters.
-  EXPECT_NE(readAll(dir / "hlo_graph_3.dot").find("subgraph cluster_"), std::string::npos);
+  EXPECT_NE(readAll(dir / "hlo_graph_4.dot").find("subgraph cluster_"), std::string::npos);
 }
 
 TEST_F(CliTest, DumpStagesTablePrintsCountsPerStage) {
@@ -651,12 +657,13 @@ TEST_F(CliTest, DumpPassRegexSelectsStagesAndStageZeroIsAlwaysWritten) {
   fs::path dir = work() / "d";
   CliResult r = run({"dump", kMnistSample, "-o", dir.string(), "--dump-pass-re=^multi"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"hlo_graph_0.dot", "hlo_graph_3.dot", "module_0.txt",
-                                                    "module_3.txt", "stages.json"}));
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"hlo_graph_0.dot", "hlo_graph_4.dot", "module_0.txt",
+                                                    "module_4.txt", "stages.json"}));
   auto json = nlohmann::json::parse(readAll(dir / "stages.json"));
   EXPECT_FALSE(json["stages"][1]["dumped"]);
   EXPECT_FALSE(json["stages"][2]["dumped"]);
-  EXPECT_TRUE(json["stages"][3]["dumped"]);
+  EXPECT_FALSE(json["stages"][3]["dumped"]);
+  EXPECT_TRUE(json["stages"][4]["dumped"]);
 }
 
 TEST_F(CliTest, XlaFlagNamesAreAccepted) {
@@ -665,8 +672,8 @@ TEST_F(CliTest, XlaFlagNamesAreAccepted) {
   CliResult r = run({"dump", kMnistSample, "--xla_dump_to=" + dir.string(), "--xla_dump_hlo_pass_re=.*",
                      "--xla_disable_hlo_passes=multi-output-fusion", "--xla_dump_hlo_as_dot", "--xla_dump_hlo_as_png"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_TRUE(fs::exists(dir / "hlo_graph_2.png"));
-  EXPECT_FALSE(fs::exists(dir / "hlo_graph_3.dot"));  // multi-output fusion was the fourth stage
+  EXPECT_TRUE(fs::exists(dir / "hlo_graph_3.png"));
+  EXPECT_FALSE(fs::exists(dir / "hlo_graph_4.dot"));  // multi-output fusion was the fifth stage
   EXPECT_EQ(r.out.find("multi-output-fusion"), std::string::npos) << r.out;
 }
 
@@ -735,9 +742,9 @@ TEST_F(CliTest, VerifyConfirmsEveryStageComputesTheSame) {
   if (!fs::exists(kMnistSample)) GTEST_SKIP() << "sample module not found: " << kMnistSample;
   CliResult r = run({"verify", kMnistSample, "--pipeline=gpu", "--trials=2"});
   ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("stage 2 [GPU: after fusion, before fusion-merger]: same results as stage 0"), std::string::npos)
+  EXPECT_NE(r.out.find("stage 3 [GPU: after fusion, before fusion-merger]: same results as stage 0"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("all 4 stage(s) agree with stage 0 on 2 random input set(s) (seed 1)"), std::string::npos)
+  EXPECT_NE(r.out.find("all 5 stage(s) agree with stage 0 on 2 random input set(s) (seed 1)"), std::string::npos)
       << r.out;
 }
 

@@ -240,9 +240,9 @@ TEST_F(ViewerTest, SearchFindsFusionsAndWhatTheyHold) {
     EXPECT_EQ(result.opcode, "reduce") << result.name;
     inside += result.where.rfind("in collapsed fusion ", 0) == 0 ? 1 : 0;
   }
-  EXPECT_EQ(search->results().size(), 5u) << "the five reduces of the module, wherever they are";
+  EXPECT_EQ(search->results().size(), 4u) << "the four reduces of the module, wherever they are";
   EXPECT_GT(inside, 0u);
-  EXPECT_EQ(search->resultsList()->count(), 5);
+  EXPECT_EQ(search->resultsList()->count(), 4);
   // Outlines set by something else (a "Where the time goes" row) leave no stale rows of the last search.
   search->highlight({node});
   EXPECT_TRUE(search->results().empty());
@@ -278,7 +278,7 @@ TEST_F(ViewerTest, ClickingANodeFillsTheInspector) {
 
 TEST_F(ViewerTest, FusionInspectorShowsMembersAndDecisions) {
   ASSERT_TRUE(openAndWait(*window, kMnist));
-  ASSERT_TRUE(showStage(*window, 2));  // stage 1 is softmax-fusion's, stage 2 the fusion pass's
+  ASSERT_TRUE(showStage(*window, 3));  // stage 1 is simplify's, 2 softmax-fusion's, 3 the fusion pass's
   const StageEntry* stage = window->currentEntry();
   ASSERT_FALSE(stage->fusions.empty());
   const core::FusionSummary& fusion = stage->fusions.back();
@@ -293,7 +293,7 @@ TEST_F(ViewerTest, FusionInspectorShowsMembersAndDecisions) {
 
 TEST_F(ViewerTest, CollapseAndExpandChangeTheCounts) {
   ASSERT_TRUE(openAndWait(*window, kMnist));
-  ASSERT_TRUE(showStage(*window, 1));
+  ASSERT_TRUE(showStage(*window, 2));  // softmax-fusion's stage: its one fusion
   const core::HloModule& module = *window->currentEntry()->module;
   int expanded = window->graphScene()->nodeItemCount();
   window->setCollapseFusions(true);
@@ -319,7 +319,7 @@ TEST_F(ViewerTest, CollapseAndExpandChangeTheCounts) {
 
 TEST_F(ViewerTest, DiffHighlightsNewFusions) {
   ASSERT_TRUE(openAndWait(*window, kMnist));
-  ASSERT_TRUE(showStage(*window, 1));
+  ASSERT_TRUE(showStage(*window, 2));  // softmax-fusion's stage
   GraphScene* scene = window->graphScene();
   int highlighted = 0;
   for (size_t c = 0; c < scene->graph()->clusters.size(); ++c)
@@ -386,7 +386,7 @@ TEST_F(ViewerTest, OpensADumpDirectoryAndADotFile) {
     EXPECT_EQ(stage.instructionCount, stage.module->instructionCount());
     EXPECT_EQ(window->graphScene()->nodeItemCount(), expectedNodes(*stage.module->entry(), false, {}));
   }
-  EXPECT_FALSE(document->stages[1].decisions.empty());
+  EXPECT_FALSE(document->stages[2].decisions.empty());  // softmax-fusion's
 
   // The same stage's DOT file alone: drawn from the DOT layout, names taken from the labels.
   std::string dot = dir.filePath("hlo_graph_0.dot").toStdString();
@@ -446,7 +446,8 @@ TEST_F(ViewerTest, ItemModelsPassTheModelTester) {
   });
   model.setDocument(*document);
   EXPECT_EQ(model.rowCount(), static_cast<int>((*document)->stages.size()));
-  EXPECT_EQ(model.index(1, StageListModel::kPass).data().toString(), "softmax-fusion");
+  EXPECT_EQ(model.index(1, StageListModel::kPass).data().toString(), "simplify");
+  EXPECT_EQ(model.index(2, StageListModel::kPass).data().toString(), "softmax-fusion");
   filter.setHideUnchanged(true);
   filter.setFilterText("fusion");
   filter.setFilterText("");

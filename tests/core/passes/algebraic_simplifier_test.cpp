@@ -929,5 +929,170 @@ ENTRY main {
 )");
 }
 
+// reduce(negate(x), 0, add) is negate(reduce(x, 0, add)) when nothing else reads the negate, as XLA's simplifier
+// writes it (JAX's gradient of a subtraction): the negation runs on the sums. A negate another op reads, a sum from
+// a non-zero start and a maximum stay.
+TEST(AlgebraicSimplifierTest, ASumOfANegationIsTheNegationOfTheSum) {
+  const std::string text = R"(
+HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY main {
+  x = f32[4,12,8] parameter(0)
+  y = f32[4,8] parameter(1)
+  zero = f32[] constant(0)
+  one = f32[] constant(1)
+  n = f32[4,12,8] negate(x)
+  a = f32[8] reduce(n, zero), dimensions={0,1}, to_apply=add
+  m = f32[4,8] negate(y)
+  b = f32[8] reduce(m, zero), dimensions={0}, to_apply=add
+  c = f32[8] reduce(m, one), dimensions={0}, to_apply=add
+  k = f32[4,12,8] negate(x)
+  d = f32[8] reduce(k, zero), dimensions={0,1}, to_apply=max
+  ROOT t = (f32[8], f32[8], f32[8], f32[8]) tuple(a, b, c, d)
+}
+)";
+  auto module = parseOrFail(text);
+  auto original = parseOrFail(text);
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  const HloInstruction* a = root->operand(0);
+  ASSERT_EQ(a->opcode(), HloOpcode::kNegate) << printModule(*module);
+  ASSERT_EQ(a->operand(0)->opcode(), HloOpcode::kReduce);
+  EXPECT_EQ(a->operand(0)->operand(0)->name(), "x");
+  EXPECT_EQ(a->operand(0)->attributes().dimensions, (std::vector<int64_t>{0, 1}));
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_EQ(root->operand(i)->opcode(), HloOpcode::kReduce) << printModule(*module);
+    EXPECT_EQ(root->operand(i)->operand(0)->opcode(), HloOpcode::kNegate) << printModule(*module);
+  }
+  testing::expectResultsWithinRounding(*original, *module, 3);
+}
+
+// (a * c1) * c2 is a * (c1 * c2) for constants, or broadcasts of scalar constants, on both sides, in any operand
+// order, as XLA's simplifier writes it (a running mean's momentum times 1/n): one multiply per element.
+TEST(AlgebraicSimplifierTest, ConstantFactorsOfAProductAreMultipliedFirst) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  x = f32[16] parameter(0)
+  tenth = f32[] constant(0.1)
+  half = f32[] constant(0.5)
+  tenths = f32[16] broadcast(tenth), dimensions={}
+  halves = f32[16] broadcast(half), dimensions={}
+  inner = f32[16] multiply(tenths, x)
+  a = f32[16] multiply(halves, inner)
+  k1 = f32[4] constant({1, 2, 3, 4})
+  k2 = f32[4] constant({2, 2, 2, 0.5})
+  y = f32[4] parameter(1)
+  inner2 = f32[4] multiply(y, k1)
+  b = f32[4] multiply(inner2, k2)
+  p = f32[16] parameter(2)
+  inner3 = f32[16] multiply(x, p)
+  c = f32[16] multiply(inner3, halves)
+  ROOT t = (f32[16], f32[4], f32[16]) tuple(a, b, c)
+}
+)";
+  auto module = parseOrFail(text);
+  auto original = parseOrFail(text);
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  const HloInstruction* a = root->operand(0);
+  ASSERT_EQ(a->opcode(), HloOpcode::kMultiply) << printModule(*module);
+  EXPECT_EQ(a->operand(0)->name(), "x");
+  ASSERT_EQ(a->operand(1)->opcode(), HloOpcode::kBroadcast);
+  EXPECT_EQ(floatValues(a->operand(1)->operand(0)), (std::vector<double>{static_cast<float>(0.1) * 0.5f}));
+  const HloInstruction* b = root->operand(1);
+  ASSERT_EQ(b->opcode(), HloOpcode::kMultiply) << printModule(*module);
+  EXPECT_EQ(b->operand(0)->name(), "y");
+  EXPECT_EQ(floatValues(b->operand(1)), (std::vector<double>{2, 4, 6, 2}));
+  // A product of two parameters times a constant has one constant factor only: it stays.
+  EXPECT_EQ(root->operand(2)->operand(0)->name(), "inner3") << printModule(*module);
+  testing::expectResultsWithinRounding(*original, *module, 3);
+}
+
+// Of predicates, x != false and x == true are x (jnp.remainder's sign test once its divisor is a constant).
+TEST(AlgebraicSimplifierTest, APredicateComparedWithItsIdentityIsThePredicate) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = pred[8] parameter(0)
+  q = pred[8] parameter(1)
+  no = pred[] constant(false)
+  yes = pred[] constant(true)
+  nos = pred[8] broadcast(no), dimensions={}
+  yeses = pred[8] broadcast(yes), dimensions={}
+  a = pred[8] compare(p, nos), direction=NE
+  b = pred[8] compare(yeses, p), direction=EQ
+  c = pred[8] compare(p, yeses), direction=NE
+  d = pred[8] compare(p, q), direction=NE
+  ROOT t = (pred[8], pred[8], pred[8], pred[8]) tuple(a, b, c, d)
+}
+)");
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0)->name(), "p") << printModule(*module);
+  EXPECT_EQ(root->operand(1)->name(), "p");
+  EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kCompare);
+  EXPECT_EQ(root->operand(3)->opcode(), HloOpcode::kCompare);
+}
+
+// slice(slice(x)) is one slice of x (the first column of a top-k's first k): starts and strides composed.
+TEST(AlgebraicSimplifierTest, ASliceOfASliceIsOneSlice) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  x = f32[8,20] parameter(0)
+  a = f32[8,6] slice(x), slice={[0:8], [2:20:3]}
+  b = f32[3,2] slice(a), slice={[1:7:2], [1:5:2]}
+  c = f32[8,1] slice(a), slice={[0:8], [0:1]}
+  ROOT t = (f32[3,2], f32[8,1]) tuple(b, c)
+}
+)";
+  auto module = parseOrFail(text);
+  auto original = parseOrFail(text);
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(root->operand(i)->opcode(), HloOpcode::kSlice) << printModule(*module);
+    EXPECT_EQ(root->operand(i)->operand(0)->name(), "x") << printModule(*module);
+  }
+  // b: rows 1, 3, 5 of x; columns 1 and 3 of a, which are 5 and 11 of x.
+  EXPECT_EQ(root->operand(0)->attributes().slice, (std::vector<SliceDim>{{1, 6, 2}, {5, 12, 6}}));
+  EXPECT_EQ(root->operand(1)->attributes().slice, (std::vector<SliceDim>{{0, 8, 1}, {2, 3, 3}}));
+  testing::expectSameResults(*original, *module);
+}
+
+// A broadcast of an iota is an iota of the broadcast's shape (jax.nn.one_hot over a batch), along the dimension the
+// iota's dimension lands on.
+TEST(AlgebraicSimplifierTest, ABroadcastOfAnIotaIsAnIota) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  i = s32[4] iota(), iota_dimension=0
+  a = s32[32,2,4] broadcast(i), dimensions={2}
+  j = s32[4,3] iota(), iota_dimension=1
+  b = s32[3,4,5] broadcast(j), dimensions={1,0}
+  ROOT t = (s32[32,2,4], s32[3,4,5]) tuple(a, b)
+}
+)";
+  auto module = parseOrFail(text);
+  auto original = parseOrFail(text);
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  ASSERT_EQ(root->operand(0)->opcode(), HloOpcode::kIota) << printModule(*module);
+  EXPECT_EQ(root->operand(0)->attributes().iotaDimension, 2);
+  ASSERT_EQ(root->operand(1)->opcode(), HloOpcode::kIota) << printModule(*module);
+  EXPECT_EQ(root->operand(1)->attributes().iotaDimension, 0);
+  testing::expectSameResults(*original, *module);
+}
+
 }  // namespace
 }  // namespace fusionscope::core

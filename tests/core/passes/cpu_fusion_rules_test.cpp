@@ -224,6 +224,88 @@ ENTRY main {
   expectReason(f, "n", "", "updates its first operand in place, so that operand stays a buffer of its own");
 }
 
+// "Effectively at most unary" (XLA's EffectivelyAtMostUnary) counts the operands of at least the producer's true
+// rank (dimensions of size 1 not counted); broadcasts, iotas and scalar constants never count. So a scalar computed
+// from scalars (an index clamp) is not unary: each scalar operand is as large as its result.
+TEST(CpuFusionRulesTest, EffectivelyAtMostUnaryComparesTrueRanks) {
+  auto module = testing::parseOrFail(R"(
+HloModule m
+ENTRY main {
+  x = f32[8,8] parameter(0)
+  y = f32[8,8] parameter(1)
+  v = f32[8] parameter(2)
+  w = f32[1,8] parameter(3)
+  z = f32[1,8] parameter(4)
+  i = s32[] parameter(5)
+  k = f32[8,8] constant({...})
+  zero = s32[] constant(0)
+  n = s32[] constant(64)
+  two = f32[] constant(2)
+  twos = f32[8,8] broadcast(two), dimensions={}
+  vs = f32[8,8] broadcast(v), dimensions={1}
+  column = f32[8,8] iota(), iota_dimension=0
+  lt = pred[] compare(i, zero), direction=LT
+  wrapped = s32[] add(i, n)
+  clamp = s32[] select(lt, wrapped, i)
+  scaled = f32[8,8] multiply(x, twos)
+  biased = f32[8,8] add(x, vs)
+  indexed = f32[8,8] add(x, column)
+  product = f32[8,8] multiply(x, y)
+  weighted = f32[8,8] multiply(x, k)
+  rows = f32[1,8] add(w, z)
+  ROOT t = (s32[], s32[], f32[8,8], f32[8,8], f32[8,8], f32[8,8], f32[8,8], f32[1,8]) tuple(clamp, wrapped, scaled,
+      biased, indexed, product, weighted, rows)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  auto unary = [&](std::string_view name) {
+    const HloInstruction* inst = testing::entryInstruction(*module, name);
+    EXPECT_NE(inst, nullptr) << name;
+    return inst != nullptr && effectivelyAtMostUnary(*inst);
+  };
+  EXPECT_FALSE(unary("clamp"));   // lt, wrapped and i: three scalars as large as the scalar result
+  EXPECT_TRUE(unary("wrapped"));  // i, and a scalar constant
+  EXPECT_TRUE(unary("scaled"));   // x, and a broadcast
+  EXPECT_TRUE(unary("biased"));
+  EXPECT_TRUE(unary("indexed"));  // x, and an iota
+  EXPECT_FALSE(unary("product"));
+  EXPECT_FALSE(unary("weighted"));  // a constant that is not a scalar counts
+  EXPECT_FALSE(unary("rows"));      // [1,8] operands: true rank 1, the result's
+}
+
+// An index clamp read by two dynamic-update-slices and by the root tuple is not copied into the two updates: it reads
+// three scalars to write one, and the tuple cannot take it (XLA CPU keeps it as one fusion all three read).
+TEST(CpuFusionRulesTest, AScalarIndexClampThatNotEveryUserTakesIsNotCopied) {
+  Fused f = runFusion(R"(
+HloModule m
+ENTRY main {
+  p = f32[64] parameter(0)
+  q = f32[64] parameter(1)
+  u = f32[8] parameter(2)
+  i = s32[] parameter(3)
+  zero = s32[] constant(0)
+  n = s32[] constant(64)
+  lt = pred[] compare(i, zero), direction=LT
+  wrapped = s32[] add(i, n)
+  clamp = s32[] select(lt, wrapped, i)
+  e = f32[8] exponential(u)
+  a = f32[64] dynamic-update-slice(p, e, clamp)
+  b = f32[64] dynamic-update-slice(q, e, clamp)
+  ROOT t = (f32[64], f32[64], s32[]) tuple(a, b, clamp)
+}
+)",
+                      cpu());
+  ASSERT_MODULE(f);
+  const HloInstruction* clampValue = f.root()->operand(2);
+  ASSERT_TRUE(clampValue->isFusion()) << f.text();
+  EXPECT_EQ(fusedOpcodes(*clampValue), (Opcodes{"add", "compare", "constant", "constant", "select"})) << f.text();
+  for (int i = 0; i < 2; ++i) {
+    const HloInstruction* update = f.root()->operand(i);
+    EXPECT_EQ(update->opcode(), HloOpcode::kDynamicUpdateSlice) << f.text();
+    EXPECT_EQ(update->operand(2), clampValue) << "the clamp was copied into " << update->name() << "\n" << f.text();
+  }
+}
+
 TEST(CpuFusionRulesTest, LoopFusibleIsXlaCpusList) {
   auto module = testing::parseOrFail(withReducer(R"(
 ENTRY main {
