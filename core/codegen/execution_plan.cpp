@@ -12,17 +12,11 @@
 #include <fmt/format.h>
 
 #include "core/codegen/element_types.h"
-#include "core/ir/hlo_clone.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/literal.h"
 #include "core/linalg/linalg_call.h"
-#include "core/passes/call_inliner.h"
-#include "core/passes/fusion_config.h"
-#include "core/passes/hlo_pass.h"
-#include "core/passes/instruction_fusion.h"
-#include "core/passes/softmax_fusion.h"
 
 namespace fusionscope::core {
 namespace {
@@ -956,114 +950,6 @@ std::string planToString(const ExecutionPlan& plan) {
                        output.aliasesParameter ? fmt::format(" aliases parameter {}", *output.aliasesParameter) : "");
   }
   return out;
-}
-
-namespace {
-
-// A library fusion that is one of our own fusion kernels' shapes: elementwise work and data movement, with at most one
-// reduction, at the root (a loop over the output, or a reduction over computed elements: what the fusion pass makes
-// as kLoop or kInput). Then it compiles as one kernel, as XLA runs it as one library call; run as its instructions it
-// was a kernel and a round trip through memory per op (a GP's pairwise distances: five kernels, 67 us, for one
-// reduction). Dots and convolutions (whose fast kernels read their operands from memory), several reductions (an
-// inner one would be recomputed for each element of the outer) and anything else: nullopt, and it is inlined.
-std::optional<FusionKind> kernelKindForLibraryFusion(const HloComputation& computation) {
-  const HloInstruction* root = computation.root();
-  if (root == nullptr || root->shape().isTuple()) return std::nullopt;
-  for (const auto& inst : computation.instructions()) {
-    const HloOpcode opcode = inst->opcode();
-    const bool reduction = opcode == HloOpcode::kReduce || opcode == HloOpcode::kReduceWindow;
-    if (reduction && inst.get() != root) return std::nullopt;
-    if (reduction || isElementwise(opcode)) continue;
-    switch (opcode) {
-      case HloOpcode::kParameter:
-      case HloOpcode::kConstant:
-      case HloOpcode::kIota:
-      case HloOpcode::kBroadcast:
-      case HloOpcode::kReshape:
-      case HloOpcode::kBitcast:
-      case HloOpcode::kTranspose:
-      case HloOpcode::kSlice:
-      case HloOpcode::kPad:
-      case HloOpcode::kConcatenate:
-      case HloOpcode::kReverse: continue;
-      default: return std::nullopt;
-    }
-  }
-  return root->opcode() == HloOpcode::kReduce || root->opcode() == HloOpcode::kReduceWindow ? FusionKind::kInput
-                                                                                            : FusionKind::kLoop;
-}
-
-// The instructions of a library fusion that is not one of our kernel shapes (a dot with its softmax, a
-// normalization's two reductions), fused by the cpu preset's producer-consumer rules, as a library runs them fused:
-// a copy of `computation` in `module`, fused while it is the module's entry (so that nothing else is touched).
-// Run one kernel per op, an attention's library fusion (dot, scale, max, subtract, exp) cost five round trips
-// through memory.
-StatusOr<HloComputation*> fusedByOurRules(const HloComputation& computation, HloModule& module) {
-  HloComputation* body = cloneComputation(computation, module, computation.name() + ".unfused");
-  body->setIsFusionComputation(false);
-  HloComputation* entry = module.entry();
-  module.setEntry(body);
-  PassContext context(fusionConfigFor(Backend::kCpu));
-  StatusOr<bool> fused = InstructionFusion().run(module, context);
-  module.setEntry(entry);
-  if (!fused.ok()) return fused.status();
-  return body;
-}
-
-}  // namespace
-
-StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& module) {
-  auto isLibraryFusion = [](const HloInstruction* inst) {
-    return inst->isFusion() && inst->fusionKind() == FusionKind::kCustom && inst->fusedComputation() &&
-           !isNormalizationFusion(*inst);
-  };
-  // Computations that run as programs: the entry and what while / conditional call, transitively (not fused
-  // computations or reducers, which are emitted inside kernels).
-  auto programs = [](const HloModule& m) {
-    std::vector<HloComputation*> found;
-    std::set<const HloComputation*> seen;
-    std::function<void(HloComputation*)> visit = [&](HloComputation* computation) {
-      if (computation == nullptr || !seen.insert(computation).second) return;
-      found.push_back(computation);
-      for (const auto& inst : computation->instructions()) {
-        const HloOpcode opcode = inst->opcode();
-        if (opcode == HloOpcode::kWhile || opcode == HloOpcode::kConditional || opcode == HloOpcode::kCall) {
-          for (HloComputation* called : inst->calledComputations()) visit(called);
-        }
-      }
-    };
-    visit(m.entry());
-    return found;
-  };
-  bool needed = false;
-  for (const HloComputation* computation : programs(module)) {
-    for (const auto& inst : computation->instructions()) {
-      needed = needed || isLibraryFusion(inst.get()) || inst->opcode() == HloOpcode::kCall;
-    }
-  }
-  if (!needed) return std::unique_ptr<HloModule>();
-  std::unique_ptr<HloModule> copy = cloneModule(module);
-  PassContext context;
-  if (StatusOr<bool> inlined = CallInliner().run(*copy, context); !inlined.ok()) return inlined.status();
-  std::vector<HloInstruction*> fusions;
-  for (HloComputation* computation : programs(*copy)) {
-    for (const auto& inst : computation->instructions()) {
-      if (isLibraryFusion(inst.get())) fusions.push_back(inst.get());
-    }
-  }
-  std::vector<HloComputation*> bodies;
-  for (HloInstruction* fusion : fusions) {
-    if (std::optional<FusionKind> kind = kernelKindForLibraryFusion(*fusion->fusedComputation())) {
-      fusion->mutableAttributes().fusionKind = *kind;
-      continue;
-    }
-    StatusOr<HloComputation*> body = fusedByOurRules(*fusion->fusedComputation(), *copy);
-    if (!body.ok()) return body.status();
-    bodies.push_back(*body);
-    FS_RETURN_IF_ERROR(inlineBody(fusion, **body, *copy));
-  }
-  for (HloComputation* body : bodies) FS_RETURN_IF_ERROR(copy->removeComputation(body));
-  return copy;
 }
 
 }  // namespace fusionscope::core

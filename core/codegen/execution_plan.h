@@ -135,12 +135,4 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const H
 // A readable listing of the plan (one line per buffer and kernel), for the CLI and test failures.
 std::string planToString(const ExecutionPlan& plan);
 
-// Library fusions (kind=kCustom: XLA CPU's YNNPACK fusions, our `library-fusion` pass) have no library to call:
-// one that is a loop or a single reduction over elementwise work and data movement compiles as one kernel of that
-// kind (kLoop, kInput); any other (dots, convolutions, several reductions) is replaced by its instructions as the cpu
-// preset's producer-consumer fusion groups them (a dot with its epilogue, a reduction with its inputs); and
-// `call`s run as their callee's instructions: a copy of `module` so rewritten (in the entry, loop bodies, conditions
-// and branches), or null when it has neither. Plan and compile the copy.
-StatusOr<std::unique_ptr<HloModule>> inlineLibraryFusions(const HloModule& module);
-
 }  // namespace fusionscope::core

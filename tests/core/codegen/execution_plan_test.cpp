@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/codegen/codegen_preparation.h"
 #include "core/text/hlo_parser.h"
 #include "tests/core/testing/codegen_testing.h"
 
