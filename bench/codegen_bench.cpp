@@ -108,6 +108,21 @@ ENTRY e {{
                      shift);
 }
 
+// sin of 65,536 f32 in cache, of ordinary arguments (x + 1) and of a long context's rotary-embedding arguments
+// (x + 1e5): the two should take about the same time (libmvec's sinf took a scalar path per lane from about 3e4 on,
+// 15x slower).
+std::string sinModule(const char* shift) {
+  return fmt::format(R"(HloModule sin
+ENTRY e {{
+  x = f32[65536] parameter(0)
+  c = f32[] constant({})
+  b = f32[65536] broadcast(c), dimensions={{}}
+  s = f32[65536] add(x, b)
+  ROOT r = f32[65536] sine(s)
+}})",
+                     shift);
+}
+
 struct Case {
   std::unique_ptr<core::CpuExecutable> executable;
   int64_t bytesPerRun = 0;
@@ -134,6 +149,8 @@ Case& getCase(const std::string& name, bool fusion, const std::vector<std::strin
       : name == "elementwise" ? core::parseHloModule(kElementwise)
       : name == "exp_masked"  ? core::parseHloModule(expModule("-1e9"))
       : name == "exp_normal"  ? core::parseHloModule(expModule("-1"))
+      : name == "sin_normal"  ? core::parseHloModule(sinModule("1"))
+      : name == "sin_large"   ? core::parseHloModule(sinModule("1e5"))
       : name == "layer_norm"
           ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/layer_norm/layer_norm.hlo")
       : name == "mlp"
@@ -206,8 +223,9 @@ void registerCases() {
           ->UseRealTime();
     }
   }
-  for (const char* name : {"exp_normal", "exp_masked"}) {
-    benchmark::RegisterBenchmark((std::string("BM_Exp/") + name).c_str(),
+  for (const char* name : {"exp_normal", "exp_masked", "sin_normal", "sin_large"}) {
+    const char* family = name[0] == 'e' ? "BM_Exp/" : "BM_Sin/";
+    benchmark::RegisterBenchmark((std::string(family) + name).c_str(),
                                  [name = std::string(name)](benchmark::State& s) { runCase(s, getCase(name, true)); })
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();

@@ -167,8 +167,8 @@ llvm::Value* ElementEmitter::floatUnary(const HloInstruction* instruction, llvm:
       return m_b.CreateFDiv(llvm::ConstantFP::get(type, 1.0), intrinsic(llvm::Intrinsic::sqrt, {x}));
     case HloOpcode::kCbrt: return mathCall("cbrt", {x});
     case HloOpcode::kTanh: return !nvptx && type->isFloatTy() ? m_math.rationalTanh(x) : mathCall("tanh", {x});
-    case HloOpcode::kSin: return nvptx ? mathCall("sin", {x}) : intrinsic(llvm::Intrinsic::sin, {x});
-    case HloOpcode::kCos: return nvptx ? mathCall("cos", {x}) : intrinsic(llvm::Intrinsic::cos, {x});
+    case HloOpcode::kSin: return nvptx ? mathCall("sin", {x}) : m_math.cpuSinCos(x, false);
+    case HloOpcode::kCos: return nvptx ? mathCall("cos", {x}) : m_math.cpuSinCos(x, true);
     case HloOpcode::kTan: return mathCall("tan", {x});
     case HloOpcode::kErf: return !nvptx && type->isFloatTy() ? m_math.rationalErf(x) : mathCall("erf", {x});
     case HloOpcode::kFloor: return intrinsic(llvm::Intrinsic::floor, {x});

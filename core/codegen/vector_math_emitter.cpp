@@ -1,11 +1,15 @@
-// The CPU's vector math in the generated IR (the elemental emitter's floatUnary calls these): f32 exp, expm1, log
-// and log1p as polynomials with their range reduction done on the bits, tanh and erf as rational approximations.
-// Plain arithmetic the loop vectoriser turns into vector code with no library call and no slow lane; accuracy in
-// ulp against the double functions in tests/core/runtime/vector_math_test.cpp, figures in docs/CODEGEN.md.
+// The CPU's vector math in the generated IR (the elemental emitter's floatUnary calls these): f32 exp, expm1, log,
+// log1p, sin and cos as polynomials with their range reduction done on the bits, tanh and erf as rational
+// approximations. Plain arithmetic the loop vectoriser turns into vector code with no library call and no slow lane;
+// accuracy in ulp against the double functions in tests/core/runtime/vector_math_test.cpp, figures in docs/CODEGEN.md.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "core/codegen/element_emitter.h"
 
@@ -346,6 +350,201 @@ llvm::Value* VectorMathEmitter::cpuAtan2(llvm::Value* y, llvm::Value* x) {
   r = m_b.CreateSelect(xNegative, minus(4 * quarter, r), r);
   r = intrinsic(llvm::Intrinsic::copysign, {r, y});
   return m_b.CreateSelect(m_b.CreateFCmpUNO(x, y), m_b.CreateFAdd(x, y), r);
+}
+
+namespace {
+
+// 2/pi to 256 bits, most significant first (the bits that sinCos's reduction multiplies f32's up to 2^104 by; it
+// needs 212 of them).
+constexpr uint32_t kTwoOverPiWords[] = {0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0,
+                                        0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561};
+
+// The n bits of 2/pi from the i-th after the binary point on (i >= 1, n <= 53), as an integer.
+uint64_t twoOverPiBits(int i, int n) {
+  uint64_t v = 0;
+  for (int k = i; k < i + n; ++k) {
+    const int bit = k - 1;
+    v = (v << 1) | ((kTwoOverPiWords[bit / 32] >> (31 - bit % 32)) & 1u);
+  }
+  return v;
+}
+
+}  // namespace
+
+// For each biased f32 exponent e in [1, 254] (a denormal reads as e = 1), with E = e - 150 so that |x| = m 2^E for an
+// integer m < 2^24: (2^E 2/pi) mod 4, as three doubles whose sum holds its 109 bits from the first one that counts
+// (weight below 4: multiplied by the integer m, the bits above add multiples of 4 quarter turns, whole turns).
+// The first two parts have 28 bits, so m times each is exact.
+llvm::GlobalVariable* VectorMathEmitter::twoOverPiTable() {
+  const char* name = "fusionscope.two_over_pi_mod4";
+  if (llvm::GlobalVariable* existing = m_module.getGlobalVariable(name, true)) return existing;
+  std::vector<double> parts;
+  for (int e = 1; e <= 254; ++e) {
+    const int exponent = e - 150;
+    const int first = std::max(1, exponent - 1);  // bit i of 2/pi weighs 2^(E - i) in 2^E 2/pi
+    parts.push_back(std::ldexp(static_cast<double>(twoOverPiBits(first, 28)), exponent - first - 27));
+    parts.push_back(std::ldexp(static_cast<double>(twoOverPiBits(first + 28, 28)), exponent - first - 55));
+    parts.push_back(std::ldexp(static_cast<double>(twoOverPiBits(first + 56, 53)), exponent - first - 108));
+  }
+  llvm::Constant* data = llvm::ConstantDataArray::get(m_module.getContext(), parts);
+  return new llvm::GlobalVariable(m_module, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, name);
+}
+
+// sin and cos on the CPU, f32: libmvec's vector sinf/cosf took a scalar path per lane from |x| of about 3e4 on (15x
+// slower; rotary position embeddings of long contexts reach such arguments). Here x 2/pi mod 4 (x in quarter turns)
+// is computed in double from |x| = m 2^E (m < 2^24 an integer) times the three parts of (2^E 2/pi) mod 4 (Payne and
+// Hanek's reduction, exact for any f32; a Cody-Waite reduction in double loses the result from |x| of about 2^24
+// on): the first two products are exact, the first taken mod 4 exactly, so the quadrant k (the nearest integer) and
+// the rest r = x 2/pi - k, |r| <= 1/2, lose nothing before their sum is rounded once. Below 2^25 (E <= 1) the parts
+// are 2/pi's first 109 bits scaled by 2^E, so |x| times three constants; above, they come from a table indexed by E
+// (twoOverPiTable). theta = r pi/2; sin and cos of theta by their Taylor series (to theta^11 / 11! and theta^12 / 12!,
+// 7e-12 at pi/4), picked and signed by k mod 4 (and x's sign for sin). inf and NaN give NaN, sin keeps a zero's sign.
+// At most 0.5 ulp against the double sin and cos over f32's whole range (vector_math_test).
+//
+// The kernel calls a function, fusionscope_sinf or _cosf, that names vector forms of itself of 4, 8 and 16 lanes
+// (the "vector-function-abi-variant" attribute), so the loop vectoriser calls one of those: each computes its lanes
+// with the constants and, only when some lane is at or past 2^25 or not finite (a branch on the whole vector), calls
+// the scalar function, which reads the table, for each lane. Loads from the table in the vector loop would be
+// gathers (three per vector, which tripled the time of every sin).
+llvm::Value* VectorMathEmitter::cpuSinCos(llvm::Value* x, bool cosine) {
+  if (!x->getType()->isFloatTy()) return intrinsic(cosine ? llvm::Intrinsic::cos : llvm::Intrinsic::sin, {x});
+  const std::string name = cosine ? "fusionscope_cosf" : "fusionscope_sinf";
+  llvm::Function* scalar = sinCosFunctions(name, cosine);
+  llvm::CallInst* call = m_b.CreateCall(scalar, {x});
+  std::string variants;
+  for (int lanes : {4, 8, 16}) {
+    variants += fmt::format("{}_ZGV_LLVM_N{}v_{}({}_v{})", variants.empty() ? "" : ",", lanes, name, name, lanes);
+  }
+  call->addFnAttr(llvm::Attribute::get(m_context, "vector-function-abi-variant", variants));
+  return call;
+}
+
+// The scalar function `name` (float -> float) and its vector forms `name`_vN, created once per module.
+llvm::Function* VectorMathEmitter::sinCosFunctions(const std::string& name, bool cosine) {
+  if (llvm::Function* existing = m_module.getFunction(name)) return existing;
+  llvm::IRBuilderBase::InsertPointGuard guard(m_b);
+  auto declare = [&](llvm::Type* type, const std::string& functionName) {
+    llvm::Function* f = llvm::Function::Create(llvm::FunctionType::get(type, {type}, false),
+                                               llvm::GlobalValue::InternalLinkage, functionName, m_module);
+    f->setDoesNotThrow();
+    f->setWillReturn();
+    f->setDoesNotAccessMemory();  // it reads only the constant table
+    return f;
+  };
+  llvm::Type* f32 = m_b.getFloatTy();
+  llvm::Function* scalar = declare(f32, name);
+  scalar->addFnAttr(llvm::Attribute::NoInline);  // inlined, its table loads would become gathers
+  {
+    m_b.SetInsertPoint(llvm::BasicBlock::Create(m_context, "entry", scalar));
+    llvm::Value* x = scalar->getArg(0);
+    llvm::Value* magnitude = m_b.CreateAnd(m_b.CreateBitCast(x, m_b.getInt32Ty()), m_b.getInt32(0x7fffffff));
+    llvm::Value* large = m_b.CreateICmpUGE(magnitude, m_b.getInt32(kSinCosLargeBits));
+    llvm::BasicBlock* small = llvm::BasicBlock::Create(m_context, "small", scalar);
+    llvm::BasicBlock* table = llvm::BasicBlock::Create(m_context, "table", scalar);
+    m_b.CreateCondBr(large, table, small);
+    m_b.SetInsertPoint(small);
+    m_b.CreateRet(sinCosSmall(x, cosine));
+    m_b.SetInsertPoint(table);
+    m_b.CreateRet(sinCosTable(x, cosine));
+  }
+  std::vector<llvm::GlobalValue*> vectorForms;
+  for (unsigned lanes : {4u, 8u, 16u}) {
+    llvm::Type* type = llvm::FixedVectorType::get(f32, lanes);
+    llvm::Function* f = declare(type, fmt::format("{}_v{}", name, lanes));
+    vectorForms.push_back(f);
+    m_b.SetInsertPoint(llvm::BasicBlock::Create(m_context, "entry", f));
+    llvm::Value* x = f->getArg(0);
+    llvm::Type* intType = llvm::FixedVectorType::get(m_b.getInt32Ty(), lanes);
+    llvm::Value* magnitude = m_b.CreateAnd(m_b.CreateBitCast(x, intType), llvm::ConstantInt::get(intType, 0x7fffffff));
+    llvm::Value* large = m_b.CreateICmpUGE(magnitude, llvm::ConstantInt::get(intType, kSinCosLargeBits));
+    llvm::BasicBlock* small = llvm::BasicBlock::Create(m_context, "small", f);
+    llvm::BasicBlock* perLane = llvm::BasicBlock::Create(m_context, "per_lane", f);
+    m_b.CreateCondBr(m_b.CreateOrReduce(large), perLane, small);
+    m_b.SetInsertPoint(small);
+    m_b.CreateRet(sinCosSmall(x, cosine));
+    m_b.SetInsertPoint(perLane);
+    llvm::Value* result = llvm::PoisonValue::get(type);
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      llvm::Value* y = m_b.CreateCall(scalar, {m_b.CreateExtractElement(x, lane)});
+      result = m_b.CreateInsertElement(result, y, lane);
+    }
+    m_b.CreateRet(result);
+  }
+  llvm::appendToCompilerUsed(m_module, vectorForms);  // kept until the vectoriser has called them
+  return scalar;
+}
+
+// |x| below 2^25: the parts of (2^E 2/pi) mod 4 are 2/pi's bits 1-28, 29-56 and 57-109 scaled by 2^E, so m times
+// each is |x| times 2/pi's. x is f32 or a vector of f32.
+llvm::Value* VectorMathEmitter::sinCosSmall(llvm::Value* x, bool cosine) {
+  llvm::Type* f64 = x->getType()->getWithNewType(m_b.getDoubleTy());
+  llvm::Value* ax = m_b.CreateFPExt(intrinsic(llvm::Intrinsic::fabs, {x}), f64);
+  auto part = [&](int first, int bits) {
+    return llvm::ConstantFP::get(f64, std::ldexp(static_cast<double>(twoOverPiBits(first, bits)), -(first + bits - 1)));
+  };
+  return sinCosOfQuarterTurns(x, m_b.CreateFMul(ax, part(1, 28)), m_b.CreateFMul(ax, part(29, 28)),
+                              m_b.CreateFMul(ax, part(57, 53)), cosine);
+}
+
+// Any f32 x (a scalar): the parts from the table's row for x's exponent.
+llvm::Value* VectorMathEmitter::sinCosTable(llvm::Value* x, bool cosine) {
+  llvm::Type* f64 = m_b.getDoubleTy();
+  llvm::Type* i32 = m_b.getInt32Ty();
+  llvm::Value* magnitude = m_b.CreateAnd(m_b.CreateBitCast(x, i32), m_b.getInt32(0x7fffffff));
+  llvm::Value* biased = m_b.CreateLShr(magnitude, m_b.getInt32(23));
+  llvm::Value* normal = m_b.CreateICmpNE(biased, m_b.getInt32(0));
+  llvm::Value* fraction = m_b.CreateAnd(magnitude, m_b.getInt32(0x7fffff));
+  llvm::Value* m =
+      m_b.CreateSIToFP(m_b.CreateSelect(normal, m_b.CreateOr(fraction, m_b.getInt32(0x800000)), fraction), f64);
+  // Row e - 1 of the table (a denormal's row is e = 1's; inf's and NaN's any row: their result is NaN).
+  llvm::Value* row = m_b.CreateSub(m_b.CreateSelect(normal, biased, m_b.getInt32(1)), m_b.getInt32(1));
+  row = m_b.CreateSelect(m_b.CreateICmpUGT(row, m_b.getInt32(253)), m_b.getInt32(253), row);
+  llvm::GlobalVariable* table = twoOverPiTable();
+  auto part = [&](int j) {
+    llvm::Value* at =
+        m_b.CreateZExt(m_b.CreateAdd(m_b.CreateMul(row, m_b.getInt32(3)), m_b.getInt32(j)), m_b.getInt64Ty());
+    return m_b.CreateLoad(f64, m_b.CreateInBoundsGEP(table->getValueType(), table, {m_b.getInt64(0), at}));
+  };
+  return sinCosOfQuarterTurns(x, m_b.CreateFMul(m, part(0)), m_b.CreateFMul(m, part(1)), m_b.CreateFMul(m, part(2)),
+                              cosine);
+}
+
+// sin or cos of x from |x| 2/pi = a + b + c (doubles, lanes as x's): a < 2^26 and b < 1/4 exact, c the rest.
+llvm::Value* VectorMathEmitter::sinCosOfQuarterTurns(llvm::Value* x, llvm::Value* a, llvm::Value* b, llvm::Value* c,
+                                                     bool cosine) {
+  llvm::Type* f64 = a->getType();
+  llvm::Type* i32 = x->getType()->getWithNewType(m_b.getInt32Ty());
+  auto constant = [&](double v) { return llvm::ConstantFP::get(f64, v); };
+  auto integer = [&](int v) { return llvm::ConstantInt::get(i32, static_cast<uint64_t>(v), true); };
+  // a mod 4, exactly: a / 4 < 2^24 truncates to its floor.
+  llvm::Value* whole = m_b.CreateSIToFP(m_b.CreateFPToSI(m_b.CreateFMul(a, constant(0.25)), i32), f64);
+  llvm::Value* a4 = m_b.CreateFSub(a, m_b.CreateFMul(whole, constant(4.0)));
+  // The quadrant: |x| 2/pi mod 4 (in [0, 4.25)) rounded to the nearest integer.
+  llvm::Value* k = m_b.CreateFPToSI(m_b.CreateFAdd(m_b.CreateFAdd(a4, b), constant(0.5)), i32);
+  llvm::Value* r = m_b.CreateFAdd(m_b.CreateFAdd(m_b.CreateFSub(a4, m_b.CreateSIToFP(k, f64)), b), c);
+  llvm::Value* theta = m_b.CreateFMul(r, constant(1.5707963267948966));
+  llvm::Value* t2 = m_b.CreateFMul(theta, theta);
+  auto taylor = [](int first, int last) {  // (-1)^(n/2) / n! for n = last, last - 2, ..., first
+    std::vector<double> coefficients;
+    for (int n = last; n >= first; n -= 2) {
+      double factorial = 1;
+      for (int i = 2; i <= n; ++i) factorial *= i;
+      coefficients.push_back(((n / 2) % 2 == 0 ? 1.0 : -1.0) / factorial);
+    }
+    return coefficients;
+  };
+  llvm::Value* sinTheta = m_b.CreateFMul(theta, horner(taylor(1, 11), t2));
+  llvm::Value* cosTheta = horner(taylor(0, 12), t2);
+  // sin(|x|) by quadrant: sin, cos, -sin, -cos of theta; cos is sin one quadrant on.
+  llvm::Value* quadrant = cosine ? m_b.CreateAdd(k, integer(1)) : k;
+  llvm::Value* odd = m_b.CreateICmpNE(m_b.CreateAnd(quadrant, integer(1)), integer(0));
+  llvm::Value* negate = m_b.CreateICmpNE(m_b.CreateAnd(quadrant, integer(2)), integer(0));
+  llvm::Value* bits = m_b.CreateBitCast(x, i32);
+  if (!cosine) negate = m_b.CreateXor(negate, m_b.CreateICmpSLT(bits, integer(0)));
+  llvm::Value* v = m_b.CreateSelect(odd, cosTheta, sinTheta);
+  v = m_b.CreateFPTrunc(m_b.CreateSelect(negate, m_b.CreateFNeg(v), v), x->getType());
+  llvm::Value* finite = m_b.CreateICmpULT(m_b.CreateAnd(bits, integer(0x7fffffff)), integer(0x7f800000));
+  return m_b.CreateSelect(finite, v, llvm::ConstantFP::getNaN(x->getType()));
 }
 
 // log1p on the CPU, f32: log(u) with u = 1 + x rounded, corrected by what the rounding lost, (u - 1 - x) / u (the
