@@ -19,6 +19,9 @@ FusionConfig fusionConfigFor(Backend backend) {
     config.maxOperands = std::numeric_limits<int>::max();
     config.loopFusionOnly = true;
     config.multiOutputFusion = false;
+    // InstructionFusion::ShouldFuse forbids duplicating an expensive producer whatever its size: a one-element
+    // exp (a scalar hyperparameter's exp(log_scale)) stays its own fusion that every user reads.
+    config.duplicateExpensiveMaxElements = 0;
   }
   return config;
 }

@@ -446,8 +446,12 @@ int matchByDataflow(const HloModule& moduleA, Side& a, const HloModule& moduleB,
 
 // Ops that neither names nor dataflow match but that both sides made from one source op (an rng-bit-generator,
 // a batch norm or a softmax each compiler expands its own way: XLA's and our expansions share the source op's
-// metadata, not their ops): all of them, on both sides, become one identity, as copies of a duplicated op do. An
-// approximation: ops of two source ops with one name (two `mul`s left unmatched) become one identity too.
+// metadata, not their ops): all of them, on both sides, become one identity, as copies of a duplicated op do. A copy
+// joins only when the other side's ops of that source op move data too (a transpose or a copy: XLA writes a transpose
+// as a copy into another layout). Else it computes nothing the other side computes (XLA's layout assignment copies
+// each LAPACK operand into column-major order; lumped with the call's ops, those copies made pairs no fusion decision
+// made) and matchToPlumbing takes it. An approximation: ops of two source ops with one name (two `mul`s left
+// unmatched) become one identity too.
 bool matchBySourceOp(Side& a, Side& b, int& next) {
   // The last component of op_name: XLA's call inliner prefixes the caller's path (`jit(f)/jit(_uniform)/
   // rng_bit_generator` for our `rng_bit_generator`) and replaces source lines by stack frames.
@@ -464,12 +468,30 @@ bool matchBySourceOp(Side& a, Side& b, int& next) {
       if (std::string key = sourceKey(*op.inst); !key.empty()) (*keys)[key].push_back(&op);
     }
   }
+  auto isCopy = [](const Occurrence* op) { return op->inst->opcode() == HloOpcode::kCopy; };
+  auto movesData = [&](const std::vector<Occurrence*>& ops) {
+    return std::any_of(ops.begin(), ops.end(),
+                       [&](const Occurrence* op) { return isCopy(op) || op->inst->opcode() == HloOpcode::kTranspose; });
+  };
   bool changed = false;
   for (auto& [key, opsA] : keysA) {
     auto found = keysB.find(key);
     if (found == keysB.end()) continue;
-    for (Occurrence* op : opsA) op->identity = next, op->bySource = true;
-    for (Occurrence* op : found->second) op->identity = next, op->bySource = true;
+    // The members on each side: copies only where the other side's ops of the source op move data.
+    auto members = [&](const std::vector<Occurrence*>& ops, const std::vector<Occurrence*>& other) {
+      const bool copiesJoin = movesData(other);
+      std::vector<Occurrence*> result;
+      for (Occurrence* op : ops) {
+        if (!isCopy(op) || copiesJoin) result.push_back(op);
+      }
+      return result;
+    };
+    const std::vector<Occurrence*> membersA = members(opsA, found->second);
+    const std::vector<Occurrence*> membersB = members(found->second, opsA);
+    if (membersA.empty() || membersB.empty()) continue;
+    for (const std::vector<Occurrence*>* group : {&membersA, &membersB}) {
+      for (Occurrence* op : *group) op->identity = next, op->bySource = true;
+    }
     ++next;
     changed = true;
   }

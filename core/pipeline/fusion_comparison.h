@@ -109,7 +109,8 @@ std::string comparedGroupText(const ComparedGroup& group, bool showCounterpart);
 // entry parameters and constants: opcode, shape, attributes and the matched origins of the operands, looking
 // through fusion parameters, tuples, bitcasts, copies, reshapes and transposes (this survives renaming, inlining
 // and helpers that leave no metadata); last, ops left over that each side made from one source op (same last
-// op_name component: an rng-bit-generator or batch norm each compiler expands its own way) become one op.
+// op_name component: an rng-bit-generator or batch norm each compiler expands its own way) become one op, copies
+// excepted (they compute nothing: a copy is matched as plumbing).
 // Copies of one op (a producer duplicated into several fusions), and distinct ops with one opKey, count as one
 // instruction. `run`, when A is the module it produced, supplies the decisions shown with each difference.
 FusionComparison compareFusions(const HloModule& a, const HloModule& b, const PipelineRun* run = nullptr);

@@ -1,4 +1,6 @@
 // The cpu preset's fusion rules (XLA CPU's CpuInstructionFusion), one test per row of docs/PIPELINES.md's table.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/passes/fusion_rules.h"
@@ -304,6 +306,37 @@ ENTRY main {
     EXPECT_EQ(update->opcode(), HloOpcode::kDynamicUpdateSlice) << f.text();
     EXPECT_EQ(update->operand(2), clampValue) << "the clamp was copied into " << update->name() << "\n" << f.text();
   }
+}
+
+// XLA's InstructionFusion never duplicates an expensive producer, whatever its size: the exp of a one-element
+// hyperparameter (a Gaussian process's length scale) that two fusions read stays one fusion; the gpu preset copies
+// a one-element exp into each user.
+TEST(CpuFusionRulesTest, AnExpensiveProducerOfOneElementIsNotDuplicated) {
+  constexpr std::string_view kModule = R"(
+HloModule m
+ENTRY main {
+  s = f32[1] parameter(0)
+  x = f32[64] parameter(1)
+  y = f32[64] parameter(2)
+  e = f32[1] exponential(s)
+  r = f32[] reshape(e)
+  b = f32[64] broadcast(r), dimensions={}
+  m = f32[64] multiply(x, b)
+  d = f32[64] divide(y, b)
+  ROOT t = (f32[64], f32[64]) tuple(m, d)
+}
+)";
+  Fused f = runFusion(kModule, cpu());
+  ASSERT_MODULE(f);
+  const HloInstruction* first = f.root()->operand(0);
+  const HloInstruction* second = f.root()->operand(1);
+  ASSERT_TRUE(first->isFusion() && second->isFusion()) << f.text();
+  for (const HloInstruction* user : {first, second}) {
+    const Opcodes ops = fusedOpcodes(*user);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "exponential"), 0) << "exp copied into " << user->name() << "\n"
+                                                                    << f.text();
+  }
+  expectReason(f, "e", "", "is expensive");
 }
 
 TEST(CpuFusionRulesTest, LoopFusibleIsXlaCpusList) {

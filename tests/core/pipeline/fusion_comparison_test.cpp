@@ -179,6 +179,38 @@ ENTRY main {
   EXPECT_EQ(c.pairsOnlyB, 3);  // B fuses all three
 }
 
+// XLA's layout assignment copies a LAPACK call's operand into column-major order, and the copy carries the call's
+// metadata (A computes that source op another way: a sqrt stands in). Lumped with the call's ops (matched only as parts
+// of one source op), it would make the pair "exp fused with the Cholesky" that no fusion decision made; a copy computes
+// nothing and is matched as plumbing instead.
+TEST(CompareFusions, ALayoutCopyIsNotLumpedWithItsSourceOp) {
+  auto a = parseOrDie(R"(HloModule a
+ENTRY main {
+  x = f32[8,8]{1,0} parameter(0)
+  e = f32[8,8]{1,0} exponential(x), metadata={op_name="jit(f)/exp"}
+  ROOT s = f32[8,8]{1,0} sqrt(e), metadata={op_name="jit(f)/cholesky"}
+}
+)");
+  auto b = parseOrDie(R"(HloModule b
+fused_computation {
+  p = f32[8,8]{1,0} parameter(0)
+  e.2 = f32[8,8]{1,0} exponential(p), metadata={op_name="jit(f)/exp"}
+  ROOT copy.3 = f32[8,8]{0,1} copy(e.2), metadata={op_name="jit(f)/cholesky"}
+}
+ENTRY main {
+  x = f32[8,8]{1,0} parameter(0)
+  f = f32[8,8]{0,1} fusion(x), kind=kLoop, calls=fused_computation
+  ROOT s.2 = f32[8,8]{0,1} custom-call(f), custom_call_target="lapack_spotrf_ffi", metadata={op_name="jit(f)/cholesky"}
+}
+)");
+  FusionComparison c = compareFusions(*a, *b);
+  EXPECT_EQ(c.b.matched, c.b.ops);
+  EXPECT_EQ(c.b.matchedBySource, 1);    // s.2, as A's s (our stand-in for an expansion of the call)
+  EXPECT_EQ(c.b.matchedToPlumbing, 1);  // copy.3
+  EXPECT_EQ(c.pairsOnlyB, 0);
+  EXPECT_EQ(c.pairsOnlyA, 0);
+}
+
 // XLA's call inliner prefixes the call's op_name and rewrites the stack frame of what it inlines; ours keeps the
 // callee's metadata. The last component of op_name matches them when it is unambiguous on both sides; dataflow
 // matches the rest (the two adds: add(tanh, x) and add(add, x)).
@@ -617,8 +649,12 @@ INSTANTIATE_TEST_SUITE_P(
         // LAPACK programs (measured 2026-11-29 as vendored). XLA's module copies every LAPACK operand into the
         // column-major layout the call asks for and keeps one copy of the factor per use; linear_algebra: 80 % of
         // XLA's ops matched (its layout copies, the dots of QR's q.T @ b written twice), no figure.
-        CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 159, 0.776,
-                   0.703, 0.963},
+        // gp_regression: 0.777 / 0.704 while the cpu preset copied a one-element exp into each of its users (XLA's
+        // InstructionFusion never duplicates an expensive producer); the recall's 0.011 went with the copies' pairs
+        // among ops the comparison lumps by source op.
+        // 0.926 / 0.693 while XLA's layout copies of the LAPACK operands were lumped with the calls' ops.
+        CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 151, 0.914,
+                   0.840, 0.961},
         CorpusCase{"linear_algebra", "modules/linear_algebra.before.txt", "modules/linear_algebra.after.txt", 93, -1,
                    -1, 0.79},
         // Measured 2026-11-30 as vendored: every matched op grouped alike; our two unmatched ops are transposes of
