@@ -80,6 +80,7 @@ class ComputationSimplifier {
     if (mergeReduceOfReduce(inst)) return;
     if (negateOutOfSum(inst)) return;
     if (mergeConstantFactors(inst)) return;
+    if (multiplyByPredicate(inst)) return;
     if (broadcastOfIota(inst)) return;
     if (reduceOfSizeOneDimensions(inst)) return;
     if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;
@@ -727,6 +728,39 @@ class ComputationSimplifier {
         push(product);
         return true;
       }
+    }
+    return false;
+  }
+
+  // x * convert(p) and convert(p) * x, with p a predicate of the product's dimensions => select(p, x, 0), as XLA's
+  // simplifier does (JAX's jnp.eye is a convert of `iota == iota`, and the gradient of a product with it multiplies by
+  // that convert again): the mask stays a predicate, one select instead of a convert and a multiply. Where p is
+  // false and x is inf or NaN, the select gives 0 and the product NaN; XLA's rewrite accepts that too. Not for
+  // complex products.
+  bool multiplyByPredicate(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kMultiply || inst->operandCount() != 2 || !inst->shape().isArray()) return false;
+    const PrimitiveType type = inst->shape().elementType();
+    if (isComplex(type) || type == PrimitiveType::kPred) return false;
+    for (int i = 0; i < 2; ++i) {
+      HloInstruction* convert = inst->operand(i);
+      if (convert->opcode() != HloOpcode::kConvert || convert->operandCount() != 1) continue;
+      HloInstruction* predicate = convert->operand(0);
+      if (!predicate->shape().isArray() || predicate->shape().elementType() != PrimitiveType::kPred ||
+          predicate->shape().dimensions() != inst->shape().dimensions()) {
+        continue;
+      }
+      HloInstruction* zero = m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(type));
+      zero->setLiteral(isInteger(type) ? Literal::integers(Shape::scalar(type), {0})
+                                       : Literal::floats(Shape::scalar(type), {0.0}));
+      HloInstruction* zeros = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {zero});
+      zeros->mutableAttributes().dimensions = std::vector<int64_t>{};
+      HloInstruction* select = m_computation.addInstruction("select", HloOpcode::kSelect, inst->shape(),
+                                                            {predicate, inst->operand(1 - i), zeros});
+      for (HloInstruction* created : {zeros, select})
+        created->mutableAttributes().metadata = inst->attributes().metadata;
+      replace(inst, select);
+      for (HloInstruction* created : {zero, zeros, select}) push(created);
+      return true;
     }
     return false;
   }

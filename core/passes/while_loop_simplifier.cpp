@@ -12,68 +12,10 @@
 #include "core/ir/hlo_module.h"
 #include "core/passes/cse.h"
 #include "core/passes/dce.h"
+#include "core/passes/while_loop_utils.h"
 
 namespace fusionscope::core {
 namespace {
-
-// The get-tuple-elements that read `tuple`, by element; false when something reads the tuple whole.
-bool elementReaders(const HloInstruction& tuple, int size, std::vector<std::vector<HloInstruction*>>& readers) {
-  readers.assign(static_cast<size_t>(size), {});
-  for (HloInstruction* user : tuple.users()) {
-    const auto& index = user->attributes().tupleIndex;
-    if (user->opcode() != HloOpcode::kGetTupleElement || !index || *index < 0 || *index >= size) return false;
-    readers[static_cast<size_t>(*index)].push_back(user);
-  }
-  return true;
-}
-
-// A loop this pass may rewrite: body and condition called by it alone, state read by element only, body ending
-// in a tuple, no control dependencies on the pieces it changes.
-struct Loop {
-  HloInstruction* loop = nullptr;
-  HloComputation* body = nullptr;
-  HloComputation* condition = nullptr;
-  HloInstruction* bodyParam = nullptr;
-  HloInstruction* conditionParam = nullptr;
-  int size = 0;
-  std::vector<std::vector<HloInstruction*>> bodyReaders, conditionReaders, outsideReaders;
-};
-
-std::unordered_map<const HloComputation*, int> callCounts(const HloModule& module) {
-  std::unordered_map<const HloComputation*, int> counts;
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      for (const HloComputation* callee : inst->calledComputations()) ++counts[callee];
-    }
-  }
-  return counts;
-}
-
-bool describeLoop(HloInstruction* inst, const std::unordered_map<const HloComputation*, int>& calls, Loop& out) {
-  Loop l;
-  l.loop = inst;
-  l.body = inst->calledComputation("body");
-  l.condition = inst->calledComputation("condition");
-  if (!l.body || !l.condition || l.body == l.condition || inst->operandCount() != 1) return false;
-  if (calls.at(l.body) != 1 || calls.at(l.condition) != 1) return false;
-  if (!inst->shape().isTuple() || inst->isRoot() || !inst->controlSuccessors().empty()) return false;
-  l.size = inst->shape().tupleSize();
-  if (l.body->parameterCount() != 1 || l.condition->parameterCount() != 1) return false;
-  l.bodyParam = l.body->parameters()[0];
-  l.conditionParam = l.condition->parameters()[0];
-  HloInstruction* root = l.body->root();
-  if (!root || root->opcode() != HloOpcode::kTuple || root->operandCount() != l.size || root->users().size() != 0 ||
-      !root->controlSuccessors().empty() || !root->controlPredecessors().empty()) {
-    return false;
-  }
-  if (!elementReaders(*l.bodyParam, l.size, l.bodyReaders) ||
-      !elementReaders(*l.conditionParam, l.size, l.conditionReaders) ||
-      !elementReaders(*inst, l.size, l.outsideReaders)) {
-    return false;
-  }
-  out = std::move(l);
-  return true;
-}
 
 // Whether the body computes `a` and `b` alike when element i and element j of its state hold one value.
 class SameUpdate {
@@ -127,7 +69,7 @@ bool sameInitialValue(const HloInstruction& init, int i, int j) {
 
 // Element j always equals element i: its readers read element i from now on (inside the body, in the condition
 // and after the loop). Element j is then dead, for the second step to drop.
-bool mergeRepeatedElements(Loop& l, SideEffectAnalysis& sideEffects) {
+bool mergeRepeatedElements(WhileLoop& l, SideEffectAnalysis& sideEffects) {
   const HloInstruction* init = l.loop->operand(0);
   if (init->opcode() != HloOpcode::kTuple) return false;
   const HloInstruction* root = l.body->root();
@@ -171,7 +113,7 @@ void markOperands(HloInstruction* start, std::unordered_set<const HloInstruction
 
 // Elements nothing needs: not read by the condition or after the loop, and in the body feeding only their own
 // update (nothing else the body computes, and nothing with a side effect, is computed from them).
-std::vector<bool> deadElements(const Loop& l, SideEffectAnalysis& sideEffects) {
+std::vector<bool> deadElements(const WhileLoop& l, SideEffectAnalysis& sideEffects) {
   std::vector<bool> dead(static_cast<size_t>(l.size), false);
   HloInstruction* root = l.body->root();
   for (int k = 0; k < l.size; ++k) {
@@ -194,18 +136,9 @@ std::vector<bool> deadElements(const Loop& l, SideEffectAnalysis& sideEffects) {
   return dead;
 }
 
-HloInstruction* addTuple(HloComputation& computation, std::string_view name, const std::vector<HloInstruction*>& parts,
-                         const OpMetadata* metadata) {
-  std::vector<Shape> shapes;
-  for (const HloInstruction* part : parts) shapes.push_back(part->shape());
-  HloInstruction* tuple = computation.addInstruction(name, HloOpcode::kTuple, Shape::tuple(std::move(shapes)), parts);
-  if (metadata) tuple->mutableAttributes().metadata = *metadata;
-  return tuple;
-}
-
 // Drops the dead elements from the loop's state: the initial tuple, both parameters, the body's root, the loop's
 // shape, and every get-tuple-element's index.
-Status dropElements(Loop& l, const std::vector<bool>& dead) {
+Status dropElements(WhileLoop& l, const std::vector<bool>& dead) {
   std::vector<int64_t> newIndex(static_cast<size_t>(l.size), -1);
   std::vector<Shape> kept;
   for (int k = 0; k < l.size; ++k) {
@@ -276,8 +209,8 @@ StatusOr<bool> WhileLoopSimplifier::run(HloModule& module, PassContext& /*contex
   bool changed = false;
   SideEffectAnalysis sideEffects;
   for (HloInstruction* inst : loops) {
-    Loop l;
-    if (!describeLoop(inst, calls, l)) continue;
+    WhileLoop l;
+    if (!describeWhileLoop(inst, calls, l)) continue;
     bool merged = mergeRepeatedElements(l, sideEffects);
     std::vector<bool> dead = deadElements(l, sideEffects);
     int deadCount = 0;

@@ -19,12 +19,14 @@
 #include "core/passes/instruction_fusion.h"
 #include "core/passes/library_fusion.h"
 #include "core/passes/multi_output_fusion.h"
+#include "core/passes/reduce_window_rewriter.h"
 #include "core/passes/reshape_mover.h"
 #include "core/passes/rng_bit_generator_expander.h"
 #include "core/passes/softmax_fusion.h"
 #include "core/passes/topk_decomposer.h"
 #include "core/passes/tree_reduction.h"
 #include "core/passes/tuple_simplifier.h"
+#include "core/passes/while_loop_invariant_code_motion.h"
 #include "core/passes/while_loop_simplifier.h"
 #include "core/pipeline/stage.h"
 
@@ -56,6 +58,14 @@ const std::vector<Registration>& registrations() {
       {{"while-simplify",
         "while loops: state elements that always hold one value merged, elements nothing reads dropped (as XLA)"},
        factory<WhileLoopSimplifier>()},
+      {{"reduce-window-rewriter",
+        "a cumulative reduction longer than 16 elements as a scan within columns of 16 and one over the columns' "
+        "totals (XLA CPU's ReduceWindowRewriter; cpu preset)"},
+       factory<ReduceWindowRewriter>()},
+      {{"while-licm",
+        "what a while body computes from values that do not change between iterations computed once before the loop "
+        "(XLA's while-loop invariant code motion; cpu preset)"},
+       factory<WhileLoopInvariantCodeMotion>()},
       {{"fusion", "producer-consumer fusion into kLoop, kInput and kOutput fusions (cost model in bytes)"},
        factory<InstructionFusion>()},
       {{"dot-rhs-transpose",
@@ -110,9 +120,14 @@ std::unique_ptr<PassPipeline> simplification(bool cpu) {
   // and fusion sees their ops. XLA CPU decomposes top-k into a sort as early (XLA GPU keeps it for its own kernel).
   // XLA's simplification loop moves reshapes across elementwise ops (the reshape mover) between its simplifier and
   // CSE: values written in two shapes (a mean in [1,1,1,C] and in [C]) become one.
-  for (const char* name : {"inline", "batch-norm-expander", "rng-bit-generator-expander", "topk-decomposer", "simplify",
-                           "reshape-mover", "cse", "tuple-simplify", "while-simplify", "dce"}) {
-    if (!cpu && std::string_view(name) == "topk-decomposer") continue;
+  // XLA CPU hoists loop invariants out of while bodies (its while-loop invariant code motion) before tuple-simplify
+  // and the while-loop simplifier in the same loop.
+  // XLA CPU rewrites long scans into short ones (its reduce-window rewriter) as early.
+  for (const char* name :
+       {"inline", "batch-norm-expander", "rng-bit-generator-expander", "topk-decomposer", "reduce-window-rewriter",
+        "simplify", "reshape-mover", "cse", "while-licm", "tuple-simplify", "while-simplify", "dce"}) {
+    const std::string_view pass(name);
+    if (!cpu && (pass == "topk-decomposer" || pass == "reduce-window-rewriter" || pass == "while-licm")) continue;
     pipeline->addPass(std::move(createPass(name)).value());
   }
   // Inlining and folding expose more folding and sharing; a few rounds reach the fixed point in practice.

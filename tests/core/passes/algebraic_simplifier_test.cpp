@@ -1018,6 +1018,44 @@ ENTRY main {
   testing::expectResultsWithinRounding(*original, *module, 3);
 }
 
+// A product with a converted predicate is a select of the other factor or zero, in either operand order, as XLA's
+// simplifier writes it (jnp.eye is a convert of `iota == iota`; its gradient multiplies by it again): the convert goes
+// once nothing else reads it. A product with a convert from another type, or of a complex type, stays.
+TEST(AlgebraicSimplifierTest, AProductWithAConvertedPredicateIsASelect) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  x = f32[8,8] parameter(0)
+  y = s32[8,8] parameter(1)
+  i = s32[8,8] iota(), iota_dimension=0
+  j = s32[8,8] iota(), iota_dimension=1
+  eq = pred[8,8] compare(i, j), direction=EQ
+  eye = f32[8,8] convert(eq)
+  a = f32[8,8] multiply(x, eye)
+  ieye = s32[8,8] convert(eq)
+  b = s32[8,8] multiply(ieye, y)
+  yf = f32[8,8] convert(y)
+  c = f32[8,8] multiply(x, yf)
+  ROOT t = (f32[8,8], s32[8,8], f32[8,8]) tuple(a, b, c)
+}
+)";
+  auto module = parseOrFail(text);
+  auto original = parseOrFail(text);
+  EXPECT_TRUE(simplify(*module));
+  const HloInstruction* root = module->entry()->root();
+  for (int i = 0; i < 2; ++i) {
+    const HloInstruction* select = root->operand(i);
+    ASSERT_EQ(select->opcode(), HloOpcode::kSelect) << printModule(*module);
+    EXPECT_EQ(select->operand(0)->name(), "eq");
+    EXPECT_EQ(select->operand(1)->name(), i == 0 ? "x" : "y");
+    ASSERT_EQ(select->operand(2)->opcode(), HloOpcode::kBroadcast);
+    EXPECT_EQ(select->operand(2)->operand(0)->opcode(), HloOpcode::kConstant);
+  }
+  EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kMultiply) << printModule(*module);
+  EXPECT_EQ(module->entry()->findInstruction("eye"), nullptr) << printModule(*module);
+  testing::expectResultsWithinRounding(*original, *module, 3);
+}
+
 // Of predicates, x != false and x == true are x (jnp.remainder's sign test once its divisor is a constant).
 TEST(AlgebraicSimplifierTest, APredicateComparedWithItsIdentityIsThePredicate) {
   auto module = parseOrFail(R"(
