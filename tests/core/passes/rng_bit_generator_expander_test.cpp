@@ -13,6 +13,7 @@
 #include "core/pipeline/stage.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/pass_testing.h"
+#include "tests/core/testing/preset_testing.h"
 #include "tests/core/testing/rng_vectors.h"
 
 namespace fusionscope::core {
@@ -94,12 +95,7 @@ TEST(RngBitGeneratorExpanderTest, PresetsFuseTheGeneratorIntoItsConsumer) {
     const std::vector<Value> arguments = randomArguments(*module, 3);
     StatusOr<EvalResult> before = evaluateModule(*module, arguments);
     ASSERT_TRUE(before.ok()) << before.message();
-    PipelineSpec spec;
-    spec.preset = preset;
-    StatusOr<std::unique_ptr<PassPipeline>> pipeline = buildPipeline(spec);
-    ASSERT_TRUE(pipeline.ok()) << pipeline.message();
-    PassContext context(fusionConfigFor(backendFor(spec)));
-    StatusOr<PipelineRun> run = runPipeline(**pipeline, *module, context);
+    StatusOr<PipelineRun> run = testing::runPreset(*module, preset);
     ASSERT_TRUE(run.ok()) << run.message();
     EXPECT_EQ(countOpcode(*module, HloOpcode::kRngBitGenerator), 0) << preset;
     int64_t bigFusions = 0;

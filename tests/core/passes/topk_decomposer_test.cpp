@@ -10,6 +10,7 @@
 #include "core/pipeline/stage.h"
 #include "core/text/hlo_printer.h"
 #include "tests/core/testing/pass_testing.h"
+#include "tests/core/testing/preset_testing.h"
 
 namespace fusionscope::core {
 namespace {
@@ -56,12 +57,7 @@ TEST(TopKDecomposerTest, ATopKIsAStableSortOfValuesAndIndicesAndItsFirstK) {
 TEST(TopKDecomposerTest, TheCpuPresetDecomposesATopKAndTheGpuPresetKeepsIt) {
   for (const char* preset : {"cpu", "gpu"}) {
     auto module = testing::parseOrFail(kTopK);
-    PipelineSpec spec;
-    spec.preset = preset;
-    StatusOr<std::unique_ptr<PassPipeline>> pipeline = buildPipeline(spec);
-    ASSERT_TRUE(pipeline.ok()) << pipeline.message();
-    PassContext context(fusionConfigFor(backendFor(spec)));
-    StatusOr<PipelineRun> run = runPipeline(**pipeline, *module, context);
+    StatusOr<PipelineRun> run = testing::runPreset(*module, preset);
     ASSERT_TRUE(run.ok()) << run.message();
     bool topk = false;
     bool sort = false;
