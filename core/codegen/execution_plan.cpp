@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/codegen/element_types.h"
+#include "core/codegen/execution_planner.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -20,19 +21,6 @@
 
 namespace fusionscope::core {
 namespace {
-
-// A value of the entry computation before buffer assignment: a parameter, a constant, or a temporary some
-// kernel writes.
-struct PlanValue {
-  int64_t bytes = 0;
-  Shape shape;
-  int64_t parameter = -1;
-  const HloInstruction* constant = nullptr;
-  int producer = -1;  // kernel index for temporaries
-  int lastReader = -1;
-  bool output = false;
-  int buffer = -1;
-};
 
 std::string symbolName(std::string_view name) {
   std::string out;
@@ -133,119 +121,7 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> parseInputOutputAlias(const H
   return aliases;
 }
 
-namespace {
-
-// A step of one computation's program before buffer assignment: a kernel (index into ExecutionPlan::kernels) or
-// a while / conditional (`instruction`), with the values it reads and writes. `groups` are a control-flow step's
-// operands, flattened: for a while its one operand, for a conditional the selector then each branch's operand.
-struct LocalStep {
-  int kernel = -1;
-  const HloInstruction* instruction = nullptr;
-  std::vector<int> inputs;
-  std::vector<int> outputs;
-  std::vector<std::vector<int>> groups;
-};
-
-// What planning a called computation gives its caller: its program, where its root's (flattened) elements are,
-// and for each whether its buffer belongs to the computation's own temporaries (so it may be swapped away).
-struct SubPlan {
-  std::vector<PlanStep> steps;
-  std::vector<int> root;
-  std::vector<bool> owned;
-};
-
-// The values and steps of one computation while it is planned: a value per array (a tuple's elements each), the
-// steps that read and write them.
-struct ComputationValues {
-  std::vector<PlanValue> values;
-  std::vector<bool> external;  // a parameter of a called computation: its buffer is the caller's
-  std::vector<bool> pinned;    // a while's state or a conditional's result: a buffer of its own, never reused
-  std::unordered_map<const HloInstruction*, std::vector<int>> slots;  // value per (tuple) element
-  std::vector<LocalStep> steps;
-
-  int add(const Shape& shape) {
-    PlanValue value;
-    value.shape = shape;
-    value.bytes = elementByteSize(shape.elementType()) * shape.elementCount();
-    values.push_back(value);
-    external.push_back(false);
-    pinned.push_back(false);
-    return static_cast<int>(values.size()) - 1;
-  }
-  PlanValue& operator[](int v) { return values[static_cast<size_t>(v)]; }
-};
-
-// Where the entry's outputs live relative to its parameters (input_output_alias).
-struct EntryAliases {
-  std::unordered_map<int64_t, int> parameterValue;  // parameter number -> its value
-  std::map<int, int64_t> direct;                    // temporary value -> parameter whose buffer it is written into
-  std::vector<std::pair<int, int64_t>> copies;      // (output index, parameter) needing a final copy
-};
-
-class Planner {
- public:
-  Planner(const HloModule& module, ExecutionPlan& plan) : m_module(module), m_plan(plan) {}
-
-  // Plans `computation`. For the entry (`parameterBuffers` null) parameters, outputs and input_output_alias are
-  // the plan's; a called computation reads parameter p's flattened elements in (*parameterBuffers)[p].
-  // `loopBody`: the computation is a while body, whose parameter buffers (the loop state) it may update in place.
-  StatusOr<SubPlan> planComputation(const HloComputation& computation,
-                                    const std::vector<std::vector<int>>* parameterBuffers, bool loopBody = false);
-
- private:
-  int addBuffer(int64_t bytes) {
-    PlanBuffer buffer;
-    buffer.id = static_cast<int>(m_plan.buffers.size());
-    buffer.bytes = bytes;
-    m_plan.buffers.push_back(buffer);
-    return buffer.id;
-  }
-  std::string uniqueName(std::string name) {
-    while (!m_usedNames.insert(name).second) name += "_";
-    return name;
-  }
-  // The values of one instruction, by kind: work that is not ours refused by name, then parameters, constants,
-  // tuples, aliases of an operand's bytes (no kernel), while / conditional steps, and kernels.
-  Status refuseForeignWork(const HloInstruction& instruction);
-  Status planValues(const HloInstruction& instruction, const std::vector<std::vector<int>>* parameterBuffers,
-                    ComputationValues& c);
-  Status planParameter(const HloInstruction& instruction, const std::vector<std::vector<int>>* parameterBuffers,
-                       ComputationValues& c);
-  Status planConstant(const HloInstruction& instruction, ComputationValues& c);
-  Status planTupleOp(const HloInstruction& instruction, ComputationValues& c);
-  Status planControlFlowStep(const HloInstruction& instruction, ComputationValues& c);
-  Status planKernelStep(const HloInstruction& instruction, ComputationValues& c);
-  // The entry's parameters and outputs, and which outputs are written into a parameter's buffer (directly, or by a
-  // final copy).
-  StatusOr<EntryAliases> planEntryInterface(const HloComputation& computation, ComputationValues& c);
-  // Buffers for every value, reusing a temporary's once its last reader ran, and the steps' programs.
-  StatusOr<SubPlan> assignBuffers(ComputationValues& c, const EntryAliases& aliases, bool isEntry, bool loopBody,
-                                  const std::vector<int>& rootSlots);
-  // The copies of outputs into the parameters they alias that could not be written there directly.
-  void addAliasCopies(const HloComputation& computation, ComputationValues& c, const EntryAliases& aliases,
-                      SubPlan& result);
-  // A while's or conditional's program, once the buffers of its operands are known.
-  Status planWhile(const LocalStep& local, const std::vector<int>& operandBuffers, PlanStep& step);
-  Status planConditional(const LocalStep& local, const std::vector<std::vector<int>>& groupBuffers, PlanStep& step);
-
-  const HloModule& m_module;
-  ExecutionPlan& m_plan;
-  std::set<std::string> m_usedNames;
-  int m_depth = 0;
-};
-
-// The flattened elements of a tuple (or the one array) of `shape`; fails on nested tuples.
-StatusOr<std::vector<Shape>> flatElements(const HloInstruction& instruction, const Shape& shape) {
-  if (!shape.isTuple()) return std::vector<Shape>{shape};
-  std::vector<Shape> elements;
-  for (const Shape& element : shape.tupleElements()) {
-    if (element.isTuple()) {
-      return Status::error(fmt::format("{}: nested tuples are not supported by codegen", instruction.name()));
-    }
-    elements.push_back(element);
-  }
-  return elements;
-}
+namespace planning {
 
 StatusOr<SubPlan> Planner::planComputation(const HloComputation& computation,
                                            const std::vector<std::vector<int>>* parameterBuffers, bool loopBody) {
@@ -707,123 +583,6 @@ void Planner::addAliasCopies(const HloComputation& computation, ComputationValue
   }
 }
 
-// Moves that put `sources` (a sub-program's root elements, `owned` where they are its own temporaries) into
-// `targets`. A source that is itself one of the targets (a loop body returning its parameter's elements
-// permuted) goes through a scratch buffer first, so no move overwrites what a later one reads; an owned source is
-// swapped into place (no copy), and a source appearing twice is copied from where its first move put it.
-std::vector<PlanMove> movesInto(const std::vector<int>& sources, const std::vector<bool>& owned,
-                                const std::vector<int>& targets, const std::function<int(int)>& scratchFor) {
-  std::vector<PlanMove> moves;
-  std::vector<std::pair<int, int>> pending;  // (scratch, target)
-  auto isTarget = [&](int buffer) { return std::find(targets.begin(), targets.end(), buffer) != targets.end(); };
-  for (size_t i = 0; i < sources.size(); ++i) {
-    if (sources[i] != targets[i] && isTarget(sources[i])) {
-      const int scratch = scratchFor(sources[i]);
-      moves.push_back({sources[i], scratch, false});
-      pending.emplace_back(scratch, targets[i]);
-    }
-  }
-  std::map<int, int> movedTo;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const int from = sources[i];
-    if (from == targets[i] || isTarget(from)) continue;
-    if (auto it = movedTo.find(from); it != movedTo.end()) {
-      moves.push_back({it->second, targets[i], false});
-    } else {
-      moves.push_back({from, targets[i], owned[i]});
-      movedTo[from] = targets[i];
-    }
-  }
-  for (auto [scratch, target] : pending) moves.push_back({scratch, target, true});
-  return moves;
-}
-
-Status Planner::planWhile(const LocalStep& local, const std::vector<int>& operandBuffers, PlanStep& step) {
-  const HloInstruction* instruction = local.instruction;
-  const HloComputation* condition = instruction->calledComputation("condition");
-  const HloComputation* body = instruction->calledComputation("body");
-  if (condition == nullptr || body == nullptr) {
-    return Status::error(fmt::format("{}: while needs condition= and body=", instruction->name()));
-  }
-  step.kind = PlanStep::Kind::kWhile;
-  step.instruction = instruction->name();
-  if (operandBuffers.size() != step.state.size()) {
-    return Status::error(fmt::format("{}: the operand has {} elements, the result {}", instruction->name(),
-                                     operandBuffers.size(), step.state.size()));
-  }
-  // The initial state is copied: the operand may be read after the loop (or be a parameter or constant).
-  for (size_t i = 0; i < operandBuffers.size(); ++i) step.init.push_back({operandBuffers[i], step.state[i], false});
-  const std::vector<std::vector<int>> parameters{step.state};
-  StatusOr<SubPlan> conditionPlan = planComputation(*condition, &parameters);
-  if (!conditionPlan.ok()) return conditionPlan.status();
-  const HloInstruction* conditionRoot = condition->root();
-  if (conditionPlan->root.size() != 1 || !conditionRoot->shape().isArray() ||
-      conditionRoot->shape().elementType() != PrimitiveType::kPred || conditionRoot->shape().elementCount() != 1) {
-    return Status::error(fmt::format("{}: condition {} must return pred[]", instruction->name(), condition->name()));
-  }
-  step.condition = std::move(conditionPlan->steps);
-  step.predicate = conditionPlan->root[0];
-  StatusOr<SubPlan> bodyPlan = planComputation(*body, &parameters, /*loopBody=*/true);
-  if (!bodyPlan.ok()) return bodyPlan.status();
-  if (bodyPlan->root.size() != step.state.size()) {
-    return Status::error(fmt::format("{}: body {} returns {} elements, the state has {}", instruction->name(),
-                                     body->name(), bodyPlan->root.size(), step.state.size()));
-  }
-  step.body = std::move(bodyPlan->steps);
-  step.update = movesInto(bodyPlan->root, bodyPlan->owned, step.state,
-                          [&](int buffer) { return addBuffer(m_plan.buffers[static_cast<size_t>(buffer)].bytes); });
-  return okStatus();
-}
-
-Status Planner::planConditional(const LocalStep& local, const std::vector<std::vector<int>>& groupBuffers,
-                                PlanStep& step) {
-  const HloInstruction* instruction = local.instruction;
-  std::vector<const HloComputation*> branches;
-  if (const HloComputation* t = instruction->calledComputation("true_computation")) {
-    branches = {t, instruction->calledComputation("false_computation")};
-  } else {
-    for (const CalledComputationRef& ref : instruction->calledComputationRefs()) {
-      if (ref.key == "branch_computations") branches.assign(ref.computations.begin(), ref.computations.end());
-    }
-  }
-  if (branches.empty() || std::find(branches.begin(), branches.end(), nullptr) != branches.end()) {
-    return Status::error(fmt::format("{}: conditional needs true_computation/false_computation or branch_computations",
-                                     instruction->name()));
-  }
-  const Shape& selectorShape = instruction->operand(0)->shape();
-  if (!selectorShape.isArray() || selectorShape.elementCount() != 1 || isFloatingPoint(selectorShape.elementType()) ||
-      groupBuffers[0].size() != 1) {
-    return Status::error(fmt::format("{}: the branch index must be a pred or integer scalar", instruction->name()));
-  }
-  if (selectorShape.elementType() == PrimitiveType::kPred && branches.size() != 2) {
-    return Status::error(fmt::format("{}: a pred conditional needs two branches", instruction->name()));
-  }
-  if (groupBuffers.size() != branches.size() + 1) {
-    return Status::error(fmt::format("{}: {} branch(es) but {} branch operand(s)", instruction->name(), branches.size(),
-                                     groupBuffers.size() - 1));
-  }
-  step.kind = PlanStep::Kind::kConditional;
-  step.instruction = instruction->name();
-  step.selector = groupBuffers[0][0];
-  step.selectorType = selectorShape.elementType();
-  step.results = std::move(step.state);
-  step.state.clear();
-  for (size_t k = 0; k < branches.size(); ++k) {
-    const std::vector<std::vector<int>> parameters{groupBuffers[k + 1]};
-    StatusOr<SubPlan> branch = planComputation(*branches[k], &parameters);
-    if (!branch.ok()) return branch.status();
-    if (branch->root.size() != step.results.size()) {
-      return Status::error(fmt::format("{}: branch {} returns {} elements, the conditional {}", instruction->name(),
-                                       branches[k]->name(), branch->root.size(), step.results.size()));
-    }
-    step.branches.push_back(std::move(branch->steps));
-    step.branchResults.push_back(movesInto(branch->root, branch->owned, step.results, [&](int buffer) {
-      return addBuffer(m_plan.buffers[static_cast<size_t>(buffer)].bytes);
-    }));
-  }
-  return okStatus();
-}
-
 const PlanStep* firstIn(const std::vector<PlanStep>& steps) {
   for (const PlanStep& step : steps) {
     if (step.kind != PlanStep::Kind::kKernel) return &step;
@@ -831,10 +590,10 @@ const PlanStep* firstIn(const std::vector<PlanStep>& steps) {
   return nullptr;
 }
 
-}  // namespace
+}  // namespace planning
 
 const PlanStep* firstControlFlowStep(const ExecutionPlan& plan) {
-  return firstIn(plan.steps);
+  return planning::firstIn(plan.steps);
 }
 
 namespace {
@@ -893,8 +652,8 @@ StatusOr<ExecutionPlan> planExecution(const HloModule& module) {
   FS_RETURN_IF_ERROR(checkElementTypes(module));
   ExecutionPlan plan;
   plan.module = module.name();
-  Planner planner(module, plan);
-  StatusOr<SubPlan> program = planner.planComputation(*entry, nullptr);
+  planning::Planner planner(module, plan);
+  StatusOr<planning::SubPlan> program = planner.planComputation(*entry, nullptr);
   if (!program.ok()) return program.status();
   plan.steps = std::move(program->steps);
   for (const PlanBuffer& buffer : plan.buffers) plan.peakBytes += buffer.bytes;
