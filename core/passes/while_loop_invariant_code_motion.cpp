@@ -169,13 +169,7 @@ StatusOr<bool> hoistFrom(WhileLoop& l, SideEffectAnalysis& sideEffects) {
 }  // namespace
 
 StatusOr<bool> WhileLoopInvariantCodeMotion::run(HloModule& module, PassContext& /*context*/) {
-  std::vector<HloInstruction*> loops;
-  for (const auto& computation : module.computations()) {
-    if (computation->isFusionComputation()) continue;
-    for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == HloOpcode::kWhile) loops.push_back(inst.get());
-    }
-  }
+  const std::vector<HloInstruction*> loops = whileInstructions(module);
   bool changed = false;
   SideEffectAnalysis sideEffects;
   for (HloInstruction* inst : loops) {

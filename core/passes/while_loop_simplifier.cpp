@@ -199,13 +199,7 @@ Status dropElements(WhileLoop& l, const std::vector<bool>& dead) {
 
 StatusOr<bool> WhileLoopSimplifier::run(HloModule& module, PassContext& /*context*/) {
   const std::unordered_map<const HloComputation*, int> calls = callCounts(module);
-  std::vector<HloInstruction*> loops;
-  for (const auto& computation : module.computations()) {
-    if (computation->isFusionComputation()) continue;
-    for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == HloOpcode::kWhile) loops.push_back(inst.get());
-    }
-  }
+  const std::vector<HloInstruction*> loops = whileInstructions(module);
   bool changed = false;
   SideEffectAnalysis sideEffects;
   for (HloInstruction* inst : loops) {

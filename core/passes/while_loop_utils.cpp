@@ -18,6 +18,17 @@ bool elementReaders(const HloInstruction& tuple, int size, std::vector<std::vect
 
 }  // namespace
 
+std::vector<HloInstruction*> whileInstructions(const HloModule& module) {
+  std::vector<HloInstruction*> loops;
+  for (const auto& computation : module.computations()) {
+    if (computation->isFusionComputation()) continue;
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == HloOpcode::kWhile) loops.push_back(inst.get());
+    }
+  }
+  return loops;
+}
+
 std::unordered_map<const HloComputation*, int> callCounts(const HloModule& module) {
   std::unordered_map<const HloComputation*, int> counts;
   for (const auto& computation : module.computations()) {

@@ -25,6 +25,10 @@ struct WhileLoop {
   std::vector<std::vector<HloInstruction*>> bodyReaders, conditionReaders, outsideReaders;
 };
 
+// The while instructions of the module's computations (fused computations hold none), collected before a pass
+// rewrites any.
+std::vector<HloInstruction*> whileInstructions(const HloModule& module);
+
 // How many instructions call each computation.
 std::unordered_map<const HloComputation*, int> callCounts(const HloModule& module);
 
