@@ -94,33 +94,22 @@ ENTRY e {{
                      d.name, d.m, d.n, d.k, d.b);
 }
 
-// exp of a masked softmax's fill (x - 1e9, every lane past the vector exp's fast range) and of ordinary inputs
-// (x - 1): the two should take about the same time (the masked one was 14x slower).
-std::string expModule(const char* shift) {
-  return fmt::format(R"(HloModule exp
+// `opcode` of x + shift over `elements` f32: a unary op's time on one range of arguments.
+//  - exp (4M elements) of a masked softmax's fill (x - 1e9, every lane past the vector exp's fast range) and of
+//    ordinary inputs (x - 1): the two should take about the same time (the masked one was 14x slower).
+//  - sin (65,536 in cache) of ordinary arguments (x + 1) and of a long context's rotary-embedding arguments
+//    (x + 1e5): the two should take about the same time (libmvec's sinf took a scalar path per lane from about 3e4
+//    on, 15x slower).
+std::string unaryModule(const char* opcode, int64_t elements, const char* shift) {
+  return fmt::format(R"(HloModule {0}
 ENTRY e {{
-  x = f32[4194304] parameter(0)
-  c = f32[] constant({})
-  b = f32[4194304] broadcast(c), dimensions={{}}
-  s = f32[4194304] add(x, b)
-  ROOT r = f32[4194304] exponential(s)
+  x = f32[{1}] parameter(0)
+  c = f32[] constant({2})
+  b = f32[{1}] broadcast(c), dimensions={{}}
+  s = f32[{1}] add(x, b)
+  ROOT r = f32[{1}] {0}(s)
 }})",
-                     shift);
-}
-
-// sin of 65,536 f32 in cache, of ordinary arguments (x + 1) and of a long context's rotary-embedding arguments
-// (x + 1e5): the two should take about the same time (libmvec's sinf took a scalar path per lane from about 3e4 on,
-// 15x slower).
-std::string sinModule(const char* shift) {
-  return fmt::format(R"(HloModule sin
-ENTRY e {{
-  x = f32[65536] parameter(0)
-  c = f32[] constant({})
-  b = f32[65536] broadcast(c), dimensions={{}}
-  s = f32[65536] add(x, b)
-  ROOT r = f32[65536] sine(s)
-}})",
-                     shift);
+                     opcode, elements, shift);
 }
 
 struct Case {
@@ -147,10 +136,10 @@ Case& getCase(const std::string& name, bool fusion, const std::vector<std::strin
       dot != nullptr          ? core::parseHloModule(transposedRhsDotText(*dot))
       : name == "softmax"     ? core::parseHloModule(kSoftmax)
       : name == "elementwise" ? core::parseHloModule(kElementwise)
-      : name == "exp_masked"  ? core::parseHloModule(expModule("-1e9"))
-      : name == "exp_normal"  ? core::parseHloModule(expModule("-1"))
-      : name == "sin_normal"  ? core::parseHloModule(sinModule("1"))
-      : name == "sin_large"   ? core::parseHloModule(sinModule("1e5"))
+      : name == "exp_masked"  ? core::parseHloModule(unaryModule("exponential", 4194304, "-1e9"))
+      : name == "exp_normal"  ? core::parseHloModule(unaryModule("exponential", 4194304, "-1"))
+      : name == "sin_normal"  ? core::parseHloModule(unaryModule("sine", 65536, "1"))
+      : name == "sin_large"   ? core::parseHloModule(unaryModule("sine", 65536, "1e5"))
       : name == "layer_norm"
           ? core::parseHloModuleFile(std::string(FS_SOURCE_DIR) + "/samples/layer_norm/layer_norm.hlo")
       : name == "mlp"
