@@ -24,6 +24,12 @@ namespace fusionscope::core {
 namespace {
 
 // A splat constant equal to `value`, or a broadcast of a scalar constant equal to it.
+// The scalar 0 of `type` (integer, real or complex).
+Literal zeroOf(PrimitiveType type) {
+  if (isInteger(type)) return Literal::integers(Shape::scalar(type), {0});
+  return Literal::floats(Shape::scalar(type), std::vector<double>(isComplex(type) ? 2 : 1, 0.0));
+}
+
 bool isSplatOf(const HloInstruction& inst, double value) {
   const HloInstruction* constant = &inst;
   if (inst.opcode() == HloOpcode::kBroadcast && inst.operandCount() == 1 && inst.operand(0)->shape().isScalar()) {
@@ -283,12 +289,7 @@ class ComputationSimplifier {
       keptSizes.push_back(lhsShape.dimension(static_cast<int>(d)));
     }
     HloInstruction* zero = make("constant", HloOpcode::kConstant, Shape::scalar(accumulation), {});
-    if (isInteger(accumulation)) {
-      zero->setLiteral(Literal::integers(Shape::scalar(accumulation), {0}));
-    } else {
-      zero->setLiteral(
-          Literal::floats(Shape::scalar(accumulation), std::vector<double>(isComplex(accumulation) ? 2 : 1, 0.0)));
-    }
+    zero->setLiteral(zeroOf(accumulation));
     HloInstruction* sum = make("reduce", HloOpcode::kReduce, Shape(accumulation, keptSizes), {product, zero});
     sum->mutableAttributes().dimensions = contracting;
     HloComputation*& reducer = m_addReducers[accumulation];
@@ -750,8 +751,7 @@ class ComputationSimplifier {
         continue;
       }
       HloInstruction* zero = m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(type));
-      zero->setLiteral(isInteger(type) ? Literal::integers(Shape::scalar(type), {0})
-                                       : Literal::floats(Shape::scalar(type), {0.0}));
+      zero->setLiteral(zeroOf(type));
       HloInstruction* zeros = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {zero});
       zeros->mutableAttributes().dimensions = std::vector<int64_t>{};
       HloInstruction* select = m_computation.addInstruction("select", HloOpcode::kSelect, inst->shape(),

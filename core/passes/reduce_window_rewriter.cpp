@@ -7,6 +7,7 @@
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
+#include "core/passes/fusion_utils.h"
 
 namespace fusionscope::core {
 namespace {
@@ -193,8 +194,7 @@ void rewrite(HloComputation& computation, HloInstruction* inst, const Scan& scan
 
 StatusOr<bool> ReduceWindowRewriter::run(HloModule& module, PassContext&) {
   bool changed = false;
-  for (const auto& computation : module.computations()) {
-    if (computation->isFusionComputation()) continue;
+  for (HloComputation* computation : computationsToFuseIn(module)) {
     StatusOr<std::vector<HloInstruction*>> order = computation->postOrder();
     if (!order.ok()) return order.status();
     bool computationChanged = false;
