@@ -24,8 +24,11 @@ int64_t minorDimension(const Shape& shape) {
 }
 
 // A concatenation a plain copy loop does better than a fused kernel: many operands (the fused loop picks the
-// operand per element through a tree of branches), or along the most minor dimension with enough contiguous
-// bytes per row for memcpy-like moves.
+// operand per element through a tree of branches), or along the most minor dimension over 128 elements or more, where
+// a loop of its own moves whole rows (XLA CPU as of jaxlib 0.10; later XLA measures bytes per row and in all instead).
+// Below that the rows are too short to vectorize anyway, and fusing costs nothing.
+constexpr int64_t kMinorConcatenateMinElements = 128;
+
 std::optional<std::string> inefficientConcatenate(const HloInstruction& concat, const FusionConfig& config) {
   if (concat.opcode() != HloOpcode::kConcatenate) return std::nullopt;
   if (concat.operandCount() > config.maxConcatenateOperands) {
@@ -36,12 +39,12 @@ std::optional<std::string> inefficientConcatenate(const HloInstruction& concat, 
   const auto& dims = concat.attributes().dimensions;
   if (shape.rank() <= 1 || !dims || dims->empty()) return std::nullopt;
   const int64_t dim = dims->front();
-  const int64_t rowBytes = shape.dimension(static_cast<int>(dim)) * (primitiveTypeBitWidth(shape.elementType()) / 8);
-  if (dim == minorDimension(shape) && rowBytes >= 64 && shape.byteSize() >= 2048) {
+  const int64_t rowElements = shape.dimension(static_cast<int>(dim));
+  if (dim == minorDimension(shape) && rowElements >= kMinorConcatenateMinElements) {
     return fmt::format(
-        "{} concatenates along the most minor dimension ({} contiguous bytes per row); it runs "
+        "{} concatenates along the most minor dimension ({} elements per row, {} or more); it runs "
         "faster as a copy loop of its own",
-        concat.name(), rowBytes);
+        concat.name(), rowElements, kMinorConcatenateMinElements);
   }
   return std::nullopt;
 }

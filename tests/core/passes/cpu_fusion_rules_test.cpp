@@ -137,20 +137,37 @@ ENTRY main {
 }
 
 TEST(CpuFusionRulesTest, WideAndMinorDimensionConcatenationsStayOnTheirOwn) {
-  // Along the minor dimension with 64+ contiguous bytes per row and 2 KB in all: a copy loop of its own.
+  // Along the minor dimension with rows of 128 elements or more: a copy loop of its own.
   Fused minor = runFusion(R"(
 HloModule m
 ENTRY main {
-  a = f32[32,32]{1,0} parameter(0)
-  b = f32[32,32]{1,0} parameter(1)
-  ea = f32[32,32]{1,0} exponential(a)
-  ROOT cat = f32[32,64]{1,0} concatenate(ea, b), dimensions={1}
+  a = f32[32,64]{1,0} parameter(0)
+  b = f32[32,64]{1,0} parameter(1)
+  ea = f32[32,64]{1,0} exponential(a)
+  ROOT cat = f32[32,128]{1,0} concatenate(ea, b), dimensions={1}
 }
 )",
                           cpu());
   ASSERT_MODULE(minor);
   EXPECT_EQ(minor.root()->opcode(), HloOpcode::kConcatenate) << minor.text();
-  expectReason(minor, "ea", "cat", "cat concatenates along the most minor dimension (256 contiguous bytes per row)");
+  expectReason(minor, "ea", "cat", "cat concatenates along the most minor dimension (128 elements per row");
+
+  // Shorter rows fuse, whatever their bytes: the halves of a rotary embedding, 2 KB in all (XLA CPU of jaxlib 0.10
+  // fuses this concatenate of bf16_block_adamw with both halves).
+  Fused shortRows = runFusion(R"(
+HloModule m
+ENTRY main {
+  a = f32[16,16]{1,0} parameter(0)
+  b = f32[16,16]{1,0} parameter(1)
+  s = f32[16,16]{1,0} subtract(a, b)
+  t = f32[16,16]{1,0} add(a, b)
+  ROOT cat = f32[16,32]{1,0} concatenate(s, t), dimensions={1}
+}
+)",
+                              cpu());
+  ASSERT_MODULE(shortRows);
+  ASSERT_TRUE(shortRows.root()->isFusion()) << shortRows.text();
+  EXPECT_EQ(shortRows.root()->fusedComputation()->root()->opcode(), HloOpcode::kConcatenate) << shortRows.text();
 
   // Along the major dimension it fuses.
   Fused major = runFusion(R"(

@@ -642,9 +642,11 @@ INSTANTIATE_TEST_SUITE_P(
         CorpusCase{"embedding_bag", "modules/embedding_bag.before.txt", "modules/embedding_bag.after.txt", 22, 1.0, 1.0,
                    1.0},
         // 0.954 at 95.0 % of our ops matched before reshape-mover; 0.943 at 97.2 %: more of ours matched, more
-        // pairs compared (3,160 in both, 3,141 before).
-        CorpusCase{"bf16_block_adamw", "modules/bf16_block_adamw.before.txt", "modules/bf16_block_adamw.after.txt", 698,
-                   0.949, 0.796, 0.97},
+        // pairs compared (3,160 in both, 3,141 before). 0.950 / 0.797 while the cpu preset kept every minor-dimension
+        // concatenate of 2 KB or more unfused (later XLA's bytes rule): the XLA of jaxlib 0.10 refuses only rows of
+        // 128 elements or more, and fuses the rotary embedding's two halves with their concatenate.
+        CorpusCase{"bf16_block_adamw", "modules/bf16_block_adamw.before.txt", "modules/bf16_block_adamw.after.txt", 688,
+                   0.950, 0.951, 0.97},
         // LAPACK programs (measured 2026-11-29 as vendored). XLA's module copies every LAPACK operand into the
         // column-major layout the call asks for and keeps one copy of the factor per use; linear_algebra: 80 % of
         // XLA's ops matched (its layout copies, the dots of QR's q.T @ b written twice), no figure.
