@@ -90,6 +90,8 @@ class ComputationSimplifier {
     if (broadcastOfIota(inst)) return;
     if (reduceOfSizeOneDimensions(inst)) return;
     if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;
+    if (m_reciprocals && divideByExp(inst)) return;
+    if (divideOfDivide(inst)) return;
     if (transposeOfDot(inst)) return;
     if (dotOfVectors(inst)) return;
     if (foldConvolutionInputPad(inst)) return;
@@ -312,10 +314,12 @@ class ComputationSimplifier {
     return true;
   }
 
-  // a / broadcast(b) => a * broadcast(1 / b) for floating-point a when b has fewer elements: one division per
-  // element of b instead of per element of a, as XLA CPU's simplifier does (a softmax's division by the row sums
-  // becomes a multiplication by their reciprocals; a division by a constant, by the folded reciprocal). Only
-  // for the cpu backend, where XLA's dumps show it.
+  // a / broadcast(b) => a * broadcast(1 / b) for floating-point a when b has fewer elements and the broadcast is
+  // b's only user: one division per element of b instead of per element of a, as XLA CPU's simplifier does (a
+  // softmax's division by the row sums becomes a multiplication by their reciprocals; a division by a constant, by
+  // the folded reciprocal, however many read it). A computed b that others read too stays as it is, as in XLA
+  // (gp_regression's kernel matrix divides by exp(2 log_scale) twice: once where the gradient reads that exp again,
+  // which keeps its division, and once where nothing else does). Only for the cpu backend, where XLA's dumps show it.
   bool rewriteDivideByBroadcast(HloInstruction* inst) {
     if (inst->opcode() != HloOpcode::kDivide || inst->operandCount() != 2 || !inst->shape().isArray() ||
         !isFloatingPoint(inst->shape().elementType())) {
@@ -328,7 +332,8 @@ class ComputationSimplifier {
     }
     HloInstruction* divisor = broadcast->operand(0);
     if (!divisor->shape().isArray() || divisor->shape().elementType() != inst->shape().elementType() ||
-        divisor->shape().elementCount() >= inst->shape().elementCount()) {
+        divisor->shape().elementCount() >= inst->shape().elementCount() ||
+        (divisor->opcode() != HloOpcode::kConstant && !usedOnlyBy(*divisor, *broadcast))) {
       return false;
     }
     const PrimitiveType type = inst->shape().elementType();
@@ -349,6 +354,76 @@ class ComputationSimplifier {
     replace(inst, product);
     for (HloInstruction* created : {ones, reciprocal, spread, product}) push(created);
     return true;
+  }
+
+  // a / exp(b) => a * exp(-b) for real floating-point values, as XLA CPU's simplifier does (its fast math allows
+  // it): a multiplication where a division was, and 1 / exp(b), as the rule above writes a reciprocal, becomes
+  // exp(-b) once the product with one goes. Only for the cpu backend, with the rule above.
+  bool divideByExp(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kDivide || inst->operandCount() != 2 || !inst->shape().isArray() ||
+        !isFloatingPoint(inst->shape().elementType()) || isComplex(inst->shape().elementType())) {
+      return false;
+    }
+    HloInstruction* exp = inst->operand(1);
+    if (exp->opcode() != HloOpcode::kExp || exp->operandCount() != 1 || exp->shape() != inst->shape()) return false;
+    HloInstruction* negate =
+        m_computation.addInstruction("negate", HloOpcode::kNegate, exp->operand(0)->shape(), {exp->operand(0)});
+    HloInstruction* newExp = m_computation.addInstruction("exponential", HloOpcode::kExp, exp->shape(), {negate});
+    HloInstruction* product =
+        m_computation.addInstruction("multiply", HloOpcode::kMultiply, inst->shape(), {inst->operand(0), newExp});
+    for (HloInstruction* created : {negate, newExp, product}) {
+      created->mutableAttributes().metadata = inst->attributes().metadata;
+    }
+    replace(inst, product);
+    for (HloInstruction* created : {negate, newExp, product}) push(created);
+    return true;
+  }
+
+  // Quotients of quotients become one division, as XLA's simplifier writes them on both backends (not for integers,
+  // whose divisions truncate): (a / b) / (c / d) => (a * d) / (b * c), (a / b) / c => a / (b * c) and
+  // a / (b / c) => (a * c) / b. AdamW's m / (1 - b1^t) / (sqrt(v_hat) + eps) is one division by a product. The
+  // inner quotient stays for its other readers. Floating-point results may round differently.
+  bool divideOfDivide(HloInstruction* inst) {
+    if (inst->opcode() != HloOpcode::kDivide || inst->operandCount() != 2 || !inst->shape().isArray() ||
+        !isFloatingPoint(inst->shape().elementType())) {
+      return false;
+    }
+    auto isQuotient = [&](const HloInstruction* value) {
+      return value->opcode() == HloOpcode::kDivide && value->operandCount() == 2 && value->shape() == inst->shape();
+    };
+    HloInstruction* numerator = inst->operand(0);
+    HloInstruction* denominator = inst->operand(1);
+    const bool outerTop = isQuotient(numerator);
+    const bool outerBottom = isQuotient(denominator);
+    if (!outerTop && !outerBottom) return false;
+    auto multiply = [&](HloInstruction* a, HloInstruction* b) {
+      HloInstruction* product = m_computation.addInstruction("multiply", HloOpcode::kMultiply, inst->shape(), {a, b});
+      product->mutableAttributes().metadata = inst->attributes().metadata;
+      return product;
+    };
+    HloInstruction* top = nullptr;
+    HloInstruction* bottom = nullptr;
+    if (outerTop && outerBottom) {
+      top = multiply(numerator->operand(0), denominator->operand(1));
+      bottom = multiply(numerator->operand(1), denominator->operand(0));
+    } else if (outerTop) {
+      top = numerator->operand(0);
+      bottom = multiply(numerator->operand(1), denominator);
+    } else {
+      top = multiply(numerator, denominator->operand(1));
+      bottom = denominator->operand(0);
+    }
+    HloInstruction* quotient = m_computation.addInstruction("divide", HloOpcode::kDivide, inst->shape(), {top, bottom});
+    quotient->mutableAttributes().metadata = inst->attributes().metadata;
+    replace(inst, quotient);
+    for (HloInstruction* created : {top, bottom, quotient}) push(created);
+    return true;
+  }
+
+  // Whether `user` is the only reader of `value` (the computation's result is read by its caller), and reads it once.
+  bool usedOnlyBy(const HloInstruction& value, const HloInstruction& user) const {
+    return &value != m_computation.root() && value.users().size() == 1 && value.users().front() == &user &&
+           std::count(user.operands().begin(), user.operands().end(), &value) == 1;
   }
 
   // `constant.N` for a folded `op.N`: XLA numbers instructions module-wide, so the name is usually free, and

@@ -612,7 +612,9 @@ INSTANTIATE_TEST_SUITE_P(
         // left is mostly the matcher's: ops of one source op lumped into one identity (docs/PIPELINES.md).
         // 0.976 / 0.968 until the index clamps of its loops stopped being copied into each user (XLA's true-rank test
         // of "effectively unary") and simplify took negations out of sums and merged constant factors, as XLA's.
-        CorpusCase{"llm_train", "modules/llm_train.before.txt", "modules/llm_train.after.txt", 5171, 0.980, 0.982,
+        // 0.981 / 0.983 until simplify divided through a reciprocal only where the broadcast divisor has no other
+        // reader, and wrote AdamW's quotient of a quotient as one division, as XLA's simplifier does.
+        CorpusCase{"llm_train", "modules/llm_train.before.txt", "modules/llm_train.after.txt", 5295, 0.980, 0.989,
                    0.990},
         // interop/jax_more_programs.py (measured 2026-11-29 as vendored; -1: coverage under 95 %, no figure):
         // 0.924 / 0.931 while its cache index clamp (a scalar select of scalars) counted as effectively unary and was
@@ -655,8 +657,13 @@ INSTANTIATE_TEST_SUITE_P(
         // among ops the comparison lumps by source op.
         // 0.926 / 0.693 while XLA's layout copies of the LAPACK operands were lumped with the calls' ops; 0.915 /
         // 0.841 until simplify wrote a product with a converted predicate (jnp.eye) as a select, as XLA's.
-        CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 151, 0.940,
-                   0.835, 0.961},
+        // 0.941 / 0.836 while simplify divided by any broadcast through a reciprocal. XLA's does so only where
+        // nothing else reads the divisor; the jvp's exp(2 log_scale) is read by the gradient too, so its division
+        // stays, the two kernel matrices differ and neither cse merges them: two Cholesky factors, as in XLA's
+        // module. The figures fell with it: the second copy's fusions now meet XLA's, where XLA also keeps two
+        // jitter terms (one in f32[1], one in f32[]) that ours share.
+        CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 181, 0.856,
+                   0.833, 0.961},
         CorpusCase{"linear_algebra", "modules/linear_algebra.before.txt", "modules/linear_algebra.after.txt", 93, -1,
                    -1, 0.79},
         // Measured 2026-11-30 as vendored: every matched op grouped alike; our two unmatched ops are transposes of
