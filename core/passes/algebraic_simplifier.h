@@ -7,20 +7,20 @@
 
 namespace fusionscope::core {
 
-// Local rewrites that make the graph smaller without changing what it computes:
-//   x+0, 0+x, x-0, x*1, 1*x, x/1 -> x;  x*0, 0*x -> 0 (integers only: for floats NaN*0 and inf*0 are NaN)
-//   reshape/convert/copy/bitcast to the same shape, transpose by the identity permutation, broadcast to the
-//   same shape, slice of the full range -> the operand
-//   transpose(transpose(x)) -> one transpose (or x); reshape(reshape(x)) -> reshape(x)
-//   transpose(dot(a, b)) -> dot(b, a) for a 2-D matrix product the transpose alone reads (XLA's simplifier)
-//   dot(a, b) whose operands have only batch and contracting dimensions (a batched inner product) ->
-//   reduce(multiply(a, b)) over the contracting dimensions, in the dot's accumulation type (XLA's simplifier)
-//   reduce(reduce(x, D1), D2) -> one reduce of x over both, when both apply the same binary op to their
-//   parameters from equal scalar constants and the inner one has no other user (XLA's simplifier does it)
-//   reduce over dimensions of size 1 starting from its op's identity (add 0, max -inf, ...) -> reshape
-//   elementwise ops, broadcast, reshape and transpose of constants -> a constant, when the result has at
-//   most kMaxFoldElements elements (pred, integers with wraparound, f32 in float and f64 in double; other
-//   types are left alone, as are broadcasts of scalars, which stay cheap to fuse)
+// Local rewrites that make the graph smaller or cheaper without changing what it computes (beyond rounding where a
+// rewrite says so), most of them as XLA's simplifier writes them:
+//   identities (algebraic_simplifier.cpp): x+0, x-0, x*1, x/1 -> x; x*0 -> 0 for integers only (NaN*0 is NaN);
+//   reshape/convert/copy/bitcast to the same shape, identity transposes and broadcasts, full slices -> the operand;
+//   transpose(transpose(x)), reshape(reshape(x)), slice(slice(x)) -> one op; abs of a value never negative; a
+//   select by a constant predicate; elementwise ops, broadcasts, reshapes and transposes of constants -> a constant
+//   of at most kMaxFoldElements elements;
+//   arithmetic (simplify_arithmetic.cpp): min/max with constant bounds -> clamp; (a * c1) * c2 -> a * (c1 * c2);
+//   x * convert(p) -> select(p, x, 0); quotients of quotients -> one division; on the cpu backend a / broadcast(b)
+//   -> a * broadcast(1 / b) where b is a constant or only the broadcast reads it, and a / exp(b) -> a * exp(-b);
+//   reductions (simplify_reductions.cpp): reduce of reduce with the same op -> one reduce; a reduce over
+//   dimensions of size 1 -> reshape; a sum of a negation -> the negation of the sum; broadcast(iota) -> iota;
+//   dots (simplify_dots.cpp): transpose(dot(a, b)) -> dot(b, a); a dot with only batch and contracting
+//   dimensions -> reduce(multiply(a, b)); a convolution's zero pad of its input -> the window's padding.
 // "0" and "1" are splat constants or broadcasts of scalar constants. A replacement always has exactly the
 // shape of what it replaces, layout included, so a layout-changing copy or transpose stays. Rewrites repeat
 // from a worklist until nothing applies; instructions left unused by a rewrite are removed. Fused

@@ -1,0 +1,231 @@
+// The simplifier's arithmetic rewrites: clamps from min/max, merged constant factors, products with predicates and
+// divisions, each as XLA's simplifier writes it.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/ir/permutation.h"
+#include "core/ir/shape_rules.h"
+#include "core/passes/computation_simplifier.h"
+#include "core/passes/constant_folding.h"
+
+namespace fusionscope::core::simplifier {
+
+// max(lo, min(x, hi)) and min(hi, max(x, lo)), in either operand order, with lo and hi broadcast scalar
+// constants and lo < hi => clamp(lo, x, hi), as XLA's simplifier does (jnp.clip, ReLU6): one op that reads x
+// once. Returns whether `inst` was replaced.
+bool ComputationSimplifier::clampFromMinMax(HloInstruction* inst) {
+  const HloOpcode outer = inst->opcode();
+  if ((outer != HloOpcode::kMaximum && outer != HloOpcode::kMinimum) || inst->operandCount() != 2 ||
+      !inst->shape().isArray()) {
+    return false;
+  }
+  const HloOpcode inner = outer == HloOpcode::kMaximum ? HloOpcode::kMinimum : HloOpcode::kMaximum;
+  for (int i = 0; i < 2; ++i) {
+    HloInstruction* bound = inst->operand(i);
+    HloInstruction* other = inst->operand(1 - i);
+    if (!scalarConstant(*bound) || other->opcode() != inner || other->operandCount() != 2) continue;
+    for (int j = 0; j < 2; ++j) {
+      HloInstruction* innerBound = other->operand(j);
+      HloInstruction* x = other->operand(1 - j);
+      if (!scalarConstant(*innerBound) || x->shape() != inst->shape()) continue;
+      HloInstruction* lo = outer == HloOpcode::kMaximum ? bound : innerBound;
+      HloInstruction* hi = outer == HloOpcode::kMaximum ? innerBound : bound;
+      if (!(*scalarConstant(*lo) < *scalarConstant(*hi))) continue;
+      HloInstruction* clamp = m_computation.addInstruction(inst->name(), HloOpcode::kClamp, inst->shape(), {lo, x, hi});
+      clamp->mutableAttributes().metadata = inst->attributes().metadata;
+      replace(inst, clamp);
+      push(clamp);
+      return true;
+    }
+  }
+  return false;
+}
+
+// a / broadcast(b) => a * broadcast(1 / b) for floating-point a when b has fewer elements and the broadcast is
+// b's only user: one division per element of b instead of per element of a, as XLA CPU's simplifier does (a
+// softmax's division by the row sums becomes a multiplication by their reciprocals; a division by a constant, by
+// the folded reciprocal, however many read it). A computed b that others read too stays as it is, as in XLA
+// (gp_regression's kernel matrix divides by exp(2 log_scale) twice: once where the gradient reads that exp again,
+// which keeps its division, and once where nothing else does). Only for the cpu backend, where XLA's dumps show it.
+bool ComputationSimplifier::rewriteDivideByBroadcast(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kDivide || inst->operandCount() != 2 || !inst->shape().isArray() ||
+      !isFloatingPoint(inst->shape().elementType())) {
+    return false;
+  }
+  HloInstruction* broadcast = inst->operand(1);
+  if (broadcast->opcode() != HloOpcode::kBroadcast || broadcast->operandCount() != 1 ||
+      !broadcast->attributes().dimensions) {
+    return false;
+  }
+  HloInstruction* divisor = broadcast->operand(0);
+  if (!divisor->shape().isArray() || divisor->shape().elementType() != inst->shape().elementType() ||
+      divisor->shape().elementCount() >= inst->shape().elementCount() ||
+      (divisor->opcode() != HloOpcode::kConstant && !usedOnlyBy(*divisor, *broadcast))) {
+    return false;
+  }
+  const PrimitiveType type = inst->shape().elementType();
+  HloInstruction* one = m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(type));
+  one->setLiteral(Literal::floats(Shape::scalar(type), {1.0}));
+  HloInstruction* ones = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, divisor->shape(), {one});
+  ones->mutableAttributes().dimensions = std::vector<int64_t>{};
+  HloInstruction* reciprocal =
+      m_computation.addInstruction("divide", HloOpcode::kDivide, divisor->shape(), {ones, divisor});
+  HloInstruction* spread =
+      m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, broadcast->shape(), {reciprocal});
+  spread->mutableAttributes().dimensions = broadcast->attributes().dimensions;
+  HloInstruction* product =
+      m_computation.addInstruction("multiply", HloOpcode::kMultiply, inst->shape(), {inst->operand(0), spread});
+  for (HloInstruction* created : {ones, reciprocal, spread, product}) {
+    created->mutableAttributes().metadata = inst->attributes().metadata;
+  }
+  replace(inst, product);
+  for (HloInstruction* created : {ones, reciprocal, spread, product}) push(created);
+  return true;
+}
+
+// a / exp(b) => a * exp(-b) for real floating-point values, as XLA CPU's simplifier does (its fast math allows
+// it): a multiplication where a division was, and 1 / exp(b), as the rule above writes a reciprocal, becomes
+// exp(-b) once the product with one goes. Only for the cpu backend, with the rule above.
+bool ComputationSimplifier::divideByExp(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kDivide || inst->operandCount() != 2 || !inst->shape().isArray() ||
+      !isFloatingPoint(inst->shape().elementType()) || isComplex(inst->shape().elementType())) {
+    return false;
+  }
+  HloInstruction* exp = inst->operand(1);
+  if (exp->opcode() != HloOpcode::kExp || exp->operandCount() != 1 || exp->shape() != inst->shape()) return false;
+  HloInstruction* negate =
+      m_computation.addInstruction("negate", HloOpcode::kNegate, exp->operand(0)->shape(), {exp->operand(0)});
+  HloInstruction* newExp = m_computation.addInstruction("exponential", HloOpcode::kExp, exp->shape(), {negate});
+  HloInstruction* product =
+      m_computation.addInstruction("multiply", HloOpcode::kMultiply, inst->shape(), {inst->operand(0), newExp});
+  for (HloInstruction* created : {negate, newExp, product}) {
+    created->mutableAttributes().metadata = inst->attributes().metadata;
+  }
+  replace(inst, product);
+  for (HloInstruction* created : {negate, newExp, product}) push(created);
+  return true;
+}
+
+// Quotients of quotients become one division, as XLA's simplifier writes them on both backends (not for integers,
+// whose divisions truncate): (a / b) / (c / d) => (a * d) / (b * c), (a / b) / c => a / (b * c) and
+// a / (b / c) => (a * c) / b. AdamW's m / (1 - b1^t) / (sqrt(v_hat) + eps) is one division by a product. The
+// inner quotient stays for its other readers. Floating-point results may round differently.
+bool ComputationSimplifier::divideOfDivide(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kDivide || inst->operandCount() != 2 || !inst->shape().isArray() ||
+      !isFloatingPoint(inst->shape().elementType())) {
+    return false;
+  }
+  auto isQuotient = [&](const HloInstruction* value) {
+    return value->opcode() == HloOpcode::kDivide && value->operandCount() == 2 && value->shape() == inst->shape();
+  };
+  HloInstruction* numerator = inst->operand(0);
+  HloInstruction* denominator = inst->operand(1);
+  const bool outerTop = isQuotient(numerator);
+  const bool outerBottom = isQuotient(denominator);
+  if (!outerTop && !outerBottom) return false;
+  auto multiply = [&](HloInstruction* a, HloInstruction* b) {
+    HloInstruction* product = m_computation.addInstruction("multiply", HloOpcode::kMultiply, inst->shape(), {a, b});
+    product->mutableAttributes().metadata = inst->attributes().metadata;
+    return product;
+  };
+  HloInstruction* top = nullptr;
+  HloInstruction* bottom = nullptr;
+  if (outerTop && outerBottom) {
+    top = multiply(numerator->operand(0), denominator->operand(1));
+    bottom = multiply(numerator->operand(1), denominator->operand(0));
+  } else if (outerTop) {
+    top = numerator->operand(0);
+    bottom = multiply(numerator->operand(1), denominator);
+  } else {
+    top = multiply(numerator, denominator->operand(1));
+    bottom = denominator->operand(0);
+  }
+  HloInstruction* quotient = m_computation.addInstruction("divide", HloOpcode::kDivide, inst->shape(), {top, bottom});
+  quotient->mutableAttributes().metadata = inst->attributes().metadata;
+  replace(inst, quotient);
+  for (HloInstruction* created : {top, bottom, quotient}) push(created);
+  return true;
+}
+
+// (a * c1) * c2 => a * (c1 * c2), in either operand order, for a that is not a constant and c1, c2 both constants
+// or both broadcasts of scalar constants, as XLA's simplifier does (a running statistic's momentum times a mean's
+// 1/n): the constants fold into one, one multiply per element instead of two. Floating-point products may round
+// differently.
+bool ComputationSimplifier::mergeConstantFactors(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kMultiply || inst->operandCount() != 2 || !inst->shape().isArray()) return false;
+  auto isConstant = [](const HloInstruction* value) { return value->opcode() == HloOpcode::kConstant; };
+  auto isScalarSplat = [&](const HloInstruction* value) {
+    return value->opcode() == HloOpcode::kBroadcast && value->operandCount() == 1 && isConstant(value->operand(0)) &&
+           value->operand(0)->shape().isScalar();
+  };
+  for (int i = 0; i < 2; ++i) {
+    HloInstruction* c2 = inst->operand(i);
+    HloInstruction* inner = inst->operand(1 - i);
+    if (inner->opcode() != HloOpcode::kMultiply || inner->operandCount() != 2 || inner->shape() != inst->shape()) {
+      continue;
+    }
+    for (int j = 0; j < 2; ++j) {
+      HloInstruction* c1 = inner->operand(j);
+      HloInstruction* a = inner->operand(1 - j);
+      if (isConstant(a)) continue;
+      HloInstruction* factor = nullptr;
+      if (isConstant(c1) && isConstant(c2) && c1->shape() == c2->shape()) {
+        factor = m_computation.addInstruction("multiply", HloOpcode::kMultiply, c1->shape(), {c1, c2});
+        push(factor);
+      } else if (isScalarSplat(c1) && isScalarSplat(c2) && c1->operand(0)->shape() == c2->operand(0)->shape()) {
+        HloInstruction* product = m_computation.addInstruction(
+            "multiply", HloOpcode::kMultiply, c1->operand(0)->shape(), {c1->operand(0), c2->operand(0)});
+        factor = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {product});
+        factor->mutableAttributes().dimensions = std::vector<int64_t>{};
+        push(product);
+        push(factor);
+      } else {
+        continue;
+      }
+      HloInstruction* product =
+          m_computation.addInstruction(inst->name(), HloOpcode::kMultiply, inst->shape(), {a, factor});
+      product->mutableAttributes().metadata = inst->attributes().metadata;
+      replace(inst, product);
+      push(product);
+      return true;
+    }
+  }
+  return false;
+}
+
+// x * convert(p) and convert(p) * x, with p a predicate of the product's dimensions => select(p, x, 0), as XLA's
+// simplifier does (JAX's jnp.eye is a convert of `iota == iota`, and the gradient of a product with it multiplies by
+// that convert again): the mask stays a predicate, one select instead of a convert and a multiply. Where p is
+// false and x is inf or NaN, the select gives 0 and the product NaN; XLA's rewrite accepts that too. Not for
+// complex products.
+bool ComputationSimplifier::multiplyByPredicate(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kMultiply || inst->operandCount() != 2 || !inst->shape().isArray()) return false;
+  const PrimitiveType type = inst->shape().elementType();
+  if (isComplex(type) || type == PrimitiveType::kPred) return false;
+  for (int i = 0; i < 2; ++i) {
+    HloInstruction* convert = inst->operand(i);
+    if (convert->opcode() != HloOpcode::kConvert || convert->operandCount() != 1) continue;
+    HloInstruction* predicate = convert->operand(0);
+    if (!predicate->shape().isArray() || predicate->shape().elementType() != PrimitiveType::kPred ||
+        predicate->shape().dimensions() != inst->shape().dimensions()) {
+      continue;
+    }
+    HloInstruction* zero = m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(type));
+    zero->setLiteral(zeroOf(type));
+    HloInstruction* zeros = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {zero});
+    zeros->mutableAttributes().dimensions = std::vector<int64_t>{};
+    HloInstruction* select = m_computation.addInstruction("select", HloOpcode::kSelect, inst->shape(),
+                                                          {predicate, inst->operand(1 - i), zeros});
+    for (HloInstruction* created : {zeros, select}) created->mutableAttributes().metadata = inst->attributes().metadata;
+    replace(inst, select);
+    for (HloInstruction* created : {zero, zeros, select}) push(created);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace fusionscope::core::simplifier
