@@ -36,9 +36,16 @@ std::string upper(std::string text) {
 }  // namespace
 
 void addPipelineOptions(CLI::App* command, PipelineArgs& args) {
-  command->add_option("--pipeline", args.pipeline, "Pass pipeline: gpu, cpu or none (just the input)")
+  command
+      ->add_option_function<std::string>(
+          "--pipeline",
+          [&args](const std::string& value) {
+            args.pipeline = value;
+            args.pipelineGiven = true;
+          },
+          "Pass pipeline: gpu, cpu or none (just the input); with --passes, whose backend's fusion rules they use")
       ->check(CLI::IsMember({"gpu", "cpu", "none"}))
-      ->capture_default_str();
+      ->default_str(args.pipeline);
   command->add_option("--passes", args.passes, "Run exactly these passes, in this order (comma-separated)")
       ->delimiter(',');
   command->add_option("--disable-passes,--xla_disable_hlo_passes", args.disabled, "Skip these passes")->delimiter(',');
@@ -60,6 +67,11 @@ StatusOr<core::PipelineRun> runPipelineFor(core::HloModule& module, const Pipeli
     pipeline = std::move(*built);
   }
   core::PassContext context(core::fusionConfigFor(core::backendFor(spec)));
+  if (!args.passes.empty() && !args.pipelineGiven) {
+    // The fusion passes' rules differ by backend; a list of passes alone does not say which, so say it.
+    fmt::print(stderr, "note: --passes {} run with the {} backend's fusion rules; --pipeline cpu or gpu chooses\n",
+               fmt::join(args.passes, ","), args.pipeline);
+  }
   core::RunOptions options;
   options.checkPasses = options.checkPasses || args.checkPasses;
   bool showProgress = args.progress && ::isatty(STDERR_FILENO);

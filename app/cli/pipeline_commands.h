@@ -18,6 +18,7 @@ struct PipelineArgs {
   std::vector<std::string> disabled;
   bool checkPasses = false;
   bool progress = false;  // a one-line progress display on stderr (terminals only)
+  bool pipelineGiven = false;  // whether --pipeline was on the command line (set by addPipelineOptions' callback)
 };
 
 // Adds the options that choose a pipeline (dump, explain, verify and compare-fusions share them); the

@@ -689,6 +689,13 @@ TEST_F(CliTest, ExplicitPassListRunsInThatOrder) {
   ASSERT_EQ(json["passes"].size(), 2u);
   EXPECT_EQ(json["passes"][0]["pass"], "fusion");
   EXPECT_EQ(json["passes"][1]["pass"], "dce");
+  // The fusion rules differ by backend: without --pipeline the list says which it ran with; with it, no note.
+  EXPECT_NE(r.err.find("note: --passes fusion,dce run with the gpu backend's fusion rules"), std::string::npos)
+      << r.err;
+  fs::path cpuDir = work() / "cpu";
+  CliResult cpu = run({"dump", kMnistSample, "-o", cpuDir.string(), "--pipeline", "cpu", "--passes=fusion,dce"});
+  ASSERT_EQ(cpu.exitCode, 0) << cpu.err;
+  EXPECT_EQ(cpu.err.find("note: --passes"), std::string::npos) << cpu.err;
 }
 
 TEST_F(CliTest, UnknownPassIsBadInputAndWritesNothing) {
