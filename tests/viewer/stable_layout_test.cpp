@@ -355,9 +355,11 @@ TEST(StableLayoutTest, StagesOfTheLlmGrouped) {
 }
 
 TEST(StableLayoutTest, StagesOfMobilenetGrouped) {
-  // The stretches are the first stage's at every stage (core::ScopeTree reference): only the fusion pass may replace
-  // enough to be laid out afresh.
-  stepThroughStages(kMobilenet, true, 1);
+  // The stretches are the first stage's at every stage (core::ScopeTree reference): at most two stages replace
+  // enough to be laid out afresh. In the cpu preset those are tuple-simplify, which doubles the shown nodes with
+  // the duplicates the torch-xla module's tuples hid, and the cse after the simplification loop (XLA CPU's order),
+  // which merges them again.
+  stepThroughStages(kMobilenet, true, 2);
 }
 
 // The ungrouped graph (fusions collapsed): 2,000-2,900 nodes per stage, new edges drawn straight. Graphviz on

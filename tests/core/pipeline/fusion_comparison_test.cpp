@@ -660,10 +660,11 @@ INSTANTIATE_TEST_SUITE_P(
         // 0.941 / 0.836 while simplify divided by any broadcast through a reciprocal. XLA's does so only where
         // nothing else reads the divisor; the jvp's exp(2 log_scale) is read by the gradient too, so its division
         // stays, the two kernel matrices differ and neither cse merges them: two Cholesky factors, as in XLA's
-        // module. The figures fell with it: the second copy's fusions now meet XLA's, where XLA also keeps two
-        // jitter terms (one in f32[1], one in f32[]) that ours share.
-        CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 181, 0.856,
-                   0.833, 0.961},
+        // module. The figures fell with it (0.857 / 0.834): the second copy's fusions now met XLA's, where XLA also
+        // keeps two jitter terms (one in f32[1], one in f32[]) that ours shared. They stay two since the cpu preset
+        // runs cse after its simplification loop, not in it, as XLA CPU does: 0.912 / 0.923.
+        CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 179, 0.911,
+                   0.922, 0.957},
         CorpusCase{"linear_algebra", "modules/linear_algebra.before.txt", "modules/linear_algebra.after.txt", 93, -1,
                    -1, 0.79},
         // Measured 2026-11-30 as vendored: every matched op grouped alike; our two unmatched ops are transposes of
