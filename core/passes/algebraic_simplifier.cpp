@@ -71,6 +71,7 @@ void ComputationSimplifier::visit(HloInstruction* inst) {
   if (negateOutOfSum(inst)) return;
   if (mergeConstantFactors(inst)) return;
   if (multiplyByPredicate(inst)) return;
+  if (compareOfIota(inst)) return;
   if (broadcastOfIota(inst)) return;
   if (reduceOfSizeOneDimensions(inst)) return;
   if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;

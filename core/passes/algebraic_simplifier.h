@@ -15,7 +15,8 @@ namespace fusionscope::core {
 //   select by a constant predicate; elementwise ops, broadcasts, reshapes and transposes of constants -> a constant
 //   of at most kMaxFoldElements elements;
 //   arithmetic (simplify_arithmetic.cpp): min/max with constant bounds -> clamp; (a * c1) * c2 -> a * (c1 * c2);
-//   x * convert(p) -> select(p, x, 0); quotients of quotients -> one division; on the cpu backend a / broadcast(b)
+//   x * convert(p) -> select(p, x, 0); a comparison of an iota with a constant its range decides -> a constant;
+//   quotients of quotients -> one division; on the cpu backend a / broadcast(b)
 //   -> a * broadcast(1 / b) where b is a constant or only the broadcast reads it, and a / exp(b) -> a * exp(-b);
 //   reductions (simplify_reductions.cpp): reduce of reduce with the same op -> one reduce; a reduce over
 //   dimensions of size 1 -> reshape; a sum of a negation -> the negation of the sum; broadcast(iota) -> iota;

@@ -62,6 +62,7 @@ class ComputationSimplifier {
   bool divideOfDivide(HloInstruction* inst);
   bool mergeConstantFactors(HloInstruction* inst);
   bool multiplyByPredicate(HloInstruction* inst);
+  bool compareOfIota(HloInstruction* inst);
 
   // simplify_reductions.cpp
   static std::optional<HloOpcode> reducerOp(const HloComputation* reducer);

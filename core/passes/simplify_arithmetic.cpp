@@ -1,6 +1,7 @@
 // The simplifier's arithmetic rewrites: clamps from min/max, merged constant factors, products with predicates and
 // divisions, each as XLA's simplifier writes it.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -226,6 +227,68 @@ bool ComputationSimplifier::multiplyByPredicate(HloInstruction* inst) {
     return true;
   }
   return false;
+}
+
+// compare(iota, broadcast(c)) and compare(broadcast(c), iota) with a scalar constant c the iota's values [0, n-1]
+// all lie on one side of => a broadcast true or false, as XLA's simplifier folds them (JAX's index wrap
+// `where(i < 0, i + n, i)` over an iota of indices; the select by the folded predicate then goes too).
+bool ComputationSimplifier::compareOfIota(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kCompare || inst->operandCount() != 2 || !inst->attributes().direction ||
+      !inst->shape().isArray()) {
+    return false;
+  }
+  ComparisonDirection direction = *inst->attributes().direction;
+  const HloInstruction* iota = inst->operand(0);
+  const HloInstruction* bound = inst->operand(1);
+  if (iota->opcode() != HloOpcode::kIota) {
+    std::swap(iota, bound);
+    switch (direction) {  // c < iota is iota > c
+      case ComparisonDirection::kLt: direction = ComparisonDirection::kGt; break;
+      case ComparisonDirection::kGt: direction = ComparisonDirection::kLt; break;
+      case ComparisonDirection::kLe: direction = ComparisonDirection::kGe; break;
+      case ComparisonDirection::kGe: direction = ComparisonDirection::kLe; break;
+      default: break;
+    }
+  }
+  if (iota->opcode() != HloOpcode::kIota || !iota->attributes().iotaDimension || !iota->shape().isArray() ||
+      !isInteger(iota->shape().elementType())) {
+    return false;
+  }
+  const std::optional<double> c = scalarConstant(*bound);
+  const int64_t size = iota->shape().dimension(static_cast<int>(*iota->attributes().iotaDimension));
+  if (!c || size <= 0) return false;
+  const double low = 0;
+  const double high = static_cast<double>(size - 1);
+  std::optional<bool> value;
+  switch (direction) {
+    case ComparisonDirection::kLt:
+      value = high < *c ? std::optional(true) : low >= *c ? std::optional(false) : std::nullopt;
+      break;
+    case ComparisonDirection::kLe:
+      value = high <= *c ? std::optional(true) : low > *c ? std::optional(false) : std::nullopt;
+      break;
+    case ComparisonDirection::kGt:
+      value = low > *c ? std::optional(true) : high <= *c ? std::optional(false) : std::nullopt;
+      break;
+    case ComparisonDirection::kGe:
+      value = low >= *c ? std::optional(true) : high < *c ? std::optional(false) : std::nullopt;
+      break;
+    case ComparisonDirection::kEq:
+    case ComparisonDirection::kNe:
+      if (*c < low || *c > high || *c != std::floor(*c)) value = direction == ComparisonDirection::kNe;
+      break;
+  }
+  if (!value) return false;
+  HloInstruction* constant =
+      m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(PrimitiveType::kPred));
+  constant->setLiteral(Literal::integers(Shape::scalar(PrimitiveType::kPred), {*value ? 1 : 0}));
+  HloInstruction* splat = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {constant});
+  splat->mutableAttributes().dimensions = std::vector<int64_t>{};
+  splat->mutableAttributes().metadata = inst->attributes().metadata;
+  replace(inst, splat);
+  push(constant);
+  push(splat);
+  return true;
 }
 
 }  // namespace fusionscope::core::simplifier

@@ -1,5 +1,6 @@
-// The simplifier's rewrites of divisions, as XLA's simplifier writes them: a reciprocal of a broadcast divisor
-// (cpu), a division by an exponential as a product (cpu), and quotients of quotients as one division (both).
+// The simplifier's rewrites in simplify_arithmetic.cpp, as XLA's simplifier writes them: a reciprocal of a broadcast
+// divisor (cpu), a division by an exponential as a product (cpu), quotients of quotients as one division, and
+// comparisons of an iota with a constant beyond its range as constants.
 #include <string>
 #include <string_view>
 
@@ -38,14 +39,14 @@ ENTRY main {
 }
 )";
 
-TEST(SimplifierDivisionsTest, ADivisorOthersReadKeepsItsDivision) {
+TEST(SimplifyArithmeticTest, ADivisorOthersReadKeepsItsDivision) {
   auto module = parseOrFail(kSharedDivisor);
   ASSERT_NE(module, nullptr);
   EXPECT_FALSE(simplifyFor(*module, Backend::kCpu)) << printModule(*module);
   EXPECT_EQ(module->entry()->root()->operand(0)->opcode(), HloOpcode::kDivide) << printModule(*module);
 }
 
-TEST(SimplifierDivisionsTest, ADivisionByABroadcastExpIsAProductWithExpOfTheNegation) {
+TEST(SimplifyArithmeticTest, ADivisionByABroadcastExpIsAProductWithExpOfTheNegation) {
   const std::string text = R"(
 HloModule m
 ENTRY main {
@@ -75,7 +76,7 @@ ENTRY main {
   EXPECT_FALSE(simplifyFor(*gpu, Backend::kGpu)) << "the gpu preset keeps the division";
 }
 
-TEST(SimplifierDivisionsTest, AConstantDivisorIsInvertedHoweverManyReadIt) {
+TEST(SimplifyArithmeticTest, AConstantDivisorIsInvertedHoweverManyReadIt) {
   auto module = parseOrFail(R"(
 HloModule m
 ENTRY main {
@@ -93,7 +94,7 @@ ENTRY main {
 
 // AdamW's update m / (1 - b1^t) / (sqrt(v_hat) + eps), with the bias correction read by every parameter's update
 // (so the cpu preset does not divide by it through a reciprocal).
-TEST(SimplifierDivisionsTest, AQuotientDividedIsOneDivisionByAProduct) {
+TEST(SimplifyArithmeticTest, AQuotientDividedIsOneDivisionByAProduct) {
   const std::string text = R"(
 HloModule m
 ENTRY main {
@@ -122,7 +123,7 @@ ENTRY main {
   }
 }
 
-TEST(SimplifierDivisionsTest, DivisionsByQuotientsAndOfQuotientsByQuotients) {
+TEST(SimplifyArithmeticTest, DivisionsByQuotientsAndOfQuotientsByQuotients) {
   const std::string text = R"(
 HloModule m
 ENTRY main {
@@ -156,7 +157,7 @@ ENTRY main {
   testing::expectResultsWithinRounding(*parseOrFail(text), *module);
 }
 
-TEST(SimplifierDivisionsTest, IntegerQuotientsStay) {
+TEST(SimplifyArithmeticTest, IntegerQuotientsStay) {
   testing::expectUnchanged<AlgebraicSimplifier>(R"(
 HloModule m
 ENTRY main {
@@ -167,6 +168,61 @@ ENTRY main {
   ROOT q = s32[16]{0} divide(ab, c)
 }
 )");
+}
+
+// JAX's index wrap over an iota of indices (a gather's `where(i < 0, i + n, i)`): i < 0 is false everywhere, so the
+// select is the iota itself. Comparisons the iota's range does not decide stay.
+TEST(SimplifyArithmeticTest, ACompareOfAnIotaWithAConstantOutsideItsRangeIsAConstant) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  i = s32[48]{0} iota(), iota_dimension=0
+  zero = s32[] constant(0)
+  z = s32[48]{0} broadcast(zero), dimensions={}
+  lt = pred[48]{0} compare(i, z), direction=LT
+  n = s32[] constant(48)
+  b = s32[48]{0} broadcast(n), dimensions={}
+  wrapped = s32[48]{0} add(i, b)
+  ROOT idx = s32[48]{0} select(lt, wrapped, i)
+}
+)";
+  for (Backend backend : {Backend::kCpu, Backend::kGpu}) {
+    auto module = parseOrFail(text);
+    ASSERT_NE(module, nullptr);
+    ASSERT_TRUE(simplifyFor(*module, backend));
+    EXPECT_EQ(module->entry()->root()->name(), "i") << printModule(*module);
+  }
+  // 47 >= 47 for the last index, so `i < 47` and `47 > i` are decided only per element; `i <= 47` is true everywhere,
+  // `i == 48` false and `i != 48` true (48 is past the last index), `48 > i` true.
+  for (const char* compare : {"compare(i, c47), direction=LT", "compare(c47, i), direction=GT"}) {
+    testing::expectUnchanged<AlgebraicSimplifier>(std::string(R"(
+HloModule m
+ENTRY main {
+  i = s32[48]{0} iota(), iota_dimension=0
+  k = s32[] constant(47)
+  c47 = s32[48]{0} broadcast(k), dimensions={}
+  ROOT r = pred[48]{0} )") + compare + "\n}\n");
+  }
+  for (const char* compare : {"compare(i, c47), direction=LE", "compare(i, c48), direction=NE",
+                              "compare(c48, i), direction=GT", "compare(i, c48), direction=EQ"}) {
+    auto module = parseOrFail(std::string(R"(
+HloModule m
+ENTRY main {
+  i = s32[48]{0} iota(), iota_dimension=0
+  k = s32[] constant(47)
+  c47 = s32[48]{0} broadcast(k), dimensions={}
+  l = s32[] constant(48)
+  c48 = s32[48]{0} broadcast(l), dimensions={}
+  ROOT r = pred[48]{0} )") + compare +
+                              "\n}\n");
+    ASSERT_NE(module, nullptr) << compare;
+    ASSERT_TRUE(simplifyFor(*module, Backend::kGpu)) << compare;
+    const HloInstruction* root = module->entry()->root();
+    ASSERT_EQ(root->opcode(), HloOpcode::kBroadcast) << compare << "\n" << printModule(*module);
+    const bool expected = std::string_view(compare).find("EQ") == std::string_view::npos;
+    ASSERT_NE(root->operand(0)->literal(), nullptr) << compare;
+    EXPECT_EQ(root->operand(0)->literal()->asDouble(0), expected ? 1.0 : 0.0) << compare;
+  }
 }
 
 }  // namespace
