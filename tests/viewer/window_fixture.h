@@ -47,8 +47,11 @@ constexpr double kStallCpuMs = 50;
 // CPU time used so far by this process and by its children that are still running, in milliseconds.
 inline double cpuMillisecondsWithChildren() {
   auto ticksOf = [](const std::string& statPath, long* parent) -> double {
+    // One line. getline, not an istreambuf_iterator: a process that exits between the open and the read makes the
+    // read fail (ESRCH), which getline turns into a failed stream and the iterator into an exception.
     std::ifstream in(statPath);
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string stat;
+    std::getline(in, stat);
     size_t close = stat.rfind(')');  // the command name may hold spaces and parentheses
     if (close == std::string::npos) return 0;
     std::istringstream fields(stat.substr(close + 2));
