@@ -455,9 +455,8 @@ namespace fusionscope::core {
 namespace {
 
 bool simplifyFor(HloModule& module, Backend backend) {
-  PassContext context(fusionConfigFor(backend));
   AlgebraicSimplifier pass;
-  return testing::runPass(pass, module, context);
+  return testing::runPass(pass, module, backend);
 }
 
 constexpr std::string_view kRowDivide = R"(

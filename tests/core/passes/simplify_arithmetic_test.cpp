@@ -18,9 +18,8 @@ namespace {
 using testing::parseOrFail;
 
 bool simplifyFor(HloModule& module, Backend backend) {
-  PassContext context(fusionConfigFor(backend));
   AlgebraicSimplifier pass;
-  return testing::runPass(pass, module, context);
+  return testing::runPass(pass, module, backend);
 }
 
 // A kernel matrix divided by exp(2 s) where the gradient reads that exp as well (gp_regression's jvp): XLA CPU keeps

@@ -12,6 +12,7 @@
 #include "core/eval/result_check.h"
 #include "core/ir/hlo_module.h"
 #include "core/ir/hlo_verifier.h"
+#include "core/passes/fusion_config.h"
 #include "core/passes/hlo_pass.h"
 #include "core/text/hlo_parser.h"
 #include "core/text/hlo_printer.h"
@@ -40,6 +41,12 @@ inline bool runPass(core::HloPass& pass, core::HloModule& module, core::PassCont
 
 inline bool runPass(core::HloPass& pass, core::HloModule& module) {
   core::PassContext context;
+  return runPass(pass, module, context);
+}
+
+// As runPass, with `backend`'s fusion rules and settings (the cpu preset's simplifier rewrites differ, say).
+inline bool runPass(core::HloPass& pass, core::HloModule& module, core::Backend backend) {
+  core::PassContext context(core::fusionConfigFor(backend));
   return runPass(pass, module, context);
 }
 
