@@ -63,6 +63,7 @@ class ComputationSimplifier {
   bool mergeConstantFactors(HloInstruction* inst);
   bool multiplyByPredicate(HloInstruction* inst);
   bool compareOfIota(HloInstruction* inst);
+  HloInstruction* splat(Literal value, const Shape& shape);
 
   // simplify_reductions.cpp
   static std::optional<HloOpcode> reducerOp(const HloComputation* reducer);

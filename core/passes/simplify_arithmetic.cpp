@@ -69,10 +69,7 @@ bool ComputationSimplifier::rewriteDivideByBroadcast(HloInstruction* inst) {
     return false;
   }
   const PrimitiveType type = inst->shape().elementType();
-  HloInstruction* one = m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(type));
-  one->setLiteral(Literal::floats(Shape::scalar(type), {1.0}));
-  HloInstruction* ones = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, divisor->shape(), {one});
-  ones->mutableAttributes().dimensions = std::vector<int64_t>{};
+  HloInstruction* ones = splat(Literal::floats(Shape::scalar(type), {1.0}), divisor->shape());
   HloInstruction* reciprocal =
       m_computation.addInstruction("divide", HloOpcode::kDivide, divisor->shape(), {ones, divisor});
   HloInstruction* spread =
@@ -215,15 +212,12 @@ bool ComputationSimplifier::multiplyByPredicate(HloInstruction* inst) {
         predicate->shape().dimensions() != inst->shape().dimensions()) {
       continue;
     }
-    HloInstruction* zero = m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(type));
-    zero->setLiteral(zeroOf(type));
-    HloInstruction* zeros = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {zero});
-    zeros->mutableAttributes().dimensions = std::vector<int64_t>{};
+    HloInstruction* zeros = splat(zeroOf(type), inst->shape());
     HloInstruction* select = m_computation.addInstruction("select", HloOpcode::kSelect, inst->shape(),
                                                           {predicate, inst->operand(1 - i), zeros});
     for (HloInstruction* created : {zeros, select}) created->mutableAttributes().metadata = inst->attributes().metadata;
     replace(inst, select);
-    for (HloInstruction* created : {zero, zeros, select}) push(created);
+    for (HloInstruction* created : {zeros->operand(0), zeros, select}) push(created);
     return true;
   }
   return false;
@@ -279,16 +273,22 @@ bool ComputationSimplifier::compareOfIota(HloInstruction* inst) {
       break;
   }
   if (!value) return false;
-  HloInstruction* constant =
-      m_computation.addInstruction("constant", HloOpcode::kConstant, Shape::scalar(PrimitiveType::kPred));
-  constant->setLiteral(Literal::integers(Shape::scalar(PrimitiveType::kPred), {*value ? 1 : 0}));
-  HloInstruction* splat = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {constant});
-  splat->mutableAttributes().dimensions = std::vector<int64_t>{};
-  splat->mutableAttributes().metadata = inst->attributes().metadata;
-  replace(inst, splat);
-  push(constant);
-  push(splat);
+  HloInstruction* constantEverywhere =
+      splat(Literal::integers(Shape::scalar(PrimitiveType::kPred), {*value ? 1 : 0}), inst->shape());
+  constantEverywhere->mutableAttributes().metadata = inst->attributes().metadata;
+  replace(inst, constantEverywhere);
+  push(constantEverywhere->operand(0));
+  push(constantEverywhere);
   return true;
+}
+
+// A broadcast of the scalar constant `value` to `shape` (a constant and a broadcast, added to the computation).
+HloInstruction* ComputationSimplifier::splat(Literal value, const Shape& shape) {
+  HloInstruction* constant = m_computation.addInstruction("constant", HloOpcode::kConstant, value.shape());
+  constant->setLiteral(std::move(value));
+  HloInstruction* broadcast = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, shape, {constant});
+  broadcast->mutableAttributes().dimensions = std::vector<int64_t>{};
+  return broadcast;
 }
 
 }  // namespace fusionscope::core::simplifier
