@@ -326,6 +326,7 @@ class Dataflow {
         if (tuple->opcode() == HloOpcode::kTuple && index >= 0 && index < tuple->operandCount()) {
           return origin(tuple->operand(static_cast<int>(index)));
         }
+        if (std::optional<std::optional<int>> element = loopElementOrigin(tuple, index)) return *element;
         std::optional<int> whole = origin(tuple);
         if (!whole) return std::nullopt;
         return intern("gte " + std::to_string(index) + " " + std::to_string(*whole));
@@ -367,6 +368,58 @@ class Dataflow {
       }
     }
     return inst;
+  }
+
+  // An element of a loop's state (a get-tuple-element of a while body's or condition's parameter, or of the while's
+  // result) by where its initial value comes from, not by its index: XLA's while-loop simplifier and invariant code
+  // motion drop and add state elements, so one value sits at another index on each side. The k-th element with one
+  // initial value and shape is told from the others by k. nullopt when `tuple` is no loop state or its initial
+  // tuple is not a tuple instruction (then the whole state is the origin, as before).
+  std::optional<std::optional<int>> loopElementOrigin(const HloInstruction* tuple, int64_t index) {
+    const HloInstruction* loop = nullptr;
+    std::string kind;
+    if (tuple->opcode() == HloOpcode::kWhile) {
+      loop = tuple;
+      kind = "loop result element ";
+    } else if (tuple->opcode() == HloOpcode::kParameter) {
+      auto caller = m_callers.find(tuple->parent());
+      if (caller == m_callers.end() || !caller->second.loop) return std::nullopt;
+      loop = caller->second.inst;
+      kind = "loop state element ";
+    } else {
+      return std::nullopt;
+    }
+    const HloInstruction* init = throughPlumbing(loop->operand(0));
+    if (init->opcode() != HloOpcode::kTuple || index < 0 || index >= init->operandCount()) return std::nullopt;
+    std::optional<int> value = origin(init->operand(static_cast<int>(index)));
+    if (!value) return std::optional<int>();
+    // An element the body passes on unchanged holds its initial value throughout (XLA's invariant code motion
+    // widens loops with such elements: a constant the body reads arrives as loop state there).
+    if (invariantLoopElement(*loop, index)) return std::optional<int>(*value);
+    const Shape& shape = init->operand(static_cast<int>(index))->shape();
+    int earlier = 0;
+    for (int64_t i = 0; i < index; ++i) {
+      const HloInstruction* other = init->operand(static_cast<int>(i));
+      std::optional<int> otherValue = origin(other);
+      if (otherValue == value && other->shape().compatible(shape)) ++earlier;
+    }
+    return std::optional<int>(
+        intern(kind + shape.toString(false) + " " + std::to_string(*value) + " #" + std::to_string(earlier)));
+  }
+
+  // Whether a while's body returns element `index` of its state as it received it.
+  static bool invariantLoopElement(const HloInstruction& loop, int64_t index) {
+    const HloComputation* body = loop.calledComputation("body");
+    if (!body || !body->root() || body->root()->opcode() != HloOpcode::kTuple ||
+        index >= body->root()->operandCount()) {
+      return false;
+    }
+    const HloInstruction* element = body->root()->operand(static_cast<int>(index));
+    while (element->opcode() == HloOpcode::kBitcast || element->opcode() == HloOpcode::kCopy) {
+      element = element->operand(0);
+    }
+    return element->opcode() == HloOpcode::kGetTupleElement && element->attributes().tupleIndex == index &&
+           element->operand(0)->opcode() == HloOpcode::kParameter && element->operand(0)->parent() == body;
   }
 
   std::optional<int> parameterOrigin(const HloInstruction* inst) {

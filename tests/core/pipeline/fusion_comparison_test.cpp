@@ -333,6 +333,68 @@ ENTRY e {
   }
 }
 
+// XLA's loop simplifier and invariant code motion drop and add loop-state elements: one value sits at another index
+// of each side's loop state. An element is known by its initial value (the k-th of that value and shape by k), and an
+// element the body passes on unchanged is that value: B's loop carries the constant A's body reads, at index 1.
+TEST(CompareFusions, MatchesLoopStateElementsByTheirInitialValuesNotTheirIndices) {
+  auto a = parseOrDie(R"(HloModule a
+cond {
+  s = (s32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[8]{0} get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  two = f32[] constant(2)
+  b = f32[8]{0} broadcast(two), dimensions={}
+  y = f32[8]{0} multiply(x, b)
+  ROOT t = (s32[], f32[8]{0}) tuple(next, y)
+}
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]{0}) tuple(zero, x)
+  w = (s32[], f32[8]{0}) while(init), condition=cond, body=body
+  ROOT r = f32[8]{0} get-tuple-element(w), index=1
+}
+)");
+  auto b = parseOrDie(R"(HloModule b
+cond {
+  s = (s32[], f32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[], f32[8]{0}) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  c = f32[] get-tuple-element(s), index=1
+  x = f32[8]{0} get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  inc = s32[] add(i, one)
+  bc = f32[8]{0} broadcast(c), dimensions={}
+  prod = f32[8]{0} multiply(x, bc)
+  ROOT t = (s32[], f32[], f32[8]{0}) tuple(inc, c, prod)
+}
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  zero = s32[] constant(0)
+  two = f32[] constant(2)
+  init = (s32[], f32[], f32[8]{0}) tuple(zero, two, x)
+  w = (s32[], f32[], f32[8]{0}) while(init), condition=cond, body=body
+  ROOT r = f32[8]{0} get-tuple-element(w), index=2
+}
+)");
+  FusionComparison c = compareFusions(*a, *b);
+  EXPECT_EQ(c.a.matched, c.a.ops) << "unmatched in A: " << c.a.unmatched.size();
+  EXPECT_EQ(c.b.matched, c.b.ops) << "unmatched in B: " << c.b.unmatched.size();
+}
+
 // A value computed twice on one side and once on the other (CSE merged the copies there): the copy the name tier
 // matched and the one it left are both matched to the one op.
 TEST(CompareFusions, MatchesADuplicateTheOtherSideMerged) {
@@ -621,8 +683,11 @@ INSTANTIATE_TEST_SUITE_P(
         // copied into each dynamic-update-slice; XLA keeps it as one fusion they all read.
         // 0.931 / 0.931 until the cpu preset hoisted loop invariants out of the decode loop (while-licm) and wrote
         // top-p's cumulative sum as two short scans (reduce-window-rewriter), as XLA CPU does.
-        CorpusCase{"kv_decode_sample", "modules/kv_decode_sample.before.txt", "modules/kv_decode_sample.after.txt", 285,
-                   0.982, 0.996, 0.984},
+        // 0.983 / 0.997 at 285 of our ops matched while loop state was matched by its index: XLA's decode loop
+        // carries more elements, so its body's ops matched by dataflow only by chance, and two of ours (the uniform
+        // draw's `bits - 1.0`) were paired with XLA's threefry subtractions by name alone.
+        CorpusCase{"kv_decode_sample", "modules/kv_decode_sample.before.txt", "modules/kv_decode_sample.after.txt", 283,
+                   0.998, 0.997, 0.984},
         // 1.000 / 0.940 until the cpu preset decomposed its top-k into a sort and slices before fusion, as XLA CPU
         // does (the slices fuse into their users), and simplify wrote slice(slice(x)) as one slice and a broadcast
         // of an iota as an iota, as XLA's simplifier does.
