@@ -141,10 +141,6 @@ StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& inst) {
   return dims;
 }
 
-namespace {
-
-// index_vector_dim as written (`index_vector_dim=1` or braced), else the indices' rank (XLA's default); -1 when the
-// text is not a number.
 int64_t indexVectorDimOf(const InstructionAttributes& a, int indicesRank) {
   if (const std::optional<std::vector<int64_t>> braced = a.rawIntegers("index_vector_dim")) {
     return braced->empty() ? -1 : braced->front();
@@ -156,6 +152,8 @@ int64_t indexVectorDimOf(const InstructionAttributes& a, int indicesRank) {
   }
   return indicesRank;
 }
+
+namespace {
 
 // Each entry in [0, bound), no entry twice, and (when `sorted`) ascending; else what is wrong with `name`.
 Status checkDimensionNumbers(const std::vector<int64_t>& list, int64_t bound, const char* name, bool sorted) {

@@ -34,6 +34,10 @@ struct ConvolutionDims {
 // use it.
 StatusOr<ConvolutionDims> convolutionDims(const HloInstruction& convolution);
 
+// A gather's or scatter's index_vector_dim as written (`index_vector_dim=1` or braced), else the indices' rank
+// (XLA's default); -1 when the text is not a number.
+int64_t indexVectorDimOf(const InstructionAttributes& attributes, int indicesRank);
+
 // A gather's result must be the indices' batch dimensions with, at offset_dims, the slice sizes of the operand
 // dimensions that are neither collapsed nor batching; slice sizes within the operand; start_index_map as long as
 // the index vector. OK, or what does not match.

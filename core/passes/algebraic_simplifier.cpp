@@ -67,6 +67,7 @@ void ComputationSimplifier::visit(HloInstruction* inst) {
     return;
   }
   if (rewriteInPlace(inst)) return;
+  if (sliceOfConcatenate(inst)) return;
   if (mergeReduceOfReduce(inst)) return;
   if (negateOutOfSum(inst)) return;
   if (mergeConstantFactors(inst)) return;
@@ -319,6 +320,42 @@ bool ComputationSimplifier::rewriteInPlace(HloInstruction* inst) {
   m_changed = true;
   push(inst);
   return true;
+}
+
+// A slice that lies within one operand of a concatenate (along the concatenated dimension) slices that operand, as
+// in XLA's simplifier: the start of a scatter's or gather's index vector built from a zero and an index reads the
+// zero or the index itself.
+bool ComputationSimplifier::sliceOfConcatenate(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kSlice || inst->operandCount() != 1 ||
+      inst->operand(0)->opcode() != HloOpcode::kConcatenate) {
+    return false;
+  }
+  HloInstruction* concatenate = inst->operand(0);
+  const auto& window = inst->attributes().slice;
+  const auto& joined = concatenate->attributes().dimensions;
+  if (!window || !joined || joined->size() != 1 || static_cast<int>(window->size()) != inst->shape().rank()) {
+    return false;
+  }
+  const auto dim = static_cast<size_t>(joined->front());
+  if (dim >= window->size()) return false;
+  const SliceDim along = (*window)[dim];
+  int64_t offset = 0;
+  for (HloInstruction* part : concatenate->operands()) {
+    const int64_t size = part->shape().dimension(static_cast<int>(dim));
+    if (along.start >= offset && along.limit <= offset + size && along.start < along.limit) {
+      std::vector<SliceDim> shifted = *window;
+      shifted[dim].start -= offset;
+      shifted[dim].limit -= offset;
+      inst->mutableAttributes().slice = std::move(shifted);
+      inst->replaceOperand(0, part);
+      m_unusedCandidates.push_back(concatenate);
+      m_changed = true;
+      push(inst);
+      return true;
+    }
+    offset += size;
+  }
+  return false;
 }
 
 // Whether `user` is the only reader of `value` (the computation's result is read by its caller), and reads it once.

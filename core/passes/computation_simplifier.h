@@ -52,6 +52,7 @@ class ComputationSimplifier {
   static bool isNonNegative(const HloInstruction& inst, int depth = 0);
   static HloInstruction* identityReplacement(const HloInstruction& inst);
   bool rewriteInPlace(HloInstruction* inst);
+  bool sliceOfConcatenate(HloInstruction* inst);
   bool usedOnlyBy(const HloInstruction& value, const HloInstruction& user) const;
   static std::optional<double> scalarConstant(const HloInstruction& inst);
 

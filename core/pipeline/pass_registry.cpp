@@ -16,6 +16,7 @@
 #include "core/passes/dot_rhs_transpose.h"
 #include "core/passes/float_normalization.h"
 #include "core/passes/fusion_merger.h"
+#include "core/passes/gather_scatter_expanders.h"
 #include "core/passes/instruction_fusion.h"
 #include "core/passes/library_fusion.h"
 #include "core/passes/multi_output_fusion.h"
@@ -103,6 +104,17 @@ const std::vector<Registration>& registrations() {
       {{"rng-bit-generator-expander",
         "rng-bit-generator into the elementwise ThreeFry or Philox rounds that compute its numbers (as XLA)"},
        factory<RngBitGeneratorExpander>()},
+      {{"gather-scatter-batching",
+        "gathers and scatters with batching dimensions (vmap) as plain ones: an iota per batching dimension joins "
+        "the index vector (XLA's batched gather/scatter normalizer)"},
+       factory<GatherScatterBatchingNormalizer>()},
+      {{"gather-expander",
+        "a gather of a single slice as a dynamic-slice and a reshape (XLA's gather expander for simple gathers)"},
+       factory<SimpleGatherExpander>()},
+      {{"scatter-expander",
+        "a scatter of a single window as a dynamic-update-slice of the combined window, kept unchanged when the "
+        "window leaves the operand (XLA's scatter expander for simple scatters)"},
+       factory<SimpleScatterExpander>()},
   };
   return kPasses;
 }
@@ -123,12 +135,16 @@ std::unique_ptr<PassPipeline> simplification(bool cpu) {
   // XLA CPU hoists loop invariants out of while bodies (its while-loop invariant code motion) before tuple-simplify
   // and the while-loop simplifier in the same loop.
   // XLA CPU rewrites long scans into short ones (its reduce-window rewriter) as early.
+  // Both XLA backends first turn batched (vmapped) gathers and scatters into plain ones, and in their
+  // simplification loop a gather of one slice into a dynamic-slice and a scatter of one window into a
+  // dynamic-update-slice: fusion then sees those ops (and the index vectors' iotas, slices and bounds checks).
   // XLA CPU runs CSE once the simplification loop is done, not in it (its pass-by-pass dumps show `cse` after the
   // loop): values the loop rewrites differently stay apart, as gp_regression's two jitter terms, one moved into
   // f32[1] by the reshape mover and one kept in f32[] because the gradient reads its reshape too.
   for (const char* name :
-       {"inline", "batch-norm-expander", "rng-bit-generator-expander", "topk-decomposer", "reduce-window-rewriter",
-        "simplify", "reshape-mover", "cse", "while-licm", "tuple-simplify", "while-simplify", "dce"}) {
+       {"inline", "batch-norm-expander", "rng-bit-generator-expander", "gather-scatter-batching", "gather-expander",
+        "scatter-expander", "topk-decomposer", "reduce-window-rewriter", "simplify", "reshape-mover", "cse",
+        "while-licm", "tuple-simplify", "while-simplify", "dce"}) {
     const std::string_view pass(name);
     if (!cpu && (pass == "topk-decomposer" || pass == "reduce-window-rewriter" || pass == "while-licm")) continue;
     if (cpu && pass == "cse") continue;

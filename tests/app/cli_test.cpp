@@ -719,10 +719,12 @@ TEST_F(CliTest, ListPassesNamesEveryPassAndPreset) {
   CliResult r = run({"--list-passes"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   for (const char* pass : {"inline", "simplify", "cse", "dce", "tuple-simplify", "fusion", "fusion-merger",
-                           "multi-output-fusion", "batch-norm-expander", "rng-bit-generator-expander"}) {
+                           "multi-output-fusion", "batch-norm-expander", "rng-bit-generator-expander",
+                           "gather-scatter-batching", "gather-expander", "scatter-expander"}) {
     EXPECT_NE(("\n" + r.out).find(std::string("\n") + pass + " "), std::string::npos) << pass << "\n" << r.out;
   }
-  EXPECT_NE(r.out.find("pipeline gpu: inline -> batch-norm-expander -> rng-bit-generator-expander -> simplify"),
+  EXPECT_NE(r.out.find("pipeline gpu: inline -> batch-norm-expander -> rng-bit-generator-expander -> "
+                       "gather-scatter-batching -> gather-expander -> scatter-expander -> simplify"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("pipeline cpu: "), std::string::npos) << r.out;

@@ -686,8 +686,11 @@ INSTANTIATE_TEST_SUITE_P(
         // 0.983 / 0.997 at 285 of our ops matched while loop state was matched by its index: XLA's decode loop
         // carries more elements, so its body's ops matched by dataflow only by chance, and two of ours (the uniform
         // draw's `bits - 1.0`) were paired with XLA's threefry subtractions by name alone.
+        // Recall 0.998 -> 0.988 once the presets expanded its single-token scatter as XLA does (a dynamic-update-
+        // slice of the bounds-checked window): the comparison sees the expansion's ops, and XLA fuses the sampled
+        // token's dynamic-slice into the update where ours keeps it apart.
         CorpusCase{"kv_decode_sample", "modules/kv_decode_sample.before.txt", "modules/kv_decode_sample.after.txt", 283,
-                   0.998, 0.997, 0.984},
+                   0.998, 0.987, 0.984},
         // 1.000 / 0.940 until the cpu preset decomposed its top-k into a sort and slices before fusion, as XLA CPU
         // does (the slices fuse into their users), and simplify wrote slice(slice(x)) as one slice and a broadcast
         // of an iota as an iota, as XLA's simplifier does.
@@ -731,8 +734,12 @@ INSTANTIATE_TEST_SUITE_P(
         // simplify folded `iota < 0` (the gather's index wrap) to false, as XLA's: 0.919 / 0.923.
         CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 177, 0.918,
                    0.922, 1.0},
-        CorpusCase{"linear_algebra", "modules/linear_algebra.before.txt", "modules/linear_algebra.after.txt", 93, -1,
-                   -1, 0.79},
+        // linear_algebra: 82.5 % of XLA's ops matched until the presets rewrote batched (vmapped) gathers and
+        // scatters and those of one index as XLA does, and the comparison followed loop state by initial value
+        // (XLA's loop carries one more element). What stays unmatched: XLA's layout copies, and the scatter's bounds
+        // (a constant {0, 5} here) that XLA computes in the loop from an iota, with the bounds check reading them.
+        CorpusCase{"linear_algebra", "modules/linear_algebra.before.txt", "modules/linear_algebra.after.txt", 90, -1,
+                   -1, 0.92},
         // Measured 2026-11-30 as vendored: every matched op grouped alike; our two unmatched ops are transposes of
         // u and vt that XLA folds into the dots reading them.
         CorpusCase{"low_rank_svd", "modules/low_rank_svd.before.txt", "modules/low_rank_svd.after.txt", 60, 1.0, 1.0,
@@ -740,8 +747,9 @@ INSTANTIATE_TEST_SUITE_P(
         // FFTs (measured 2026-11-30 as vendored: 0.961 / 0.882 while cos counted as expensive on the CPU, so the Hann
         // window's cos stayed out of the frames' gather fusion, which reads each window element 12 times; XLA CPU
         // counts sin, cos and tan of reals as cheap). The 17 pairs only ours: fftfreq's remainder, which XLA
-        // recomputes from an iota of its own in one of its two fusions.
-        CorpusCase{"spectral", "modules/spectral.before.txt", "modules/spectral.after.txt", 87, 0.967, 1.0, 0.966},
+        // recomputes from an iota of its own in one of its two fusions. 0.969 until its vmapped gather was written
+        // as a plain one, as XLA does (gather-scatter-batching): the iota of the batch index matched, 0.971.
+        CorpusCase{"spectral", "modules/spectral.before.txt", "modules/spectral.after.txt", 87, 0.970, 1.0, 0.966},
         // The general eigensolver (measured 2026-11-30 as vendored: 1.000 / 0.912 while its einsum over complex
         // vectors, 'bij,bij->bj', stayed a dot where XLA's simplifier writes multiply + reduce, and while abs of a
         // complex number counted as expensive, which XLA decides by the result's real type; 1.000 / 1.000 now).
