@@ -106,9 +106,9 @@ class ComputationFusion {
         candidate.planBytesSaved = fuseIntoAllUsersBytesSaved(*producer, m_config);
         if (candidate.planBytesSaved && *candidate.planBytesSaved < 0) candidate.planBytesSaved.reset();
       }
-      // XLA CPU duplicates a cheap, effectively unary producer whatever the bytes (duplicationRule has refused
-      // the expensive ones).
-      const bool cpuDuplicates = m_config.loopFusionOnly && candidate.duplicate && effectivelyAtMostUnary(*producer);
+      // XLA CPU duplicates a cheap producer whatever the bytes (duplicationRule has refused the expensive ones):
+      // what reads more than it writes is copied only when every user takes it, which notToCopy has decided.
+      const bool cpuDuplicates = m_config.loopFusionOnly && candidate.duplicate;
       if (candidate.bytesSaved < 0 && !candidate.planBytesSaved && !cpuDuplicates) {
         verdict = FusionVerdict::no(
             fmt::format("{} has {} users; duplicating it would add {} of reads, since each copy reads its inputs again",

@@ -325,6 +325,39 @@ ENTRY main {
   }
 }
 
+// The counterpart: a dynamic-slice of one element out of 64 (a decode step's sampled token) read by a dynamic-update-
+// slice and by a reshape, both of which take it, is copied into each, whatever the bytes each copy reads again (XLA
+// CPU's kv_decode module has it in both fusions).
+TEST(CpuFusionRulesTest, AProducerEveryUserTakesIsCopiedIntoEach) {
+  Fused f = runFusion(R"(
+HloModule m
+ENTRY main {
+  sorted = s32[64]{0} parameter(0)
+  i = s32[] parameter(1)
+  cache = s32[8]{0} parameter(2)
+  pos = s32[] parameter(3)
+  zero = s32[] constant(0)
+  lt = pred[] compare(i, zero), direction=LT
+  n = s32[] constant(64)
+  wrapped = s32[] add(i, n)
+  clamp = s32[] select(lt, wrapped, i)
+  token = s32[1]{0} dynamic-slice(sorted, clamp), dynamic_slice_sizes={1}
+  doubled = s32[1]{0} add(token, token)
+  written = s32[8]{0} dynamic-update-slice(cache, doubled, pos)
+  scalar = s32[] reshape(token)
+  ROOT t = (s32[8]{0}, s32[]) tuple(written, scalar)
+}
+)",
+                      cpu());
+  ASSERT_MODULE(f);
+  for (int i = 0; i < 2; ++i) {
+    const HloInstruction* user = f.root()->operand(i);
+    ASSERT_TRUE(user->isFusion()) << f.text();
+    const Opcodes ops = fusedOpcodes(*user);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "dynamic-slice"), 1) << user->name() << "\n" << f.text();
+  }
+}
+
 // XLA's InstructionFusion never duplicates an expensive producer, whatever its size: the exp of a one-element
 // hyperparameter (a Gaussian process's length scale) that two fusions read stays one fusion; the gpu preset copies
 // a one-element exp into each user.
