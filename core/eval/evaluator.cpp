@@ -48,6 +48,11 @@ class Evaluator {
  public:
   explicit Evaluator(const EvalOptions& options) : m_options(options), m_noise(options.roundingNoiseSeed) {}
 
+  // One instruction on given operand values (evaluateInstruction).
+  StatusOr<Value> evaluateOne(const HloInstruction& inst, Operands operands) {
+    return evaluate(inst, operands, nullptr);
+  }
+
   // Evaluates `computation` on `args`. `record` receives every instruction's value; fusions inside record
   // their fused instructions into `fusedRecord`.
   StatusOr<Value> run(const HloComputation& computation, const std::vector<Value>& args, ValueMap* record,
@@ -395,6 +400,14 @@ class Evaluator {
 };
 
 }  // namespace
+
+StatusOr<Value> evaluateInstruction(const HloInstruction& inst, const std::vector<Value>& operands) {
+  Evaluator evaluator{EvalOptions{}};
+  std::vector<const Value*> pointers;
+  pointers.reserve(operands.size());
+  for (const Value& operand : operands) pointers.push_back(&operand);
+  return evaluator.evaluateOne(inst, Operands(pointers.data(), pointers.size()));
+}
 
 StatusOr<EvalResult> evaluateModule(const HloModule& module, const std::vector<Value>& arguments,
                                     const EvalOptions& options) {

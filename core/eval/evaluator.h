@@ -56,6 +56,11 @@ struct EvalResult {
 StatusOr<EvalResult> evaluateModule(const HloModule& module, const std::vector<Value>& arguments,
                                     const EvalOptions& options = {});
 
+// One instruction on the values of its operands (in operand order), as evaluateModule computes it; the computations
+// it calls (a reducer, a fusion's body) run as there. For values known before running (compare-fusions folds what
+// both compilers could compute at compile time).
+StatusOr<Value> evaluateInstruction(const HloInstruction& inst, const std::vector<Value>& operands);
+
 // Deterministic pseudo-random arguments for the entry parameters (SplitMix64 seeded by `seed`, elements
 // drawn in parameter order, row-major): floats uniform in [-1, 1) rounded to the element type, integers in
 // [0, 8), pred 0 or 1. Tuple parameters get tuples of such arrays.

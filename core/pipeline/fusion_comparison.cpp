@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/eval/evaluator.h"
 #include "core/ir/hlo_computation.h"
 #include "core/ir/hlo_instruction.h"
 #include "core/ir/hlo_module.h"
@@ -311,6 +312,7 @@ class Dataflow {
       case HloOpcode::kReshape:
       case HloOpcode::kTranspose: return origin(inst->operand(0));
       case HloOpcode::kConstant: {
+        if (const std::string* value = valueKey(inst)) return intern(*value);
         std::string text = printInstruction(*inst);
         const size_t equals = text.find(" = ");
         const size_t metadata = text.find(", metadata=");
@@ -350,6 +352,7 @@ class Dataflow {
     if (inst->isFusion() && inst->fusedComputation() && inst->fusedComputation()->root()) {
       return origin(inst->fusedComputation()->root());
     }
+    if (const std::string* value = valueKey(inst)) return intern(*value);
     auto found = m_occurrence.find(inst);
     if (found == m_occurrence.end() || found->second->identity == kUnmatched) return std::nullopt;
     return intern("op " + std::to_string(found->second->identity));
@@ -407,6 +410,90 @@ class Dataflow {
         intern(kind + shape.toString(false) + " " + std::to_string(*value) + " #" + std::to_string(earlier)));
   }
 
+  // A value known before the program runs (computed from constants and iotas alone, at most
+  // kMaxFoldedElements elements), as "value TYPE[DIMS] v0 v1 ...", dimensions of size 1 left out; null otherwise.
+  // Such a value is its own origin, however each compiler computes it: XLA computes a scatter's bounds {0, 5} in its
+  // loop from an iota (invariant code motion hoisted it before constant folding), ours folds them to a constant.
+  const std::string* valueKey(const HloInstruction* inst) {
+    auto cached = m_values.find(inst);
+    if (cached != m_values.end()) return cached->second ? &cached->second->first : nullptr;
+    m_values.emplace(inst, std::nullopt);
+    std::optional<Value> value = constantValue(inst);
+    if (!value) return nullptr;
+    std::string key = fmt::format("value {}[", primitiveTypeName(value->shape().elementType()));
+    for (int64_t d : value->shape().dimensions()) {
+      if (d != 1) key += fmt::format("{},", d);
+    }
+    key += "]";
+    for (int64_t i = 0; i < value->elementCount(); ++i) {
+      key += value->holdsFloats() ? fmt::format(" {}", value->doubleAt(i)) : fmt::format(" {}", value->int64At(i));
+    }
+    auto& slot = m_values[inst];
+    slot.emplace(std::move(key), std::move(*value));
+    return &slot->first;
+  }
+
+  std::optional<Value> constantValue(const HloInstruction* inst) {
+    static constexpr int64_t kMaxFoldedElements = 1024;
+    const Shape& shape = inst->shape();
+    if (!shape.isArray() || shape.elementCount() > kMaxFoldedElements || isComplex(shape.elementType()) ||
+        inst->hasSideEffect()) {
+      return std::nullopt;
+    }
+    switch (inst->opcode()) {
+      case HloOpcode::kParameter: {
+        auto caller = m_callers.find(inst->parent());
+        if (caller == m_callers.end() || caller->second.loop) return std::nullopt;
+        const int operand = caller->second.operandBase + static_cast<int>(inst->parameterNumber());
+        if (operand >= caller->second.inst->operandCount()) return std::nullopt;
+        return known(caller->second.inst->operand(operand));
+      }
+      case HloOpcode::kGetTupleElement: {
+        const int64_t index = inst->attributes().tupleIndex.value_or(-1);
+        const HloInstruction* tuple = throughPlumbing(inst->operand(0));
+        if (tuple->opcode() == HloOpcode::kTuple && index >= 0 && index < tuple->operandCount()) {
+          return known(tuple->operand(static_cast<int>(index)));
+        }
+        const HloInstruction* loop = nullptr;
+        if (tuple->opcode() == HloOpcode::kWhile) loop = tuple;
+        if (tuple->opcode() == HloOpcode::kParameter) {
+          auto caller = m_callers.find(tuple->parent());
+          if (caller != m_callers.end() && caller->second.loop) loop = caller->second.inst;
+        }
+        if (!loop || !invariantLoopElement(*loop, index)) return std::nullopt;
+        const HloInstruction* init = throughPlumbing(loop->operand(0));
+        if (init->opcode() != HloOpcode::kTuple || index < 0 || index >= init->operandCount()) return std::nullopt;
+        return known(init->operand(static_cast<int>(index)));
+      }
+      case HloOpcode::kFusion:
+        if (!inst->fusedComputation() || !inst->fusedComputation()->root()) return std::nullopt;
+        return known(inst->fusedComputation()->root());
+      case HloOpcode::kWhile:
+      case HloOpcode::kConditional:
+      case HloOpcode::kCall:
+      case HloOpcode::kCustomCall:
+      case HloOpcode::kRng:
+      case HloOpcode::kRngBitGenerator:
+      case HloOpcode::kRngGetAndUpdateState: return std::nullopt;
+      default: break;
+    }
+    std::vector<Value> operands;
+    for (const HloInstruction* operand : inst->operands()) {
+      std::optional<Value> value = known(operand);
+      if (!value) return std::nullopt;
+      operands.push_back(std::move(*value));
+    }
+    StatusOr<Value> value = evaluateInstruction(*inst, operands);
+    if (!value.ok()) return std::nullopt;
+    return std::move(*value);
+  }
+
+  // The value of `inst` when it is known before running (valueKey), else nullopt.
+  std::optional<Value> known(const HloInstruction* inst) {
+    if (!valueKey(inst)) return std::nullopt;
+    return m_values.at(inst)->second;
+  }
+
   // Whether a while's body returns element `index` of its state as it received it.
   static bool invariantLoopElement(const HloInstruction& loop, int64_t index) {
     const HloComputation* body = loop.calledComputation("body");
@@ -440,6 +527,8 @@ class Dataflow {
   std::unordered_map<const HloComputation*, Caller> m_callers;
   std::unordered_map<const HloInstruction*, Occurrence*> m_occurrence;
   std::unordered_map<const HloInstruction*, std::optional<int>> m_origins;
+  // valueKey's results: the key and the value, or nullopt for a value not known before running.
+  std::unordered_map<const HloInstruction*, std::optional<std::pair<std::string, Value>>> m_values;
 };
 
 // Gives identities to the ops of `a` and `b` that compute the same thing from the same values, round after round
