@@ -68,6 +68,7 @@ void ComputationSimplifier::visit(HloInstruction* inst) {
   }
   if (rewriteInPlace(inst)) return;
   if (sliceOfConcatenate(inst)) return;
+  if (convertOfBroadcast(inst)) return;
   if (mergeReduceOfReduce(inst)) return;
   if (negateOutOfSum(inst)) return;
   if (mergeConstantFactors(inst)) return;
@@ -166,6 +167,21 @@ bool ComputationSimplifier::isNonNegative(const HloInstruction& inst, int depth)
   }
 }
 
+// Whether type `wide` represents every value of type `narrow` exactly (bf16 and f16 in f32, s8 in s32, u8 in s16).
+static bool holdsEveryValueOf(PrimitiveType wide, PrimitiveType narrow) {
+  const int wideBits = primitiveTypeBitWidth(wide);
+  const int narrowBits = primitiveTypeBitWidth(narrow);
+  if (isFloatingPoint(wide) && isFloatingPoint(narrow)) {
+    const bool half = narrow == PrimitiveType::kBF16 || narrow == PrimitiveType::kF16;
+    return (half && (wide == PrimitiveType::kF32 || wide == PrimitiveType::kF64)) ||
+           (narrow == PrimitiveType::kF32 && wide == PrimitiveType::kF64);
+  }
+  if (isSignedInteger(wide) && isSignedInteger(narrow)) return wideBits >= narrowBits;
+  if (isUnsignedInteger(wide) && isUnsignedInteger(narrow)) return wideBits >= narrowBits;
+  if (isSignedInteger(wide) && isUnsignedInteger(narrow)) return wideBits > narrowBits;
+  return false;
+}
+
 // The operand (or zero constant) that `inst` equals, when it has exactly the same shape, layout included.
 HloInstruction* ComputationSimplifier::identityReplacement(const HloInstruction& inst) {
   auto same = [&](HloInstruction* candidate) { return candidate->shape() == inst.shape() ? candidate : nullptr; };
@@ -233,8 +249,17 @@ HloInstruction* ComputationSimplifier::identityReplacement(const HloInstruction&
         return nullptr;
       }
       return same(inst.operand(0));
-    case HloOpcode::kReshape:
     case HloOpcode::kConvert:
+      // convert(convert(x)) through a type that holds every value of x's, back to x's type, is x (XLA's rule: bf16
+      // computed in f32 and stored as bf16 again).
+      if (inst.operandCount() == 1 && inst.operand(0)->opcode() == HloOpcode::kConvert &&
+          inst.operand(0)->operandCount() == 1 &&
+          holdsEveryValueOf(inst.operand(0)->shape().elementType(),
+                            inst.operand(0)->operand(0)->shape().elementType())) {
+        if (HloInstruction* original = same(inst.operand(0)->operand(0))) return original;
+      }
+      [[fallthrough]];
+    case HloOpcode::kReshape:
     case HloOpcode::kCopy:
     case HloOpcode::kBitcast:
       // Shape equality includes the layout, so a copy or bitcast that changes the layout stays.
@@ -356,6 +381,31 @@ bool ComputationSimplifier::sliceOfConcatenate(HloInstruction* inst) {
     offset += size;
   }
   return false;
+}
+
+// convert(broadcast(x)) converts the fewer elements of x and broadcasts them, as XLA's simplifier writes it: a bf16
+// constant broadcast in f32 and stored as bf16 (float normalization) becomes the bf16 broadcast of the constant.
+bool ComputationSimplifier::convertOfBroadcast(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kConvert || inst->operandCount() != 1 ||
+      inst->operand(0)->opcode() != HloOpcode::kBroadcast || inst->operand(0)->operandCount() != 1) {
+    return false;
+  }
+  HloInstruction* broadcast = inst->operand(0);
+  HloInstruction* source = broadcast->operand(0);
+  if (!source->shape().isArray() || source->shape().elementCount() >= broadcast->shape().elementCount()) return false;
+  Shape converted(inst->shape().elementType(), source->shape().dimensions());
+  converted.setLayout(source->shape().layout());
+  HloInstruction* narrow = m_computation.addInstruction("convert", HloOpcode::kConvert, converted, {source});
+  HloInstruction* wide =
+      m_computation.addInstruction(broadcast->name(), HloOpcode::kBroadcast, inst->shape(), {narrow});
+  wide->mutableAttributes().dimensions = broadcast->attributes().dimensions;
+  for (HloInstruction* made : {narrow, wide}) {
+    if (inst->metadata()) made->mutableAttributes().metadata = *inst->metadata();
+  }
+  push(narrow);
+  push(wide);
+  replace(inst, wide);
+  return true;
 }
 
 // Whether `user` is the only reader of `value` (the computation's result is read by its caller), and reads it once.

@@ -53,6 +53,7 @@ class ComputationSimplifier {
   static HloInstruction* identityReplacement(const HloInstruction& inst);
   bool rewriteInPlace(HloInstruction* inst);
   bool sliceOfConcatenate(HloInstruction* inst);
+  bool convertOfBroadcast(HloInstruction* inst);
   bool usedOnlyBy(const HloInstruction& value, const HloInstruction& user) const;
   static std::optional<double> scalarConstant(const HloInstruction& inst);
 

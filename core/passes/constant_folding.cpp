@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -243,8 +244,59 @@ std::optional<Element> evaluateElement(const HloInstruction& inst, const std::ve
 
 }  // namespace
 
+namespace {
+
+// `value` rounded to bf16 (to nearest, ties to even), as a double; nullopt when it is not finite there.
+std::optional<double> roundToBf16(double value) {
+  const float single = static_cast<float>(value);
+  if (!std::isfinite(single)) return std::nullopt;
+  uint32_t bits = 0;
+  std::memcpy(&bits, &single, sizeof bits);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  float rounded = 0;
+  std::memcpy(&rounded, &bits, sizeof rounded);
+  if (!std::isfinite(rounded)) return std::nullopt;
+  return rounded;
+}
+
+std::optional<Literal> foldHalfConvert(const HloInstruction& inst) {
+  const Shape& out = inst.shape();
+  if (inst.opcode() != HloOpcode::kConvert || inst.operandCount() != 1 || !out.isArray() || !foldableSize(out)) {
+    return std::nullopt;
+  }
+  const PrimitiveType from = inst.operand(0)->shape().elementType();
+  const PrimitiveType to = out.elementType();
+  const Literal* literal = decodedLiteral(*inst.operand(0));
+  if (!literal || literal->kind() != Literal::Kind::kFloat || literal->valueCount() != out.elementCount()) {
+    return std::nullopt;
+  }
+  const bool wide = [](PrimitiveType t) { return t == PrimitiveType::kF32 || t == PrimitiveType::kF64; }(to);
+  const bool widening = (from == PrimitiveType::kBF16 || from == PrimitiveType::kF16) && wide;
+  const bool toBf16 = (from == PrimitiveType::kF32 || from == PrimitiveType::kF64) && to == PrimitiveType::kBF16;
+  if (!widening && !toBf16) return std::nullopt;
+  std::vector<double> values;
+  for (int64_t i = 0; i < literal->valueCount(); ++i) {
+    const double v = literal->asDouble(i);
+    if (!std::isfinite(v)) return std::nullopt;
+    if (toBf16) {
+      std::optional<double> rounded = roundToBf16(v);
+      if (!rounded) return std::nullopt;
+      values.push_back(*rounded);
+    } else {
+      values.push_back(v);
+    }
+  }
+  return Literal::floats(out, std::move(values));
+}
+
+}  // namespace
+
 std::optional<Literal> foldElementwise(const HloInstruction& inst) {
   const Shape& out = inst.shape();
+  // Converts of float constants to and from bf16 (XLA folds those its float normalization puts around bf16
+  // constants): a bf16 or f16 value is exact in f32 and f64; f32 or f64 to bf16 rounds to nearest even.
+  if (std::optional<Literal> converted = foldHalfConvert(inst)) return converted;
   std::optional<Domain> outDomain = domainOf(out.elementType());
   if (!out.isArray() || !outDomain || inst.operandCount() == 0) return std::nullopt;
   int64_t count = out.elementCount();

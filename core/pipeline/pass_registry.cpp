@@ -198,14 +198,15 @@ StatusOr<std::unique_ptr<PassPipeline>> buildPipeline(const PipelineSpec& spec) 
     }
   } else if (spec.preset == "gpu" || spec.preset == "cpu") {
     pipeline = std::make_unique<PassPipeline>(spec.preset);
+    // XLA CPU has no bf16 arithmetic: its float normalization computes bf16 ops in f32 once, before its
+    // simplification loop, which then folds the converts of constants and moves converts past broadcasts.
+    if (spec.preset == "cpu") pipeline->addPass(std::move(createPass("bf16-normalization")).value());
     pipeline->addPass(simplification(spec.preset == "cpu"));
     // XLA CPU's CSE after its simplification loop (above).
     if (spec.preset == "cpu") pipeline->addPass(std::move(createPass("cse")).value());
     auto fusion = std::make_unique<PassPipeline>("fusion");
     // XLA's CPU order: the library rewriter takes its subgraphs before the loop fusion.
     if (spec.preset == "cpu") {
-      // XLA CPU has no bf16 arithmetic: its float normalization computes bf16 ops in f32 before fusion.
-      fusion->addPass(std::move(createPass("bf16-normalization")).value());
       // XLA CPU's layout assignment gives a dot's rhs the layout its GEMM reads; here, a transpose before the dot.
       fusion->addPass(std::move(createPass("dot-rhs-transpose")).value());
       fusion->addPass(std::move(createPass("convolution-layout")).value());

@@ -644,7 +644,7 @@ TEST_F(CliTest, DumpStagesTablePrintsCountsPerStage) {
   if (!fs::exists(kMnistSample)) GTEST_SKIP() << "sample module not found: " << kMnistSample;
   CliResult r = run({"dump", kMnistSample, "-o", (work() / "d").string(), "--pipeline=cpu", "--stages"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_NE(r.out.find("[CPU: pipeline start, before inline]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[CPU: pipeline start, before bf16-normalization]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("stage  pass"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(pipeline start)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("passes ran"), std::string::npos) << r.out;

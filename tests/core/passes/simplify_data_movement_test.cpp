@@ -1,5 +1,6 @@
 // The simplifier's data-movement rewrites in algebraic_simplifier.cpp that XLA's simplifier has too: a slice that lies
-// within one operand of a concatenate slices that operand.
+// within one operand of a concatenate slices that operand; a convert of a broadcast converts the broadcast's operand;
+// a round trip through a wider type is no convert at all.
 #include <string_view>
 
 #include <gtest/gtest.h>
@@ -48,6 +49,50 @@ TEST(SimplifyDataMovementTest, ASliceWithinOneOperandOfAConcatenateSlicesThatOpe
   // A slice across both operands stays a slice of the concatenate.
   EXPECT_EQ(root->operand(3)->operand(0)->opcode(), HloOpcode::kConcatenate) << printModule(*module);
   testing::expectSameResults(kIndexVector, *module);
+}
+
+// bf16-normalization writes a bf16 broadcast of a constant as an f32 broadcast of the converted constant, converted
+// back to bf16, and each reader converts it to f32 again (XLA CPU's float normalization does the same). XLA's
+// simplifier then converts before broadcasting, and a bf16 -> f32 -> bf16 round trip is the bf16 value itself: what
+// is left is an f32 broadcast of an f32 constant in each reader, which fusion copies into it.
+constexpr std::string_view kNormalizedOne = R"(
+HloModule m
+ENTRY main {
+  x = f32[16,64]{1,0} parameter(0)
+  one = bf16[] constant(1)
+  wide = f32[] convert(one)
+  b = f32[16,64]{1,0} broadcast(wide), dimensions={}
+  stored = bf16[16,64]{1,0} convert(b)
+  read = f32[16,64]{1,0} convert(stored)
+  ROOT sum = f32[16,64]{1,0} add(x, read)
+}
+)";
+
+TEST(SimplifyDataMovementTest, AConvertOfABroadcastConvertsTheScalarAndARoundTripIsNoConvert) {
+  auto module = testing::parseOrFail(kNormalizedOne);
+  ASSERT_NE(module, nullptr);
+  AlgebraicSimplifier pass;
+  EXPECT_TRUE(testing::runPass(pass, *module));
+  const HloInstruction* read = module->entry()->root()->operand(1);
+  ASSERT_EQ(read->opcode(), HloOpcode::kBroadcast) << printModule(*module);
+  EXPECT_EQ(read->shape().elementType(), PrimitiveType::kF32);
+  EXPECT_EQ(read->operand(0)->opcode(), HloOpcode::kConstant) << printModule(*module);
+  testing::expectSameResults(kNormalizedOne, *module);
+}
+
+// A round trip through a narrower type rounds, and one from f32 through bf16 is not the f32 value: both stay.
+TEST(SimplifyDataMovementTest, ARoundTripThroughANarrowerTypeStays) {
+  auto module = testing::parseOrFail(R"(
+HloModule m
+ENTRY main {
+  x = f32[8]{0} parameter(0)
+  n = bf16[8]{0} convert(x)
+  ROOT back = f32[8]{0} convert(n)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  AlgebraicSimplifier pass;
+  EXPECT_FALSE(testing::runPass(pass, *module));
 }
 
 }  // namespace

@@ -751,9 +751,14 @@ INSTANTIATE_TEST_SUITE_P(
         // 0.951 / 0.952 until the comparison matched values known before running by value: XLA copies a broadcast
         // of the constant 1 into each of the silu gradient's fusions; ours computes it (convert, broadcast,
         // convert back: float normalization of the bf16 broadcast) in a fusion of its own, which those fusions read:
-        // 0.950 / 0.944.
-        CorpusCase{"bf16_block_adamw", "modules/bf16_block_adamw.before.txt", "modules/bf16_block_adamw.after.txt", 687,
-                   0.949, 0.943, 0.97},
+        // 0.950 / 0.944. Since the cpu preset normalizes bf16 once before its simplification loop, as XLA CPU does
+        // (its dumps show float-normalization-bf16 there), and simplify folds converts of constants to and from bf16,
+        // converts before broadcasting and drops a round trip through a wider type (XLA's rules), the broadcast is an
+        // f32 broadcast of an f32 constant, copied into each reader: 0.954 / 0.953. Coverage fell from 97.0 to 95.9 %
+        // of ours: 9 of our transposes (a dot's operand, transposed after its convert) and 14 of XLA's (weights
+        // transposed after the AdamW update, then copied to another layout) have no counterpart.
+        CorpusCase{"bf16_block_adamw", "modules/bf16_block_adamw.before.txt", "modules/bf16_block_adamw.after.txt", 698,
+                   0.953, 0.952, 0.958},
         // LAPACK programs (measured 2026-11-29 as vendored). XLA's module copies every LAPACK operand into the
         // column-major layout the call asks for and keeps one copy of the factor per use; linear_algebra: 80 % of
         // XLA's ops matched (its layout copies, the dots of QR's q.T @ b written twice), no figure.
