@@ -81,6 +81,7 @@ void ComputationSimplifier::visit(HloInstruction* inst) {
   if (divideOfDivide(inst)) return;
   if (transposeOfDot(inst)) return;
   if (dotOfVectors(inst)) return;
+  if (dotWithoutContraction(inst)) return;
   if (foldConvolutionInputPad(inst)) return;
   if (clampFromMinMax(inst)) return;
   std::optional<Literal> folded = fold(*inst);

@@ -80,6 +80,7 @@ class ComputationSimplifier {
   bool foldConvolutionInputPad(HloInstruction* inst);
   bool transposeOfDot(HloInstruction* inst);
   bool dotOfVectors(HloInstruction* inst);
+  bool dotWithoutContraction(HloInstruction* inst);
 
   HloModule& m_module;
   HloComputation& m_computation;

@@ -1,5 +1,5 @@
-// The simplifier's rewrites of dots (transposed products, batched inner products) and of a convolution's padded input,
-// as XLA's.
+// The simplifier's rewrites of dots (transposed products, batched inner products, products that contract nothing) and
+// of a convolution's padded input, as XLA's.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -179,6 +179,78 @@ bool ComputationSimplifier::dotOfVectors(HloInstruction* inst) {
   result = convert(result, resultType);
   result->mutableShape().setLayout(inst->shape().layout());
   replace(inst, result);
+  for (HloInstruction* made : created) push(made);
+  return true;
+}
+
+// A dot that contracts nothing (an outer product, a scalar times a vector) as a multiply of its operands broadcast to
+// the result, as XLA's simplifier rewrites it on both backends: [batch..., lhs free..., rhs free...] = a[batch...,
+// free...] * b[batch..., free...], each operand transposed to batch-first where its batch dimensions are elsewhere.
+// Computed in the result's type (an operand of another type is converted first). Returns whether `inst` changed.
+bool ComputationSimplifier::dotWithoutContraction(HloInstruction* inst) {
+  const auto& numbers = inst->attributes().dot;
+  if (inst->opcode() != HloOpcode::kDot || inst->operandCount() != 2 || !numbers || !inst->shape().isArray() ||
+      !numbers->lhsContracting.empty() || !numbers->rhsContracting.empty() ||
+      numbers->lhsBatch.size() != numbers->rhsBatch.size() || m_sideEffects.hasSideEffect(*inst) ||
+      !inst->controlSuccessors().empty() || !inst->controlPredecessors().empty()) {
+    return false;
+  }
+  for (const auto& [key, value] : inst->attributes().raw) {
+    if (key == "algorithm") return false;
+  }
+  const PrimitiveType resultType = inst->shape().elementType();
+  if (resultType == PrimitiveType::kPred || !(isFloatingPoint(resultType) || isInteger(resultType))) return false;
+  const Shape& out = inst->shape();
+  const int batch = static_cast<int>(numbers->lhsBatch.size());
+  std::vector<HloInstruction*> created;
+  auto make = [&](HloOpcode opcode, Shape shape, std::vector<HloInstruction*> operands) {
+    HloInstruction* made =
+        m_computation.addInstruction(std::string(opcodeName(opcode)), opcode, std::move(shape), operands);
+    made->mutableAttributes().metadata = inst->attributes().metadata;
+    created.push_back(made);
+    return made;
+  };
+  // `operand` with its batch dimensions first (in the dot's order) and its free ones after, ascending; broadcast
+  // into the result with the free ones at `freeStart`.
+  auto spread = [&](HloInstruction* operand, const std::vector<int64_t>& batchDims, int freeStart) -> HloInstruction* {
+    const Shape& shape = operand->shape();
+    if (!shape.isArray()) return nullptr;
+    std::vector<int64_t> order = batchDims;
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      if (std::find(batchDims.begin(), batchDims.end(), d) == batchDims.end()) order.push_back(d);
+    }
+    const int free = shape.rank() - batch;
+    if (freeStart + free > out.rank()) return nullptr;
+    std::vector<int64_t> dims;
+    for (int64_t d : order) dims.push_back(shape.dimension(static_cast<int>(d)));
+    HloInstruction* value = operand;
+    if (value->shape().elementType() != resultType) {
+      value = make(HloOpcode::kConvert, Shape(resultType, shape.dimensions()), {value});
+    }
+    if (!isIdentityPermutation(order)) {
+      value = make(HloOpcode::kTranspose, Shape(resultType, dims), {value});
+      value->mutableAttributes().dimensions = order;
+    }
+    std::vector<int64_t> into;
+    for (int k = 0; k < batch; ++k) into.push_back(k);
+    for (int k = 0; k < free; ++k) into.push_back(freeStart + k);
+    for (size_t k = 0; k < into.size(); ++k) {
+      if (out.dimension(static_cast<int>(into[k])) != dims[k]) return nullptr;
+    }
+    HloInstruction* wide = make(HloOpcode::kBroadcast, Shape(resultType, out.dimensions()), {value});
+    wide->mutableAttributes().dimensions = into;
+    return wide;
+  };
+  HloInstruction* lhs = spread(inst->operand(0), numbers->lhsBatch, batch);
+  HloInstruction* rhs =
+      lhs ? spread(inst->operand(1), numbers->rhsBatch, batch + inst->operand(0)->shape().rank() - batch) : nullptr;
+  if (!lhs || !rhs ||
+      batch + (inst->operand(0)->shape().rank() - batch) + (inst->operand(1)->shape().rank() - batch) != out.rank()) {
+    for (auto it = created.rbegin(); it != created.rend(); ++it) (void)m_computation.removeInstruction(*it);
+    return false;
+  }
+  HloInstruction* product = make(HloOpcode::kMultiply, out, {lhs, rhs});
+  replace(inst, product);
   for (HloInstruction* made : created) push(made);
   return true;
 }

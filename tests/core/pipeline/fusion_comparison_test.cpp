@@ -774,7 +774,10 @@ INSTANTIATE_TEST_SUITE_P(
         // keeps two jitter terms (one in f32[1], one in f32[]) that ours shared. They stay two since the cpu preset
         // runs cse after its simplification loop, not in it, as XLA CPU does: 0.912 / 0.923. Every op matched once
         // simplify folded `iota < 0` (the gather's index wrap) to false, as XLA's: 0.919 / 0.923.
-        CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 177, 0.918,
+        // 0.919 / 0.923 until simplify wrote the gradient's scalar-times-vector dot (it contracts nothing) as a
+        // multiply of broadcasts, as XLA's simplifier does (XLA's module has that multiply): 0.914 / 0.923. XLA fuses
+        // the multiply into the select-add fusion that reads it; ours into the broadcast before the scatter-add.
+        CorpusCase{"gp_regression", "modules/gp_regression.before.txt", "modules/gp_regression.after.txt", 179, 0.913,
                    0.922, 1.0},
         // linear_algebra: 82.5 % of XLA's ops matched until the presets rewrote batched (vmapped) gathers and
         // scatters and those of one index as XLA does, and the comparison followed loop state by initial value
