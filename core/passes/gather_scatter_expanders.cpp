@@ -1,6 +1,7 @@
 #include "core/passes/gather_scatter_expanders.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -387,60 +388,46 @@ bool expandSimpleScatter(HloModule& module, HloComputation& computation, HloInst
   return true;
 }
 
-}  // namespace
-
-StatusOr<bool> GatherScatterBatchingNormalizer::run(HloModule& module, PassContext& /*context*/) {
-  bool changed = false;
-  for (const auto& computation : module.computations()) {
-    if (computation->isFusionComputation()) continue;
-    std::vector<HloInstruction*> targets;
-    for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == HloOpcode::kGather || inst->opcode() == HloOpcode::kScatter) targets.push_back(inst.get());
-    }
-    bool here = false;
-    for (HloInstruction* inst : targets) {
-      here |= normalizeBatching(*computation, inst, inst->opcode() == HloOpcode::kGather ? kGatherKeys : kScatterKeys);
-    }
-    if (here) FS_RETURN_IF_ERROR(computation->sortInPostOrder());
-    changed |= here;
-  }
-  return changed;
-}
-
-StatusOr<bool> SimpleGatherExpander::run(HloModule& module, PassContext& /*context*/) {
-  bool changed = false;
-  for (const auto& computation : module.computations()) {
-    if (computation->isFusionComputation()) continue;
-    std::vector<HloInstruction*> gathers;
-    for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == HloOpcode::kGather) gathers.push_back(inst.get());
-    }
-    bool here = false;
-    for (HloInstruction* gather : gathers) here |= expandSimpleGather(*computation, gather);
-    if (here) FS_RETURN_IF_ERROR(computation->sortInPostOrder());
-    changed |= here;
-  }
-  return changed;
-}
-
-StatusOr<bool> SimpleScatterExpander::run(HloModule& module, PassContext& /*context*/) {
-  bool changed = false;
-  HloComputation* reducer = nullptr;
+// Applies `rewrite` to every gather or scatter (`opcodes`) of the computations outside fusions, listed before any
+// is rewritten (a rewrite adds instructions, and the scatter expander a computation); sorts what changed.
+template <typename Rewrite>
+StatusOr<bool> rewriteEach(HloModule& module, std::initializer_list<HloOpcode> opcodes, Rewrite rewrite) {
   std::vector<HloComputation*> computations;
   for (const auto& computation : module.computations()) {
     if (!computation->isFusionComputation()) computations.push_back(computation.get());
   }
+  bool changed = false;
   for (HloComputation* computation : computations) {
-    std::vector<HloInstruction*> scatters;
+    std::vector<HloInstruction*> targets;
     for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == HloOpcode::kScatter) scatters.push_back(inst.get());
+      if (std::find(opcodes.begin(), opcodes.end(), inst->opcode()) != opcodes.end()) targets.push_back(inst.get());
     }
     bool here = false;
-    for (HloInstruction* scatter : scatters) here |= expandSimpleScatter(module, *computation, scatter, reducer);
+    for (HloInstruction* inst : targets) here |= rewrite(*computation, inst);
     if (here) FS_RETURN_IF_ERROR(computation->sortInPostOrder());
     changed |= here;
   }
-  if (changed) module.removeUnreachableComputations();
+  return changed;
+}
+
+}  // namespace
+
+StatusOr<bool> GatherScatterBatchingNormalizer::run(HloModule& module, PassContext& /*context*/) {
+  return rewriteEach(module, {HloOpcode::kGather, HloOpcode::kScatter}, [](HloComputation& c, HloInstruction* inst) {
+    return normalizeBatching(c, inst, inst->opcode() == HloOpcode::kGather ? kGatherKeys : kScatterKeys);
+  });
+}
+
+StatusOr<bool> SimpleGatherExpander::run(HloModule& module, PassContext& /*context*/) {
+  return rewriteEach(module, {HloOpcode::kGather}, expandSimpleGather);
+}
+
+StatusOr<bool> SimpleScatterExpander::run(HloModule& module, PassContext& /*context*/) {
+  HloComputation* reducer = nullptr;
+  StatusOr<bool> changed = rewriteEach(module, {HloOpcode::kScatter}, [&](HloComputation& c, HloInstruction* scatter) {
+    return expandSimpleScatter(module, c, scatter, reducer);
+  });
+  if (changed.ok() && *changed) module.removeUnreachableComputations();
   return changed;
 }
 
