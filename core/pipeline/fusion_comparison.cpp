@@ -364,11 +364,7 @@ class Dataflow {
       return throughPlumbing(inst->fusedComputation()->root());
     }
     if (inst->opcode() == HloOpcode::kParameter) {
-      auto caller = m_callers.find(inst->parent());
-      if (caller != m_callers.end() && !caller->second.loop) {
-        const int operand = caller->second.operandBase + static_cast<int>(inst->parameterNumber());
-        if (operand < caller->second.inst->operandCount()) return throughPlumbing(caller->second.inst->operand(operand));
-      }
+      if (const HloInstruction* source = callerOperand(inst)) return throughPlumbing(source);
     }
     return inst;
   }
@@ -379,35 +375,54 @@ class Dataflow {
   // initial value and shape is told from the others by k. nullopt when `tuple` is no loop state or its initial
   // tuple is not a tuple instruction (then the whole state is the origin, as before).
   std::optional<std::optional<int>> loopElementOrigin(const HloInstruction* tuple, int64_t index) {
-    const HloInstruction* loop = nullptr;
-    std::string kind;
-    if (tuple->opcode() == HloOpcode::kWhile) {
-      loop = tuple;
-      kind = "loop result element ";
-    } else if (tuple->opcode() == HloOpcode::kParameter) {
-      auto caller = m_callers.find(tuple->parent());
-      if (caller == m_callers.end() || !caller->second.loop) return std::nullopt;
-      loop = caller->second.inst;
-      kind = "loop state element ";
-    } else {
-      return std::nullopt;
-    }
-    const HloInstruction* init = throughPlumbing(loop->operand(0));
-    if (init->opcode() != HloOpcode::kTuple || index < 0 || index >= init->operandCount()) return std::nullopt;
-    std::optional<int> value = origin(init->operand(static_cast<int>(index)));
+    const LoopElement element = loopElement(tuple, index);
+    if (!element.loop) return std::nullopt;
+    std::optional<int> value = origin(element.initial);
     if (!value) return std::optional<int>();
     // An element the body passes on unchanged holds its initial value throughout (XLA's invariant code motion
     // widens loops with such elements: a constant the body reads arrives as loop state there).
-    if (invariantLoopElement(*loop, index)) return std::optional<int>(*value);
-    const Shape& shape = init->operand(static_cast<int>(index))->shape();
+    if (invariantLoopElement(*element.loop, index)) return std::optional<int>(*value);
+    const Shape& shape = element.initial->shape();
     int earlier = 0;
     for (int64_t i = 0; i < index; ++i) {
-      const HloInstruction* other = init->operand(static_cast<int>(i));
+      const HloInstruction* other = element.init->operand(static_cast<int>(i));
       std::optional<int> otherValue = origin(other);
       if (otherValue == value && other->shape().compatible(shape)) ++earlier;
     }
+    const char* kind = tuple->opcode() == HloOpcode::kWhile ? "loop result element " : "loop state element ";
     return std::optional<int>(
         intern(kind + shape.toString(false) + " " + std::to_string(*value) + " #" + std::to_string(earlier)));
+  }
+
+  // Element `index` of a loop's state, when `tuple` is a while body's or condition's parameter or the while itself:
+  // the while, its initial tuple and what that tuple holds there; all null otherwise (or when the initial state is
+  // not a tuple instruction).
+  struct LoopElement {
+    const HloInstruction* loop = nullptr;
+    const HloInstruction* init = nullptr;
+    const HloInstruction* initial = nullptr;
+  };
+  LoopElement loopElement(const HloInstruction* tuple, int64_t index) {
+    const HloInstruction* loop = nullptr;
+    if (tuple->opcode() == HloOpcode::kWhile) {
+      loop = tuple;
+    } else if (tuple->opcode() == HloOpcode::kParameter) {
+      auto caller = m_callers.find(tuple->parent());
+      if (caller != m_callers.end() && caller->second.loop) loop = caller->second.inst;
+    }
+    if (!loop) return {};
+    const HloInstruction* init = throughPlumbing(loop->operand(0));
+    if (init->opcode() != HloOpcode::kTuple || index < 0 || index >= init->operandCount()) return {};
+    return {loop, init, init->operand(static_cast<int>(index))};
+  }
+
+  // The operand that gives a parameter of a fusion, call or conditional branch its value; null for the entry's and
+  // a loop's parameters.
+  const HloInstruction* callerOperand(const HloInstruction* parameter) const {
+    auto caller = m_callers.find(parameter->parent());
+    if (caller == m_callers.end() || caller->second.loop) return nullptr;
+    const int operand = caller->second.operandBase + static_cast<int>(parameter->parameterNumber());
+    return operand < caller->second.inst->operandCount() ? caller->second.inst->operand(operand) : nullptr;
   }
 
   // A value known before the program runs (computed from constants and iotas alone, at most
@@ -442,11 +457,8 @@ class Dataflow {
     }
     switch (inst->opcode()) {
       case HloOpcode::kParameter: {
-        auto caller = m_callers.find(inst->parent());
-        if (caller == m_callers.end() || caller->second.loop) return std::nullopt;
-        const int operand = caller->second.operandBase + static_cast<int>(inst->parameterNumber());
-        if (operand >= caller->second.inst->operandCount()) return std::nullopt;
-        return known(caller->second.inst->operand(operand));
+        const HloInstruction* source = callerOperand(inst);
+        return source ? known(source) : std::nullopt;
       }
       case HloOpcode::kGetTupleElement: {
         const int64_t index = inst->attributes().tupleIndex.value_or(-1);
@@ -454,16 +466,9 @@ class Dataflow {
         if (tuple->opcode() == HloOpcode::kTuple && index >= 0 && index < tuple->operandCount()) {
           return known(tuple->operand(static_cast<int>(index)));
         }
-        const HloInstruction* loop = nullptr;
-        if (tuple->opcode() == HloOpcode::kWhile) loop = tuple;
-        if (tuple->opcode() == HloOpcode::kParameter) {
-          auto caller = m_callers.find(tuple->parent());
-          if (caller != m_callers.end() && caller->second.loop) loop = caller->second.inst;
-        }
-        if (!loop || !invariantLoopElement(*loop, index)) return std::nullopt;
-        const HloInstruction* init = throughPlumbing(loop->operand(0));
-        if (init->opcode() != HloOpcode::kTuple || index < 0 || index >= init->operandCount()) return std::nullopt;
-        return known(init->operand(static_cast<int>(index)));
+        const LoopElement element = loopElement(tuple, index);
+        if (!element.loop || !invariantLoopElement(*element.loop, index)) return std::nullopt;
+        return known(element.initial);
       }
       case HloOpcode::kFusion:
         if (!inst->fusedComputation() || !inst->fusedComputation()->root()) return std::nullopt;
@@ -518,9 +523,8 @@ class Dataflow {
       if (!init) return std::nullopt;
       return intern("loop state " + std::to_string(*init));
     }
-    const int operand = c.operandBase + static_cast<int>(inst->parameterNumber());
-    if (operand >= c.inst->operandCount()) return std::nullopt;
-    return origin(c.inst->operand(operand));
+    const HloInstruction* source = callerOperand(inst);
+    return source ? origin(source) : std::nullopt;
   }
 
   Interner& m_interner;
