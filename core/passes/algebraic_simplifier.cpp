@@ -69,6 +69,7 @@ void ComputationSimplifier::visit(HloInstruction* inst) {
   if (rewriteInPlace(inst)) return;
   if (sliceOfConcatenate(inst)) return;
   if (convertOfBroadcast(inst)) return;
+  if (broadcastAsReshape(inst)) return;
   if (mergeReduceOfReduce(inst)) return;
   if (negateOutOfSum(inst)) return;
   if (mergeConstantFactors(inst)) return;
@@ -406,6 +407,26 @@ bool ComputationSimplifier::convertOfBroadcast(HloInstruction* inst) {
   push(narrow);
   push(wide);
   replace(inst, wide);
+  return true;
+}
+
+// A broadcast that adds only dimensions of size 1 (as many elements as its operand, dimensions in order) is a
+// reshape, as XLA's simplifier writes it: a scatter's one-element bounds check broadcast to its window of one.
+bool ComputationSimplifier::broadcastAsReshape(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kBroadcast || inst->operandCount() != 1 || !inst->shape().isArray() ||
+      !inst->operand(0)->shape().isArray() ||
+      inst->shape().elementCount() != inst->operand(0)->shape().elementCount() ||
+      inst->shape().rank() == inst->operand(0)->shape().rank()) {
+    return false;
+  }
+  const std::vector<int64_t> none;
+  const std::vector<int64_t>& dims = inst->attributes().dimensions ? *inst->attributes().dimensions : none;
+  if (!std::is_sorted(dims.begin(), dims.end())) return false;
+  HloInstruction* reshape =
+      m_computation.addInstruction(inst->name(), HloOpcode::kReshape, inst->shape(), {inst->operand(0)});
+  if (inst->metadata()) reshape->mutableAttributes().metadata = *inst->metadata();
+  push(reshape);
+  replace(inst, reshape);
   return true;
 }
 

@@ -54,6 +54,7 @@ class ComputationSimplifier {
   bool rewriteInPlace(HloInstruction* inst);
   bool sliceOfConcatenate(HloInstruction* inst);
   bool convertOfBroadcast(HloInstruction* inst);
+  bool broadcastAsReshape(HloInstruction* inst);
   bool usedOnlyBy(const HloInstruction& value, const HloInstruction& user) const;
   static std::optional<double> scalarConstant(const HloInstruction& inst);
 

@@ -1,6 +1,6 @@
 // The simplifier's data-movement rewrites in algebraic_simplifier.cpp that XLA's simplifier has too: a slice that lies
 // within one operand of a concatenate slices that operand; a convert of a broadcast converts the broadcast's operand;
-// a round trip through a wider type is no convert at all.
+// a round trip through a wider type is no convert at all; a broadcast that adds only dimensions of size 1 is a reshape.
 #include <string_view>
 
 #include <gtest/gtest.h>
@@ -93,6 +93,31 @@ ENTRY main {
   ASSERT_NE(module, nullptr);
   AlgebraicSimplifier pass;
   EXPECT_FALSE(testing::runPass(pass, *module));
+}
+
+// A scalar broadcast to a window of one element (an expanded scatter's bounds check) and a vector given a unit
+// dimension are reshapes, as XLA's simplifier writes them; a broadcast that repeats elements stays.
+TEST(SimplifyDataMovementTest, ABroadcastThatAddsOnlyUnitDimensionsIsAReshape) {
+  constexpr std::string_view kBroadcasts = R"(
+HloModule m
+ENTRY main {
+  p = pred[] parameter(0)
+  v = f32[8]{0} parameter(1)
+  one = pred[1]{0} broadcast(p), dimensions={}
+  column = f32[8,1]{1,0} broadcast(v), dimensions={0}
+  rows = f32[2,8]{1,0} broadcast(v), dimensions={1}
+  ROOT t = (pred[1]{0}, f32[8,1]{1,0}, f32[2,8]{1,0}) tuple(one, column, rows)
+}
+)";
+  auto module = testing::parseOrFail(kBroadcasts);
+  ASSERT_NE(module, nullptr);
+  AlgebraicSimplifier pass;
+  EXPECT_TRUE(testing::runPass(pass, *module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kReshape) << printModule(*module);
+  EXPECT_EQ(root->operand(1)->opcode(), HloOpcode::kReshape) << printModule(*module);
+  EXPECT_EQ(root->operand(2)->opcode(), HloOpcode::kBroadcast) << printModule(*module);
+  testing::expectSameResults(kBroadcasts, *module);
 }
 
 }  // namespace
