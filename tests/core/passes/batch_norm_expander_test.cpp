@@ -18,6 +18,8 @@
 namespace fusionscope::core {
 namespace {
 
+using testing::countOpcode;
+
 // feature_index=1 of [N, C, H, W] (PyTorch's layout, not the last dimension); the variance given to inference
 // and grad is a square plus one, so rsqrt sees a positive value whatever the random arguments are.
 constexpr std::string_view kBatchNorms = R"(
@@ -47,12 +49,6 @@ ENTRY main {
 bool expand(HloModule& module) {
   BatchNormExpander pass;
   return testing::runPass(pass, module);
-}
-
-int64_t countOpcode(const HloComputation& computation, HloOpcode opcode) {
-  int64_t count = 0;
-  for (const auto& inst : computation.instructions()) count += inst->opcode() == opcode ? 1 : 0;
-  return count;
 }
 
 TEST(BatchNormExpanderTest, ExpandsEveryBatchNormIntoReductionsAndElementwiseOps) {
@@ -94,7 +90,9 @@ TEST(BatchNormExpanderTest, ExpandsEveryBatchNormIntoReductionsAndElementwiseOps
   ASSERT_NE(reducer, nullptr);
   EXPECT_EQ(reducer->root()->opcode(), HloOpcode::kAdd);
   for (const auto& inst : entry.instructions()) {
-    if (inst->opcode() == HloOpcode::kReduce) EXPECT_EQ(inst->toApply(), reducer);
+    if (inst->opcode() == HloOpcode::kReduce) {
+      EXPECT_EQ(inst->toApply(), reducer);
+    }
   }
 }
 

@@ -13,14 +13,9 @@
 namespace fusionscope::core {
 namespace {
 
+using testing::countOpcode;
 using testing::entryInstruction;
 using testing::parseOrFail;
-
-int64_t countOpcode(const HloComputation& computation, HloOpcode opcode) {
-  int64_t count = 0;
-  for (const auto& inst : computation.instructions()) count += inst->opcode() == opcode ? 1 : 0;
-  return count;
-}
 
 TEST(CallInlinerTest, InlinesCallAndRemovesCallee) {
   auto module = parseOrFail(R"(

@@ -15,13 +15,7 @@
 namespace fusionscope::core {
 namespace {
 
-int countOpcode(const HloModule& module, HloOpcode opcode) {
-  int count = 0;
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) count += inst->opcode() == opcode;
-  }
-  return count;
-}
+using testing::countOpcode;
 
 template <typename Pass>
 std::unique_ptr<HloModule> rewritten(const char* text, bool expectChange = true) {

@@ -19,13 +19,7 @@
 namespace fusionscope::core {
 namespace {
 
-int64_t countOpcode(const HloModule& module, HloOpcode opcode) {
-  int64_t count = 0;
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) count += inst->opcode() == opcode ? 1 : 0;
-  }
-  return count;
-}
+using testing::countOpcode;
 
 TEST(RngBitGeneratorExpanderTest, ExpansionComputesXlasNumbers) {
   for (const testing::RngVector& v : testing::loadRngVectors()) {

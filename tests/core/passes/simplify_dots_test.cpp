@@ -11,11 +11,7 @@
 namespace fusionscope::core {
 namespace {
 
-int countOpcode(const HloModule& module, HloOpcode opcode) {
-  int count = 0;
-  for (const auto& inst : module.entry()->instructions()) count += inst->opcode() == opcode;
-  return count;
-}
+using testing::countOpcode;
 
 // A scalar times a vector written as a dot (gp_regression's gradient: jnp.dot of a scalar), a batched outer product
 // whose rhs has its batch dimension last, and a bf16 outer product into f32.

@@ -131,6 +131,20 @@ inline core::HloInstruction* entryInstruction(const core::HloModule& module, std
   return module.entry() ? module.entry()->findInstruction(name) : nullptr;
 }
 
+// How many instructions of `computation` have `opcode`.
+inline int64_t countOpcode(const core::HloComputation& computation, core::HloOpcode opcode) {
+  int64_t count = 0;
+  for (const auto& inst : computation.instructions()) count += inst->opcode() == opcode ? 1 : 0;
+  return count;
+}
+
+// How many instructions of every computation of `module` (fused ones included) have `opcode`.
+inline int64_t countOpcode(const core::HloModule& module, core::HloOpcode opcode) {
+  int64_t count = 0;
+  for (const auto& computation : module.computations()) count += countOpcode(*computation, opcode);
+  return count;
+}
+
 // Opcode spellings of the non-parameter instructions inside a fusion, sorted; empty if not a fusion.
 inline std::vector<std::string> fusedOpcodes(const core::HloInstruction& fusion) {
   std::vector<std::string> opcodes;
