@@ -91,14 +91,7 @@ Status Planner::planWhile(const LocalStep& local, const std::vector<int>& operan
 Status Planner::planConditional(const LocalStep& local, const std::vector<std::vector<int>>& groupBuffers,
                                 PlanStep& step) {
   const HloInstruction* instruction = local.instruction;
-  std::vector<const HloComputation*> branches;
-  if (const HloComputation* t = instruction->calledComputation("true_computation")) {
-    branches = {t, instruction->calledComputation("false_computation")};
-  } else {
-    for (const CalledComputationRef& ref : instruction->calledComputationRefs()) {
-      if (ref.key == "branch_computations") branches.assign(ref.computations.begin(), ref.computations.end());
-    }
-  }
+  const std::vector<HloComputation*> branches = instruction->branchComputations();
   if (branches.empty() || std::find(branches.begin(), branches.end(), nullptr) != branches.end()) {
     return Status::error(fmt::format("{}: conditional needs true_computation/false_computation or branch_computations",
                                      instruction->name()));

@@ -225,14 +225,7 @@ class Evaluator {
     if (!selector.isArray() || selector.elementCount() != 1 || selector.holdsFloats()) {
       return Status::error("branch selector must be a pred or integer scalar");
     }
-    std::vector<const HloComputation*> branches;
-    if (const HloComputation* t = inst.calledComputation("true_computation")) {
-      branches = {t, inst.calledComputation("false_computation")};
-    } else {
-      for (const CalledComputationRef& ref : inst.calledComputationRefs()) {
-        if (ref.key == "branch_computations") branches.assign(ref.computations.begin(), ref.computations.end());
-      }
-    }
+    const std::vector<HloComputation*> branches = inst.branchComputations();
     if (branches.empty() || std::find(branches.begin(), branches.end(), nullptr) != branches.end()) {
       return Status::error("conditional needs true_computation/false_computation or branch_computations");
     }

@@ -125,6 +125,17 @@ HloComputation* HloInstruction::calledComputation(std::string_view key) const {
   return nullptr;
 }
 
+std::vector<HloComputation*> HloInstruction::branchComputations() const {
+  if (m_opcode != HloOpcode::kConditional) return {};
+  if (HloComputation* onTrue = calledComputation("true_computation")) {
+    return {onTrue, calledComputation("false_computation")};
+  }
+  for (const CalledComputationRef& ref : m_called) {
+    if (ref.key == "branch_computations") return ref.computations;
+  }
+  return {};
+}
+
 bool HloInstruction::hasSideEffect() const {
   switch (m_opcode) {
     case HloOpcode::kSend:

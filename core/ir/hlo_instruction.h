@@ -106,6 +106,9 @@ class HloInstruction {
   // The computation behind a single-valued key (`to_apply`, `calls`, `condition`, `body`), or null.
   HloComputation* calledComputation(std::string_view key) const;
   HloComputation* toApply() const { return calledComputation("to_apply"); }
+  // A conditional's branches in branch-index order: {true_computation, false_computation} (a null where one is
+  // missing) or `branch_computations`; empty for other opcodes or when neither form is present.
+  std::vector<HloComputation*> branchComputations() const;
   HloComputation* fusedComputation() const {
     return m_opcode == HloOpcode::kFusion ? calledComputation("calls") : nullptr;
   }
