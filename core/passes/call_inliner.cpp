@@ -24,45 +24,55 @@ class Inliner {
  public:
   explicit Inliner(HloModule& module) : m_module(module) {}
 
-  Status inlineCall(HloInstruction* call, const HloComputation& callee) {
-    HloComputation& caller = *call->parent();
-    std::vector<HloInstruction*> params = callee.parameters();
-    if (static_cast<int>(params.size()) != call->operandCount()) {
-      return Status::error(fmt::format("inline: {} passes {} operand(s) to {}, which takes {} parameter(s)",
-                                       call->name(), call->operandCount(), callee.name(), params.size()));
+  // Copies `body`'s instructions into `into`, parameter i read as arguments[i], control edges between copies
+  // kept. Returns the copy of the root (an argument when the root is a parameter); `copies` receives the rest.
+  StatusOr<HloInstruction*> copyBody(HloComputation& into, const HloComputation& body,
+                                     const std::vector<HloInstruction*>& arguments, const std::string& user,
+                                     std::vector<HloInstruction*>& copies) {
+    std::vector<HloInstruction*> params = body.parameters();
+    if (params.size() != arguments.size()) {
+      return Status::error(fmt::format("inline: {} passes {} operand(s) to {}, which takes {} parameter(s)", user,
+                                       arguments.size(), body.name(), params.size()));
     }
-    if (!callee.root()) return Status::error(fmt::format("inline: {} has no root", callee.name()));
-    StatusOr<std::vector<HloInstruction*>> order = callee.postOrder();
+    if (!body.root()) return Status::error(fmt::format("inline: {} has no root", body.name()));
+    StatusOr<std::vector<HloInstruction*>> order = body.postOrder();
     if (!order.ok()) return Status::error(fmt::format("inline: {}", order.message()));
 
     std::unordered_map<const HloInstruction*, HloInstruction*> map;
     map.reserve(order->size());
-    std::vector<HloInstruction*> copies;
     std::vector<HloInstruction*> operands;
     for (HloInstruction* inst : *order) {
       if (inst->opcode() == HloOpcode::kParameter) {
         int64_t n = inst->parameterNumber();
-        if (n < 0 || n >= call->operandCount() || params[static_cast<size_t>(n)] != inst) {
-          return Status::error(fmt::format("inline: {} has a misnumbered parameter {}", callee.name(), inst->name()));
+        if (n < 0 || n >= static_cast<int64_t>(arguments.size()) || params[static_cast<size_t>(n)] != inst) {
+          return Status::error(fmt::format("inline: {} has a misnumbered parameter {}", body.name(), inst->name()));
         }
-        map[inst] = call->operand(static_cast<int>(n));
+        map[inst] = arguments[static_cast<size_t>(n)];
         continue;
       }
       operands.clear();
       for (HloInstruction* operand : inst->operands()) operands.push_back(map.at(operand));
-      HloInstruction* copy = caller.addInstruction(
-          inst->cloneWithOperands(caller.uniqueInstructionName(inst->name()), inst->shape(), operands));
+      HloInstruction* copy = into.addInstruction(
+          inst->cloneWithOperands(into.uniqueInstructionName(inst->name()), inst->shape(), operands));
       unshareFusedComputation(*copy);
       map[inst] = copy;
       copies.push_back(copy);
     }
-    // Control edges between copied instructions are kept; the call's own edges order the whole body.
     for (HloInstruction* inst : *order) {
       if (inst->opcode() == HloOpcode::kParameter) continue;
       for (HloInstruction* successor : inst->controlSuccessors()) {
         if (successor->opcode() != HloOpcode::kParameter) map.at(inst)->addControlDependencyTo(map.at(successor));
       }
     }
+    return map.at(body.root());
+  }
+
+  Status inlineCall(HloInstruction* call, const HloComputation& callee) {
+    HloComputation& caller = *call->parent();
+    std::vector<HloInstruction*> copies;
+    StatusOr<HloInstruction*> root = copyBody(caller, callee, call->operands(), call->name(), copies);
+    if (!root.ok()) return root.status();
+    // The call's own control edges order the whole body.
     std::vector<HloInstruction*> before = call->controlPredecessors();
     std::vector<HloInstruction*> after = call->controlSuccessors();
     for (HloInstruction* pred : before) {
@@ -75,7 +85,7 @@ class Inliner {
       for (HloInstruction* succ : after) copy->addControlDependencyTo(succ);
     }
 
-    call->replaceAllUsesWith(map.at(callee.root()));
+    call->replaceAllUsesWith(*root);
     call->dropAllControlDependencies();
     if (Status s = caller.removeInstruction(call); !s.ok()) {
       return Status::error(fmt::format("inline: {}", s.message()));
@@ -111,6 +121,13 @@ class Inliner {
 Status inlineBody(HloInstruction* caller, const HloComputation& body, HloModule& module) {
   Inliner inliner(module);
   return inliner.inlineCall(caller, body);
+}
+
+StatusOr<HloInstruction*> copyBodyInto(HloComputation& into, const HloComputation& body,
+                                       const std::vector<HloInstruction*>& arguments, HloModule& module) {
+  Inliner inliner(module);
+  std::vector<HloInstruction*> copies;
+  return inliner.copyBody(into, body, arguments, body.name(), copies);
 }
 
 namespace {

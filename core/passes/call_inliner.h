@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "core/passes/hlo_pass.h"
 
@@ -31,5 +32,10 @@ class CallInliner : public HloPass {
 // Replaces `caller` (a call, or a fusion run as the instructions it holds) by a copy of `body`: parameter i
 // becomes the caller's operand i, the copied root takes the caller's place. `body` itself is left in the module.
 Status inlineBody(HloInstruction* caller, const HloComputation& body, HloModule& module);
+
+// Copies `body` into `into`: parameter i reads arguments[i]; a copied fusion gets its own fused computation.
+// Returns the copy of the root, which nothing uses yet (an argument itself when the root is a parameter).
+StatusOr<HloInstruction*> copyBodyInto(HloComputation& into, const HloComputation& body,
+                                       const std::vector<HloInstruction*>& arguments, HloModule& module);
 
 }  // namespace fusionscope::core

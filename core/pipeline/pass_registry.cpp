@@ -10,6 +10,7 @@
 #include "core/passes/algebraic_simplifier.h"
 #include "core/passes/batch_norm_expander.h"
 #include "core/passes/call_inliner.h"
+#include "core/passes/conditional_simplifier.h"
 #include "core/passes/convolution_layout.h"
 #include "core/passes/cse.h"
 #include "core/passes/dce.h"
@@ -59,6 +60,10 @@ const std::vector<Registration>& registrations() {
       {{"while-simplify",
         "while loops: state elements that always hold one value merged, elements nothing reads dropped (as XLA)"},
        factory<WhileLoopSimplifier>()},
+      {{"conditional-simplify",
+        "a conditional whose branch index is a constant runs that branch inline; one over a pred whose branches hold "
+        "only cheap ops selects between both (XLA's conditional simplifier)"},
+       factory<ConditionalSimplifier>()},
       {{"reduce-window-rewriter",
         "a cumulative reduction longer than 16 elements as a scan within columns of 16 and one over the columns' "
         "totals (XLA CPU's ReduceWindowRewriter; cpu preset)"},
@@ -138,13 +143,15 @@ std::unique_ptr<PassPipeline> simplification(bool cpu) {
   // Both XLA backends first turn batched (vmapped) gathers and scatters into plain ones, and in their
   // simplification loop a gather of one slice into a dynamic-slice and a scatter of one window into a
   // dynamic-update-slice: fusion then sees those ops (and the index vectors' iotas, slices and bounds checks).
+  // Both XLA backends remove conditionals whose branch is known when compiling (or cheap) in that loop, so the
+  // branch's ops are fused with their neighbours.
   // XLA CPU runs CSE once the simplification loop is done, not in it (its pass-by-pass dumps show `cse` after the
   // loop): values the loop rewrites differently stay apart, as gp_regression's two jitter terms, one moved into
   // f32[1] by the reshape mover and one kept in f32[] because the gradient reads its reshape too.
   for (const char* name :
        {"inline", "batch-norm-expander", "rng-bit-generator-expander", "gather-scatter-batching", "gather-expander",
         "scatter-expander", "topk-decomposer", "reduce-window-rewriter", "simplify", "reshape-mover", "cse",
-        "while-licm", "tuple-simplify", "while-simplify", "dce"}) {
+        "while-licm", "tuple-simplify", "while-simplify", "conditional-simplify", "dce"}) {
     const std::string_view pass(name);
     if (!cpu && (pass == "topk-decomposer" || pass == "reduce-window-rewriter" || pass == "while-licm")) continue;
     if (cpu && pass == "cse") continue;
