@@ -64,6 +64,20 @@ std::string ratio(const std::optional<double>& value) {
 }
 
 constexpr size_t kUnmatchedShown = 12;
+constexpr size_t kPairsShown = 24;
+
+// "  fused only in A: x+y x+z ..." wrapped to the width of both columns, the first kPairsShown pairs.
+std::string pairsText(const char* which, const std::vector<std::pair<std::string, std::string>>& pairs) {
+  if (pairs.empty()) return "";
+  std::string text = fmt::format("fused only in {}:", which);
+  for (size_t i = 0; i < std::min(pairs.size(), kPairsShown); ++i) {
+    text += fmt::format(" {}+{}", pairs[i].first, pairs[i].second);
+  }
+  if (pairs.size() > kPairsShown) text += fmt::format(" and {} more (--json lists all)", pairs.size() - kPairsShown);
+  std::string out;
+  for (const std::string& line : wrap(text, 2 * kColumnWidth + 3)) out += "  " + line + "\n";
+  return out;
+}
 
 std::string sideText(const char* which, const std::string& label, const core::ComparedSide& side) {
   std::string out = fmt::format(
@@ -156,6 +170,7 @@ std::string comparisonText(const core::FusionComparison& comparison, const std::
       std::string r = i < right.size() ? right[i] : "";
       out += fmt::format("  {:<{}} | {}\n", l, kColumnWidth, r);
     }
+    out += pairsText("A", difference.onlyA) + pairsText("B", difference.onlyB);
     if (!withDecisions) continue;
     if (difference.decisions.empty()) {
       out += "  our pipeline: no decision between these ops (no fusion pass tried them as producer and consumer)\n";
@@ -187,6 +202,8 @@ std::string comparisonJson(const core::FusionComparison& comparison, const std::
     nlohmann::ordered_json d;
     d["pairs_only_a"] = difference.pairsOnlyA;
     d["pairs_only_b"] = difference.pairsOnlyB;
+    d["only_a"] = difference.onlyA;
+    d["only_b"] = difference.onlyB;
     d["a_groups"] = groupsJson(difference.a);
     d["b_groups"] = groupsJson(difference.b);
     nlohmann::ordered_json decisions = nlohmann::ordered_json::array();

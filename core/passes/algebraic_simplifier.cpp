@@ -77,9 +77,11 @@ void ComputationSimplifier::visit(HloInstruction* inst) {
   if (compareOfIota(inst)) return;
   if (broadcastOfIota(inst)) return;
   if (reduceOfSizeOneDimensions(inst)) return;
+  if (addOfScatterIntoZeros(inst)) return;
   if (m_reciprocals && rewriteDivideByBroadcast(inst)) return;
   if (m_reciprocals && divideByExp(inst)) return;
   if (divideOfDivide(inst)) return;
+  if (productOfExps(inst)) return;
   if (transposeOfDot(inst)) return;
   if (dotOfVectors(inst)) return;
   if (dotWithoutContraction(inst)) return;

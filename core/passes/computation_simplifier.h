@@ -63,6 +63,7 @@ class ComputationSimplifier {
   bool rewriteDivideByBroadcast(HloInstruction* inst);
   bool divideByExp(HloInstruction* inst);
   bool divideOfDivide(HloInstruction* inst);
+  bool productOfExps(HloInstruction* inst);
   bool mergeConstantFactors(HloInstruction* inst);
   bool multiplyByPredicate(HloInstruction* inst);
   bool compareOfIota(HloInstruction* inst);
@@ -76,6 +77,7 @@ class ComputationSimplifier {
   bool mergeReduceOfReduce(HloInstruction* inst);
   bool negateOutOfSum(HloInstruction* inst);
   bool broadcastOfIota(HloInstruction* inst);
+  bool addOfScatterIntoZeros(HloInstruction* inst);
 
   // simplify_dots.cpp
   bool foldConvolutionInputPad(HloInstruction* inst);

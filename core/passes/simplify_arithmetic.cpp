@@ -108,6 +108,32 @@ bool ComputationSimplifier::divideByExp(HloInstruction* inst) {
   return true;
 }
 
+// exp(a) * exp(b) => exp(a + b), as XLA's simplifier rewrites a product of exponentials on both backends (whatever
+// else reads them): one transcendental where there were two, and exp(x)^2 written as a product is exp(x + x), which
+// a division by it then turns into exp(-(x + x)). Results may round differently.
+bool ComputationSimplifier::productOfExps(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kMultiply || inst->operandCount() != 2 || !inst->shape().isArray() ||
+      !isFloatingPoint(inst->shape().elementType())) {
+    return false;
+  }
+  HloInstruction* lhs = inst->operand(0);
+  HloInstruction* rhs = inst->operand(1);
+  auto isExp = [&](const HloInstruction* value) {
+    return value->opcode() == HloOpcode::kExp && value->operandCount() == 1 && value->shape() == inst->shape() &&
+           value->operand(0)->shape() == inst->shape();
+  };
+  if (!isExp(lhs) || !isExp(rhs)) return false;
+  HloInstruction* sum =
+      m_computation.addInstruction("add", HloOpcode::kAdd, inst->shape(), {lhs->operand(0), rhs->operand(0)});
+  HloInstruction* exp = m_computation.addInstruction("exponential", HloOpcode::kExp, inst->shape(), {sum});
+  for (HloInstruction* created : {sum, exp}) created->mutableAttributes().metadata = inst->attributes().metadata;
+  m_unusedCandidates.push_back(lhs);
+  m_unusedCandidates.push_back(rhs);
+  replace(inst, exp);
+  for (HloInstruction* created : {sum, exp}) push(created);
+  return true;
+}
+
 // Quotients of quotients become one division, as XLA's simplifier writes them on both backends (not for integers,
 // whose divisions truncate): (a / b) / (c / d) => (a * d) / (b * c), (a / b) / c => a / (b * c) and
 // a / (b / c) => (a * c) / b. AdamW's m / (1 - b1^t) / (sqrt(v_hat) + eps) is one division by a product. The
@@ -151,8 +177,10 @@ bool ComputationSimplifier::divideOfDivide(HloInstruction* inst) {
 
 // (a * c1) * c2 => a * (c1 * c2), in either operand order, for a that is not a constant and c1, c2 both constants
 // or both broadcasts of scalar constants, as XLA's simplifier does (a running statistic's momentum times a mean's
-// 1/n): the constants fold into one, one multiply per element instead of two. Floating-point products may round
-// differently.
+// 1/n): the constants fold into one, one multiply per element instead of two. A constant factor also joins a
+// broadcast scalar s that multiplies the product next, when nothing else reads the product: (a * c) * broadcast(s)
+// => a * broadcast(s * c), as XLA CPU's dumps show (gp_regression's -0.5 * distances / exp(2 log_scale) multiplies
+// the distances once, by one scalar). Floating-point products may round differently.
 bool ComputationSimplifier::mergeConstantFactors(HloInstruction* inst) {
   if (inst->opcode() != HloOpcode::kMultiply || inst->operandCount() != 2 || !inst->shape().isArray()) return false;
   auto isConstant = [](const HloInstruction* value) { return value->opcode() == HloOpcode::kConstant; };
@@ -177,6 +205,16 @@ bool ComputationSimplifier::mergeConstantFactors(HloInstruction* inst) {
       } else if (isScalarSplat(c1) && isScalarSplat(c2) && c1->operand(0)->shape() == c2->operand(0)->shape()) {
         HloInstruction* product = m_computation.addInstruction(
             "multiply", HloOpcode::kMultiply, c1->operand(0)->shape(), {c1->operand(0), c2->operand(0)});
+        factor = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {product});
+        factor->mutableAttributes().dimensions = std::vector<int64_t>{};
+        push(product);
+        push(factor);
+      } else if (isScalarSplat(c1) && c2->opcode() == HloOpcode::kBroadcast && c2->operandCount() == 1 &&
+                 c2->operand(0)->shape() == c1->operand(0)->shape() && !isConstant(c2->operand(0)) &&
+                 usedOnlyBy(*inner, *inst)) {
+        HloInstruction* product = m_computation.addInstruction(
+            "multiply", HloOpcode::kMultiply, c1->operand(0)->shape(), {c2->operand(0), c1->operand(0)});
+        product->mutableAttributes().metadata = inst->attributes().metadata;
         factor = m_computation.addInstruction("broadcast", HloOpcode::kBroadcast, inst->shape(), {product});
         factor->mutableAttributes().dimensions = std::vector<int64_t>{};
         push(product);

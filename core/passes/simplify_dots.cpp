@@ -186,13 +186,25 @@ bool ComputationSimplifier::dotOfVectors(HloInstruction* inst) {
 // A dot that contracts nothing (an outer product, a scalar times a vector) as a multiply of its operands broadcast to
 // the result, as XLA's simplifier rewrites it on both backends: [batch..., lhs free..., rhs free...] = a[batch...,
 // free...] * b[batch..., free...], each operand transposed to batch-first where its batch dimensions are elsewhere.
+// Contracting dimensions of size 1 contract nothing either (x[48,1] times y[48,1] over the 1s is an outer product):
+// XLA's simplifier removes such degenerate dimensions from a dot first; here each operand is reshaped without them.
 // Computed in the result's type (an operand of another type is converted first). Returns whether `inst` changed.
 bool ComputationSimplifier::dotWithoutContraction(HloInstruction* inst) {
   const auto& numbers = inst->attributes().dot;
   if (inst->opcode() != HloOpcode::kDot || inst->operandCount() != 2 || !numbers || !inst->shape().isArray() ||
-      !numbers->lhsContracting.empty() || !numbers->rhsContracting.empty() ||
+      numbers->lhsContracting.size() != numbers->rhsContracting.size() ||
       numbers->lhsBatch.size() != numbers->rhsBatch.size() || m_sideEffects.hasSideEffect(*inst) ||
       !inst->controlSuccessors().empty() || !inst->controlPredecessors().empty()) {
+    return false;
+  }
+  auto unitDimensions = [](const HloInstruction* operand, const std::vector<int64_t>& dims) {
+    const Shape& shape = operand->shape();
+    return shape.isArray() && std::all_of(dims.begin(), dims.end(), [&](int64_t d) {
+             return d >= 0 && d < shape.rank() && shape.dimension(static_cast<int>(d)) == 1;
+           });
+  };
+  if (!unitDimensions(inst->operand(0), numbers->lhsContracting) ||
+      !unitDimensions(inst->operand(1), numbers->rhsContracting)) {
     return false;
   }
   for (const auto& [key, value] : inst->attributes().raw) {
@@ -210,17 +222,22 @@ bool ComputationSimplifier::dotWithoutContraction(HloInstruction* inst) {
     created.push_back(made);
     return made;
   };
-  // `operand` with its batch dimensions first (in the dot's order) and its free ones after, ascending; broadcast
-  // into the result with the free ones at `freeStart`.
-  auto spread = [&](HloInstruction* operand, const std::vector<int64_t>& batchDims, int freeStart) -> HloInstruction* {
+  // `operand` with its batch dimensions first (in the dot's order), its free ones after, ascending, and its
+  // contracting ones (all of size 1) dropped; broadcast into the result with the free ones at `freeStart`.
+  auto spread = [&](HloInstruction* operand, const std::vector<int64_t>& batchDims,
+                    const std::vector<int64_t>& contractingDims, int freeStart) -> HloInstruction* {
     const Shape& shape = operand->shape();
     if (!shape.isArray()) return nullptr;
     std::vector<int64_t> order = batchDims;
+    auto listed = [](const std::vector<int64_t>& list, int64_t d) {
+      return std::find(list.begin(), list.end(), d) != list.end();
+    };
     for (int64_t d = 0; d < shape.rank(); ++d) {
-      if (std::find(batchDims.begin(), batchDims.end(), d) == batchDims.end()) order.push_back(d);
+      if (!listed(batchDims, d) && !listed(contractingDims, d)) order.push_back(d);
     }
-    const int free = shape.rank() - batch;
+    const int free = shape.rank() - batch - static_cast<int>(contractingDims.size());
     if (freeStart + free > out.rank()) return nullptr;
+    order.insert(order.end(), contractingDims.begin(), contractingDims.end());
     std::vector<int64_t> dims;
     for (int64_t d : order) dims.push_back(shape.dimension(static_cast<int>(d)));
     HloInstruction* value = operand;
@@ -230,6 +247,10 @@ bool ComputationSimplifier::dotWithoutContraction(HloInstruction* inst) {
     if (!isIdentityPermutation(order)) {
       value = make(HloOpcode::kTranspose, Shape(resultType, dims), {value});
       value->mutableAttributes().dimensions = order;
+    }
+    if (!contractingDims.empty()) {
+      dims.resize(dims.size() - contractingDims.size());
+      value = make(HloOpcode::kReshape, Shape(resultType, dims), {value});
     }
     std::vector<int64_t> into;
     for (int k = 0; k < batch; ++k) into.push_back(k);
@@ -241,11 +262,13 @@ bool ComputationSimplifier::dotWithoutContraction(HloInstruction* inst) {
     wide->mutableAttributes().dimensions = into;
     return wide;
   };
-  HloInstruction* lhs = spread(inst->operand(0), numbers->lhsBatch, batch);
+  const int contracting = static_cast<int>(numbers->lhsContracting.size());
+  const int lhsFree = inst->operand(0)->shape().rank() - batch - contracting;
+  const int rhsFree = inst->operand(1)->shape().rank() - batch - contracting;
+  HloInstruction* lhs = spread(inst->operand(0), numbers->lhsBatch, numbers->lhsContracting, batch);
   HloInstruction* rhs =
-      lhs ? spread(inst->operand(1), numbers->rhsBatch, batch + inst->operand(0)->shape().rank() - batch) : nullptr;
-  if (!lhs || !rhs ||
-      batch + (inst->operand(0)->shape().rank() - batch) + (inst->operand(1)->shape().rank() - batch) != out.rank()) {
+      lhs ? spread(inst->operand(1), numbers->rhsBatch, numbers->rhsContracting, batch + lhsFree) : nullptr;
+  if (!lhs || !rhs || batch + lhsFree + rhsFree != out.rank()) {
     for (auto it = created.rbegin(); it != created.rend(); ++it) (void)m_computation.removeInstruction(*it);
     return false;
   }

@@ -69,6 +69,30 @@ bool ComputationSimplifier::reduceOfSizeOneDimensions(HloInstruction* inst) {
   return true;
 }
 
+// add(x, scatter(zeros, indices, updates)) => scatter(x, indices, updates) when the scatter adds its updates
+// and nothing else reads it, as XLA's simplifier does: the gradient of a gather (JAX writes it as a scatter-add
+// into zeros, then adds it to the rest of the gradient) updates the rest in place, one pass over the operand
+// fewer. Several updates of one element are summed in another order, so floating-point sums may round
+// differently.
+bool ComputationSimplifier::addOfScatterIntoZeros(HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kAdd || inst->operandCount() != 2 || !inst->shape().isArray()) return false;
+  for (int side = 0; side < 2; ++side) {
+    HloInstruction* scatter = inst->operand(side);
+    HloInstruction* other = inst->operand(1 - side);
+    if (scatter->opcode() != HloOpcode::kScatter || scatter->operandCount() != 3 || scatter->shape() != inst->shape() ||
+        other->shape() != inst->shape() || !usedOnlyBy(*scatter, *inst) ||
+        reducerOp(scatter->toApply()) != HloOpcode::kAdd || !isIdentityOf(HloOpcode::kAdd, *scatter->operand(0))) {
+      continue;
+    }
+    m_unusedCandidates.push_back(scatter->operand(0));
+    scatter->replaceOperand(0, other);
+    replace(inst, scatter);
+    push(scatter);
+    return true;
+  }
+  return false;
+}
+
 // reduce(reduce(a, D1), D2) => reduce(a, D1 and D2 in a's dimensions) when both apply the same binary op and
 // start from equal constants and nothing else reads the inner one, as XLA's simplifier does: one reduction
 // instead of two kernels (a mean over the per-row sums of a loss). HLO leaves the order of a reduction

@@ -924,10 +924,38 @@ bool onlyAddsOrDropsUnitDimensions(const HloInstruction& inst) {
   return withoutOnes(inst.shape()) == withoutOnes(inst.operand(0)->shape());
 }
 
+// A transpose whose result layout keeps every element where it was in memory (f32[48,48]{0,1} of a {1,0} operand,
+// dimensions={1,0}) moves nothing: XLA makes it a bitcast once layouts are assigned. Dimensions of size 1 are
+// ignored; without layouts on both sides it is a real transpose.
+bool transposeIsBitcast(const HloInstruction& inst) {
+  if (inst.opcode() != HloOpcode::kTranspose || inst.operandCount() != 1 || !inst.shape().isArray()) return false;
+  const Shape& in = inst.operand(0)->shape();
+  const Shape& out = inst.shape();
+  const auto& permutation = inst.attributes().dimensions;
+  if (!in.isArray() || !in.layout() || !out.layout() || !permutation ||
+      static_cast<int>(permutation->size()) != out.rank() || in.rank() != out.rank()) {
+    return false;
+  }
+  // Input dimensions from minor to major as they lie in memory, on each side, size-1 dimensions skipped.
+  std::vector<int64_t> inOrder;
+  for (int64_t d : in.layout()->minorToMajor) {
+    if (d < 0 || d >= in.rank()) return false;
+    if (in.dimension(static_cast<int>(d)) != 1) inOrder.push_back(d);
+  }
+  std::vector<int64_t> outOrder;
+  for (int64_t d : out.layout()->minorToMajor) {
+    if (d < 0 || d >= out.rank()) return false;
+    const int64_t source = (*permutation)[static_cast<size_t>(d)];
+    if (source < 0 || source >= in.rank()) return false;
+    if (in.dimension(static_cast<int>(source)) != 1) outOrder.push_back(source);
+  }
+  return inOrder == outOrder;
+}
+
 }  // namespace
 
 bool isComparedOp(const HloInstruction& inst) {
-  if (onlyAddsOrDropsUnitDimensions(inst)) return false;
+  if (onlyAddsOrDropsUnitDimensions(inst) || transposeIsBitcast(inst)) return false;
   switch (inst.opcode()) {
     case HloOpcode::kParameter:
     case HloOpcode::kConstant:
@@ -1026,8 +1054,19 @@ FusionComparison compareFusions(const HloModule& a, const HloModule& b, const Pi
   for (const auto& pair : onlyB) differing[findRoot(parent, someGroup[static_cast<size_t>(pair.first)])].second++;
   if (differing.empty()) return result;
 
-  fillMembers(sideA, identityNames(sideB, identities));
-  fillMembers(sideB, identityNames(sideA, identities));
+  const std::vector<std::string> namesA = identityNames(sideA, identities);
+  const std::vector<std::string> namesB = identityNames(sideB, identities);
+  fillMembers(sideA, namesB);
+  fillMembers(sideB, namesA);
+  auto pairNames = [&](const std::pair<int, int>& pair) {
+    auto name = [&](int identity) {
+      const std::string& a = namesA[static_cast<size_t>(identity)];
+      return a.empty() ? namesB[static_cast<size_t>(identity)] : a;
+    };
+    std::pair<std::string, std::string> names{name(pair.first), name(pair.second)};
+    if (names.second < names.first) std::swap(names.first, names.second);
+    return names;
+  };
   std::map<int, size_t> differenceOf;  // component root -> index in result.differences, in A's text order
   for (int node = 0; node < static_cast<int>(parent.size()); ++node) {
     int root = findRoot(parent, node);
@@ -1038,6 +1077,18 @@ FusionComparison compareFusions(const HloModule& a, const HloModule& b, const Pi
       result.differences.emplace_back();
       result.differences.back().pairsOnlyA = counts->second.first;
       result.differences.back().pairsOnlyB = counts->second.second;
+      for (const auto& pair : onlyA) {
+        if (findRoot(parent, someGroup[static_cast<size_t>(pair.first)]) == root) {
+          result.differences.back().onlyA.push_back(pairNames(pair));
+        }
+      }
+      for (const auto& pair : onlyB) {
+        if (findRoot(parent, someGroup[static_cast<size_t>(pair.first)]) == root) {
+          result.differences.back().onlyB.push_back(pairNames(pair));
+        }
+      }
+      std::sort(result.differences.back().onlyA.begin(), result.differences.back().onlyA.end());
+      std::sort(result.differences.back().onlyB.begin(), result.differences.back().onlyB.end());
     }
     GroupDifference& difference = result.differences[it->second];
     if (node < groupsA) {

@@ -24,9 +24,10 @@ struct PipelineRun;
 std::string normalizedInstructionName(std::string_view name);
 
 // Whether an instruction is an op a comparison counts: everything that computes, except parameters, constants
-// (both compilers copy scalars into every fusion that reads them), tuples, get-tuple-element, bitcasts and reshapes
-// that only add or drop dimensions of size 1 (pure plumbing: XLA turns such reshapes, and others and transposes
-// after layout assignment, into bitcasts, or removes a pair that undoes itself), and control flow
+// (both compilers copy scalars into every fusion that reads them), tuples, get-tuple-element, bitcasts, reshapes
+// that only add or drop dimensions of size 1 and transposes whose result layout keeps every element in place (pure
+// plumbing: XLA turns such reshapes and transposes, and others after layout assignment, into bitcasts, or removes a
+// pair that undoes itself), and control flow
 // (while, conditional, call: the ops of their bodies are compared instead).
 bool isComparedOp(const HloInstruction& inst);
 
@@ -54,6 +55,9 @@ struct GroupDifference {
   std::vector<ComparedGroup> b;
   int64_t pairsOnlyA = 0;  // matched pairs fused together in A and not in B
   int64_t pairsOnlyB = 0;
+  // Those pairs, each named by A's instructions (B's name where A has none), sorted.
+  std::vector<std::pair<std::string, std::string>> onlyA;
+  std::vector<std::pair<std::string, std::string>> onlyB;
   // When A is our pipeline's output: the decisions whose producer and consumer are both among these groups'
   // instructions or fusions (what `explain` prints for them).
   std::vector<FusionDecision> decisions;

@@ -71,6 +71,13 @@ TEST_F(CompareFusionsCliTest, JsonHasTheFiguresAndTheDifferencesWithOurReasons) 
     EXPECT_FALSE(difference["a_groups"].empty());
     EXPECT_FALSE(difference["b_groups"].empty());
     differingPairs += difference["pairs_only_a"].get<int>() + difference["pairs_only_b"].get<int>();
+    // Each pair counted is listed, named by two distinct ops.
+    EXPECT_EQ(difference["only_a"].size(), difference["pairs_only_a"].get<size_t>());
+    EXPECT_EQ(difference["only_b"].size(), difference["pairs_only_b"].get<size_t>());
+    for (const nlohmann::json& pair : difference["only_a"]) {
+      ASSERT_EQ(pair.size(), 2u);
+      EXPECT_NE(pair[0].get<std::string>(), pair[1].get<std::string>());
+    }
     for (const nlohmann::json& decision : difference["decisions"]) {
       anyDecision = true;
       EXPECT_FALSE(decision["reason"].get<std::string>().empty());
@@ -88,6 +95,7 @@ TEST_F(CompareFusionsCliTest, TextShowsFiguresAndGroupsSideBySide) {
   EXPECT_TRUE(std::regex_search(result.out, std::regex(R"(recall +[01]\.\d{3} )"))) << result.out;
   EXPECT_NE(result.out.find("#1: "), std::string::npos) << result.out;
   EXPECT_TRUE(std::regex_search(result.out, std::regex(R"(\n  A +\| B\n)"))) << result.out;
+  EXPECT_TRUE(std::regex_search(result.out, std::regex(R"(\n  fused only in [AB]: \S+\+\S+)"))) << result.out;
   EXPECT_NE(result.out.find("our pipeline:"), std::string::npos) << result.out;
 }
 

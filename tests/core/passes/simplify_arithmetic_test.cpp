@@ -1,5 +1,6 @@
 // The simplifier's rewrites in simplify_arithmetic.cpp, as XLA's simplifier writes them: a reciprocal of a broadcast
-// divisor (cpu), a division by an exponential as a product (cpu), quotients of quotients as one division, and
+// divisor (cpu), a division by an exponential as a product (cpu), quotients of quotients as one division, a product of
+// exponentials as one exponential, a constant factor joined to the scalar that scales the product next, and
 // comparisons of an iota with a constant beyond its range as constants.
 #include <string>
 #include <string_view>
@@ -222,6 +223,80 @@ ENTRY main {
     ASSERT_NE(root->operand(0)->literal(), nullptr) << compare;
     EXPECT_EQ(root->operand(0)->literal()->asDouble(0), expected ? 1.0 : 0.0) << compare;
   }
+}
+
+// exp(a) * exp(b) => exp(a + b) on both backends, also when others read the exponentials (gp_regression's exp(s)^2
+// written as a product, which the gradient divides by).
+TEST(SimplifyArithmeticTest, AProductOfExponentialsIsTheExponentialOfTheSum) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  a = f32[8]{0} parameter(0)
+  b = f32[8]{0} parameter(1)
+  ea = f32[8]{0} exponential(a)
+  eb = f32[8]{0} exponential(b)
+  p = f32[8]{0} multiply(ea, eb)
+  ROOT t = (f32[8]{0}, f32[8]{0}) tuple(p, ea)
+}
+)";
+  for (Backend backend : {Backend::kCpu, Backend::kGpu}) {
+    auto module = parseOrFail(text);
+    ASSERT_NE(module, nullptr);
+    EXPECT_TRUE(simplifyFor(*module, backend));
+    const HloInstruction* product = module->entry()->root()->operand(0);
+    ASSERT_EQ(product->opcode(), HloOpcode::kExp) << printModule(*module);
+    EXPECT_EQ(product->operand(0)->opcode(), HloOpcode::kAdd) << printModule(*module);
+    auto original = parseOrFail(text);
+    ASSERT_NE(original, nullptr);
+    testing::expectResultsWithinRounding(*original, *module);
+  }
+}
+
+// (d * broadcast(-0.5)) * broadcast(s) => d * broadcast(s * -0.5) when nothing else reads d * -0.5: one multiply per
+// element, by one scalar (gp_regression's -0.5 * distances / exp(2 log_scale), the division a product by then).
+TEST(SimplifyArithmeticTest, AConstantFactorJoinsTheScalarThatScalesTheProductNext) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  d = f32[8,8]{1,0} parameter(0)
+  s = f32[] parameter(1)
+  c = f32[] constant(-0.5)
+  bc = f32[8,8]{1,0} broadcast(c), dimensions={}
+  scaled = f32[8,8]{1,0} multiply(d, bc)
+  bs = f32[8,8]{1,0} broadcast(s), dimensions={}
+  ROOT r = f32[8,8]{1,0} multiply(scaled, bs)
+}
+)";
+  auto module = parseOrFail(text);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(simplifyFor(*module, Backend::kCpu));
+  const HloInstruction* root = module->entry()->root();
+  ASSERT_EQ(root->opcode(), HloOpcode::kMultiply) << printModule(*module);
+  EXPECT_EQ(root->operand(0)->name(), "d") << printModule(*module);
+  ASSERT_EQ(root->operand(1)->opcode(), HloOpcode::kBroadcast) << printModule(*module);
+  const HloInstruction* factor = root->operand(1)->operand(0);
+  EXPECT_EQ(factor->opcode(), HloOpcode::kMultiply) << printModule(*module);
+  EXPECT_TRUE(factor->shape().isScalar()) << printModule(*module);
+  auto original = parseOrFail(text);
+  ASSERT_NE(original, nullptr);
+  testing::expectResultsWithinRounding(*original, *module);
+}
+
+// Where the scaled product is read elsewhere too, joining the factor would multiply every element twice: it stays.
+TEST(SimplifyArithmeticTest, AScaledProductOthersReadKeepsItsConstantFactor) {
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  d = f32[8,8]{1,0} parameter(0)
+  s = f32[] parameter(1)
+  c = f32[] constant(-0.5)
+  bc = f32[8,8]{1,0} broadcast(c), dimensions={}
+  scaled = f32[8,8]{1,0} multiply(d, bc)
+  bs = f32[8,8]{1,0} broadcast(s), dimensions={}
+  r = f32[8,8]{1,0} multiply(scaled, bs)
+  ROOT t = (f32[8,8]{1,0}, f32[8,8]{1,0}) tuple(r, scaled)
+}
+)");
 }
 
 }  // namespace

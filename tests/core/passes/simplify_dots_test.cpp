@@ -1,5 +1,6 @@
 // The simplifier's rewrites of dots in simplify_dots.cpp that are tested on their own here: a dot that contracts
-// nothing is a multiply of its operands broadcast to the result, as XLA's simplifier writes it.
+// nothing (no contracting dimensions, or only ones of size 1) is a multiply of its operands broadcast to the result,
+// as XLA's simplifier writes it.
 #include <string_view>
 
 #include <gtest/gtest.h>
@@ -43,6 +44,45 @@ TEST(SimplifyDotsTest, ADotThatContractsNothingIsAMultiplyOfBroadcasts) {
     EXPECT_EQ(product->operand(0)->opcode(), HloOpcode::kBroadcast) << printModule(*module);
   }
   testing::expectSameResults(kOuterProducts, *module);
+}
+
+// Contracting over dimensions of size 1 contracts nothing: gp_regression's gradient multiplies two [48,1] solves over
+// their 1s (an outer product), and a batched one contracts a size-1 dimension that is not last.
+constexpr std::string_view kUnitContractions = R"(
+HloModule m
+ENTRY main {
+  x = f32[48,1]{1,0} parameter(0)
+  y = f32[48,1]{0,1} parameter(1)
+  a = f32[2,1,5]{2,1,0} parameter(2)
+  b = f32[2,3,1]{2,1,0} parameter(3)
+  outer = f32[48,48]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  batched = f32[2,5,3]{2,1,0} dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={2}
+  ROOT t = (f32[48,48]{1,0}, f32[2,5,3]{2,1,0}) tuple(outer, batched)
+}
+)";
+
+TEST(SimplifyDotsTest, ADotContractingOnlyDimensionsOfSizeOneIsAMultiplyOfBroadcasts) {
+  auto module = testing::parseOrFail(kUnitContractions);
+  ASSERT_NE(module, nullptr);
+  AlgebraicSimplifier pass;
+  EXPECT_TRUE(testing::runPass(pass, *module));
+  EXPECT_EQ(countOpcode(*module, HloOpcode::kDot), 0) << printModule(*module);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(module->entry()->root()->operand(i)->opcode(), HloOpcode::kMultiply) << printModule(*module);
+  }
+  testing::expectSameResults(kUnitContractions, *module);
+}
+
+// A dot that contracts a dimension stays a dot, also when it contracts a size-1 dimension beside it.
+TEST(SimplifyDotsTest, ADotThatAlsoContractsALongerDimensionStaysADot) {
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  a = f32[3,4,1]{2,1,0} parameter(0)
+  b = f32[4,1,5]{2,1,0} parameter(1)
+  ROOT d = f32[3,5]{1,0} dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}
+}
+)");
 }
 
 // A dot that contracts a dimension stays a dot.
