@@ -50,11 +50,33 @@ size_t hashLiteral(const Literal& literal) {
   return h;
 }
 
+// Binary ops whose operands may be swapped without changing a bit of the result (IEEE addition and multiplication
+// are commutative, max and min propagate NaN from either side): add(a, b) and add(b, a) are one value, as XLA's CSE
+// compares them (it ignores commutative operand order).
+bool isCommutative(const HloInstruction& inst) {
+  if (inst.operandCount() != 2) return false;
+  switch (inst.opcode()) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kXor: return true;
+    default: return false;
+  }
+}
+
 struct InstructionHash {
   size_t operator()(const HloInstruction* inst) const {
     size_t h = std::hash<int>()(static_cast<int>(inst->opcode()));
     h = mix(h, hashShape(inst->shape()));
-    for (const HloInstruction* operand : inst->operands()) h = mix(h, std::hash<const void*>()(operand));
+    if (isCommutative(*inst)) {
+      // The operands' hashes summed: the same for either order.
+      h = mix(h, std::hash<const void*>()(inst->operand(0)) + std::hash<const void*>()(inst->operand(1)));
+    } else {
+      for (const HloInstruction* operand : inst->operands()) h = mix(h, std::hash<const void*>()(operand));
+    }
     const InstructionAttributes& a = inst->attributes();
     if (a.dimensions) {
       for (int64_t d : *a.dimensions) h = mix(h, std::hash<int64_t>()(d));
@@ -124,7 +146,11 @@ bool sameCalledComputations(const HloInstruction& a, const HloInstruction& b) {
 
 struct InstructionEqual {
   bool operator()(const HloInstruction* a, const HloInstruction* b) const {
-    return a == b || (a->operands() == b->operands() && sameValueGivenSameOperands(*a, *b));
+    if (a == b) return true;
+    const bool sameOperands =
+        a->operands() == b->operands() ||
+        (isCommutative(*a) && isCommutative(*b) && a->operand(0) == b->operand(1) && a->operand(1) == b->operand(0));
+    return sameOperands && sameValueGivenSameOperands(*a, *b);
   }
 };
 

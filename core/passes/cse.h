@@ -7,8 +7,9 @@
 
 namespace fusionscope::core {
 
-// Merges instructions that compute the same value: same opcode, operands, shape (layout included),
-// attributes (metadata aside), literal and called computations. The first one in post order stays and the
+// Merges instructions that compute the same value: same opcode, operands (in either order for add, multiply,
+// maximum, minimum, and, or, xor, as XLA's CSE), shape (layout included), attributes (metadata aside), literal and
+// called computations. The first one in post order stays and the
 // others' users read it. Instructions are visited in post order with a hash table per computation, so a
 // duplicated chain collapses in one run, in linear time. Never merged: parameters, rng, instructions with
 // side effects (their own or their callees'), with control dependencies, and elided constants (`{...}`

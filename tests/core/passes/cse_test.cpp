@@ -91,6 +91,31 @@ ENTRY main {
 )");
 }
 
+// add(p, q) and add(q, p) are one value (XLA's CSE ignores the operand order of commutative ops): the gradient of
+// exp(s) * r, written once as exp(s) * r and once as r * exp(s), is computed once and the reduction r has one reader.
+TEST(CseTest, CommutativeOpsMergeWhateverTheirOperandOrder) {
+  auto module = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  a = f32[4] add(p, q)
+  b = f32[4] add(q, p)
+  m1 = f32[4] multiply(a, p)
+  m2 = f32[4] multiply(p, b)
+  x1 = f32[4] maximum(p, q)
+  x2 = f32[4] maximum(q, p)
+  ROOT t = (f32[4], f32[4], f32[4], f32[4]) tuple(m1, m2, x1, x2)
+}
+)");
+  CommonSubexpressionElimination pass;
+  EXPECT_TRUE(testing::runPass(pass, *module));
+  const HloInstruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0), root->operand(1)) << printModule(*module);
+  EXPECT_EQ(root->operand(2), root->operand(3)) << printModule(*module);
+  EXPECT_EQ(entryInstruction(*module, "b"), nullptr);
+}
+
 TEST(CseTest, OperandOrderMatters) {
   testing::expectUnchanged<CommonSubexpressionElimination>(R"(
 HloModule m
