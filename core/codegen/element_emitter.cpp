@@ -134,7 +134,16 @@ llvm::Value* ElementEmitter::mathCall(const char* name, std::vector<llvm::Value*
   if (isFloat) symbol += "f";
   std::vector<llvm::Type*> types(args.size(), type);
   llvm::FunctionCallee callee = m_module.getOrInsertFunction(symbol, llvm::FunctionType::get(type, types, false));
-  return m_b.CreateCall(callee, args);
+  // A math function of its arguments only: HLO has no errno, so the call reads and writes no memory, which lets the
+  // loop vectoriser replace it by a vector variant (libmvec's) and the optimiser move or drop it.
+  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    function->setDoesNotAccessMemory();
+    function->setDoesNotThrow();
+    function->setWillReturn();
+  }
+  llvm::CallInst* call = m_b.CreateCall(callee, args);
+  call->setDoesNotAccessMemory();
+  return call;
 }
 
 llvm::Value* ElementEmitter::atan2Of(llvm::Value* y, llvm::Value* x) {
