@@ -92,9 +92,10 @@ StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands) {
   if (operands.size() != call.inputs.size()) {
     return Status::error(fmt::format("{}: {} operand(s), {} value(s)", inst.name(), call.inputs.size(), operands.size()));
   }
-  // Every floating-point array in f64; the s32 ones (pivots, info) as they are.
+  // Every floating-point array in f64 (complex ones in c128, as (re, im) pairs); the s32 ones (pivots, info) as they
+  // are.
   const linalg::Call asWritten = call;
-  call.type = PrimitiveType::kF64;
+  call.type = isComplex(call.type) ? PrimitiveType::kC128 : PrimitiveType::kF64;
   std::vector<std::vector<double>> floats;
   std::vector<std::vector<int32_t>> ints;
   std::vector<void*> buffers;
@@ -106,8 +107,18 @@ StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands) {
     if (data.size() != static_cast<size_t>(operands[i]->elementCount())) {
       return Status::error(fmt::format("{}: operand {} is not floating-point", inst.name(), i));
     }
-    floats.emplace_back(data.begin(), data.end());
-    call.inputs[i].type = PrimitiveType::kF64;
+    if (operands[i]->holdsComplex()) {
+      std::span<const double> imag = operands[i]->imagData();
+      std::vector<double>& pairs = floats.emplace_back(2 * data.size());
+      for (size_t k = 0; k < data.size(); ++k) {
+        pairs[2 * k] = data[k];
+        pairs[2 * k + 1] = imag[k];
+      }
+      call.inputs[i].type = PrimitiveType::kC128;
+    } else {
+      floats.emplace_back(data.begin(), data.end());
+      call.inputs[i].type = PrimitiveType::kF64;
+    }
     buffers.push_back(floats.back().data());
   }
   std::vector<Shape> shapes;
@@ -118,7 +129,7 @@ StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands) {
   }
   for (size_t i = 0; i < call.outputs.size(); ++i) {
     const int64_t count = shapes[i].elementCount();
-    if (isComplex(shapes[i].elementType())) {  // (re, im) pairs of doubles (geev's eigenvectors)
+    if (isComplex(shapes[i].elementType())) {  // (re, im) pairs of doubles (geev's eigenvectors, complex results)
       floats.emplace_back(static_cast<size_t>(2 * count), 0.0);
       call.outputs[i].type = PrimitiveType::kC128;
       buffers.push_back(floats.back().data());

@@ -126,7 +126,8 @@ namespace {
 // noise stream is read in that order), the others as they are. `widen`: the changed arrays are held in f64 (a
 // change finer than the element type's spacing survives), else in their own type.
 StatusOr<Value> evaluateOnMapped(Operands operands, const std::function<StatusOr<Value>(Operands)>& evaluateOn,
-                                 bool widen, const std::function<void(std::vector<double>&)>& change) {
+                                 bool widen, const std::function<void(std::vector<double>&)>& change,
+                                 bool complexParts = false) {
   std::vector<Value> changed;
   changed.reserve(operands.size());
   for (const Value* operand : operands) {
@@ -135,6 +136,18 @@ StatusOr<Value> evaluateOnMapped(Operands operands, const std::function<StatusOr
       continue;
     }
     const Shape& shape = operand->shape();
+    if (operand->holdsComplex() && complexParts) {
+      // Both parts changed, as one array of the real parts followed by the imaginary ones; still complex.
+      const size_t count = static_cast<size_t>(operand->elementCount());
+      std::vector<double> data(operand->floatData().begin(), operand->floatData().end());
+      data.insert(data.end(), operand->imagData().begin(), operand->imagData().end());
+      change(data);
+      std::vector<double> imag(data.begin() + static_cast<std::ptrdiff_t>(count), data.end());
+      data.resize(count);
+      const PrimitiveType type = widen ? PrimitiveType::kC128 : shape.elementType();
+      changed.push_back(Value::complex(Shape(type, shape.dimensions()), std::move(data), std::move(imag)));
+      continue;
+    }
     if (operand->holdsComplex()) {
       // Complex operands are changed through their magnitudes (and become real numbers of that size).
       std::vector<double> data(static_cast<size_t>(operand->elementCount()));
@@ -273,7 +286,10 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
     }
     const Shape& matrix = inst.operand(0)->shape();
     const int64_t order = std::max(matrix.dimension(matrix.rank() - 1), matrix.dimension(matrix.rank() - 2));
-    const double roundoff = matrix.elementType() == PrimitiveType::kF64 ? 0x1p-53 : kF32Roundoff;
+    const double roundoff = complexPartType(matrix.elementType()) == PrimitiveType::kF64 ? 0x1p-53 : kF32Roundoff;
+    // A complex matrix is perturbed part by part (both parts of every element): a row's norm is sqrt(2) times the
+    // parts' root mean square times sqrt(n).
+    const double partsPerElement = isComplex(matrix.elementType()) ? 2.0 : 1.0;
     StatusOr<linalg::Call> call = linalg::callOf(inst);
     if (!call.ok()) return call.status();
     // The eigensolver and the SVD (a reduction to tridiagonal or bidiagonal form, then an iteration on it) are held
@@ -295,22 +311,25 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
     // the eigensolver and the SVD (orthogonal transformations): normwise, every element moved by as much, relative
     // to a row's norm (a random n x n perturbation of that size has a 2-norm near u * sqrt(n + 1) times the
     // matrix's, the normwise backward error these routines have).
-    StatusOr<Value> result = evaluateOnMapped(operands, evaluateOn, /*widen=*/true, [&](std::vector<double>& data) {
-      double squares = 0;
-      int64_t finite = 0;
-      for (double x : data) {
-        if (std::isfinite(x)) {
-          squares += x * x;
-          ++finite;
-        }
-      }
-      const double rms = finite > 0 ? std::sqrt(squares / static_cast<double>(finite)) : 0.0;
-      const double rowNorm = rms * std::sqrt(static_cast<double>(order));  // a row's 2-norm at that rms
-      for (double& x : data) {
-        if (!std::isfinite(x)) continue;
-        x += noise.uniform() * relative * (orthogonal ? rowNorm : std::max(std::fabs(x), rms));
-      }
-    });
+    StatusOr<Value> result = evaluateOnMapped(
+        operands, evaluateOn, /*widen=*/true,
+        [&](std::vector<double>& data) {
+          double squares = 0;
+          int64_t finite = 0;
+          for (double x : data) {
+            if (std::isfinite(x)) {
+              squares += x * x;
+              ++finite;
+            }
+          }
+          const double rms = finite > 0 ? std::sqrt(squares / static_cast<double>(finite)) : 0.0;
+          const double rowNorm = rms * std::sqrt(partsPerElement * static_cast<double>(order));  // a row's 2-norm
+          for (double& x : data) {
+            if (!std::isfinite(x)) continue;
+            x += noise.uniform() * relative * (orthogonal ? rowNorm : std::max(std::fabs(x), rms));
+          }
+        },
+        /*complexParts=*/true);
     if (!result.ok()) return result.status();
     value = std::move(*result);
     if ((call->routine == linalg::Routine::kSyevd || call->routine == linalg::Routine::kGesdd) && value.isTuple() &&

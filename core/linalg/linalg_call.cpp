@@ -126,9 +126,9 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     call.routine = Routine::kGetrf;
   } else if (r == "geqrf") {
     call.routine = Routine::kGeqrf;
-  } else if (r == "orgqr") {
+  } else if (r == "orgqr" || r == "ungqr") {
     call.routine = Routine::kOrgqr;
-  } else if (r == "syevd") {
+  } else if (r == "syevd" || r == "heevd") {
     call.routine = Routine::kSyevd;
   } else if (r == "gesdd") {
     call.routine = Routine::kGesdd;
@@ -140,16 +140,27 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
         "gesdd and geev are)",
         inst.name(), target, r));
   }
-  if (parsed->prefix != 's' && parsed->prefix != 'd') {
-    return Status::badInput(fmt::format("{}: custom-call {}: complex LAPACK routines are not supported (f32 and f64 are)",
-                                        inst.name(), target));
+  const bool complex = parsed->prefix == 'c' || parsed->prefix == 'z';
+  if (!complex && parsed->prefix != 's' && parsed->prefix != 'd') {
+    return Status::badInput(fmt::format("{}: custom-call {}: unknown LAPACK type prefix '{}' (s, d, c, z)", inst.name(),
+                                        target, parsed->prefix));
+  }
+  if (complex && call.routine != Routine::kPotrf && call.routine != Routine::kTrsm && call.routine != Routine::kGetrf &&
+      call.routine != Routine::kGeqrf && call.routine != Routine::kOrgqr) {
+    return Status::badInput(fmt::format(
+        "{}: custom-call {}: complex {} is not supported (complex potrf, trsm, getrf, geqrf and ungqr are; f32 and "
+        "f64 all)",
+        inst.name(), target, r));
   }
   if (!target.ends_with("_ffi")) {
     return Status::badInput(
         fmt::format("{}: custom-call {}: only the typed-FFI form (`{}_ffi`, JAX 0.4.31 and later) is supported",
                     inst.name(), target, target));
   }
-  call.type = parsed->prefix == 's' ? PrimitiveType::kF32 : PrimitiveType::kF64;
+  call.type = parsed->prefix == 's'   ? PrimitiveType::kF32
+              : parsed->prefix == 'd' ? PrimitiveType::kF64
+              : parsed->prefix == 'c' ? PrimitiveType::kC64
+                                      : PrimitiveType::kC128;
   const auto& attributes = inst.attributes();
   call.uplo = characterAttribute(attributes.backendConfig, "uplo", 'L');
   call.side = characterAttribute(attributes.backendConfig, "side", 'L');
@@ -162,7 +173,7 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
       (call.trans != 'N' && call.trans != 'T' && call.trans != 'C') || (call.diag != 'N' && call.diag != 'U')) {
     return bad("backend_config uplo/side/trans_x/diag must be L|U, L|R, N|T|C, N|U");
   }
-  if (call.trans == 'C') call.trans = 'T';  // real types: the conjugate transpose is the transpose
+  if (call.trans == 'C' && !complex) call.trans = 'T';  // real types: the conjugate transpose is the transpose
 
   for (const HloInstruction* operand : inst.operands()) {
     if (!operand->shape().isArray()) return bad("operands must be arrays");

@@ -10,7 +10,8 @@
 // The LAPACK custom calls JAX writes on the CPU (`custom_call_target="lapack_spotrf_ffi"` and its kin), run through
 // LAPACK and BLAS from the system (LAPACKE, CBLAS): the evaluator runs them in f64 on its copies, the CPU JIT in the
 // program's type on its buffers. One description (Call), read off the
-// instruction, serves both; docs/CODEGEN.md, "LAPACK custom calls".
+// instruction, serves both; docs/CODEGEN.md, "LAPACK custom calls". Complex types (JAX's lapack_c*/lapack_z* targets)
+// for potrf, trsm (op: transpose or conjugate transpose), getrf, geqrf and ungqr.
 //
 // Semantics (jaxlib's CPU kernels; the leading `num_batch_dims` dimensions of every operand and result are a batch,
 // one independent problem per batch element):
@@ -21,6 +22,7 @@
 //   getrf  a[m,n]                    -> (lu[m,n], ipiv s32[min], info)  partial pivoting, ipiv 1-based
 //   geqrf  a[m,n]                    -> (qr[m,n], tau[min])              Householder reflectors below the diagonal
 //   orgqr  a[m,n], tau[k]            -> q[m,n]                           the first n columns of the reflectors' Q
+//                                                                        (ungqr for complex types)
 //   syevd  a[n,n]                    -> (v[n,n], w[n], info s32)         eigenvalues ascending, eigenvectors in
 //                                                                        columns, computed and written with either
 //                                                                        mode (JAX reads them only with mode V)
@@ -56,7 +58,8 @@ struct ArrayView {
 
 struct Call {
   Routine routine = Routine::kPotrf;
-  PrimitiveType type = PrimitiveType::kF32;  // of the matrices: f32 or f64
+  PrimitiveType type =
+      PrimitiveType::kF32;  // of the matrices: f32, f64, c64 or c128 (potrf, trsm, getrf, geqrf, ungqr)
   int64_t batchDims = 0;                      // leading dimensions of every array that index the batch
   char uplo = 'L';
   char side = 'L';

@@ -6,6 +6,13 @@
 // ahead-of-time object that calls LAPACK links it as a small static library of its own (fs_linalg_runtime,
 // docs/AOT.md).
 
+#include <complex>
+
+// LAPACKE's complex types as C++'s (layout-compatible with Fortran's COMPLEX and with the interleaved (re, im) pairs
+// of the evaluator's and compiled code's buffers).
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+
 #include <cblas.h>
 #include <dlfcn.h>
 #include <lapacke.h>
@@ -164,6 +171,47 @@ lapack_int gesdd(char jobz, lapack_int m, lapack_int n, double* a, double* s, do
   return LAPACKE_dgesdd_work(kCol, jobz, m, n, a, std::max(1, m), s, u, std::max(1, m), vt, ldvt, work, lwork, iwork);
 }
 
+// Complex types: the same routines (ungqr for orgqr); a triangular solve's op is N, T or C (conjugate transpose).
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
+lapack_int potrf(char uplo, lapack_int n, c64* a) {
+  return LAPACKE_cpotrf_work(kCol, uplo, n, a, std::max(1, n));
+}
+lapack_int potrf(char uplo, lapack_int n, c128* a) {
+  return LAPACKE_zpotrf_work(kCol, uplo, n, a, std::max(1, n));
+}
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, lapack_int m, lapack_int n,
+          c64 alpha, const c64* a, lapack_int lda, c64* b) {
+  cblas_ctrsm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, std::max(1, m));
+}
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, lapack_int m, lapack_int n,
+          c128 alpha, const c128* a, lapack_int lda, c128* b) {
+  cblas_ztrsm(CblasColMajor, side, uplo, trans, diag, m, n, &alpha, a, lda, b, std::max(1, m));
+}
+lapack_int getrf(lapack_int m, lapack_int n, c64* a, lapack_int* ipiv) {
+  return LAPACKE_cgetrf_work(kCol, m, n, a, std::max(1, m), ipiv);
+}
+lapack_int getrf(lapack_int m, lapack_int n, c128* a, lapack_int* ipiv) {
+  return LAPACKE_zgetrf_work(kCol, m, n, a, std::max(1, m), ipiv);
+}
+lapack_int geqrf(lapack_int m, lapack_int n, c64* a, c64* tau, c64* work, lapack_int lwork) {
+  return LAPACKE_cgeqrf_work(kCol, m, n, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int geqrf(lapack_int m, lapack_int n, c128* a, c128* tau, c128* work, lapack_int lwork) {
+  return LAPACKE_zgeqrf_work(kCol, m, n, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, c64* a, const c64* tau, c64* work, lapack_int lwork) {
+  return LAPACKE_cungqr_work(kCol, m, n, k, a, std::max(1, m), tau, work, lwork);
+}
+lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, c128* a, const c128* tau, c128* work, lapack_int lwork) {
+  return LAPACKE_zungqr_work(kCol, m, n, k, a, std::max(1, m), tau, work, lwork);
+}
+
+template <class T>
+constexpr bool kIsComplex = false;
+template <class T>
+constexpr bool kIsComplex<std::complex<T>> = true;
+
 lapack_int geev(char jobvl, char jobvr, lapack_int n, float* a, float* wr, float* wi, float* vl, float* vr, float* work,
                 lapack_int lwork) {
   const lapack_int ld = std::max(1, n);
@@ -211,7 +259,11 @@ std::vector<std::complex<T>> complexEigenvectors(const std::vector<T>& v, const 
 // `work` sized by the routine's answer to a workspace query (at least one element).
 template <class T>
 lapack_int workspace(T query) {
-  return std::max<lapack_int>(1, static_cast<lapack_int>(query));
+  if constexpr (kIsComplex<T>) {
+    return std::max<lapack_int>(1, static_cast<lapack_int>(query.real()));
+  } else {
+    return std::max<lapack_int>(1, static_cast<lapack_int>(query));
+  }
 }
 
 template <class T>
@@ -244,8 +296,11 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
         const T alpha = call.inputs.size() > 2 ? *static_cast<const T*>(buffers[2]) : T(1);
         if (m > 0 && n > 0) {
           trsm(call.side == 'R' ? CblasRight : CblasLeft, call.uplo == 'U' ? CblasUpper : CblasLower,
-               call.trans == 'N' ? CblasNoTrans : CblasTrans, call.diag == 'U' ? CblasUnit : CblasNonUnit, m, n, alpha,
-               matrix.data(), std::max<lapack_int>(1, rows), other.data());
+               call.trans == 'N'   ? CblasNoTrans
+               : call.trans == 'C' ? CblasConjTrans
+                                   : CblasTrans,
+               call.diag == 'U' ? CblasUnit : CblasNonUnit, m, n, alpha, matrix.data(), std::max<lapack_int>(1, rows),
+               other.data());
         }
         scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, other);
         break;
@@ -285,79 +340,86 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
         break;
       }
       case Routine::kSyevd:
-        other.assign(static_cast<size_t>(rows), T(0));
-        if (rows > 0) {
-          T query = 0;
-          lapack_int iquery = 0;
-          syevd(call.uplo, rows, nullptr, nullptr, &query, -1, &iquery, -1);
-          work.resize(static_cast<size_t>(workspace(query)));
-          iwork.resize(static_cast<size_t>(std::max<lapack_int>(1, iquery)));
-          info = syevd(call.uplo, rows, matrix.data(), other.data(), work.data(), workspace(query), iwork.data(),
-                       static_cast<lapack_int>(iwork.size()));
+        if constexpr (!kIsComplex<T>) {  // real types only (callOf refuses complex ones)
+          other.assign(static_cast<size_t>(rows), T(0));
+          if (rows > 0) {
+            T query = 0;
+            lapack_int iquery = 0;
+            syevd(call.uplo, rows, nullptr, nullptr, &query, -1, &iquery, -1);
+            work.resize(static_cast<size_t>(workspace(query)));
+            iwork.resize(static_cast<size_t>(std::max<lapack_int>(1, iquery)));
+            info = syevd(call.uplo, rows, matrix.data(), other.data(), work.data(), workspace(query), iwork.data(),
+                         static_cast<lapack_int>(iwork.size()));
+          }
+          if (info == 0) orientColumns(matrix, rows);
+          scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+          scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+          storeInfo(call.outputs[2], outs[2], bd, p, info);
+          break;
         }
-        if (info == 0) orientColumns(matrix, rows);
-        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
-        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
-        storeInfo(call.outputs[2], outs[2], bd, p, info);
         break;
       case Routine::kGesdd: {
-        // a' is a unchanged (LAPACK's scratch otherwise: nothing a program may read).
-        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
-        const int64_t k = std::min(rows, cols);
-        const ArrayView& uView = call.outputs[2];
-        const ArrayView& vtView = call.outputs[3];
-        const lapack_int uc = static_cast<lapack_int>(uView.dims[r + 1]);
-        const lapack_int vr = static_cast<lapack_int>(vtView.dims[r]);
-        other.assign(static_cast<size_t>(k), T(0));
-        std::vector<T> u(static_cast<size_t>(rows) * static_cast<size_t>(uc), T(0));
-        std::vector<T> vt(static_cast<size_t>(vr) * static_cast<size_t>(cols), T(0));
-        if (k > 0) {
-          const lapack_int ldvt = std::max<lapack_int>(1, vr);
-          T query = 0;
-          iwork.resize(static_cast<size_t>(8 * k));
-          gesdd(call.jobz, rows, cols, nullptr, nullptr, nullptr, nullptr, ldvt, &query, -1, iwork.data());
-          work.resize(static_cast<size_t>(workspace(query)));
-          info = gesdd(call.jobz, rows, cols, matrix.data(), other.data(), u.data(), vt.data(), ldvt, work.data(),
-                       workspace(query), iwork.data());
-          if (call.jobz == 'N') {
-            std::fill(u.begin(), u.end(), T(0));
-            std::fill(vt.begin(), vt.end(), T(0));
-          } else if (info == 0) {
-            orientSingularVectors(u, rows, uc, vt, vr, cols, k);
+        if constexpr (!kIsComplex<T>) {  // real types only (callOf refuses complex ones)
+          // a' is a unchanged (LAPACK's scratch otherwise: nothing a program may read).
+          scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+          const int64_t k = std::min(rows, cols);
+          const ArrayView& uView = call.outputs[2];
+          const ArrayView& vtView = call.outputs[3];
+          const lapack_int uc = static_cast<lapack_int>(uView.dims[r + 1]);
+          const lapack_int vr = static_cast<lapack_int>(vtView.dims[r]);
+          other.assign(static_cast<size_t>(k), T(0));
+          std::vector<T> u(static_cast<size_t>(rows) * static_cast<size_t>(uc), T(0));
+          std::vector<T> vt(static_cast<size_t>(vr) * static_cast<size_t>(cols), T(0));
+          if (k > 0) {
+            const lapack_int ldvt = std::max<lapack_int>(1, vr);
+            T query = 0;
+            iwork.resize(static_cast<size_t>(8 * k));
+            gesdd(call.jobz, rows, cols, nullptr, nullptr, nullptr, nullptr, ldvt, &query, -1, iwork.data());
+            work.resize(static_cast<size_t>(workspace(query)));
+            info = gesdd(call.jobz, rows, cols, matrix.data(), other.data(), u.data(), vt.data(), ldvt, work.data(),
+                         workspace(query), iwork.data());
+            if (call.jobz == 'N') {
+              std::fill(u.begin(), u.end(), T(0));
+              std::fill(vt.begin(), vt.end(), T(0));
+            } else if (info == 0) {
+              orientSingularVectors(u, rows, uc, vt, vr, cols, k);
+            }
           }
+          scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
+          scatter<T>(uView, outs[2], batchOffset(uView, bd, p), bd, u);
+          scatter<T>(vtView, outs[3], batchOffset(vtView, bd, p), bd, vt);
+          storeInfo(call.outputs[4], outs[4], bd, p, info);
+          break;
         }
-        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
-        scatter<T>(uView, outs[2], batchOffset(uView, bd, p), bd, u);
-        scatter<T>(vtView, outs[3], batchOffset(vtView, bd, p), bd, vt);
-        storeInfo(call.outputs[4], outs[4], bd, p, info);
-        break;
-      }
+      } break;
       case Routine::kGeev: {
-        const size_t n = static_cast<size_t>(rows);
-        std::vector<T> wr(n, T(0));
-        std::vector<T> wi(n, T(0));
-        std::vector<T> vl(call.jobvl == 'V' ? n * n : 1, T(0));
-        std::vector<T> vr(call.jobz == 'V' ? n * n : 1, T(0));
-        if (rows > 0) {
-          T query = 0;
-          geev(call.jobvl, call.jobz, rows, nullptr, nullptr, nullptr, nullptr, nullptr, &query, -1);
-          work.resize(static_cast<size_t>(workspace(query)));
-          info = geev(call.jobvl, call.jobz, rows, matrix.data(), wr.data(), wi.data(), vl.data(), vr.data(),
-                      work.data(), workspace(query));
+        if constexpr (!kIsComplex<T>) {  // real types only (callOf refuses complex ones)
+          const size_t n = static_cast<size_t>(rows);
+          std::vector<T> wr(n, T(0));
+          std::vector<T> wi(n, T(0));
+          std::vector<T> vl(call.jobvl == 'V' ? n * n : 1, T(0));
+          std::vector<T> vr(call.jobz == 'V' ? n * n : 1, T(0));
+          if (rows > 0) {
+            T query = 0;
+            geev(call.jobvl, call.jobz, rows, nullptr, nullptr, nullptr, nullptr, nullptr, &query, -1);
+            work.resize(static_cast<size_t>(workspace(query)));
+            info = geev(call.jobvl, call.jobz, rows, matrix.data(), wr.data(), wi.data(), vl.data(), vr.data(),
+                        work.data(), workspace(query));
+          }
+          scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, wr);
+          scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, wi);
+          for (int side = 0; side < 2; ++side) {
+            const bool computed = (side == 0 ? call.jobvl : call.jobz) == 'V' && info == 0;
+            const std::vector<std::complex<T>> vectors =
+                computed ? complexEigenvectors(side == 0 ? vl : vr, wi, rows)
+                         : std::vector<std::complex<T>>(n * n, std::complex<T>(0, 0));
+            const ArrayView& view = call.outputs[static_cast<size_t>(2 + side)];
+            scatter<std::complex<T>>(view, outs[2 + side], batchOffset(view, bd, p), bd, vectors);
+          }
+          storeInfo(call.outputs[4], outs[4], bd, p, info);
+          break;
         }
-        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, wr);
-        scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, wi);
-        for (int side = 0; side < 2; ++side) {
-          const bool computed = (side == 0 ? call.jobvl : call.jobz) == 'V' && info == 0;
-          const std::vector<std::complex<T>> vectors = computed
-                                                           ? complexEigenvectors(side == 0 ? vl : vr, wi, rows)
-                                                           : std::vector<std::complex<T>>(n * n, std::complex<T>(0, 0));
-          const ArrayView& view = call.outputs[static_cast<size_t>(2 + side)];
-          scatter<std::complex<T>>(view, outs[2 + side], batchOffset(view, bd, p), bd, vectors);
-        }
-        storeInfo(call.outputs[4], outs[4], bd, p, info);
-        break;
-      }
+      } break;
     }
   }
 }
@@ -378,10 +440,11 @@ void singleThreadedBlas() {
 
 void solveProblems(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
   singleThreadedBlas();
-  if (call.type == PrimitiveType::kF32) {
-    solve<float>(call, buffers, begin, end);
-  } else {
-    solve<double>(call, buffers, begin, end);
+  switch (call.type) {
+    case PrimitiveType::kF32: solve<float>(call, buffers, begin, end); break;
+    case PrimitiveType::kC64: solve<std::complex<float>>(call, buffers, begin, end); break;
+    case PrimitiveType::kC128: solve<std::complex<double>>(call, buffers, begin, end); break;
+    default: solve<double>(call, buffers, begin, end); break;
   }
 }
 

@@ -234,6 +234,57 @@ TEST(LinalgEvalTest, GeneralEigenpairsSatisfyTheirDefinition) {
   EXPECT_GT(complexPairs, 0) << "the random matrices have complex eigenvalues";
 }
 
+// Complex operands: the Hermitian A = [[4, 2-2i], [2+2i, 6]] has the Cholesky factor L = [[2, .], [1+i, 2]] (the
+// upper triangle keeps A's elements); L^H x = [3+i, 2i] is solved by x = [1, i] (with L^T, not the conjugate
+// transpose, it would be [2, i]); and Q R of a complex matrix has orthonormal columns and gives the matrix back.
+TEST(LinalgEvalTest, ComplexCholeskySolveAndQr) {
+  auto c64 = [](std::vector<int64_t> dims, std::vector<double> re, std::vector<double> im) {
+    return Value::complex(core::Shape(PrimitiveType::kC64, std::move(dims)), std::move(re), std::move(im));
+  };
+  const Value v = evalValue(module(R"(
+  a = c64[2,2] parameter(0)
+  b = c64[2,1] parameter(1)
+  chol = (c64[2,2], s32[]) custom-call(a), custom_call_target="lapack_cpotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}
+  l = c64[2,2] get-tuple-element(chol), index=0
+  x = c64[2,1] custom-call(l, b), custom_call_target="lapack_ctrsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 67 : ui8, uplo = 76 : ui8}
+  ROOT t = (c64[2,2], c64[2,1]) tuple(l, x))"),
+                            {c64({2, 2}, {4, 2, 2, 6}, {0, -2, 2, 0}), c64({2, 1}, {3, 0}, {1, 2})});
+  EXPECT_EQ(element(v, 0), "c64[2,2] {{(2, 0), (2, -2)}, {(1, 1), (2, 0)}}");
+  EXPECT_EQ(element(v, 1), "c64[2,1] {{(1, 0)}, {(0, 1)}}");
+
+  const Value qr = evalValue(
+      module(R"(
+  a = c128[3,2] parameter(0)
+  f = (c128[3,2], c128[2]) custom-call(a), custom_call_target="lapack_zgeqrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}
+  r = c128[3,2] get-tuple-element(f), index=0
+  tau = c128[2] get-tuple-element(f), index=1
+  q = c128[3,2] custom-call(r, tau), custom_call_target="lapack_zungqr_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}
+  ROOT t = (c128[3,2], c128[3,2]) tuple(r, q))"),
+      {Value::complex(core::Shape(PrimitiveType::kC128, {3, 2}), {1, 2, 3, 4, 5, 6}, {0.5, -1, 2, 0, -3, 1})});
+  ASSERT_TRUE(qr.isTuple());
+  auto at = [](const Value& m, int i, int j) {
+    const size_t k = static_cast<size_t>(i * 2 + j);
+    return std::complex<double>(m.floatData()[k], m.imagData()[k]);
+  };
+  const Value& r = qr.tupleElement(0);
+  const Value& q = qr.tupleElement(1);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      std::complex<double> dot = 0;
+      for (int k = 0; k < 3; ++k) dot += std::conj(at(q, k, i)) * at(q, k, j);
+      EXPECT_NEAR(std::abs(dot - std::complex<double>(i == j ? 1 : 0)), 0, 1e-12);
+    }
+  }
+  const std::complex<double> a[3][2] = {{{1, 0.5}, {2, -1}}, {{3, 2}, {4, 0}}, {{5, -3}, {6, 1}}};
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      std::complex<double> product = 0;
+      for (int k = 0; k <= j; ++k) product += at(q, i, k) * at(r, k, j);
+      EXPECT_NEAR(std::abs(product - a[i][j]), 0, 1e-12);
+    }
+  }
+}
+
 TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
   const std::string schur = evalText(module(R"(
   a = f32[3,3] parameter(0)
@@ -257,8 +308,8 @@ TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
   EXPECT_NE(old.find("only the typed-FFI form"), std::string::npos) << old;
   const std::string complex = evalText(module(R"(
   a = c64[2,2] parameter(0)
-  ROOT c = (c64[2,2], s32[]) custom-call(a), custom_call_target="lapack_cpotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8})"));
-  EXPECT_NE(complex.find("lapack_cpotrf_ffi: complex LAPACK routines are not supported"), std::string::npos) << complex;
+  ROOT s = (c64[2,2], f32[2], c64[2,2], c64[2,2], s32[]) custom-call(a), custom_call_target="lapack_cgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8})"));
+  EXPECT_NE(complex.find("lapack_cgesdd_ffi: complex gesdd is not supported"), std::string::npos) << complex;
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 // JAX's LAPACK custom calls compiled for the CPU (a kernel per call that runs LAPACK on its buffers) against the
 // evaluator (the same routines in f64), unfused and through both fusion presets; and where they cannot go.
+#include <string>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 #include "core/codegen/aot_compiler.h"
@@ -77,7 +80,70 @@ ENTRY e {
 )");
 }
 
+// Complex matrices (JAX's lapack_c*/lapack_z* targets): a batch of Hermitian positive definite matrices built from
+// real work (S + iK, S symmetric with a dominant diagonal, K antisymmetric), its Cholesky factor, a solve with the
+// factor's conjugate transpose, LU and QR of complex operands; in c64 and in c128.
+constexpr std::string_view kComplexRoutines = R"(HloModule linalg_complex
+ENTRY e {
+  p = f32[2,5,5]{2,1,0} parameter(0)
+  q = f32[2,5,5]{2,1,0} parameter(1)
+  br = f32[2,5,3]{2,1,0} parameter(2)
+  bi = f32[2,5,3]{2,1,0} parameter(3)
+  pt = f32[2,5,5]{2,1,0} transpose(p), dimensions={0,2,1}
+  qt = f32[2,5,5]{2,1,0} transpose(q), dimensions={0,2,1}
+  s = f32[2,5,5]{2,1,0} add(p, pt)
+  r = s32[2,5,5]{2,1,0} iota(), iota_dimension=1
+  c = s32[2,5,5]{2,1,0} iota(), iota_dimension=2
+  diagonal = pred[2,5,5]{2,1,0} compare(r, c), direction=EQ
+  twenty = f32[] constant(20)
+  zero = f32[] constant(0)
+  d20 = f32[2,5,5]{2,1,0} broadcast(twenty), dimensions={}
+  z = f32[2,5,5]{2,1,0} broadcast(zero), dimensions={}
+  shift = f32[2,5,5]{2,1,0} select(diagonal, d20, z)
+  re = f32[2,5,5]{2,1,0} add(s, shift)
+  im = f32[2,5,5]{2,1,0} subtract(q, qt)
+  h = c64[2,5,5]{1,2,0} complex(re, im)
+  b = c64[2,5,3]{2,1,0} complex(br, bi)
+  chol = (c64[2,5,5]{1,2,0}, s32[2]{0}) custom-call(h), custom_call_target="lapack_cpotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}, frontend_attributes={num_batch_dims="1"}
+  l = c64[2,5,5]{1,2,0} get-tuple-element(chol), index=0
+  info = s32[2]{0} get-tuple-element(chol), index=1
+  solved = c64[2,5,3]{1,2,0} custom-call(l, b), custom_call_target="lapack_ctrsm_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 67 : ui8, uplo = 76 : ui8}, frontend_attributes={num_batch_dims="1"}
+  lu = (c64[2,5,5]{1,2,0}, s32[2,5]{1,0}, s32[2]{0}) custom-call(h), custom_call_target="lapack_cgetrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}, frontend_attributes={num_batch_dims="1"}
+  factors = c64[2,5,5]{1,2,0} get-tuple-element(lu), index=0
+  pivots = s32[2,5]{1,0} get-tuple-element(lu), index=1
+  qr = (c64[2,5,3]{1,2,0}, c64[2,3]{1,0}) custom-call(b), custom_call_target="lapack_cgeqrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}, frontend_attributes={num_batch_dims="1"}
+  reflectors = c64[2,5,3]{1,2,0} get-tuple-element(qr), index=0
+  tau = c64[2,3]{1,0} get-tuple-element(qr), index=1
+  qm = c64[2,5,3]{1,2,0} custom-call(reflectors, tau), custom_call_target="lapack_cungqr_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}, frontend_attributes={num_batch_dims="1"}
+  ROOT t = (c64[2,5,5]{1,2,0}, s32[2]{0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, s32[2,5]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3]{1,0}, c64[2,5,3]{1,2,0}) tuple(l, info, solved, factors, pivots, reflectors, tau, qm)
+}
+)";
+
+TEST(LinalgRunTest, ComplexMatricesInSingleAndDoublePrecision) {
+  testing::expectAllAgree(kComplexRoutines);
+  std::string wide(kComplexRoutines);
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"f32[", "f64["}, {"c64[", "c128["}, {"lapack_c", "lapack_z"}}) {
+    for (size_t at = wide.find(from); at != std::string::npos; at = wide.find(from, at + to.size())) {
+      wide.replace(at, from.size(), to);
+    }
+  }
+  testing::expectAllAgree(wide, /*seed=*/3);
+}
+
 TEST(LinalgRunTest, WhatCannotRunIsRefusedByNameBeforeCompiling) {
+  std::unique_ptr<HloModule> hermitian = testing::parseOrFail(R"(HloModule hermitian
+ENTRY e {
+  a = c64[3,3] parameter(0)
+  ROOT h = (c64[3,3], f32[3], s32[]) custom-call(a), custom_call_target="lapack_cheevd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = 76 : ui8}
+}
+)");
+  StatusOr<ExecutionPlan> hermitianPlan = planExecution(*hermitian);
+  ASSERT_FALSE(hermitianPlan.ok());
+  EXPECT_NE(hermitianPlan.message().find("custom-call lapack_cheevd_ffi: complex heevd is not supported"),
+            std::string::npos)
+      << hermitianPlan.message();
+
   std::unique_ptr<HloModule> schur = testing::parseOrFail(R"(HloModule schur
 ENTRY e {
   a = f32[3,3] parameter(0)
