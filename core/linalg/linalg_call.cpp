@@ -145,11 +145,10 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     return Status::badInput(fmt::format("{}: custom-call {}: unknown LAPACK type prefix '{}' (s, d, c, z)", inst.name(),
                                         target, parsed->prefix));
   }
-  if (complex && call.routine != Routine::kPotrf && call.routine != Routine::kTrsm && call.routine != Routine::kGetrf &&
-      call.routine != Routine::kGeqrf && call.routine != Routine::kOrgqr) {
+  if (complex && (call.routine == Routine::kGesdd || call.routine == Routine::kGeev)) {
     return Status::badInput(fmt::format(
-        "{}: custom-call {}: complex {} is not supported (complex potrf, trsm, getrf, geqrf and ungqr are; f32 and "
-        "f64 all)",
+        "{}: custom-call {}: complex {} is not supported (complex potrf, trsm, getrf, geqrf, ungqr and heevd are; "
+        "f32 and f64 all)",
         inst.name(), target, r));
   }
   if (!target.ends_with("_ffi")) {
@@ -229,7 +228,11 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
       if (call.routine == Routine::kPotrf) {
         FS_RETURN_IF_ERROR(expect(call.outputs[1], s32, {}, "result 1 (info)"));
       } else {
-        FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {rows}, "result 1 (eigenvalues)"));
+        // Real eigenvalues (f32 for c64, f64 for c128).
+        const PrimitiveType real = t == PrimitiveType::kC64    ? PrimitiveType::kF32
+                                   : t == PrimitiveType::kC128 ? PrimitiveType::kF64
+                                                               : t;
+        FS_RETURN_IF_ERROR(expect(call.outputs[1], real, {rows}, "result 1 (eigenvalues)"));
         FS_RETURN_IF_ERROR(expect(call.outputs[2], s32, {}, "result 2 (info)"));
       }
       break;

@@ -11,7 +11,8 @@
 // LAPACK and BLAS from the system (LAPACKE, CBLAS): the evaluator runs them in f64 on its copies, the CPU JIT in the
 // program's type on its buffers. One description (Call), read off the
 // instruction, serves both; docs/CODEGEN.md, "LAPACK custom calls". Complex types (JAX's lapack_c*/lapack_z* targets)
-// for potrf, trsm (op: transpose or conjugate transpose), getrf, geqrf and ungqr.
+// for potrf, trsm (op: transpose or conjugate transpose), getrf, geqrf, ungqr and heevd (syevd's Hermitian form: real
+// eigenvalues, each complex eigenvector's phase turned as geev's below).
 //
 // Semantics (jaxlib's CPU kernels; the leading `num_batch_dims` dimensions of every operand and result are a batch,
 // one independent problem per batch element):

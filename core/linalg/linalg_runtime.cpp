@@ -207,6 +207,35 @@ lapack_int orgqr(lapack_int m, lapack_int n, lapack_int k, c128* a, const c128* 
   return LAPACKE_zungqr_work(kCol, m, n, k, a, std::max(1, m), tau, work, lwork);
 }
 
+lapack_int heevd(char uplo, lapack_int n, c64* a, float* w, c64* work, lapack_int lwork, float* rwork,
+                 lapack_int lrwork, lapack_int* iwork, lapack_int liwork) {
+  return LAPACKE_cheevd_work(kCol, 'V', uplo, n, a, std::max(1, n), w, work, lwork, rwork, lrwork, iwork, liwork);
+}
+lapack_int heevd(char uplo, lapack_int n, c128* a, double* w, c128* work, lapack_int lwork, double* rwork,
+                 lapack_int lrwork, lapack_int* iwork, lapack_int liwork) {
+  return LAPACKE_zheevd_work(kCol, 'V', uplo, n, a, std::max(1, n), w, work, lwork, rwork, lrwork, iwork, liwork);
+}
+
+// A complex eigenvector's phase is arbitrary: each of the n columns (column-major n x n) is turned so that its first
+// component within 0.1 % of the largest magnitude is real and positive (exactly), as geev's vectors below.
+template <class R>
+void orientComplexColumns(std::complex<R>* columns, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    std::complex<R>* column = columns + j * n;
+    R largest = 0;
+    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(column[i]));
+    for (int64_t i = 0; i < n; ++i) {
+      const R magnitude = std::abs(column[i]);
+      if (largest > 0 && magnitude >= largest * R(0.999)) {
+        const std::complex<R> turn = std::conj(column[i]) / magnitude;
+        for (int64_t k = 0; k < n; ++k) column[k] *= turn;
+        column[i] = {magnitude, R(0)};
+        break;
+      }
+    }
+  }
+}
+
 template <class T>
 constexpr bool kIsComplex = false;
 template <class T>
@@ -340,7 +369,25 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
         break;
       }
       case Routine::kSyevd:
-        if constexpr (!kIsComplex<T>) {  // real types only (callOf refuses complex ones)
+        if constexpr (kIsComplex<T>) {  // heevd: real eigenvalues, complex eigenvectors
+          using R = typename T::value_type;
+          std::vector<R> w(static_cast<size_t>(rows), R(0));
+          if (rows > 0) {
+            T query = 0;
+            R rquery = 0;
+            lapack_int iquery = 0;
+            heevd(call.uplo, rows, nullptr, nullptr, &query, -1, &rquery, -1, &iquery, -1);
+            work.resize(static_cast<size_t>(workspace(query)));
+            std::vector<R> rwork(static_cast<size_t>(std::max<lapack_int>(1, static_cast<lapack_int>(rquery))));
+            iwork.resize(static_cast<size_t>(std::max<lapack_int>(1, iquery)));
+            info = heevd(call.uplo, rows, matrix.data(), w.data(), work.data(), workspace(query), rwork.data(),
+                         static_cast<lapack_int>(rwork.size()), iwork.data(), static_cast<lapack_int>(iwork.size()));
+          }
+          if (info == 0) orientComplexColumns(matrix.data(), rows);
+          scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+          scatter<R>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, w);
+          storeInfo(call.outputs[2], outs[2], bd, p, info);
+        } else {
           other.assign(static_cast<size_t>(rows), T(0));
           if (rows > 0) {
             T query = 0;
@@ -355,7 +402,6 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
           scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
           scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
           storeInfo(call.outputs[2], outs[2], bd, p, info);
-          break;
         }
         break;
       case Routine::kGesdd: {

@@ -285,6 +285,28 @@ TEST(LinalgEvalTest, ComplexCholeskySolveAndQr) {
   }
 }
 
+// The Hermitian [[2, i], [-i, 2]] has eigenvalues 1 and 3 (ascending, real) with eigenvectors (1, i)/sqrt(2) and
+// (1, -i)/sqrt(2), each turned so that its first largest component is real and positive.
+TEST(LinalgEvalTest, HermitianEigenvaluesRealEigenvectorsPhased) {
+  const Value v = evalValue(module(R"(
+  a = c64[2,2] parameter(0)
+  ROOT e = (c64[2,2], f32[2], s32[]) custom-call(a), custom_call_target="lapack_cheevd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = 76 : ui8})"),
+                            {Value::complex(core::Shape(PrimitiveType::kC64, {2, 2}), {2, 0, 0, 2}, {0, 1, -1, 0})});
+  ASSERT_TRUE(v.isTuple());
+  EXPECT_EQ(element(v, 1), "f32[2] {1, 3}");
+  EXPECT_EQ(element(v, 2), "s32[] 0");
+  const Value& vectors = v.tupleElement(0);
+  const double h = std::sqrt(0.5);
+  const std::complex<double> expected[2][2] = {{{h, 0}, {h, 0}}, {{0, h}, {0, -h}}};
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      const size_t k = static_cast<size_t>(2 * i + j);
+      const std::complex<double> got(vectors.floatData()[k], vectors.imagData()[k]);
+      EXPECT_NEAR(std::abs(got - expected[i][j]), 0, 1e-6) << i << "," << j;
+    }
+  }
+}
+
 TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
   const std::string schur = evalText(module(R"(
   a = f32[3,3] parameter(0)
@@ -306,10 +328,10 @@ TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
   ROOT c = (f32[2,2], s32[]) custom-call(a), custom_call_target="lapack_spotrf", backend_config={uplo = 76 : ui8})"),
                                    {f32({2, 2}, {1, 0, 0, 1})});
   EXPECT_NE(old.find("only the typed-FFI form"), std::string::npos) << old;
-  const std::string complex = evalText(module(R"(
+  const std::string complexSvd = evalText(module(R"(
   a = c64[2,2] parameter(0)
   ROOT s = (c64[2,2], f32[2], c64[2,2], c64[2,2], s32[]) custom-call(a), custom_call_target="lapack_cgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8})"));
-  EXPECT_NE(complex.find("lapack_cgesdd_ffi: complex gesdd is not supported"), std::string::npos) << complex;
+  EXPECT_NE(complexSvd.find("lapack_cgesdd_ffi: complex gesdd is not supported"), std::string::npos) << complexSvd;
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ ENTRY e {
 
 // Complex matrices (JAX's lapack_c*/lapack_z* targets): a batch of Hermitian positive definite matrices built from
 // real work (S + iK, S symmetric with a dominant diagonal, K antisymmetric), its Cholesky factor, a solve with the
-// factor's conjugate transpose, LU and QR of complex operands; in c64 and in c128.
+// factor's conjugate transpose, LU and QR of complex operands, the Hermitian eigensolver; in c64 and in c128.
 constexpr std::string_view kComplexRoutines = R"(HloModule linalg_complex
 ENTRY e {
   p = f32[2,5,5]{2,1,0} parameter(0)
@@ -115,7 +115,10 @@ ENTRY e {
   reflectors = c64[2,5,3]{1,2,0} get-tuple-element(qr), index=0
   tau = c64[2,3]{1,0} get-tuple-element(qr), index=1
   qm = c64[2,5,3]{1,2,0} custom-call(reflectors, tau), custom_call_target="lapack_cungqr_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}, frontend_attributes={num_batch_dims="1"}
-  ROOT t = (c64[2,5,5]{1,2,0}, s32[2]{0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, s32[2,5]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3]{1,0}, c64[2,5,3]{1,2,0}) tuple(l, info, solved, factors, pivots, reflectors, tau, qm)
+  eig = (c64[2,5,5]{1,2,0}, f32[2,5]{1,0}, s32[2]{0}) custom-call(h), custom_call_target="lapack_cheevd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = 76 : ui8}, frontend_attributes={num_batch_dims="1"}
+  vectors = c64[2,5,5]{1,2,0} get-tuple-element(eig), index=0
+  values = f32[2,5]{1,0} get-tuple-element(eig), index=1
+  ROOT t = (c64[2,5,5]{1,2,0}, s32[2]{0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, s32[2,5]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, f32[2,5]{1,0}) tuple(l, info, solved, factors, pivots, reflectors, tau, qm, vectors, values)
 }
 )";
 
@@ -132,17 +135,17 @@ TEST(LinalgRunTest, ComplexMatricesInSingleAndDoublePrecision) {
 }
 
 TEST(LinalgRunTest, WhatCannotRunIsRefusedByNameBeforeCompiling) {
-  std::unique_ptr<HloModule> hermitian = testing::parseOrFail(R"(HloModule hermitian
+  std::unique_ptr<HloModule> general = testing::parseOrFail(R"(HloModule general
 ENTRY e {
   a = c64[3,3] parameter(0)
-  ROOT h = (c64[3,3], f32[3], s32[]) custom-call(a), custom_call_target="lapack_cheevd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = 76 : ui8}
+  ROOT g = (c64[3], c64[3,3], c64[3,3], s32[]) custom-call(a), custom_call_target="lapack_cgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
 }
 )");
-  StatusOr<ExecutionPlan> hermitianPlan = planExecution(*hermitian);
-  ASSERT_FALSE(hermitianPlan.ok());
-  EXPECT_NE(hermitianPlan.message().find("custom-call lapack_cheevd_ffi: complex heevd is not supported"),
+  StatusOr<ExecutionPlan> generalPlan = planExecution(*general);
+  ASSERT_FALSE(generalPlan.ok());
+  EXPECT_NE(generalPlan.message().find("custom-call lapack_cgeev_ffi: complex geev is not supported"),
             std::string::npos)
-      << hermitianPlan.message();
+      << generalPlan.message();
 
   std::unique_ptr<HloModule> schur = testing::parseOrFail(R"(HloModule schur
 ENTRY e {
