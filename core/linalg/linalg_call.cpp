@@ -145,10 +145,10 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     return Status::badInput(fmt::format("{}: custom-call {}: unknown LAPACK type prefix '{}' (s, d, c, z)", inst.name(),
                                         target, parsed->prefix));
   }
-  if (complex && (call.routine == Routine::kGesdd || call.routine == Routine::kGeev)) {
+  if (complex && call.routine == Routine::kGeev) {
     return Status::badInput(fmt::format(
-        "{}: custom-call {}: complex {} is not supported (complex potrf, trsm, getrf, geqrf, ungqr and heevd are; "
-        "f32 and f64 all)",
+        "{}: custom-call {}: complex {} is not supported (complex potrf, trsm, getrf, geqrf, ungqr, heevd and gesdd "
+        "are; f32 and f64 all)",
         inst.name(), target, r));
   }
   if (!target.ends_with("_ffi")) {
@@ -263,7 +263,10 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     case Routine::kGesdd: {
       const int64_t k = std::min(rows, cols);
       FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows, cols}, "result 0"));
-      FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {k}, "result 1 (singular values)"));
+      const PrimitiveType real = t == PrimitiveType::kC64    ? PrimitiveType::kF32
+                                 : t == PrimitiveType::kC128 ? PrimitiveType::kF64
+                                                             : t;
+      FS_RETURN_IF_ERROR(expect(call.outputs[1], real, {k}, "result 1 (singular values)"));
       const ArrayView& u = call.outputs[2];
       const ArrayView& vt = call.outputs[3];
       const size_t r = static_cast<size_t>(bd);

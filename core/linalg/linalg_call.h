@@ -11,8 +11,9 @@
 // LAPACK and BLAS from the system (LAPACKE, CBLAS): the evaluator runs them in f64 on its copies, the CPU JIT in the
 // program's type on its buffers. One description (Call), read off the
 // instruction, serves both; docs/CODEGEN.md, "LAPACK custom calls". Complex types (JAX's lapack_c*/lapack_z* targets)
-// for potrf, trsm (op: transpose or conjugate transpose), getrf, geqrf, ungqr and heevd (syevd's Hermitian form: real
-// eigenvalues, each complex eigenvector's phase turned as geev's below).
+// for potrf, trsm (op: transpose or conjugate transpose), getrf, geqrf, ungqr, heevd (syevd's Hermitian form: real
+// eigenvalues, each complex eigenvector's phase turned as geev's below) and gesdd (real singular values, each pair's
+// phase turned by u's column).
 //
 // Semantics (jaxlib's CPU kernels; the leading `num_batch_dims` dimensions of every operand and result are a batch,
 // one independent problem per batch element):

@@ -236,10 +236,69 @@ void orientComplexColumns(std::complex<R>* columns, int64_t n) {
   }
 }
 
+lapack_int gesdd(char jobz, lapack_int m, lapack_int n, c64* a, float* s, c64* u, c64* vt, lapack_int ldvt, c64* work,
+                 lapack_int lwork, float* rwork, lapack_int* iwork) {
+  return LAPACKE_cgesdd_work(kCol, jobz, m, n, a, std::max(1, m), s, u, std::max(1, m), vt, ldvt, work, lwork, rwork,
+                             iwork);
+}
+lapack_int gesdd(char jobz, lapack_int m, lapack_int n, c128* a, double* s, c128* u, c128* vt, lapack_int ldvt,
+                 c128* work, lapack_int lwork, double* rwork, lapack_int* iwork) {
+  return LAPACKE_zgesdd_work(kCol, jobz, m, n, a, std::max(1, m), s, u, std::max(1, m), vt, ldvt, work, lwork, rwork,
+                             iwork);
+}
+
 template <class T>
 constexpr bool kIsComplex = false;
 template <class T>
 constexpr bool kIsComplex<std::complex<T>> = true;
+
+// The real type of T's values: T itself, or a complex type's part type.
+template <class T>
+struct RealOfStruct {
+  using type = T;
+};
+template <class T>
+struct RealOfStruct<std::complex<T>> {
+  using type = T;
+};
+template <class T>
+using RealOf = typename RealOfStruct<T>::type;
+
+// u (m x uc, column-major) and vt (vr x n) of a complex SVD: a singular pair's phase is arbitrary (u's column times
+// e^{i t} with vt's row times e^{-i t} is another SVD). Each of the first k pairs is turned so that u's column's first
+// component within 0.1 % of its largest magnitude is real and positive; further columns and rows (mode A's
+// completions) each by itself likewise.
+template <class R>
+void orientComplexSingularVectors(std::vector<std::complex<R>>& u, int64_t m, int64_t uc,
+                                  std::vector<std::complex<R>>& vt, int64_t vr, int64_t n, int64_t k) {
+  // Turns the vector (count elements, stride apart) so that its first component within 0.1 % of its largest
+  // magnitude is real and positive, that component exactly so; returns the factor applied (1 for a zero vector).
+  auto orient = [](std::complex<R>* v, int64_t count, int64_t stride) {
+    R largest = 0;
+    for (int64_t i = 0; i < count; ++i) largest = std::max(largest, std::abs(v[i * stride]));
+    for (int64_t i = 0; i < count; ++i) {
+      const R magnitude = std::abs(v[i * stride]);
+      if (largest > 0 && magnitude >= largest * R(0.999)) {
+        const std::complex<R> turn = std::conj(v[i * stride]) / magnitude;
+        for (int64_t j = 0; j < count; ++j) v[j * stride] *= turn;
+        v[i * stride] = {magnitude, R(0)};
+        return turn;
+      }
+    }
+    return std::complex<R>(1, 0);
+  };
+  for (int64_t i = 0; i < std::max(uc, vr); ++i) {
+    std::complex<R>* column = i < uc ? u.data() + i * m : nullptr;
+    std::complex<R>* row = i < vr ? vt.data() + i : nullptr;
+    if (column && row && i < k) {
+      const std::complex<R> turn = orient(column, m, 1);
+      for (int64_t j = 0; j < n; ++j) row[j * vr] *= std::conj(turn);
+      continue;
+    }
+    if (column) orient(column, m, 1);
+    if (row) orient(row, n, vr);
+  }
+}
 
 lapack_int geev(char jobvl, char jobvr, lapack_int n, float* a, float* wr, float* wi, float* vl, float* vr, float* work,
                 lapack_int lwork) {
@@ -405,39 +464,54 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
         }
         break;
       case Routine::kGesdd: {
-        if constexpr (!kIsComplex<T>) {  // real types only (callOf refuses complex ones)
-          // a' is a unchanged (LAPACK's scratch otherwise: nothing a program may read).
-          scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
-          const int64_t k = std::min(rows, cols);
-          const ArrayView& uView = call.outputs[2];
-          const ArrayView& vtView = call.outputs[3];
-          const lapack_int uc = static_cast<lapack_int>(uView.dims[r + 1]);
-          const lapack_int vr = static_cast<lapack_int>(vtView.dims[r]);
-          other.assign(static_cast<size_t>(k), T(0));
-          std::vector<T> u(static_cast<size_t>(rows) * static_cast<size_t>(uc), T(0));
-          std::vector<T> vt(static_cast<size_t>(vr) * static_cast<size_t>(cols), T(0));
-          if (k > 0) {
-            const lapack_int ldvt = std::max<lapack_int>(1, vr);
-            T query = 0;
-            iwork.resize(static_cast<size_t>(8 * k));
+        using R = RealOf<T>;
+        // a' is a unchanged (LAPACK's scratch otherwise: nothing a program may read).
+        scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, matrix);
+        const int64_t k = std::min(rows, cols);
+        const ArrayView& uView = call.outputs[2];
+        const ArrayView& vtView = call.outputs[3];
+        const lapack_int uc = static_cast<lapack_int>(uView.dims[r + 1]);
+        const lapack_int vr = static_cast<lapack_int>(vtView.dims[r]);
+        std::vector<R> s(static_cast<size_t>(k), R(0));
+        std::vector<T> u(static_cast<size_t>(rows) * static_cast<size_t>(uc), T(0));
+        std::vector<T> vt(static_cast<size_t>(vr) * static_cast<size_t>(cols), T(0));
+        if (k > 0) {
+          const lapack_int ldvt = std::max<lapack_int>(1, vr);
+          T query = 0;
+          iwork.resize(static_cast<size_t>(8 * k));
+          if constexpr (kIsComplex<T>) {
+            // LAPACK 3.7's rwork bound for every jobz.
+            const int64_t mx = std::max(rows, cols);
+            const int64_t lrwork = std::max<int64_t>({1, 5 * k * k + 7 * k, 2 * mx * k + 2 * k * k + k});
+            std::vector<R> rwork(static_cast<size_t>(lrwork));
+            gesdd(call.jobz, rows, cols, nullptr, nullptr, nullptr, nullptr, ldvt, &query, -1, rwork.data(),
+                  iwork.data());
+            work.resize(static_cast<size_t>(workspace(query)));
+            info = gesdd(call.jobz, rows, cols, matrix.data(), s.data(), u.data(), vt.data(), ldvt, work.data(),
+                         workspace(query), rwork.data(), iwork.data());
+          } else {
             gesdd(call.jobz, rows, cols, nullptr, nullptr, nullptr, nullptr, ldvt, &query, -1, iwork.data());
             work.resize(static_cast<size_t>(workspace(query)));
-            info = gesdd(call.jobz, rows, cols, matrix.data(), other.data(), u.data(), vt.data(), ldvt, work.data(),
+            info = gesdd(call.jobz, rows, cols, matrix.data(), s.data(), u.data(), vt.data(), ldvt, work.data(),
                          workspace(query), iwork.data());
-            if (call.jobz == 'N') {
-              std::fill(u.begin(), u.end(), T(0));
-              std::fill(vt.begin(), vt.end(), T(0));
-            } else if (info == 0) {
+          }
+          if (call.jobz == 'N') {
+            std::fill(u.begin(), u.end(), T(0));
+            std::fill(vt.begin(), vt.end(), T(0));
+          } else if (info == 0) {
+            if constexpr (kIsComplex<T>) {
+              orientComplexSingularVectors(u, rows, uc, vt, vr, cols, k);
+            } else {
               orientSingularVectors(u, rows, uc, vt, vr, cols, k);
             }
           }
-          scatter<T>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, other);
-          scatter<T>(uView, outs[2], batchOffset(uView, bd, p), bd, u);
-          scatter<T>(vtView, outs[3], batchOffset(vtView, bd, p), bd, vt);
-          storeInfo(call.outputs[4], outs[4], bd, p, info);
-          break;
         }
-      } break;
+        scatter<R>(call.outputs[1], outs[1], batchOffset(call.outputs[1], bd, p), bd, s);
+        scatter<T>(uView, outs[2], batchOffset(uView, bd, p), bd, u);
+        scatter<T>(vtView, outs[3], batchOffset(vtView, bd, p), bd, vt);
+        storeInfo(call.outputs[4], outs[4], bd, p, info);
+        break;
+      }
       case Routine::kGeev: {
         if constexpr (!kIsComplex<T>) {  // real types only (callOf refuses complex ones)
           const size_t n = static_cast<size_t>(rows);

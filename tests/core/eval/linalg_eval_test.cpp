@@ -2,6 +2,8 @@
 // routines and types that are refused by name.
 #include <cmath>
 #include <complex>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -307,6 +309,54 @@ TEST(LinalgEvalTest, HermitianEigenvaluesRealEigenvectorsPhased) {
   }
 }
 
+// A complex SVD gives the matrix back as U S V^H, singular values descending, each u column's first largest component
+// real and positive (its v turned with it), in both modes.
+TEST(LinalgEvalTest, ComplexSvdReconstructsTheMatrix) {
+  const std::vector<double> re = {1, 2, 3, 4, 5, 6};
+  const std::vector<double> im = {0.5, -1, 2, 0, -3, 1};
+  for (const char* mode : {"83", "65"}) {
+    const bool full = std::string(mode) == "65";
+    const std::string shapes =
+        full ? "c128[3,2], f64[2], c128[3,3], c128[2,2], s32[]" : "c128[3,2], f64[2], c128[3,2], c128[2,2], s32[]";
+    const Value v = evalValue(module("  a = c128[3,2] parameter(0)\n  ROOT s = (" + shapes +
+                                     ") custom-call(a), custom_call_target=\"lapack_zgesdd_ffi\", "
+                                     "api_version=API_VERSION_TYPED_FFI, backend_config={mode = " +
+                                     std::string(mode) + " : ui8}"),
+                              {Value::complex(core::Shape(PrimitiveType::kC128, {3, 2}), re, im)});
+    ASSERT_TRUE(v.isTuple()) << mode;
+    const Value& s = v.tupleElement(1);
+    const Value& u = v.tupleElement(2);
+    const Value& vt = v.tupleElement(3);
+    const int uc = full ? 3 : 2;
+    EXPECT_GE(s.floatData()[0], s.floatData()[1]);
+    auto at = [](const Value& m, int cols, int i, int j) {
+      const size_t k = static_cast<size_t>(i * cols + j);
+      return std::complex<double>(m.floatData()[k], m.imagData()[k]);
+    };
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        std::complex<double> sum = 0;
+        for (int k = 0; k < 2; ++k) sum += at(u, uc, i, k) * s.floatData()[static_cast<size_t>(k)] * at(vt, 2, k, j);
+        EXPECT_NEAR(std::abs(sum - std::complex<double>(re[static_cast<size_t>(2 * i + j)],
+                                                        im[static_cast<size_t>(2 * i + j)])),
+                    0, 1e-12)
+            << mode;
+      }
+    }
+    for (int k = 0; k < uc; ++k) {
+      double largest = 0;
+      for (int i = 0; i < 3; ++i) largest = std::max(largest, std::abs(at(u, uc, i, k)));
+      for (int i = 0; i < 3; ++i) {
+        if (std::abs(at(u, uc, i, k)) >= largest * 0.999) {
+          EXPECT_EQ(at(u, uc, i, k).imag(), 0.0) << mode << " column " << k;
+          EXPECT_GT(at(u, uc, i, k).real(), 0.0) << mode << " column " << k;
+          break;
+        }
+      }
+    }
+  }
+}
+
 TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
   const std::string schur = evalText(module(R"(
   a = f32[3,3] parameter(0)
@@ -328,10 +378,10 @@ TEST(LinalgEvalTest, UnsupportedRoutinesAndTypesAreRefusedByName) {
   ROOT c = (f32[2,2], s32[]) custom-call(a), custom_call_target="lapack_spotrf", backend_config={uplo = 76 : ui8})"),
                                    {f32({2, 2}, {1, 0, 0, 1})});
   EXPECT_NE(old.find("only the typed-FFI form"), std::string::npos) << old;
-  const std::string complexSvd = evalText(module(R"(
+  const std::string complexEig = evalText(module(R"(
   a = c64[2,2] parameter(0)
-  ROOT s = (c64[2,2], f32[2], c64[2,2], c64[2,2], s32[]) custom-call(a), custom_call_target="lapack_cgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8})"));
-  EXPECT_NE(complexSvd.find("lapack_cgesdd_ffi: complex gesdd is not supported"), std::string::npos) << complexSvd;
+  ROOT g = (c64[2], c64[2,2], c64[2,2], s32[]) custom-call(a), custom_call_target="lapack_cgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8})"));
+  EXPECT_NE(complexEig.find("lapack_cgeev_ffi: complex geev is not supported"), std::string::npos) << complexEig;
 }
 
 }  // namespace

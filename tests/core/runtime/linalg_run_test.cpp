@@ -82,7 +82,8 @@ ENTRY e {
 
 // Complex matrices (JAX's lapack_c*/lapack_z* targets): a batch of Hermitian positive definite matrices built from
 // real work (S + iK, S symmetric with a dominant diagonal, K antisymmetric), its Cholesky factor, a solve with the
-// factor's conjugate transpose, LU and QR of complex operands, the Hermitian eigensolver; in c64 and in c128.
+// factor's conjugate transpose, LU and QR of complex operands, the Hermitian eigensolver and the SVD; in c64 and in
+// c128.
 constexpr std::string_view kComplexRoutines = R"(HloModule linalg_complex
 ENTRY e {
   p = f32[2,5,5]{2,1,0} parameter(0)
@@ -118,7 +119,11 @@ ENTRY e {
   eig = (c64[2,5,5]{1,2,0}, f32[2,5]{1,0}, s32[2]{0}) custom-call(h), custom_call_target="lapack_cheevd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 86 : ui8, uplo = 76 : ui8}, frontend_attributes={num_batch_dims="1"}
   vectors = c64[2,5,5]{1,2,0} get-tuple-element(eig), index=0
   values = f32[2,5]{1,0} get-tuple-element(eig), index=1
-  ROOT t = (c64[2,5,5]{1,2,0}, s32[2]{0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, s32[2,5]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, f32[2,5]{1,0}) tuple(l, info, solved, factors, pivots, reflectors, tau, qm, vectors, values)
+  svd = (c64[2,5,3]{1,2,0}, f32[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3,3]{1,2,0}, s32[2]{0}) custom-call(b), custom_call_target="lapack_cgesdd_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={mode = 83 : ui8}, frontend_attributes={num_batch_dims="1"}
+  sv = f32[2,3]{1,0} get-tuple-element(svd), index=1
+  su = c64[2,5,3]{1,2,0} get-tuple-element(svd), index=2
+  svt = c64[2,3,3]{1,2,0} get-tuple-element(svd), index=3
+  ROOT t = (c64[2,5,5]{1,2,0}, s32[2]{0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, s32[2,5]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, f32[2,5]{1,0}, f32[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3,3]{1,2,0}) tuple(l, info, solved, factors, pivots, reflectors, tau, qm, vectors, values, sv, su, svt)
 }
 )";
 
