@@ -82,6 +82,7 @@ void ComputationSimplifier::visit(HloInstruction* inst) {
   if (m_reciprocals && divideByExp(inst)) return;
   if (divideOfDivide(inst)) return;
   if (productOfExps(inst)) return;
+  if (remainderByPowerOfTwo(inst)) return;
   if (transposeOfDot(inst)) return;
   if (dotOfVectors(inst)) return;
   if (dotWithoutContraction(inst)) return;

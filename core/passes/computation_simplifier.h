@@ -64,6 +64,7 @@ class ComputationSimplifier {
   bool divideByExp(HloInstruction* inst);
   bool divideOfDivide(HloInstruction* inst);
   bool productOfExps(HloInstruction* inst);
+  bool remainderByPowerOfTwo(HloInstruction* inst);
   bool mergeConstantFactors(HloInstruction* inst);
   bool multiplyByPredicate(HloInstruction* inst);
   bool compareOfIota(HloInstruction* inst);

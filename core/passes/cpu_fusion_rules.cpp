@@ -248,12 +248,68 @@ FusionVerdict cpuPairRule(const HloInstruction& producer, const HloInstruction& 
   return FusionVerdict::yes();
 }
 
+namespace {
+
+// Where XLA's layout assignment would put a value, as far as LAPACK's column-major operands care: `free` values take
+// any layout (iotas, broadcasts, constants, elementwise ops of such), `column` ones are a LAPACK result in its
+// column-major layout or elementwise ops of such and of free values (the layout flows through them), the rest keep
+// the default row-major layout.
+class LapackLayouts {
+ public:
+  // A LAPACK call reading `producer` as a matrix: XLA lays the producer out column-major itself when it is a column
+  // value (a mask over a Cholesky factor); else the operand gets a copy into that layout, and the copy is a loop
+  // fusion that takes the producer like any other user. Whether `user` reads `producer` through such a copy.
+  bool readsThroughCopy(const HloInstruction& user, const HloInstruction& producer) {
+    if (user.opcode() != HloOpcode::kCustomCall || !user.attributes().customCallTarget ||
+        !user.attributes().customCallTarget->starts_with("lapack_") || !producer.shape().isArray() ||
+        producer.shape().rank() < 2) {
+      return false;
+    }
+    return kind(producer) == Kind::kRow;
+  }
+
+ private:
+  enum class Kind { kFree, kColumn, kRow };
+
+  Kind kind(const HloInstruction& inst) {
+    if (auto found = m_kinds.find(&inst); found != m_kinds.end()) return found->second;
+    Kind result = Kind::kRow;
+    const Shape& shape = inst.shape();
+    const HloOpcode op = inst.opcode();
+    if (op == HloOpcode::kIota || op == HloOpcode::kBroadcast || op == HloOpcode::kConstant) {
+      result = Kind::kFree;
+    } else if (op == HloOpcode::kGetTupleElement && inst.operand(0)->opcode() == HloOpcode::kCustomCall &&
+               inst.operand(0)->attributes().customCallTarget &&
+               inst.operand(0)->attributes().customCallTarget->starts_with("lapack_") && shape.isArray() &&
+               shape.rank() >= 2 && shape.layout() && !shape.layout()->minorToMajor.empty() &&
+               shape.layout()->minorToMajor[0] == shape.rank() - 2) {
+      result = Kind::kColumn;
+    } else if (isElementwise(op) && inst.operandCount() > 0) {
+      bool column = false;
+      bool row = false;
+      for (const HloInstruction* operand : inst.operands()) {
+        const Kind k = kind(*operand);
+        column = column || k == Kind::kColumn;
+        row = row || k == Kind::kRow;
+      }
+      result = row ? Kind::kRow : column ? Kind::kColumn : Kind::kFree;
+    }
+    m_kinds[&inst] = result;
+    return result;
+  }
+
+  std::unordered_map<const HloInstruction*, Kind> m_kinds;
+};
+
+}  // namespace
+
 std::unordered_map<const HloInstruction*, std::string> cpuProducersNotToCopy(const HloComputation& computation,
                                                                               const FusionConfig& config) {
   std::unordered_map<const HloInstruction*, std::string> notToCopy;
   StatusOr<std::vector<HloInstruction*>> postOrder = computation.postOrder();
   if (!postOrder.ok()) return notToCopy;
   const TopologicalOrder order = TopologicalOrder::of(computation);
+  LapackLayouts layouts;
   // Users before operands, as XLA walks: a producer marked here blocks the paths of the ones above it.
   for (auto it = postOrder->rbegin(); it != postOrder->rend(); ++it) {
     const HloInstruction& producer = **it;
@@ -293,6 +349,7 @@ std::unordered_map<const HloInstruction*, std::string> cpuProducersNotToCopy(con
     const HloInstruction* failedUser = nullptr;
     for (const HloInstruction* user : producer.users()) {
       if (!everyUser) break;
+      if (layouts.readsThroughCopy(*user, producer)) continue;
       everyUser = onAllPaths(user);
       if (!everyUser) failedUser = user;
     }

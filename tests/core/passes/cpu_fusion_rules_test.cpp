@@ -358,6 +358,59 @@ ENTRY main {
   }
 }
 
+// A LAPACK call takes its matrix column-major: XLA gives a row-major operand a layout copy, a loop fusion that takes
+// the producer as any user does. So a sum that reads more than it writes (h = g + shift, read by a Cholesky call and
+// by the symmetrisation (h + h^T) / 2) is copied into the symmetrisation. A mask over a LAPACK result is laid out
+// column-major itself (no copy), and the call then cannot take it: the product of two factors stays one fusion both
+// read.
+TEST(CpuFusionRulesTest, ALapackOperandThatNeedsALayoutCopyTakesItsProducer) {
+  Fused copied = runFusion(R"(
+HloModule m
+ENTRY main {
+  g = f32[6,6]{1,0} parameter(0)
+  shift = f32[6,6]{1,0} parameter(1)
+  h = f32[6,6]{1,0} add(g, shift)
+  lu = (f32[6,6]{0,1}, s32[6]{0}, s32[]) custom-call(h), custom_call_target="lapack_sgetrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}
+  factors = f32[6,6]{0,1} get-tuple-element(lu), index=0
+  ht = f32[6,6]{1,0} transpose(h), dimensions={1,0}
+  s = f32[6,6]{1,0} add(h, ht)
+  two = f32[] constant(2)
+  b2 = f32[6,6]{1,0} broadcast(two), dimensions={}
+  sym = f32[6,6]{1,0} divide(s, b2)
+  ROOT t = (f32[6,6]{0,1}, f32[6,6]{1,0}) tuple(factors, sym)
+}
+)",
+                           cpu());
+  ASSERT_MODULE(copied);
+  const HloInstruction* sym = copied.root()->operand(1);
+  ASSERT_TRUE(sym->isFusion()) << copied.text();
+  Opcodes ops = fusedOpcodes(*sym);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "add"), 2) << copied.text();
+
+  Fused kept = runFusion(R"(
+HloModule m
+ENTRY main {
+  a = f32[6,6]{1,0} parameter(0)
+  chol = (f32[6,6]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_spotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}
+  l = f32[6,6]{0,1} get-tuple-element(chol), index=0
+  b = f32[6,6]{1,0} parameter(1)
+  chol2 = (f32[6,6]{0,1}, s32[]) custom-call(b), custom_call_target="lapack_spotrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={uplo = 76 : ui8}
+  l2 = f32[6,6]{0,1} get-tuple-element(chol2), index=0
+  h = f32[6,6]{0,1} multiply(l, l2)
+  lu = (f32[6,6]{0,1}, s32[6]{0}, s32[]) custom-call(h), custom_call_target="lapack_sgetrf_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={}
+  factors = f32[6,6]{0,1} get-tuple-element(lu), index=0
+  ht = f32[6,6]{1,0} transpose(h), dimensions={1,0}
+  s = f32[6,6]{1,0} add(h, ht)
+  ROOT t = (f32[6,6]{0,1}, f32[6,6]{1,0}) tuple(factors, s)
+}
+)",
+                         cpu());
+  ASSERT_MODULE(kept);
+  const HloInstruction* sum = kept.root()->operand(1);
+  ops = sum->isFusion() ? fusedOpcodes(*sum) : Opcodes{};
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "multiply"), 0) << kept.text();
+}
+
 // XLA's InstructionFusion never duplicates an expensive producer, whatever its size: the exp of a one-element
 // hyperparameter (a Gaussian process's length scale) that two fusions read stays one fusion; the gpu preset copies
 // a one-element exp into each user.

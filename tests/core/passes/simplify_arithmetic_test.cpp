@@ -4,6 +4,7 @@
 // comparisons of an iota with a constant beyond its range as constants.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -297,6 +298,75 @@ ENTRY main {
   ROOT t = (f32[8,8]{1,0}, f32[8,8]{1,0}) tuple(r, scaled)
 }
 )");
+}
+
+// x % 2^k as XLA's simplifier writes it: x & (2^k - 1) for unsigned x, and the same on |x| with x's sign given back
+// for signed x (jnp.linalg.det's pivot parity `count % 2`): bit for bit the remainder, negatives and INT_MIN
+// included. A remainder by 3 stays.
+TEST(SimplifyArithmeticTest, ARemainderByAPowerOfTwoIsAMask) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  x = s32[6]{0} parameter(0)
+  u = u32[6]{0} parameter(1)
+  four = s32[] constant(4)
+  b4 = s32[6]{0} broadcast(four), dimensions={}
+  eight = u32[] constant(8)
+  b8 = u32[6]{0} broadcast(eight), dimensions={}
+  rs = s32[6]{0} remainder(x, b4)
+  ru = u32[6]{0} remainder(u, b8)
+  ROOT t = (s32[6]{0}, u32[6]{0}) tuple(rs, ru)
+}
+)";
+  auto module = parseOrFail(text);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(simplifyFor(*module, Backend::kCpu));
+  EXPECT_EQ(testing::countOpcode(*module, HloOpcode::kRemainder), 0) << printModule(*module);
+  EXPECT_EQ(module->entry()->root()->operand(0)->opcode(), HloOpcode::kSelect) << printModule(*module);
+  EXPECT_EQ(module->entry()->root()->operand(1)->opcode(), HloOpcode::kAnd) << printModule(*module);
+  auto original = parseOrFail(text);
+  ASSERT_NE(original, nullptr);
+  const std::vector<Value> args = {
+      Value::integers(Shape(PrimitiveType::kS32, {6}), {-7, -4, 0, 5, 2147483647, -2147483648LL}),
+      Value::integers(Shape(PrimitiveType::kU32, {6}), {0, 7, 8, 9, 4294967295LL, 12})};
+  auto before = evaluateModule(*original, args);
+  auto after = evaluateModule(*module, args);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(after->result.toString(0), before->result.toString(0));
+  EXPECT_EQ(before->result.tupleElement(0).toString(0), "s32[6] {-3, 0, 0, 1, 3, 0}");
+  testing::expectUnchanged<AlgebraicSimplifier>(R"(
+HloModule m
+ENTRY main {
+  x = s32[6]{0} parameter(0)
+  three = s32[] constant(3)
+  b3 = s32[6]{0} broadcast(three), dimensions={}
+  ROOT r = s32[6]{0} remainder(x, b3)
+}
+)");
+}
+
+// x * convert(p) is select(p, x, 0) for complex x too (x * (1 + 0i) is x exactly), as XLA's dumps show for a
+// complex `a + 8 * jnp.eye(n, dtype=complex64)`.
+TEST(SimplifyArithmeticTest, AComplexProductWithAConvertedPredicateIsASelect) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  x = c64[4,4]{1,0} parameter(0)
+  i = s32[4,4]{1,0} iota(), iota_dimension=0
+  j = s32[4,4]{1,0} iota(), iota_dimension=1
+  eye = pred[4,4]{1,0} compare(i, j), direction=EQ
+  c = c64[4,4]{1,0} convert(eye)
+  ROOT m = c64[4,4]{1,0} multiply(x, c)
+}
+)";
+  auto module = parseOrFail(text);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(simplifyFor(*module, Backend::kCpu));
+  EXPECT_EQ(module->entry()->root()->opcode(), HloOpcode::kSelect) << printModule(*module);
+  // Equal but for the signs of zeros (x * 0 is -0 where x's part is negative; the select gives +0), as for reals.
+  auto original = parseOrFail(text);
+  ASSERT_NE(original, nullptr);
+  testing::expectResultsWithinRounding(*original, *module);
 }
 
 }  // namespace
