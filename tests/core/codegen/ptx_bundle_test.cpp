@@ -240,7 +240,9 @@ ENTRY e {
   // Every kernel step names a kernel of the table.
   std::function<void(const nlohmann::json&)> check = [&](const nlohmann::json& steps) {
     for (const auto& step : steps) {
-      if (step.contains("kernel")) EXPECT_LT(step.at("kernel").get<size_t>(), json.at("kernels").size());
+      if (step.contains("kernel")) {
+        EXPECT_LT(step.at("kernel").get<size_t>(), json.at("kernels").size());
+      }
       for (const char* key : {"condition", "body"}) {
         if (step.contains(key)) check(step.at(key));
       }
@@ -320,7 +322,9 @@ TEST(PtxBundleTest, InteropProgramsAssemble) {
         EXPECT_FALSE(json.contains("program")) << name;
       }
       expectConsistent(json, bundle->constants);
-      if (havePtxas) EXPECT_EQ(assemble(bundle->ptx, 90, fmt::format("{}_{}", name, preset)), "") << name;
+      if (havePtxas) {
+        EXPECT_EQ(assemble(bundle->ptx, 90, fmt::format("{}_{}", name, preset)), "") << name;
+      }
     }
   }
   if (!havePtxas) GTEST_SKIP() << "ptxas not found at " << kPtxas << ": PTX was generated but not assembled";
@@ -615,7 +619,9 @@ add {
     std::unique_ptr<HloModule> fused = fuse(**module, preset);
     StatusOr<PtxBundle> bundle = compilePtxBundle(*fused, std::string(preset) != "none");
     ASSERT_TRUE(bundle.ok()) << preset << ": " << bundle.message();
-    if (havePtxas) EXPECT_EQ(assemble(bundle->ptx, 90, fmt::format("complex_{}", preset)), "") << preset;
+    if (havePtxas) {
+      EXPECT_EQ(assemble(bundle->ptx, 90, fmt::format("complex_{}", preset)), "") << preset;
+    }
   }
   if (!havePtxas) GTEST_SKIP() << "ptxas not found at " << kPtxas << ": PTX was generated but not assembled";
 }
