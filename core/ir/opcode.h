@@ -168,6 +168,21 @@ inline bool isElementwise(HloOpcode opcode) {
   return opcodeCategory(opcode) == OpCategory::kElementwise;
 }
 
+// Binary ops whose operands may be swapped without changing a bit of the result: add, multiply (IEEE addition and
+// multiplication are commutative), maximum, minimum (NaN propagates from either side), and, or, xor.
+inline bool isCommutativeBinary(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kXor: return true;
+    default: return false;
+  }
+}
+
 // Floating-point functions computed by a libm-class routine (exp, log, tanh, erf, ...): many instructions per
 // element, so fusion prices duplicating them, and they apply only to floating-point types.
 inline bool isTranscendental(HloOpcode opcode) {

@@ -50,21 +50,9 @@ size_t hashLiteral(const Literal& literal) {
   return h;
 }
 
-// Binary ops whose operands may be swapped without changing a bit of the result (IEEE addition and multiplication
-// are commutative, max and min propagate NaN from either side): add(a, b) and add(b, a) are one value, as XLA's CSE
-// compares them (it ignores commutative operand order).
+// add(a, b) and add(b, a) are one value, as XLA's CSE compares them (it ignores commutative operand order).
 bool isCommutative(const HloInstruction& inst) {
-  if (inst.operandCount() != 2) return false;
-  switch (inst.opcode()) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor: return true;
-    default: return false;
-  }
+  return inst.operandCount() == 2 && isCommutativeBinary(inst.opcode());
 }
 
 struct InstructionHash {

@@ -119,11 +119,6 @@ HloInstruction* carried(const HloInstruction& inst) {
   return inst.operand(0);
 }
 
-bool isCommutative(HloOpcode opcode) {
-  return opcode == HloOpcode::kAdd || opcode == HloOpcode::kMultiply || opcode == HloOpcode::kMaximum ||
-         opcode == HloOpcode::kMinimum;
-}
-
 // Trivial ops from `start` down to the first instruction with `opcode` (returned; null when a non-trivial op
 // comes first). The ops passed are appended to `path`.
 HloInstruction* walkTo(HloInstruction* start, HloOpcode opcode, std::vector<HloInstruction*>& path) {
@@ -212,7 +207,7 @@ class ComputationSoftmaxFusion {
       return std::nullopt;
     }
     for (int side : {1, 0}) {  // XLA looks for the broadcast in operand 1; a commutative op may have it first
-      if (side == 0 && !isCommutative(root.opcode())) break;
+      if (side == 0 && !isCommutativeBinary(root.opcode())) break;
       std::vector<HloInstruction*> path;
       HloInstruction* broadcast = walkTo(root.operand(side), HloOpcode::kBroadcast, path);
       if (broadcast == nullptr || broadcast->operandCount() != 1) continue;

@@ -196,19 +196,6 @@ std::string computingAttributes(const HloInstruction& inst) {
   return kept;
 }
 
-bool isCommutative(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor: return true;
-    default: return false;
-  }
-}
-
 // Where a computation's parameters get their values: the instruction that calls it (fusion, while, conditional,
 // call) and, for a conditional's branch, which operand feeds it.
 struct Caller {
@@ -266,7 +253,7 @@ class Dataflow {
       if (!o) return std::nullopt;
       operands.push_back(*o);
     }
-    if (isCommutative(op.opcode())) std::sort(operands.begin(), operands.end());
+    if (isCommutativeBinary(op.opcode())) std::sort(operands.begin(), operands.end());
     std::string text = std::string(op.opcodeString()) + " ";
     if (withAttributes || !op.shape().isArray()) {
       text += op.shape().toString(false);
