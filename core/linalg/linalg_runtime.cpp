@@ -216,24 +216,30 @@ lapack_int heevd(char uplo, lapack_int n, c128* a, double* w, c128* work, lapack
   return LAPACKE_zheevd_work(kCol, 'V', uplo, n, a, std::max(1, n), w, work, lwork, rwork, lrwork, iwork, liwork);
 }
 
-// A complex eigenvector's phase is arbitrary: each of the n columns (column-major n x n) is turned so that its first
-// component within 0.1 % of the largest magnitude is real and positive (exactly), as geev's vectors below.
+// Turns the complex vector (count elements, stride apart) so that its first component within 0.1 % of its largest
+// magnitude is real and positive, that component exactly so (a complex eigenvector's or singular vector's phase is
+// arbitrary, and which component LAPACK makes real can differ between precisions). Returns the factor applied (1 for
+// a zero vector).
 template <class R>
-void orientComplexColumns(std::complex<R>* columns, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) {
-    std::complex<R>* column = columns + j * n;
-    R largest = 0;
-    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(column[i]));
-    for (int64_t i = 0; i < n; ++i) {
-      const R magnitude = std::abs(column[i]);
-      if (largest > 0 && magnitude >= largest * R(0.999)) {
-        const std::complex<R> turn = std::conj(column[i]) / magnitude;
-        for (int64_t k = 0; k < n; ++k) column[k] *= turn;
-        column[i] = {magnitude, R(0)};
-        break;
-      }
+std::complex<R> turnRealPositive(std::complex<R>* v, int64_t count, int64_t stride) {
+  R largest = 0;
+  for (int64_t i = 0; i < count; ++i) largest = std::max(largest, std::abs(v[i * stride]));
+  for (int64_t i = 0; i < count; ++i) {
+    const R magnitude = std::abs(v[i * stride]);
+    if (largest > 0 && magnitude >= largest * R(0.999)) {
+      const std::complex<R> turn = std::conj(v[i * stride]) / magnitude;
+      for (int64_t k = 0; k < count; ++k) v[k * stride] *= turn;
+      v[i * stride] = {magnitude, R(0)};
+      return turn;
     }
   }
+  return std::complex<R>(1, 0);
+}
+
+// Each of the n columns (column-major n x n) turned by turnRealPositive.
+template <class R>
+void orientComplexColumns(std::complex<R>* columns, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) turnRealPositive(columns + j * n, n, 1);
 }
 
 lapack_int gesdd(char jobz, lapack_int m, lapack_int n, c64* a, float* s, c64* u, c64* vt, lapack_int ldvt, c64* work,
@@ -271,32 +277,16 @@ using RealOf = typename RealOfStruct<T>::type;
 template <class R>
 void orientComplexSingularVectors(std::vector<std::complex<R>>& u, int64_t m, int64_t uc,
                                   std::vector<std::complex<R>>& vt, int64_t vr, int64_t n, int64_t k) {
-  // Turns the vector (count elements, stride apart) so that its first component within 0.1 % of its largest
-  // magnitude is real and positive, that component exactly so; returns the factor applied (1 for a zero vector).
-  auto orient = [](std::complex<R>* v, int64_t count, int64_t stride) {
-    R largest = 0;
-    for (int64_t i = 0; i < count; ++i) largest = std::max(largest, std::abs(v[i * stride]));
-    for (int64_t i = 0; i < count; ++i) {
-      const R magnitude = std::abs(v[i * stride]);
-      if (largest > 0 && magnitude >= largest * R(0.999)) {
-        const std::complex<R> turn = std::conj(v[i * stride]) / magnitude;
-        for (int64_t j = 0; j < count; ++j) v[j * stride] *= turn;
-        v[i * stride] = {magnitude, R(0)};
-        return turn;
-      }
-    }
-    return std::complex<R>(1, 0);
-  };
   for (int64_t i = 0; i < std::max(uc, vr); ++i) {
     std::complex<R>* column = i < uc ? u.data() + i * m : nullptr;
     std::complex<R>* row = i < vr ? vt.data() + i : nullptr;
     if (column && row && i < k) {
-      const std::complex<R> turn = orient(column, m, 1);
+      const std::complex<R> turn = turnRealPositive(column, m, 1);
       for (int64_t j = 0; j < n; ++j) row[j * vr] *= std::conj(turn);
       continue;
     }
-    if (column) orient(column, m, 1);
-    if (row) orient(row, n, vr);
+    if (column) turnRealPositive(column, m, 1);
+    if (row) turnRealPositive(row, n, vr);
   }
 }
 
@@ -328,18 +318,7 @@ std::vector<std::complex<T>> complexEigenvectors(const std::vector<T>& v, const 
                                : T(0);
       out[static_cast<size_t>(j * n + i)] = {x, y};
     }
-    std::complex<T>* column = out.data() + j * n;
-    T largest = 0;
-    for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::abs(column[i]));
-    for (int64_t i = 0; i < n; ++i) {
-      const T magnitude = std::abs(column[i]);
-      if (largest > 0 && magnitude >= largest * T(0.999)) {
-        const std::complex<T> turn = std::conj(column[i]) / magnitude;
-        for (int64_t k = 0; k < n; ++k) column[k] *= turn;
-        column[i] = {magnitude, T(0)};  // exactly real
-        break;
-      }
-    }
+    turnRealPositive(out.data() + j * n, n, 1);
   }
   return out;
 }
