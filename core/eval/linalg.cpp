@@ -11,63 +11,70 @@
 namespace fusionscope::core::eval {
 namespace {
 
-// geev returns eigenvalues in the order its QR iteration found them, and sgeev and dgeev can find a matrix's in
-// different orders (measured: one of 8 random 6 x 6 systems). The reference keeps the program's order: sgeev runs on
-// the f32 operand too, and each f64 eigenpair (values, both vectors) is moved to the place of the f32 eigenvalue
-// nearest to it (each used once). `buffers` are the f64 call's (operand, wr, wi, vl, vr, info), the vectors as (re,
-// im) pairs.
+// geev returns eigenvalues in the order its QR iteration found them, and sgeev and dgeev (cgeev and zgeev) can find a
+// matrix's in different orders (measured: one of 8 random 6 x 6 systems). The reference keeps the program's order: the
+// single-precision routine runs on the operand too, and each double-precision eigenpair (value, both vectors) is moved
+// to the place of the single-precision eigenvalue nearest to it (each used once). `buffers` are the double-precision
+// call's: (operand, wr, wi, vl, vr, info) for a real matrix, (operand, w, vl, vr, info) for a complex one, complex
+// arrays as (re, im) pairs.
 Status orderLikeSinglePrecision(const linalg::Call& single, const std::vector<double>& operand,
                                 const std::vector<void*>& buffers) {
+  const bool complex = isComplex(single.type);
   const int64_t batch = single.batch();
   const size_t r = static_cast<size_t>(single.batchDims);
   const int64_t n = single.inputs[0].dims[r];
   const auto problems = static_cast<size_t>(batch);
-  const auto nn = static_cast<size_t>(n * n);
+  const auto columns = static_cast<size_t>(n);
+  const size_t nn = columns * columns;
+  // The single-precision run (no vectors): its eigenvalues as (re, im) at stride `step`.
   std::vector<float> a(operand.begin(), operand.end());
-  std::vector<float> wr(problems * static_cast<size_t>(n));
-  std::vector<float> wi(wr.size());
+  std::vector<float> values(2 * problems * columns);
   std::vector<float> vl(2 * problems * nn);
   std::vector<float> vr(vl.size());
   std::vector<int32_t> info(problems);
   linalg::Call call = single;
   call.jobvl = 'N';
   call.jobz = 'N';
-  std::vector<void*> singleBuffers = {a.data(), wr.data(), wi.data(), vl.data(), vr.data(), info.data()};
+  std::vector<void*> singleBuffers =
+      complex ? std::vector<void*>{a.data(), values.data(), vl.data(), vr.data(), info.data()}
+              : std::vector<void*>{a.data(),  values.data(), values.data() + problems * columns,
+                                   vl.data(), vr.data(),     info.data()};
   FS_RETURN_IF_ERROR(linalg::run(call, singleBuffers.data(), 0, batch));
-  auto* dwr = static_cast<double*>(buffers[1]);
-  auto* dwi = static_cast<double*>(buffers[2]);
-  auto* dvl = static_cast<double*>(buffers[3]);
-  auto* dvr = static_cast<double*>(buffers[4]);
-  const auto* dinfo = static_cast<const int32_t*>(buffers[5]);
-  const auto columns = static_cast<size_t>(n);
+  const size_t step = complex ? 2 : 1;
+  const float* sre = values.data();
+  const float* sim = complex ? values.data() + 1 : values.data() + problems * columns;
+  auto* dre = static_cast<double*>(buffers[1]);
+  auto* dim = complex ? dre + 1 : static_cast<double*>(buffers[2]);
+  const size_t next = complex ? 2 : 3;
+  auto* dvl = static_cast<double*>(buffers[next]);
+  auto* dvr = static_cast<double*>(buffers[next + 1]);
+  const auto* dinfo = static_cast<const int32_t*>(buffers[next + 2]);
+  auto at = [&](size_t p, size_t k) { return (p * columns + k) * step; };
   for (size_t p = 0; p < problems; ++p) {
     if (info[p] != 0 || dinfo[p] != 0) continue;
     std::vector<size_t> from(columns);
     std::vector<bool> used(columns, false);
     for (size_t k = 0; k < columns; ++k) {
-      const std::complex<double> target(wr[p * columns + k], wi[p * columns + k]);
+      const std::complex<double> target(sre[at(p, k)], sim[at(p, k)]);
       size_t best = columns;
+      double bestDistance = 0;
       for (size_t j = 0; j < columns; ++j) {
         if (used[j]) continue;
-        const std::complex<double> candidate(dwr[p * columns + j], dwi[p * columns + j]);
-        if (best == columns ||
-            std::abs(candidate - target) <
-                std::abs(std::complex<double>(dwr[p * columns + best], dwi[p * columns + best]) - target)) {
+        const double distance = std::abs(std::complex<double>(dre[at(p, j)], dim[at(p, j)]) - target);
+        if (best == columns || distance < bestDistance) {
           best = j;
+          bestDistance = distance;
         }
       }
       used[best] = true;
       from[k] = best;
     }
     // Values, then each vector matrix's columns (row-major [n, n] of (re, im) pairs: column k at stride n).
-    std::vector<double> values(2 * columns);
+    std::vector<std::complex<double>> moved(columns);
+    for (size_t k = 0; k < columns; ++k) moved[k] = {dre[at(p, from[k])], dim[at(p, from[k])]};
     for (size_t k = 0; k < columns; ++k) {
-      values[k] = dwr[p * columns + from[k]];
-      values[columns + k] = dwi[p * columns + from[k]];
-    }
-    for (size_t k = 0; k < columns; ++k) {
-      dwr[p * columns + k] = values[k];
-      dwi[p * columns + k] = values[columns + k];
+      dre[at(p, k)] = moved[k].real();
+      dim[at(p, k)] = moved[k].imag();
     }
     for (double* m : {dvl, dvr}) {
       double* matrix = m + 2 * p * nn;
@@ -143,7 +150,8 @@ StatusOr<Value> evalLinalg(const HloInstruction& inst, Operands operands) {
     }
   }
   FS_RETURN_IF_ERROR(linalg::run(call, buffers.data(), 0, call.batch()));
-  if (call.routine == linalg::Routine::kGeev && asWritten.type == PrimitiveType::kF32 && buffers.size() == 6) {
+  const bool single = asWritten.type == PrimitiveType::kF32 || asWritten.type == PrimitiveType::kC64;
+  if (call.routine == linalg::Routine::kGeev && single) {
     FS_RETURN_IF_ERROR(orderLikeSinglePrecision(asWritten, floats[0], buffers));
   }
   std::vector<Value> results;

@@ -349,13 +349,19 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
       elements[1] = Value::floats(w.shape(), std::move(data));
       value = Value::tuple(std::move(elements));
     }
-    if (call->routine == linalg::Routine::kGeev && value.isTuple() && value.tupleSize() > 1 &&
-        value.tupleElement(0).holdsFloats() && value.tupleElement(1).holdsFloats()) {
-      // The general eigensolver (Hessenberg reduction and QR iteration, orthogonal similarities: normwise backward
+    if (call->routine == linalg::Routine::kGeev && value.isTuple() && value.tupleSize() > 1) {
+      // The eigenvalues: (wr, wi) of a real matrix, one complex array of a complex one; the vectors follow.
+      std::vector<Value> elements = value.tupleElements();
+      const bool complexMatrix = elements[0].holdsComplex();
+      if (!elements[0].holdsFloats() || (!complexMatrix && !elements[1].holdsFloats())) return okStatus();
+      const Value& values = elements[0];
+      std::vector<double> re(values.floatData().begin(), values.floatData().end());
+      std::vector<double> im =
+          complexMatrix ? std::vector<double>(values.imagData().begin(), values.imagData().end())
+                        : std::vector<double>(elements[1].floatData().begin(), elements[1].floatData().end());
+      // The general eigensolver (Hessenberg reduction and QR iteration, unitary similarities: normwise backward
       // stable) moves each eigenvalue's real and imaginary parts by up to (n + 1) * u * the largest |lambda| as well;
       // how far an ill-conditioned eigenvalue moves beyond that the perturbed operand's run shows.
-      std::vector<double> re(value.tupleElement(0).floatData().begin(), value.tupleElement(0).floatData().end());
-      std::vector<double> im(value.tupleElement(1).floatData().begin(), value.tupleElement(1).floatData().end());
       double largest = 0;
       for (size_t i = 0; i < re.size() && i < im.size(); ++i) {
         const double magnitude = std::hypot(re[i], im[i]);
@@ -365,16 +371,21 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
         if (std::isfinite(x)) x += noise.uniform() * relative * largest;
       }
       for (double& x : im) {
-        if (std::isfinite(x) && x != 0) x += noise.uniform() * relative * largest;  // a real eigenvalue stays real
+        // A real matrix's real eigenvalue stays real; a complex matrix's have no such structure.
+        if (std::isfinite(x) && (x != 0 || complexMatrix)) x += noise.uniform() * relative * largest;
       }
-      std::vector<Value> elements = value.tupleElements();
-      elements[0] = Value::floats(value.tupleElement(0).shape(), std::move(re));
-      elements[1] = Value::floats(value.tupleElement(1).shape(), std::move(im));
+      if (complexMatrix) {
+        elements[0] = Value::complex(values.shape(), std::move(re), std::move(im));
+      } else {
+        elements[0] = Value::floats(values.shape(), std::move(re));
+        elements[1] = Value::floats(elements[1].shape(), std::move(im));
+      }
       // Its left and right eigenvectors are not those of one nearby matrix: each is computed to its own residual, so
       // u_j^H v_k is not exactly 0 for j != k as the perturbed operand's exact vectors make it (a state rebuilt from
       // both sets, V (U^H V)^-1 U^H x, came back exactly x in every noisy run and 1e-5 off in f32). Each part of every
       // vector element (unit-norm columns) moves by up to the same relative amount.
-      for (size_t side : {size_t{2}, size_t{3}}) {
+      const size_t firstVectors = complexMatrix ? 1 : 2;
+      for (size_t side : {firstVectors, firstVectors + 1}) {
         if (side >= elements.size() || !elements[side].holdsComplex()) continue;
         const Value& vectors = elements[side];
         std::vector<double> vre(vectors.floatData().begin(), vectors.floatData().end());

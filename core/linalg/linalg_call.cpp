@@ -145,12 +145,6 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     return Status::badInput(fmt::format("{}: custom-call {}: unknown LAPACK type prefix '{}' (s, d, c, z)", inst.name(),
                                         target, parsed->prefix));
   }
-  if (complex && call.routine == Routine::kGeev) {
-    return Status::badInput(fmt::format(
-        "{}: custom-call {}: complex {} is not supported (complex potrf, trsm, getrf, geqrf, ungqr, heevd and gesdd "
-        "are; f32 and f64 all)",
-        inst.name(), target, r));
-  }
   if (!target.ends_with("_ffi")) {
     return Status::badInput(
         fmt::format("{}: custom-call {}: only the typed-FFI form (`{}_ffi`, JAX 0.4.31 and later) is supported",
@@ -189,6 +183,7 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
   const size_t expectedInputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr ? 2 : 1;
   const size_t expectedOutputs = call.routine == Routine::kTrsm || call.routine == Routine::kOrgqr    ? 1
                                  : call.routine == Routine::kPotrf || call.routine == Routine::kGeqrf ? 2
+                                 : call.routine == Routine::kGeev && complex                          ? 4
                                  : call.routine == Routine::kGesdd || call.routine == Routine::kGeev  ? 5
                                                                                                       : 3;
   const bool alpha = call.routine == Routine::kTrsm && call.inputs.size() == 3;
@@ -286,12 +281,19 @@ StatusOr<Call> callOf(const HloInstruction& inst) {
     }
     case Routine::kGeev: {
       if (rows != cols) return bad("the matrix must be square");
-      const PrimitiveType c = t == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128;
-      FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows}, "result 0 (eigenvalues' real parts)"));
-      FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {rows}, "result 1 (eigenvalues' imaginary parts)"));
-      FS_RETURN_IF_ERROR(expect(call.outputs[2], c, {rows, rows}, "result 2 (left eigenvectors)"));
-      FS_RETURN_IF_ERROR(expect(call.outputs[3], c, {rows, rows}, "result 3 (right eigenvectors)"));
-      FS_RETURN_IF_ERROR(expect(call.outputs[4], s32, {}, "result 4 (info)"));
+      if (isComplex(t)) {  // cgeev, zgeev: complex eigenvalues in one array
+        FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows}, "result 0 (eigenvalues)"));
+        FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {rows, rows}, "result 1 (left eigenvectors)"));
+        FS_RETURN_IF_ERROR(expect(call.outputs[2], t, {rows, rows}, "result 2 (right eigenvectors)"));
+        FS_RETURN_IF_ERROR(expect(call.outputs[3], s32, {}, "result 3 (info)"));
+      } else {
+        const PrimitiveType c = t == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128;
+        FS_RETURN_IF_ERROR(expect(call.outputs[0], t, {rows}, "result 0 (eigenvalues' real parts)"));
+        FS_RETURN_IF_ERROR(expect(call.outputs[1], t, {rows}, "result 1 (eigenvalues' imaginary parts)"));
+        FS_RETURN_IF_ERROR(expect(call.outputs[2], c, {rows, rows}, "result 2 (left eigenvectors)"));
+        FS_RETURN_IF_ERROR(expect(call.outputs[3], c, {rows, rows}, "result 3 (right eigenvectors)"));
+        FS_RETURN_IF_ERROR(expect(call.outputs[4], s32, {}, "result 4 (info)"));
+      }
       call.jobvl = characterAttribute(attributes.backendConfig, "compute_left", 'V') == 'N' ? 'N' : 'V';
       call.jobz = characterAttribute(attributes.backendConfig, "compute_right", 'V') == 'N' ? 'N' : 'V';
       break;

@@ -12,8 +12,9 @@
 // program's type on its buffers. One description (Call), read off the
 // instruction, serves both; docs/CODEGEN.md, "LAPACK custom calls". Complex types (JAX's lapack_c*/lapack_z* targets)
 // for potrf, trsm (op: transpose or conjugate transpose), getrf, geqrf, ungqr, heevd (syevd's Hermitian form: real
-// eigenvalues, each complex eigenvector's phase turned as geev's below) and gesdd (real singular values, each pair's
-// phase turned by u's column).
+// eigenvalues, each complex eigenvector's phase turned as geev's below), gesdd (real singular values, each pair's
+// phase turned by u's column) and geev (cgeev/zgeev: a[n,n] -> (w c[n], vl c[n,n], vr c[n,n], info s32), the
+// eigenvalues in one complex array).
 //
 // Semantics (jaxlib's CPU kernels; the leading `num_batch_dims` dimensions of every operand and result are a batch,
 // one independent problem per batch element):
@@ -79,7 +80,7 @@ struct Call {
 bool isLapackCustomCall(const HloInstruction& inst);
 
 // The call `inst` makes (arrays in row-major logical order, as the evaluator and compiled code hold them). Fails,
-// naming the target, on a routine or element type not supported here (complex types, gesdd, ...) and on shapes that do not fit
+// naming the target, on a routine or element type not supported here (gees, ...) and on shapes that do not fit
 // the routine.
 StatusOr<Call> callOf(const HloInstruction& inst);
 

@@ -301,6 +301,17 @@ lapack_int geev(char jobvl, char jobvr, lapack_int n, double* a, double* wr, dou
   return LAPACKE_dgeev_work(kCol, jobvl, jobvr, n, a, ld, wr, wi, vl, ld, vr, ld, work, lwork);
 }
 
+lapack_int geev(char jobvl, char jobvr, lapack_int n, c64* a, c64* w, c64* vl, c64* vr, c64* work, lapack_int lwork,
+                float* rwork) {
+  const lapack_int ld = std::max(1, n);
+  return LAPACKE_cgeev_work(kCol, jobvl, jobvr, n, a, ld, w, vl, ld, vr, ld, work, lwork, rwork);
+}
+lapack_int geev(char jobvl, char jobvr, lapack_int n, c128* a, c128* w, c128* vl, c128* vr, c128* work,
+                lapack_int lwork, double* rwork) {
+  const lapack_int ld = std::max(1, n);
+  return LAPACKE_zgeev_work(kCol, jobvl, jobvr, n, a, ld, w, vl, ld, vr, ld, work, lwork, rwork);
+}
+
 // geev's real eigenvector matrix (column-major n x n) as complex columns: a real eigenvalue's column as it is, a
 // conjugate pair's (wi[j] > 0, then wi[j + 1] < 0) columns j and j + 1 as v = x + iy and its conjugate. Each column
 // is then rotated so that its first component within 0.1 % of the largest magnitude is real and positive (LAPACK makes
@@ -492,7 +503,34 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
         break;
       }
       case Routine::kGeev: {
-        if constexpr (!kIsComplex<T>) {  // real types only (callOf refuses complex ones)
+        if constexpr (kIsComplex<T>) {  // cgeev, zgeev: (w, vl, vr, info)
+          using R = RealOf<T>;
+          const size_t n = static_cast<size_t>(rows);
+          std::vector<T> w(n, T(0));
+          std::vector<T> vl(call.jobvl == 'V' ? n * n : 1, T(0));
+          std::vector<T> vr(call.jobz == 'V' ? n * n : 1, T(0));
+          if (rows > 0) {
+            std::vector<R> rwork(2 * n);
+            T query = 0;
+            geev(call.jobvl, call.jobz, rows, nullptr, nullptr, nullptr, nullptr, &query, -1, rwork.data());
+            work.resize(static_cast<size_t>(workspace(query)));
+            info = geev(call.jobvl, call.jobz, rows, matrix.data(), w.data(), vl.data(), vr.data(), work.data(),
+                        workspace(query), rwork.data());
+          }
+          scatter<T>(call.outputs[0], outs[0], batchOffset(call.outputs[0], bd, p), bd, w);
+          for (int side = 0; side < 2; ++side) {
+            const bool computed = (side == 0 ? call.jobvl : call.jobz) == 'V' && info == 0;
+            std::vector<T>& vectors = side == 0 ? vl : vr;
+            if (computed) {
+              orientComplexColumns(vectors.data(), rows);
+            } else {
+              vectors.assign(n * n, T(0));
+            }
+            const ArrayView& view = call.outputs[static_cast<size_t>(1 + side)];
+            scatter<T>(view, outs[1 + side], batchOffset(view, bd, p), bd, vectors);
+          }
+          storeInfo(call.outputs[3], outs[3], bd, p, info);
+        } else {
           const size_t n = static_cast<size_t>(rows);
           std::vector<T> wr(n, T(0));
           std::vector<T> wi(n, T(0));
@@ -516,9 +554,9 @@ void solve(const Call& call, void* const* buffers, int64_t begin, int64_t end) {
             scatter<std::complex<T>>(view, outs[2 + side], batchOffset(view, bd, p), bd, vectors);
           }
           storeInfo(call.outputs[4], outs[4], bd, p, info);
-          break;
         }
-      } break;
+        break;
+      }
     }
   }
 }

@@ -123,7 +123,12 @@ ENTRY e {
   sv = f32[2,3]{1,0} get-tuple-element(svd), index=1
   su = c64[2,5,3]{1,2,0} get-tuple-element(svd), index=2
   svt = c64[2,3,3]{1,2,0} get-tuple-element(svd), index=3
-  ROOT t = (c64[2,5,5]{1,2,0}, s32[2]{0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, s32[2,5]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, f32[2,5]{1,0}, f32[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3,3]{1,2,0}) tuple(l, info, solved, factors, pivots, reflectors, tau, qm, vectors, values, sv, su, svt)
+  general = c64[2,5,5]{1,2,0} complex(p, q)
+  eig2 = (c64[2,5]{1,0}, c64[2,5,5]{1,2,0}, c64[2,5,5]{1,2,0}, s32[2]{0}) custom-call(general), custom_call_target="lapack_cgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}, frontend_attributes={num_batch_dims="1"}
+  gw = c64[2,5]{1,0} get-tuple-element(eig2), index=0
+  gvl = c64[2,5,5]{1,2,0} get-tuple-element(eig2), index=1
+  gvr = c64[2,5,5]{1,2,0} get-tuple-element(eig2), index=2
+  ROOT t = (c64[2,5,5]{1,2,0}, s32[2]{0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, s32[2,5]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,5,5]{1,2,0}, f32[2,5]{1,0}, f32[2,3]{1,0}, c64[2,5,3]{1,2,0}, c64[2,3,3]{1,2,0}, c64[2,5]{1,0}, c64[2,5,5]{1,2,0}, c64[2,5,5]{1,2,0}) tuple(l, info, solved, factors, pivots, reflectors, tau, qm, vectors, values, sv, su, svt, gw, gvl, gvr)
 }
 )";
 
@@ -140,18 +145,6 @@ TEST(LinalgRunTest, ComplexMatricesInSingleAndDoublePrecision) {
 }
 
 TEST(LinalgRunTest, WhatCannotRunIsRefusedByNameBeforeCompiling) {
-  std::unique_ptr<HloModule> general = testing::parseOrFail(R"(HloModule general
-ENTRY e {
-  a = c64[3,3] parameter(0)
-  ROOT g = (c64[3], c64[3,3], c64[3,3], s32[]) custom-call(a), custom_call_target="lapack_cgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
-}
-)");
-  StatusOr<ExecutionPlan> generalPlan = planExecution(*general);
-  ASSERT_FALSE(generalPlan.ok());
-  EXPECT_NE(generalPlan.message().find("custom-call lapack_cgeev_ffi: complex geev is not supported"),
-            std::string::npos)
-      << generalPlan.message();
-
   std::unique_ptr<HloModule> schur = testing::parseOrFail(R"(HloModule schur
 ENTRY e {
   a = f32[3,3] parameter(0)
