@@ -197,6 +197,14 @@ llvm::Value* ComplexEmitter::complexElementwise(const HloInstruction* instructio
       return makeComplex(type, m_b.CreateFDiv(a, safe), m_b.CreateFDiv(b, safe));
     }
     case HloOpcode::kTanh: return complexTanh(type, x);
+    case HloOpcode::kLogistic: {
+      // 1 / (1 + e^-z) = (1 + tanh(z / 2)) / 2: no overflow of e^-z for a large negative real part.
+      auto [a, b] = complexParts(x);
+      llvm::Value* half = constant(0.5);
+      auto [re, im] =
+          complexParts(complexTanh(type, makeComplex(type, m_b.CreateFMul(a, half), m_b.CreateFMul(b, half))));
+      return makeComplex(type, m_b.CreateFMul(m_b.CreateFAdd(constant(1.0), re), half), m_b.CreateFMul(im, half));
+    }
     case HloOpcode::kTan: {
       // tan z = -i tanh(i z)
       auto [a, b] = complexParts(x);

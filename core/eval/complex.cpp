@@ -1,8 +1,9 @@
 // Complex numbers in the evaluator: elementwise ops with a c64 or c128 operand or result (arithmetic in
 // std::complex<double>, each part then rounded to the part type), converts to and between complex types, sums and
 // products over complex arrays, and fft (through FFTW in double, core/linalg/fft_call.h). Data movement (broadcast,
-// slice, transpose, concatenate, pad, gather, select, ...) needs nothing here: moveData moves both parts. Every other
-// op with a complex operand or result is refused by name (complexSupport).
+// slice, transpose, concatenate, pad, gather, select, ...) needs nothing here: moveData moves both parts, and ops
+// that call a computation per element (scatter, sort, reduce-window, map, reduce) pass both parts to it. Every
+// other op with a complex operand or result is refused by name (complexSupport).
 
 #include <cmath>
 #include <complex>
@@ -75,6 +76,7 @@ StatusOr<Complex> unaryOp(HloOpcode op, Complex z) {
     case HloOpcode::kCos: return std::cos(z);
     case HloOpcode::kTan: return std::tan(z);
     case HloOpcode::kTanh: return std::tanh(z);
+    case HloOpcode::kLogistic: return (1.0 + std::tanh(z / 2.0)) / 2.0;  // 1 / (1 + e^-z), no overflow of e^-z
     case HloOpcode::kSign: {
       const double r = std::abs(z);
       if (std::isnan(r)) return Complex(r, r);
@@ -149,7 +151,13 @@ ComplexSupport complexSupport(const HloInstruction& inst) {
     case HloOpcode::kPad:
     case HloOpcode::kGather:
     case HloOpcode::kSelect:
-    case HloOpcode::kDot: return ComplexSupport::kGeneric;
+    case HloOpcode::kDot:
+    // Ops that call a computation per element (a scatter's combiner, a sort's comparator, a reduce-window's
+    // reducer) hold complex elements as (re, im) scalars; the computation's own ops are checked as any other.
+    case HloOpcode::kMap:
+    case HloOpcode::kScatter:
+    case HloOpcode::kSort:
+    case HloOpcode::kReduceWindow: return ComplexSupport::kGeneric;
     case HloOpcode::kCustomCall:
       // geev's complex eigenvectors (the LAPACK kernels write them); other custom-calls are refused as such.
       return linalg::isLapackCustomCall(inst) ? ComplexSupport::kGeneric : ComplexSupport::kUnsupported;
@@ -180,6 +188,7 @@ ComplexSupport complexSupport(const HloInstruction& inst) {
     case HloOpcode::kCos:
     case HloOpcode::kTan:
     case HloOpcode::kTanh:
+    case HloOpcode::kLogistic:
     case HloOpcode::kSign: return ComplexSupport::kComplexKernel;
     case HloOpcode::kCompare: {
       const auto direction = inst.attributes().direction;
@@ -188,9 +197,11 @@ ComplexSupport complexSupport(const HloInstruction& inst) {
                  : ComplexSupport::kUnsupported;
     }
     case HloOpcode::kReduce:
+      // Sums and products in one pass; any other reducer (several operands, a computation of several ops) once
+      // per element like a reduce-window's.
       return inst.operandCount() == 2 && inst.shape().isArray() && complexReducer(inst.toApply())
                  ? ComplexSupport::kComplexKernel
-                 : ComplexSupport::kUnsupported;
+                 : ComplexSupport::kGeneric;
     default: return ComplexSupport::kUnsupported;
   }
 }

@@ -21,6 +21,15 @@ int64_t product(const std::vector<int64_t>& dims) {
 }
 
 Value valueFromScalars(const Shape& shape, const std::vector<Scalar>& scalars) {
+  if (isComplex(shape.elementType())) {
+    std::vector<double> re(scalars.size());
+    std::vector<double> im(scalars.size());
+    for (size_t i = 0; i < scalars.size(); ++i) {
+      re[i] = scalars[i].f;
+      im[i] = scalars[i].im;
+    }
+    return Value::complex(shape, std::move(re), std::move(im));
+  }
   if (isFloatingPoint(shape.elementType())) {
     std::vector<double> out(scalars.size());
     for (size_t i = 0; i < scalars.size(); ++i) out[i] = scalars[i].f;
@@ -162,6 +171,12 @@ bool ElementFunction::compile(const HloComputation& computation) {
       continue;
     }
     if (!scalarHeldType(shape)) return false;
+    // Complex scalars (a complex scatter's combiner, a sort comparator reading real and imag parts) run in the
+    // general evaluator, which holds both parts.
+    if (isComplex(shape.elementType())) return false;
+    for (const HloInstruction* operand : inst->operands()) {
+      if (operand->shape().isArray() && isComplex(operand->shape().elementType())) return false;
+    }
     std::vector<int> in;
     for (const HloInstruction* operand : inst->operands()) {
       auto it = reg.find(operand);

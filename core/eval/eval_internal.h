@@ -152,16 +152,19 @@ Value moveData(const Value& like, const Shape& shape, F&& fill) {
   return Value::integers(shape, std::move(out));
 }
 
-// One element of either storage kind (the element type says which field is meaningful).
+// One element of either storage kind (the element type says which field is meaningful); a complex element is
+// (f, im).
 struct Scalar {
   double f = 0;
   int64_t i = 0;
+  double im = 0;
 };
 
 inline Scalar scalarAt(const Value& v, int64_t linear) {
   Scalar s;
   if (v.holdsFloats()) {
     s.f = v.floatData()[static_cast<size_t>(linear)];
+    if (v.holdsComplex()) s.im = v.imagData()[static_cast<size_t>(linear)];
   } else {
     s.i = v.intData()[static_cast<size_t>(linear)];
   }

@@ -172,7 +172,11 @@ class Evaluator {
         PrimitiveType type = p->shape().elementType();
         Shape shape = Shape::scalar(type);
         const Scalar& s = args[values.size()];
-        values.push_back(isFloatingPoint(type) ? Value::floats(shape, {s.f}) : Value::integers(shape, {s.i}));
+        if (isComplex(type)) {
+          values.push_back(Value::complex(shape, {s.f}, {s.im}));
+        } else {
+          values.push_back(isFloatingPoint(type) ? Value::floats(shape, {s.f}) : Value::integers(shape, {s.i}));
+        }
       }
       ++m_scalarDepth;  // a reducer's or comparator's scalar steps: the noise model covers the op that calls it
       StatusOr<Value> result = run(*computation, values, nullptr, nullptr);

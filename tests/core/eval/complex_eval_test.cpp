@@ -121,6 +121,84 @@ add {
             "c64[2,1] {{(1, 3)}, {(-1, 0)}}");
 }
 
+// Ops that call a computation per element pass both parts to it: a scatter-add, jnp.sort's lexicographic comparator
+// (real parts, then imaginary ones), a reduce-window sum (jnp.cumsum's form on the CPU), a variadic reduce keeping
+// the element of largest magnitude with its index, and logistic.
+TEST(ComplexEvalTest, ScatterSortWindowsAndReducersHoldBothParts) {
+  const std::string computations = R"(
+add {
+  x = c64[] parameter(0)
+  y = c64[] parameter(1)
+  ROOT s = c64[] add(x, y)
+}
+lexicographic {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ar = f32[] real(a)
+  br = f32[] real(b)
+  ai = f32[] imag(a)
+  bi = f32[] imag(b)
+  lt = pred[] compare(ar, br), direction=LT
+  eq = pred[] compare(ar, br), direction=EQ
+  ilt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, ilt)
+  ROOT r = pred[] or(lt, tie)
+}
+largest {
+  a = c64[] parameter(0)
+  ai = s32[] parameter(1)
+  b = c64[] parameter(2)
+  bi = s32[] parameter(3)
+  am = f32[] abs(a)
+  bm = f32[] abs(b)
+  keep = pred[] compare(am, bm), direction=GE
+  v = c64[] select(keep, a, b)
+  i = s32[] select(keep, ai, bi)
+  ROOT t = (c64[], s32[]) tuple(v, i)
+})";
+  const Value z = c64({4}, {2, 1, 2, -3}, {1, 5, -1, 0});
+  EXPECT_EQ(evalText(std::string("HloModule m\nENTRY e {\n") + R"(
+  z = c64[4] parameter(0)
+  zero = c64[] constant((0, 0))
+  base = c64[3] broadcast(zero), dimensions={}
+  idx = s32[4,1] constant({{0}, {2}, {0}, {1}})
+  ROOT s = c64[3] scatter(base, idx, z), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})" + computations,
+                     {z}),
+            "c64[3] {(4, 0), (-3, 0), (1, 5)}");
+  EXPECT_EQ(evalText(std::string("HloModule m\nENTRY e {\n") + R"(
+  z = c64[4] parameter(0)
+  ROOT s = c64[4] sort(z), dimensions={0}, is_stable=true, to_apply=lexicographic
+})" + computations,
+                     {z}),
+            "c64[4] {(-3, 0), (1, 5), (2, -1), (2, 1)}");
+  EXPECT_EQ(evalText(std::string("HloModule m\nENTRY e {\n") + R"(
+  z = c64[4] parameter(0)
+  zero = c64[] constant((0, 0))
+  ROOT c = c64[4] reduce-window(z, zero), window={size=4 pad=3_0}, to_apply=add
+})" + computations,
+                     {z}),
+            "c64[4] {(2, 1), (3, 6), (5, 5), (2, 5)}");
+  EXPECT_EQ(evalText(std::string("HloModule m\nENTRY e {\n") + R"(
+  z = c64[4] parameter(0)
+  i = s32[4] iota(), iota_dimension=0
+  zero = c64[] constant((0, 0))
+  none = s32[] constant(-1)
+  ROOT r = (c64[], s32[]) reduce(z, i, zero, none), dimensions={0}, to_apply=largest
+})" + computations,
+                     {z}),
+            "(c64[] (1, 5), s32[] 1)");
+  // logistic(0) = 1/2; logistic(i pi / 2) = 1 / (1 + e^{-i pi / 2}) = 1 / (1 - i) = (1 + i) / 2.
+  const Value l = evalValue(module(R"(
+  z = c64[2] parameter(0)
+  ROOT l = c64[2] logistic(z))"),
+                            {c64({2}, {0, 0}, {0, std::numbers::pi / 2})});
+  EXPECT_NEAR(l.floatData()[0], 0.5, 1e-7);
+  EXPECT_NEAR(l.imagData()[0], 0, 1e-7);
+  EXPECT_NEAR(l.floatData()[1], 0.5, 1e-6);
+  EXPECT_NEAR(l.imagData()[1], 0.5, 1e-6);
+}
+
 TEST(ComplexEvalTest, FftOfKnownSignals) {
   EXPECT_EQ(evalText(module(R"(
   x = c64[4] parameter(0)

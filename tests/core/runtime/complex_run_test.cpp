@@ -144,24 +144,86 @@ ENTRY e {
 )");
 }
 
-TEST(ComplexRunTest, OpsCodegenCannotLowerForComplexAreNamedBeforeCompiling) {
-  std::unique_ptr<HloModule> module = testing::parseOrFail(R"(HloModule cannot
+// Ops that call a computation per element, on complex elements: a scatter-add with repeated indices and a scatter
+// that sets (c128), jnp.sort's lexicographic comparator over rows, jnp.cumsum's reduce-window, a variadic reduce
+// keeping each row's element of largest magnitude with its index, and logistic; fed by fusible complex arithmetic.
+constexpr std::string_view kCalledComputations = R"(HloModule complex_called
 ENTRY e {
-  a = c64[4,4] parameter(0)
-  l = c64[4,4] logistic(a)
+  z = c64[6,40] parameter(0)
+  w = c64[64] parameter(1)
+  idx = s32[64,1] parameter(2)
+  d = c128[10] parameter(3)
+  didx = s32[3,1] constant({{1}, {7}, {4}})
+  dv = c128[3] constant({(1, 2), (-3, 0.5), (0, 7)})
+  zz = c64[6,40] multiply(z, z)
   zero = c64[] constant((0, 0))
-  ROOT w = c64[4,2] reduce-window(l, zero), window={size=1x2 stride=1x2}, to_apply=add
+  base = c64[16] broadcast(zero), dimensions={}
+  sums = c64[16] scatter(base, idx, w), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  set = c128[10] scatter(d, didx, dv), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=take128
+  sorted = c64[6,40] sort(zz), dimensions={1}, is_stable=true, to_apply=lexicographic
+  cumsum = c64[6,40] reduce-window(zz, zero), window={size=1x40 pad=0_0x39_0}, to_apply=add
+  i = s32[6,40] iota(), iota_dimension=1
+  none = s32[] constant(-1)
+  best = (c64[6], s32[6]) reduce(zz, i, zero, none), dimensions={1}, to_apply=largest
+  bv = c64[6] get-tuple-element(best), index=0
+  bi = s32[6] get-tuple-element(best), index=1
+  l = c64[6,40] logistic(z)
+  ROOT t = (c64[16], c128[10], c64[6,40], c64[6,40], c64[6], s32[6], c64[6,40]) tuple(sums, set, sorted, cumsum, bv, bi, l)
 }
 add {
   x = c64[] parameter(0)
   y = c64[] parameter(1)
   ROOT s = c64[] add(x, y)
 }
+take128 {
+  x = c128[] parameter(0)
+  ROOT y = c128[] parameter(1)
+}
+lexicographic {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ar = f32[] real(a)
+  br = f32[] real(b)
+  ai = f32[] imag(a)
+  bi = f32[] imag(b)
+  lt = pred[] compare(ar, br), direction=LT
+  eq = pred[] compare(ar, br), direction=EQ
+  ilt = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, ilt)
+  ROOT r = pred[] or(lt, tie)
+}
+largest {
+  a = c64[] parameter(0)
+  ai = s32[] parameter(1)
+  b = c64[] parameter(2)
+  bi = s32[] parameter(3)
+  am = f32[] abs(a)
+  bm = f32[] abs(b)
+  keep = pred[] compare(am, bm), direction=GE
+  v = c64[] select(keep, a, b)
+  i = s32[] select(keep, ai, bi)
+  ROOT t = (c64[], s32[]) tuple(v, i)
+}
+)";
+
+TEST(ComplexRunTest, ScatterSortWindowsAndReducersMatchTheEvaluator) {
+  testing::expectAllAgree(kCalledComputations);
+  std::unique_ptr<HloModule> module = testing::parseOrFail(kCalledComputations);
+  StatusOr<PtxBundle> ptx = compilePtxBundle(*module, true);
+  ASSERT_TRUE(ptx.ok()) << ptx.message();
+}
+
+TEST(ComplexRunTest, OpsCodegenCannotLowerForComplexAreNamedBeforeCompiling) {
+  std::unique_ptr<HloModule> module = testing::parseOrFail(R"(HloModule cannot
+ENTRY e {
+  a = c64[4,4] parameter(0)
+  m = c64[4,4] maximum(a, a)
+  ROOT r = c64[4,4] remainder(m, a)
+}
 )");
   StatusOr<ExecutionPlan> plan = planExecution(*module);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.message().find("c64 (2 instructions: logistic l, reduce-window w)"), std::string::npos)
-      << plan.message();
+  EXPECT_NE(plan.message().find("c64 (2 instructions: maximum m, remainder r)"), std::string::npos) << plan.message();
 }
 
 TEST(ComplexRunTest, FftHasNoGpuKernelButComplexArithmeticDoes) {
