@@ -7,6 +7,7 @@
 #include <llvm/ADT/APSInt.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "core/eval/scalar_ops.h"
 #include "core/ir/literal.h"
 
 namespace fusionscope::core {
@@ -20,7 +21,79 @@ llvm::Value* ElementEmitter::floatToBf16Bits(llvm::Value* v) {
   return m_b.CreateTrunc(result, m_b.getInt16Ty());
 }
 
+llvm::Value* ElementEmitter::floatToByteFloat(PrimitiveType type, llvm::Value* v) {
+  const eval::FloatFormat& f = *eval::floatFormat(type);
+  const int m = f.mantissaBits;
+  const uint32_t expAll = (1u << f.exponentBits) - 1;
+  const uint32_t nan = !f.hasNegativeZero ? 0x80u : f.hasInfinity ? (expAll << m) | (1u << (m - 1)) : 0x7fu;
+  llvm::Type* i32 = m_b.getInt32Ty();
+  auto c32 = [&](int64_t x) { return llvm::ConstantInt::get(i32, static_cast<uint64_t>(x), true); };
+  // 2^e as a float (e within f32's normal exponents).
+  auto power = [&](llvm::Value* e) {
+    return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateAdd(e, c32(127)), 23), m_b.getFloatTy());
+  };
+  llvm::Value* negative = m_b.CreateICmpSLT(m_b.CreateBitCast(v, i32), c32(0));
+  llvm::Value* a = m_b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
+  // The quantum around a: 2^(max(exponent of a, minExponent) - m); a's multiple of it, to nearest-even (exact).
+  llvm::Value* exponent = m_b.CreateSub(m_b.CreateLShr(m_b.CreateBitCast(a, i32), 23), c32(127));
+  llvm::Value* clamped =
+      m_b.CreateSelect(m_b.CreateICmpSLT(exponent, c32(f.minExponent)), c32(f.minExponent), exponent);
+  llvm::Value* quantum = m_b.CreateSub(clamped, c32(m));
+  llvm::Value* k =
+      m_b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, m_b.CreateFMul(a, power(m_b.CreateNeg(quantum))));
+  llvm::Value* overflow =
+      m_b.CreateFCmpOGT(m_b.CreateFMul(k, power(quantum)), llvm::ConstantFP::get(m_b.getFloatTy(), f.maxFinite));
+  llvm::Value* isNan = m_b.CreateFCmpUNO(v, v);
+  llvm::Value* safeK = m_b.CreateSelect(m_b.CreateOr(overflow, isNan), llvm::ConstantFP::get(m_b.getFloatTy(), 0.0), k);
+  // The exponent field (clamped + bias) above the mantissa, plus k less its leading one: a carry of k into the next
+  // binade and the subnormals (field 0) come out of the same sum.
+  llvm::Value* code = m_b.CreateAdd(m_b.CreateShl(m_b.CreateAdd(clamped, c32(1 - f.minExponent)), m),
+                                    m_b.CreateSub(m_b.CreateFPToUI(safeK, i32), c32(int64_t{1} << m)));
+  llvm::Value* signBit = m_b.CreateSelect(negative, c32(0x80), c32(0));
+  llvm::Value* signedCode = m_b.CreateOr(
+      code, f.hasNegativeZero ? signBit : m_b.CreateSelect(m_b.CreateICmpEQ(code, c32(0)), c32(0), signBit));
+  llvm::Value* overflowCode = f.hasInfinity ? m_b.CreateOr(c32(expAll << m), signBit) : c32(nan);
+  llvm::Value* result = m_b.CreateSelect(isNan, c32(nan), m_b.CreateSelect(overflow, overflowCode, signedCode));
+  return m_b.CreateTrunc(result, m_b.getInt8Ty());
+}
+
+llvm::Value* ElementEmitter::byteFloatToFloat(PrimitiveType type, llvm::Value* byte) {
+  const eval::FloatFormat& f = *eval::floatFormat(type);
+  const int m = f.mantissaBits;
+  const uint32_t expAll = (1u << f.exponentBits) - 1;
+  llvm::Type* i32 = m_b.getInt32Ty();
+  auto c32 = [&](int64_t x) { return llvm::ConstantInt::get(i32, static_cast<uint64_t>(x), true); };
+  llvm::Value* c = m_b.CreateZExt(byte, i32);
+  llvm::Value* field = m_b.CreateAnd(m_b.CreateLShr(c, m), c32(expAll));
+  llvm::Value* mantissa = m_b.CreateAnd(c, c32((1 << m) - 1));
+  llvm::Value* subnormal = m_b.CreateICmpEQ(field, c32(0));
+  llvm::Value* significand = m_b.CreateSelect(subnormal, mantissa, m_b.CreateOr(mantissa, c32(1 << m)));
+  // significand * 2^scale, exact: 2^scale built from its exponent bits.
+  llvm::Value* scale =
+      m_b.CreateSelect(subnormal, c32(f.minExponent - m), m_b.CreateAdd(field, c32(f.minExponent - 1 - m)));
+  llvm::Value* magnitude =
+      m_b.CreateFMul(m_b.CreateUIToFP(significand, m_b.getFloatTy()),
+                     m_b.CreateBitCast(m_b.CreateShl(m_b.CreateAdd(scale, c32(127)), 23), m_b.getFloatTy()));
+  llvm::Value* nanValue = llvm::ConstantFP::getNaN(m_b.getFloatTy());
+  if (f.hasInfinity) {  // exponent all ones: infinity with a zero mantissa, else NaN
+    llvm::Value* top = m_b.CreateICmpEQ(field, c32(expAll));
+    llvm::Value* special =
+        m_b.CreateSelect(m_b.CreateICmpEQ(mantissa, c32(0)), llvm::ConstantFP::getInfinity(m_b.getFloatTy()), nanValue);
+    magnitude = m_b.CreateSelect(top, special, magnitude);
+  }
+  llvm::Value* negative = m_b.CreateICmpNE(m_b.CreateAnd(c, c32(0x80)), c32(0));
+  llvm::Value* value = m_b.CreateSelect(negative, m_b.CreateFNeg(magnitude), magnitude);
+  if (!f.hasInfinity) {
+    // e4m3fn: S.1111.111 of either sign; fnuz: 0x80 alone.
+    llvm::Value* isNan =
+        f.hasNegativeZero ? m_b.CreateICmpEQ(m_b.CreateAnd(c, c32(0x7f)), c32(0x7f)) : m_b.CreateICmpEQ(c, c32(0x80));
+    value = m_b.CreateSelect(isNan, nanValue, value);
+  }
+  return value;
+}
+
 llvm::Value* ElementEmitter::roundTo(PrimitiveType type, llvm::Value* v) {
+  if (isByteFloat(type)) return byteFloatToFloat(type, floatToByteFloat(type, v));
   if (type == PrimitiveType::kF16) return m_b.CreateFPExt(m_b.CreateFPTrunc(v, m_b.getHalfTy()), m_b.getFloatTy());
   if (type == PrimitiveType::kBF16) {
     llvm::Value* bits = m_b.CreateZExt(floatToBf16Bits(v), m_b.getInt32Ty());
@@ -708,7 +781,7 @@ llvm::Value* ElementEmitter::bitcastConvert(const HloInstruction* instruction, c
     case PrimitiveType::kF16: return m_b.CreateFPExt(bits, m_b.getFloatTy());
     case PrimitiveType::kBF16:
       return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateZExt(bits, m_b.getInt32Ty()), 16), m_b.getFloatTy());
-    default: return bits;
+    default: return isByteFloat(to) ? byteFloatToFloat(to, bits) : bits;
   }
 }
 

@@ -93,7 +93,9 @@ class ElementEmitter {
       case PrimitiveType::kF64: return m_b.getDoubleTy();
       case PrimitiveType::kC64: return llvm::StructType::get(m_context, {m_b.getFloatTy(), m_b.getFloatTy()});
       case PrimitiveType::kC128: return llvm::StructType::get(m_context, {m_b.getDoubleTy(), m_b.getDoubleTy()});
-      default: return m_b.getIntNTy(static_cast<unsigned>(8 * elementByteSize(type)));
+      default:
+        if (isByteFloat(type)) return m_b.getFloatTy();
+        return m_b.getIntNTy(static_cast<unsigned>(8 * elementByteSize(type)));
     }
   }
   llvm::Type* storageType(PrimitiveType type) {
@@ -101,7 +103,7 @@ class ElementEmitter {
       case PrimitiveType::kPred: return m_b.getInt8Ty();
       case PrimitiveType::kF16: return m_b.getHalfTy();
       case PrimitiveType::kBF16: return m_b.getInt16Ty();
-      default: return computeType(type);
+      default: return isByteFloat(type) ? m_b.getInt8Ty() : computeType(type);
     }
   }
 
@@ -142,7 +144,7 @@ class ElementEmitter {
       case PrimitiveType::kF16: return m_b.CreateFPExt(raw, m_b.getFloatTy());
       case PrimitiveType::kBF16:
         return m_b.CreateBitCast(m_b.CreateShl(m_b.CreateZExt(raw, m_b.getInt32Ty()), 16), m_b.getFloatTy());
-      default: return raw;
+      default: return isByteFloat(type) ? byteFloatToFloat(type, raw) : raw;
     }
   }
   llvm::Value* toStorage(PrimitiveType type, llvm::Value* v) {
@@ -150,7 +152,7 @@ class ElementEmitter {
       case PrimitiveType::kPred: return m_b.CreateZExt(v, m_b.getInt8Ty());
       case PrimitiveType::kF16: return m_b.CreateFPTrunc(v, m_b.getHalfTy());
       case PrimitiveType::kBF16: return floatToBf16Bits(v);
-      default: return v;
+      default: return isByteFloat(type) ? floatToByteFloat(type, v) : v;
     }
   }
   void store(llvm::Value* pointer, PrimitiveType type, llvm::Value* linear, llvm::Value* v) {
@@ -159,6 +161,11 @@ class ElementEmitter {
   }
   // Round-to-nearest-even float -> bf16 bits; NaN stays a quiet NaN.
   llvm::Value* floatToBf16Bits(llvm::Value* v);
+  // An 8-bit float type's byte from a float, rounded to nearest-even as the evaluator's roundToFormat (overflow:
+  // infinity or NaN as the format has), and the float a byte holds; arithmetic and selects only, so loops vectorise
+  // and the GPU needs no table.
+  llvm::Value* floatToByteFloat(PrimitiveType type, llvm::Value* v);
+  llvm::Value* byteFloatToFloat(PrimitiveType type, llvm::Value* byte);
   // A float computed for a narrow type, rounded to that type (so every op rounds as the evaluator does).
   llvm::Value* roundTo(PrimitiveType type, llvm::Value* v);
 

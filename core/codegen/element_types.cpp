@@ -15,6 +15,11 @@ bool isSupportedElementType(PrimitiveType type) {
   return elementByteSize(type) > 0 && !isComplex(type);
 }
 
+bool isByteFloat(PrimitiveType type) {
+  const eval::FloatFormat* format = eval::floatFormat(type);
+  return format != nullptr && format->exponentBits + format->mantissaBits == 7;
+}
+
 int64_t elementByteSize(PrimitiveType type) {
   switch (type) {
     case PrimitiveType::kPred:
@@ -32,7 +37,7 @@ int64_t elementByteSize(PrimitiveType type) {
     case PrimitiveType::kF64:
     case PrimitiveType::kC64: return 8;
     case PrimitiveType::kC128: return 16;
-    default: return 0;
+    default: return isByteFloat(type) ? 1 : 0;
   }
 }
 

@@ -11,9 +11,12 @@ namespace fusionscope::core {
 
 class HloInstruction;
 
-// Element types codegen lowers for every op: pred (one byte), s8..s64, u8..u64, f16, bf16, f32, f64 (c64 and c128
-// for the ops complexCodegenSupported names).
+// Element types codegen lowers for every op: pred (one byte), s8..s64, u8..u64, f8 (isByteFloat), f16, bf16, f32, f64
+// (c64 and c128 for the ops complexCodegenSupported names).
 bool isSupportedElementType(PrimitiveType type);
+// The 8-bit float types (f8e5m2, f8e4m3, f8e4m3fn, f8e3m4 and the fnuz ones): one byte in memory, computed in f32,
+// decoded on load and rounded and encoded on store as the evaluator's format describes them.
+bool isByteFloat(PrimitiveType type);
 // Bytes per element in memory (pred = 1, c64 = 8: (re, im) f32 pairs, c128 = 16); 0 for types buffers cannot hold.
 int64_t elementByteSize(PrimitiveType type);
 

@@ -105,6 +105,59 @@ double decodeIeee(uint64_t bits, int exponentBits, int mantissaBits) {
   return negative ? -v : v;
 }
 
+// The 8-bit formats (every f8 type): the sign in bit 7, the exponent field biased by 1 - minExponent. NaN is 0x80 in
+// the formats without a negative zero (fnuz), S.1111.111 in e4m3fn (no infinities), and an all-ones exponent with a
+// nonzero mantissa in the IEEE-like ones (an all-ones exponent with a zero mantissa is their infinity). `x` is already
+// rounded to the format.
+bool isByteFormat(const FloatFormat& f) {
+  return f.exponentBits + f.mantissaBits == 7;
+}
+
+uint64_t byteNan(const FloatFormat& f) {
+  if (!f.hasNegativeZero) return 0x80;
+  const uint64_t expAll = (uint64_t{1} << f.exponentBits) - 1;
+  return f.hasInfinity ? (expAll << f.mantissaBits) | (uint64_t{1} << (f.mantissaBits - 1)) : 0x7f;
+}
+
+uint64_t encodeByteFloat(double x, const FloatFormat& f) {
+  const int m = f.mantissaBits;
+  const uint64_t expAll = (uint64_t{1} << f.exponentBits) - 1;
+  if (std::isnan(x) || (std::isinf(x) && !f.hasInfinity)) return byteNan(f);
+  const uint64_t sign = std::signbit(x) ? 0x80 : 0;
+  if (std::isinf(x)) return sign | (expAll << m);
+  const double a = std::fabs(x);
+  if (a == 0) return f.hasNegativeZero ? sign : 0;
+  int e = 0;
+  std::frexp(a, &e);
+  const int exponent = e - 1;
+  if (exponent < f.minExponent) return sign | static_cast<uint64_t>(std::ldexp(a, m - f.minExponent));
+  return sign | (static_cast<uint64_t>(exponent + 1 - f.minExponent) << m) |
+         (static_cast<uint64_t>(std::ldexp(a, m - exponent)) & widthMask(m));
+}
+
+double decodeByteFloat(uint64_t bits, const FloatFormat& f) {
+  bits &= 0xff;
+  const int m = f.mantissaBits;
+  const uint64_t expAll = (uint64_t{1} << f.exponentBits) - 1;
+  const bool nan = !f.hasNegativeZero ? bits == 0x80
+                   : f.hasInfinity    ? ((bits >> m) & expAll) == expAll && (bits & widthMask(m)) != 0
+                                      : (bits & 0x7f) == 0x7f;
+  if (nan) return kNaN;
+  const bool negative = (bits & 0x80) != 0;
+  const uint64_t exponent = (bits >> m) & expAll;
+  const uint64_t mantissa = bits & widthMask(m);
+  double v = 0;
+  if (f.hasInfinity && exponent == expAll) {
+    v = kInf;
+  } else if (exponent == 0) {
+    v = std::ldexp(static_cast<double>(mantissa), f.minExponent - m);
+  } else {
+    v = std::ldexp(static_cast<double>(mantissa | (uint64_t{1} << m)),
+                   static_cast<int>(exponent) - (1 - f.minExponent) - m);
+  }
+  return negative ? -v : v;
+}
+
 }  // namespace
 
 const FloatFormat* floatFormat(PrimitiveType type) {
@@ -216,7 +269,12 @@ bool floatToBits(PrimitiveType type, double value, uint64_t& bits) {
       bits = std::bit_cast<uint32_t>(static_cast<float>(value)) >> 16;
       return true;
     case PrimitiveType::kF16: bits = encodeIeee(value, 5, 10); return true;
-    default: return false;
+    default: {
+      const FloatFormat* format = floatFormat(type);
+      if (format == nullptr || !isByteFormat(*format)) return false;
+      bits = encodeByteFloat(value, *format);
+      return true;
+    }
   }
 }
 
@@ -226,7 +284,12 @@ bool bitsToFloat(PrimitiveType type, uint64_t bits, double& value) {
     case PrimitiveType::kF32: value = std::bit_cast<float>(static_cast<uint32_t>(bits)); return true;
     case PrimitiveType::kBF16: value = std::bit_cast<float>(static_cast<uint32_t>((bits & 0xffff) << 16)); return true;
     case PrimitiveType::kF16: value = decodeIeee(bits & 0xffff, 5, 10); return true;
-    default: return false;
+    default: {
+      const FloatFormat* format = floatFormat(type);
+      if (format == nullptr || !isByteFormat(*format)) return false;
+      value = decodeByteFloat(bits, *format);
+      return true;
+    }
   }
 }
 

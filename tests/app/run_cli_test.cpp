@@ -201,19 +201,17 @@ TEST_F(RunCliTest, UnsupportedOpcodeIsNamedAndExitsOne) {
 }
 
 // A module with complex numbers (an FFT of a real signal, its magnitude) runs and is checked; the complex ops codegen
-// does not lower (logistic, a reduce-window) are named with their opcode and type, before any planning (the message
-// used to name only the first one planning reached, by its type: "c: element type c64 is not supported"); exit 1, as
-// any module that cannot run.
+// does not lower (maximum and remainder, which complex numbers do not define) are named with their opcode and type,
+// before any planning (the message used to name only the first one planning reached, by its type: "c: element type c64
+// is not supported"); exit 1, as any module that cannot run.
 TEST_F(RunCliTest, ComplexModulesRunAndWhatCannotIsNamedByOpcode) {
   const fs::path module = m_dir / "fft.hlo";
   std::ofstream(module) << "HloModule fft\nENTRY e {\n  x = f32[8,64] parameter(0)\n  c = c64[8,64] convert(x)\n"
                            "  f = c64[8,64] fft(c), fft_type=FFT, fft_length={64}\n  ROOT a = f32[8,64] abs(f)\n}\n";
   const fs::path cannot = m_dir / "cannot.hlo";
   std::ofstream(cannot) << "HloModule cannot\nENTRY e {\n  x = c64[8,8] parameter(0)\n"
-                           "  d = c64[8,8] logistic(x)\n  zero = c64[] constant((0, 0))\n"
-                           "  t = c64[8,4] reduce-window(d, zero), window={size=1x2 stride=1x2}, to_apply=add\n"
-                           "  ROOT a = f32[8,4] abs(t)\n}\n"
-                           "add {\n  p = c64[] parameter(0)\n  q = c64[] parameter(1)\n  ROOT s = c64[] add(p, q)\n}\n";
+                           "  d = c64[8,8] maximum(x, x)\n  t = c64[8,8] remainder(d, x)\n"
+                           "  ROOT a = f32[8,8] abs(t)\n}\n";
   for (const char* pipeline : {"--pipeline=none", "--pipeline=cpu"}) {
     CliResult ran = run({"run", module.string(), pipeline});
     EXPECT_EQ(ran.exitCode, 0) << ran.out << ran.err;
@@ -221,7 +219,7 @@ TEST_F(RunCliTest, ComplexModulesRunAndWhatCannotIsNamedByOpcode) {
     EXPECT_NE(ran.out.find(": ok"), std::string::npos) << ran.out;
     CliResult refused = run({"run", cannot.string(), pipeline});
     EXPECT_EQ(refused.exitCode, 1) << refused.out << refused.err;
-    for (const char* named : {"c64 (2 instructions", "logistic d", "reduce-window t"}) {
+    for (const char* named : {"c64 (2 instructions", "maximum d", "remainder t"}) {
       EXPECT_NE(refused.err.find(named), std::string::npos) << pipeline << ": " << refused.err;
     }
   }
@@ -439,11 +437,11 @@ TEST_F(RunCliTest, CompileAheadOfTimeWritesHeaderAndObject) {
   // An op codegen cannot lower: named, exit 1, no files.
   const fs::path cannot = m_dir / "cannot.hlo";
   std::ofstream(cannot) << "HloModule f\nENTRY e {\n  x = c64[8] parameter(0)\n"
-                           "  ROOT y = c64[8] logistic(x)\n}\n";
+                           "  ROOT y = c64[8] maximum(x, x)\n}\n";
   CliResult unsupported =
       run({"compile", cannot.string(), "--target", "aarch64", "--cpp-class", "F", "-o", (m_dir / "f").string()});
   EXPECT_EQ(unsupported.exitCode, 1) << unsupported.out << unsupported.err;
-  EXPECT_NE(unsupported.err.find("logistic y"), std::string::npos) << unsupported.err;
+  EXPECT_NE(unsupported.err.find("maximum y"), std::string::npos) << unsupported.err;
   EXPECT_FALSE(fs::exists(m_dir / "f"));
 
   // A compile that cannot write the object (a folder in its place) leaves the earlier header as it was.

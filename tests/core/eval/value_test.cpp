@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/eval/scalar_ops.h"
 #include "tests/core/eval/eval_testing.h"
 
 namespace fusionscope::core {
@@ -37,6 +38,53 @@ TEST(ValueTest, EightBitFloatFormats) {
   EXPECT_EQ(e4m3.doubleAt(0), 1.125);
   EXPECT_EQ(e4m3.doubleAt(1), 448.0);
   EXPECT_TRUE(std::isnan(e4m3.doubleAt(2)));
+}
+
+// Every byte of every 8-bit float format decodes to a value that encodes back to it (NaNs to the format's one NaN),
+// and the formats' landmarks are where their definitions put them.
+TEST(ValueTest, EightBitFloatEncodingsRoundTrip) {
+  struct Format {
+    PrimitiveType type;
+    int nans;
+  };
+  // NaN bytes: e5m2 3 of each sign, e4m3 7, e3m4 15 (exponent all ones, mantissa nonzero); e4m3fn S.1111.111; fnuz
+  // 0x80 alone.
+  for (const Format& f :
+       {Format{PrimitiveType::kF8E5M2, 6}, Format{PrimitiveType::kF8E4M3, 14}, Format{PrimitiveType::kF8E3M4, 30},
+        Format{PrimitiveType::kF8E4M3FN, 2}, Format{PrimitiveType::kF8E4M3FNUZ, 1},
+        Format{PrimitiveType::kF8E5M2FNUZ, 1}, Format{PrimitiveType::kF8E4M3B11FNUZ, 1}}) {
+    int nans = 0;
+    uint64_t nanByte = 0;
+    ASSERT_TRUE(eval::floatToBits(f.type, std::nan(""), nanByte));
+    for (uint64_t byte = 0; byte < 256; ++byte) {
+      double value = 0;
+      ASSERT_TRUE(eval::bitsToFloat(f.type, byte, value));
+      uint64_t back = 0;
+      ASSERT_TRUE(eval::floatToBits(f.type, value, back));
+      if (std::isnan(value)) {
+        ++nans;
+        EXPECT_EQ(back, nanByte) << primitiveTypeName(f.type) << " " << byte;
+      } else {
+        EXPECT_EQ(back, byte) << primitiveTypeName(f.type) << " " << byte << " " << value;
+        EXPECT_EQ(eval::roundFloat(f.type, value), value) << primitiveTypeName(f.type) << " " << byte;
+      }
+    }
+    EXPECT_EQ(nans, f.nans) << primitiveTypeName(f.type);
+  }
+  auto decoded = [](PrimitiveType type, uint64_t byte) {
+    double value = 0;
+    EXPECT_TRUE(eval::bitsToFloat(type, byte, value));
+    return value;
+  };
+  EXPECT_EQ(decoded(PrimitiveType::kF8E4M3FN, 0x7e), 448.0);
+  EXPECT_EQ(decoded(PrimitiveType::kF8E4M3FN, 0x01), std::ldexp(1.0, -9));
+  EXPECT_EQ(decoded(PrimitiveType::kF8E4M3FN, 0x38), 1.0);
+  EXPECT_EQ(decoded(PrimitiveType::kF8E5M2, 0x7b), 57344.0);
+  EXPECT_TRUE(std::isinf(decoded(PrimitiveType::kF8E5M2, 0xfc)));
+  EXPECT_EQ(decoded(PrimitiveType::kF8E4M3FNUZ, 0x7f), 240.0);
+  EXPECT_EQ(decoded(PrimitiveType::kF8E4M3B11FNUZ, 0x7f), 30.0);
+  EXPECT_TRUE(std::isnan(decoded(PrimitiveType::kF8E5M2FNUZ, 0x80)));
+  EXPECT_EQ(decoded(PrimitiveType::kF8E3M4, 0x30), 1.0);
 }
 
 TEST(ValueTest, AccessAndShapes) {
