@@ -42,6 +42,10 @@ struct OutputCheck {
   double bound = 0;          // the largest per-element bound
   double maxAbs = 0;         // max |expected| over its finite elements
   int64_t failures = 0;      // elements outside their bound (or NaN/infinity where the reference has none)
+  // Elements without a finite bound (a noisy run made them NaN or infinite, where the reference is finite): they accept
+  // any value, so the check does not cover them; reports name how many. (Where the reference itself is NaN or
+  // infinite, the result must be NaN or infinite too, bound or not.)
+  int64_t unbounded = 0;
   std::string firstFailure;  // "element 12 (linear): 0.5 vs 0.75, bound 1.2e-07"
   bool passed() const { return failures == 0; }
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/eval/scalar_ops.h"
@@ -86,6 +87,22 @@ double NoiseStream::uniform() {
   return static_cast<double>(next() >> 11) * 0x1p-52 - 1.0;
 }
 
+namespace {
+
+// Compiled code converts to a float narrower than f32 through f32 (its compute type), which rounds twice when the
+// operand has more precision than f32: f64, or an integer of more than 24 bits.
+bool roundsTwice(const HloInstruction& inst) {
+  if (inst.operandCount() != 1 || !inst.operand(0)->shape().isArray()) return true;
+  const PrimitiveType from = complexPartType(inst.operand(0)->shape().elementType());
+  const PrimitiveType to = complexPartType(inst.shape().elementType());
+  const FloatFormat* target = floatFormat(to);
+  if (target == nullptr || target->mantissaBits >= 23) return false;
+  if (from == PrimitiveType::kF64) return true;
+  return !isFloatingPoint(from) && from != PrimitiveType::kPred && primitiveTypeBitWidth(from) > 24;
+}
+
+}  // namespace
+
 NoiseClass noiseClassOf(const HloInstruction& inst) {
   switch (inst.opcode()) {
     case HloOpcode::kBatchNormTraining:
@@ -111,9 +128,9 @@ NoiseClass noiseClassOf(const HloInstruction& inst) {
     case HloOpcode::kSubtract:
     case HloOpcode::kMultiply:
     case HloOpcode::kDivide:
-    case HloOpcode::kRemainder:
+    case HloOpcode::kRemainder: return NoiseClass::kRounded;
     case HloOpcode::kConvert:
-    case HloOpcode::kReducePrecision: return NoiseClass::kRounded;
+    case HloOpcode::kReducePrecision: return roundsTwice(inst) ? NoiseClass::kRounded : NoiseClass::kExact;
     case HloOpcode::kPower:
     case HloOpcode::kAtan2: return NoiseClass::kVectorMath;
     default: return isTranscendental(inst.opcode()) ? NoiseClass::kVectorMath : NoiseClass::kExact;
@@ -435,20 +452,30 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
       const int exponent = static_cast<int>((std::bit_cast<uint64_t>(x) >> 52) & 0x7ff) - 1023;
       return std::bit_cast<double>(static_cast<uint64_t>(std::max(exponent, -126) - 23 + 1023) << 52);
     };
+    // Rounding differences never carry a finite result past the type's largest value (a value an op rounded to 448
+    // in f8e4m3fn, its largest, is not 480, which that format has only as NaN: such a move is made towards zero),
+    // and an exact zero has none (an error relative to the value; moved to a negative denormal it made AdamW's
+    // sqrt(v) NaN in noisy runs, leaving those elements without a finite bound).
+    const eval::FloatFormat* format = eval::floatFormat(type);
+    const double largest = format != nullptr ? format->maxFinite : std::numeric_limits<double>::max();
+    const auto moved = [&](double x, double by) {
+      const double y = x + by;
+      return std::fabs(y) <= largest ? y : x - by;
+    };
     if (kind == NoiseClass::kRounded) {
       uint64_t bits = 0;
       for (size_t i = 0; i < data.size(); ++i) {
         if (i % 32 == 0) bits = noise.next();
         const unsigned pair = static_cast<unsigned>(bits & 3);
         bits >>= 2;
-        if (pair == 1 || pair == 2 || !std::isfinite(data[i])) continue;
-        data[i] += (pair == 0 ? -1.0 : 1.0) * ulp(data[i]);
+        if (pair == 1 || pair == 2 || !std::isfinite(data[i]) || data[i] == 0) continue;
+        data[i] = moved(data[i], (pair == 0 ? -1.0 : 1.0) * ulp(data[i]));
       }
     } else {
       const double coherent = noise.next() & 1 ? 2 : -2;
       for (double& x : data) {
-        if (!std::isfinite(x)) continue;
-        x += std::round(4 * noise.uniform() + coherent * 0.5 * (1 + noise.uniform())) * ulp(x);
+        if (!std::isfinite(x) || x == 0) continue;
+        x = moved(x, std::round(4 * noise.uniform() + coherent * 0.5 * (1 + noise.uniform())) * ulp(x));
       }
     }
   }

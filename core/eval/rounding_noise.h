@@ -14,7 +14,12 @@
 // the module a few more times with every op's result moved by a random error as large as the compiled code's may
 // be, and takes the spread of the outputs (result_check.h). The error per op:
 //   - exact ops (data movement, negate, abs, max, min, select, compare, floor, ...): none;
-//   - a correctly rounded op (+ - * / sqrt, convert to a narrower float, ...): up to 1 ulp of its type, random sign;
+//   - a correctly rounded op (+ - * / sqrt, ...): up to 1 ulp of its type, random sign, never past its largest
+//     finite value (a rounding difference does not overflow), none for an exact zero (a relative error);
+//   - a convert or reduce-precision: none of its own (one correctly rounded step in both, so it differs only where its
+//     operand does: the noisy runs carry that through), except where compiled code rounds twice (from f64 or a wide
+//     integer, through f32, to a narrower float): up to 1 ulp. One ulp of f8e4m3fn is an eighth of the value; applied
+//     to every convert it made an fp8 program's bounds as large as its values;
 //   - a vector-math function (exp, log, tanh, logistic, pow, sin, ...): up to 4 ulps random plus 2 ulps of one
 //     sign for the whole instruction (an approximation's bias adds up coherently over a sum);
 //   - a sum (dot, convolution, reduce and reduce-window whose reducer does not just pick an operand): up to

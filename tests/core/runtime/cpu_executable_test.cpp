@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -1428,6 +1429,28 @@ TEST(ResultCheckTest, CatchesAOneInAThousandErrorBeforeInsideAndAfterALoopAndInA
     }
   }
   EXPECT_EQ(caught, 80);
+}
+
+// Where the reference is NaN or infinite the result must be too, whatever the bound (an infinite bound there let
+// any finite value pass); an element whose reference is finite but whose bound is not is counted as unbounded: the
+// check does not cover it, and says so.
+TEST(ResultCheckTest, NonFiniteReferencesAndUnboundedElements) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  ResultBounds bounds;
+  bounds.names = {"r"};
+  bounds.bounds = {Value::floats(Shape(PrimitiveType::kF64, {5}), {0.1, inf, inf, inf, 0.1})};
+  bounds.samples = 3;
+  const Value expected = Value::floats(Shape(PrimitiveType::kF32, {5}), {1, nan, inf, 2, nan});
+  const std::vector<OutputCheck> ok =
+      checkResult(bounds, expected, Value::floats(Shape(PrimitiveType::kF32, {5}), {1.05, nan, inf, 7, -inf}));
+  EXPECT_EQ(ok[0].failures, 0) << ok[0].firstFailure;
+  EXPECT_EQ(ok[0].unbounded, 1);
+  EXPECT_DOUBLE_EQ(ok[0].bound, 0.1);
+  const std::vector<OutputCheck> wrong =
+      checkResult(bounds, expected, Value::floats(Shape(PrimitiveType::kF32, {5}), {1.05, 3, inf, 2, nan}));
+  EXPECT_EQ(wrong[0].failures, 1);
+  EXPECT_NE(wrong[0].firstFailure.find("element 1 (linear)"), std::string::npos) << wrong[0].firstFailure;
 }
 
 // A conditional in a loop body, itself holding a loop: even trips halve x, odd trips run an inner loop adding y
