@@ -2,8 +2,9 @@
 cache and top-p sampling, a mixture of experts, int8 inference, batch-norm training, an LSTM, a VAE, dilated audio
 convolutions, depthwise-separable convolutions, an embedding bag, a bf16 transformer block with RoPE and AdamW,
 Gaussian-process regression (Cholesky), dense linear algebra (QR, LU, a symmetric eigensolver, the SVD), signal
-processing through the FFT (a spectrogram, FFT convolution, a 2-D spectral filter) and the modes of linear dynamical
-systems (the general eigensolver, complex arithmetic).
+processing through the FFT (a spectrogram, FFT convolution, a 2-D spectral filter), the modes of linear dynamical
+systems (the general eigensolver, complex arithmetic), complex baseband signal processing (complex convolution,
+cumulative sums, scatter, sort and eigenvalues) and FP8 inference (float8 dots accumulating in f32).
 
 Each program is a function returning (jitted_fn, args), as in jax_programs.py (which lists these in PROGRAMS).
 Sizes are a unit test's: the evaluator checks every module in seconds.
@@ -467,6 +468,74 @@ def dynamics_modes():
     return jax.jit(f), (a, x0, times)
 
 
+def complex_signal():
+    """Complex baseband signal processing as radar and communications code writes it: a matched filter (jnp.convolve
+    of complex arrays), each pulse's cumulative phase-corrected energy (jnp.cumsum of complex values: XLA CPU's
+    reduce-window), returns binned by range (x.at[bins].add of complex samples: a scatter), the strongest returns
+    (argsort by magnitude) and the samples sorted (jnp.sort of complex values: real parts, then imaginary ones), and a
+    MIMO channel's eigenmodes (jnp.linalg.eig of a complex matrix: LAPACK's cgeev)."""
+    pulses, samples, taps, ranges, antennas = 4, 96, 9, 12, 4
+
+    def f(re, im, kernel_re, kernel_im, bins, channel_re, channel_im):
+        x = jax.lax.complex(re, im)
+        kernel = jax.lax.complex(kernel_re, kernel_im)
+        matched = jax.vmap(lambda row: jnp.convolve(row, jnp.conj(kernel[::-1]), mode='same'))(x)
+        phase = jnp.exp(-1j * jnp.angle(matched[:, :1]))
+        energy = jnp.cumsum(matched * phase, axis=-1)
+        binned = jnp.zeros((pulses, ranges), x.dtype).at[jnp.arange(pulses)[:, None], bins].add(matched)
+        strongest = jnp.argsort(-jnp.abs(matched), axis=-1)[:, :5]
+        ordered = jnp.sort(matched[:, ::8], axis=-1)
+        channel = jax.lax.complex(channel_re, channel_im)
+        modes, vectors = jnp.linalg.eig(channel)
+        gains = jnp.sort(jnp.abs(modes), axis=-1)
+        return energy, binned, strongest, ordered, gains, jnp.abs(vectors[..., 0])
+
+    ks = jax.random.split(_key(17), 7)
+    t = jnp.arange(samples, dtype=jnp.float32)
+    chirp = 0.02 * t * t
+    # A chirp echo per pulse at a different delay, in noise: a clear matched-filter peak.
+    delays = jnp.array([10, 30, 50, 70])
+    echo = jnp.where((t[None, :] >= delays[:, None]) & (t[None, :] < delays[:, None] + taps), 1.0, 0.0)
+    re = echo * jnp.cos(chirp)[None, :] + 0.1 * jax.random.normal(ks[0], (pulses, samples))
+    im = echo * jnp.sin(chirp)[None, :] + 0.1 * jax.random.normal(ks[1], (pulses, samples))
+    kernel_re = jnp.cos(0.02 * jnp.arange(taps) ** 2)
+    kernel_im = jnp.sin(0.02 * jnp.arange(taps) ** 2)
+    bins = jax.random.randint(ks[2], (pulses, samples), 0, ranges)
+    channel_re = jax.random.normal(ks[3], (2, antennas, antennas))
+    channel_im = jax.random.normal(ks[4], (2, antennas, antennas))
+    return jax.jit(f), (re, im, kernel_re, kernel_im, bins, channel_re, channel_im)
+
+
+def fp8_inference():
+    """An MLP's forward pass in FP8 as FP8 inference code writes it: activations and weights scaled per tensor by
+    their largest magnitude and cast to float8_e4m3fn, dots of fp8 operands accumulating in f32
+    (preferred_element_type), rescaling, GELU, the hidden state also kept in float8_e5m2 (the wider-range format
+    gradients use), and a softmax over classes."""
+    batch, features, hidden, classes = 16, 64, 128, 10
+    e4m3_max, e5m2_max = 448.0, 57344.0
+
+    def quantize(x, dtype, largest):
+        scale = jnp.maximum(jnp.max(jnp.abs(x)), 1e-12) / largest
+        return (x / scale).astype(dtype), scale
+
+    def f(x, w1, w2):
+        xq, xs = quantize(x, jnp.float8_e4m3fn, e4m3_max)
+        w1q, w1s = quantize(w1, jnp.float8_e4m3fn, e4m3_max)
+        h = jnp.dot(xq, w1q, preferred_element_type=jnp.float32) * (xs * w1s)
+        h = jax.nn.gelu(h)
+        hq, hs = quantize(h, jnp.float8_e4m3fn, e4m3_max)
+        w2q, w2s = quantize(w2, jnp.float8_e4m3fn, e4m3_max)
+        logits = jnp.dot(hq, w2q, preferred_element_type=jnp.float32) * (hs * w2s)
+        h5, h5s = quantize(h, jnp.float8_e5m2, e5m2_max)
+        return jax.nn.softmax(logits, axis=-1), h5.astype(jnp.float32) * h5s
+
+    ks = jax.random.split(_key(18), 3)
+    x = jax.random.normal(ks[0], (batch, features))
+    w1 = jax.random.normal(ks[1], (features, hidden)) / jnp.sqrt(features)
+    w2 = jax.random.normal(ks[2], (hidden, classes)) / jnp.sqrt(hidden)
+    return jax.jit(f), (x, w1, w2)
+
+
 PROGRAMS = [kv_decode_sample, moe_layer, int8_inference, resnet_bn_train, lstm_scan, vae_step, audio_dilated_conv,
             depthwise_separable, embedding_bag, bf16_block_adamw, gp_regression, linear_algebra, low_rank_svd, spectral,
-            dynamics_modes]
+            dynamics_modes, complex_signal, fp8_inference]

@@ -729,9 +729,9 @@ TEST_F(RunCliTest, JsonErrorsStayOnStderr) {
 
 // Every program of the interop corpus (tests/data/xla/modules: the JAX and TensorFlow programs of interop/, as
 // XLA dumped them before and after its CPU pipeline: loops, convolutions and pooling, dropout through
-// rng-bit-generator, KV-cache decoding with sampling, argmax fusions, int8 dots, bf16, LAPACK calls, FFTs and complex
-// arithmetic, ...) runs fused and unfused
-// and matches the evaluator, one test per module. llm_train (3.7k instructions, about 100 s here) is left to the
+// rng-bit-generator, KV-cache decoding with sampling, argmax fusions, int8 dots, bf16, fp8, LAPACK calls, FFTs and
+// complex arithmetic, complex scatter, sort and cumulative sums, ...) runs fused and unfused and matches the evaluator
+// with (nearly) every element under a finite bound, one test per module. llm_train (3.7k instructions, about 100 s here) is left to the
 // viewer and pipeline tests.
 std::vector<std::string> interopModules() {
   const fs::path dir = fs::path(FS_SOURCE_DIR) / "tests" / "data" / "xla" / "modules";
@@ -747,8 +747,8 @@ std::vector<std::string> interopModules() {
 class InteropModuleRunTest : public RunCliTest, public ::testing::WithParamInterface<std::string> {};
 
 TEST(InteropModules, AreAllThere) {
-  EXPECT_GE(interopModules().size(), 46u)
-      << "twenty-three programs (mnist_step has a folder of its own), before and after XLA's passes";
+  EXPECT_GE(interopModules().size(), 50u)
+      << "twenty-five programs (mnist_step has a folder of its own), before and after XLA's passes";
 }
 
 TEST_P(InteropModuleRunTest, RunsFusedAndUnfusedAndChecksOk) {
@@ -758,6 +758,14 @@ TEST_P(InteropModuleRunTest, RunsFusedAndUnfusedAndChecksOk) {
     ASSERT_EQ(result.exitCode, 0) << GetParam() << " " << fusion << "\n" << result.out << result.err;
     const nlohmann::json json = parseRunJson(result);
     EXPECT_EQ(json.at("check"), "ok") << GetParam() << " " << fusion << "\n" << json.dump(2);
+    // The check covers the elements: at most 1 % of an output is left without a finite bound. (Random inputs are not
+    // always valid ones: bf16_block_adamw's random second moments are negative about half the time, and one element
+    // whose update sits next to that edge turns NaN in a noisy run. An FP8 program once had all its elements
+    // unbounded.)
+    for (const auto& output : json.at("outputs")) {
+      EXPECT_LE(output.at("unbounded").get<int64_t>() * 100, output.at("elements").get<int64_t>())
+          << GetParam() << " " << fusion << " " << output.dump();
+    }
   }
 }
 
