@@ -79,6 +79,7 @@ StatusOr<core::AotArtifact> compileCpu(const CompileCommand& args, const core::H
   options.cpu = args.cpu;
   options.features = args.features;
   options.className = args.cppClass;
+  options.resultNames = core::resultNamesAsWritten(module);
   return core::compileAot(**prepared, options);
 }
 

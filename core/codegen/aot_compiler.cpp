@@ -442,8 +442,28 @@ StatusOr<AotArtifact> compileAot(const HloModule& input, const AotOptions& optio
   if (!undefined.ok()) return undefined.status();
   artifact.undefinedSymbols = std::move(*undefined);
   artifact.plan = std::move(*plan);
+  if (options.resultNames.size() == artifact.plan.outputs.size()) {
+    for (PlanOutput& output : artifact.plan.outputs) {
+      if (output.index >= 0 && static_cast<size_t>(output.index) < options.resultNames.size()) {
+        output.name = options.resultNames[static_cast<size_t>(output.index)];
+      }
+    }
+  }
   artifact.header = aotHeaderText(artifact, *classPath);
   return artifact;
+}
+
+std::vector<std::string> resultNamesAsWritten(const HloModule& module) {
+  std::vector<std::string> names;
+  const HloComputation* entry = module.entry();
+  if (entry == nullptr || entry->root() == nullptr) return names;
+  const HloInstruction* root = entry->root();
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* operand : root->operands()) names.push_back(operand->name());
+  } else {
+    names.push_back(root->name());
+  }
+  return names;
 }
 
 bool AotArtifact::callsLapack() const {

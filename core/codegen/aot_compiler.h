@@ -20,7 +20,15 @@ struct AotOptions {
   std::string features;
   // The generated class, with namespaces: "NS::NAME" or "NAME". Its last component names the files.
   std::string className = "Model";
+  // The results' names as the module was written (its root tuple's operands, or its root), one per result: the
+  // header's result accessors are named after them, not after what a pipeline made of those instructions (a
+  // simplifier rewriting `loss = divide(sum, n)` as a product must not rename a program's result_loss_data()).
+  // Empty: the compiled module's own names.
+  std::vector<std::string> resultNames;
 };
+
+// The names `resultNames` wants for `module` as written.
+std::vector<std::string> resultNamesAsWritten(const HloModule& module);
 
 // One compiled module: NAME.h and NAME.o (an ELF relocatable object for `triple`, position independent). The object
 // holds every kernel, the constants and the step program (loops and branches included) behind one exported C

@@ -49,7 +49,8 @@ bool ComputationSimplifier::clampFromMinMax(HloInstruction* inst) {
 // a / broadcast(b) => a * broadcast(1 / b) for floating-point a when b has fewer elements and the broadcast is
 // b's only user: one division per element of b instead of per element of a, as XLA CPU's simplifier does (a
 // softmax's division by the row sums becomes a multiplication by their reciprocals; a division by a constant, by
-// the folded reciprocal, however many read it). A computed b that others read too stays as it is, as in XLA
+// the folded reciprocal, however many read it; so is a / c for a constant c of a's shape). A computed b that others
+// read too stays as it is, as in XLA
 // (gp_regression's kernel matrix divides by exp(2 log_scale) twice: once where the gradient reads that exp again,
 // which keeps its division, and once where nothing else does). Only for the cpu backend, where XLA's dumps show it.
 bool ComputationSimplifier::rewriteDivideByBroadcast(HloInstruction* inst) {
@@ -58,6 +59,24 @@ bool ComputationSimplifier::rewriteDivideByBroadcast(HloInstruction* inst) {
     return false;
   }
   HloInstruction* broadcast = inst->operand(1);
+  const PrimitiveType type = inst->shape().elementType();
+  if (broadcast->opcode() == HloOpcode::kConstant && inst->operand(0)->opcode() != HloOpcode::kConstant &&
+      broadcast->shape().elementType() == type && broadcast->shape().elementCount() == 1) {
+    // a / c for a scalar a and constant c (a quantization scale's `amax / 448`): a * (1 / c), the reciprocal folded,
+    // as XLA writes it. (An array constant here is a broadcast our constant folding expanded, which XLA keeps as a
+    // broadcast: that division is the rule below's.)
+    HloInstruction* ones = splat(Literal::floats(Shape::scalar(type), {1.0}), broadcast->shape());
+    HloInstruction* reciprocal =
+        m_computation.addInstruction("divide", HloOpcode::kDivide, broadcast->shape(), {ones, broadcast});
+    HloInstruction* product =
+        m_computation.addInstruction("multiply", HloOpcode::kMultiply, inst->shape(), {inst->operand(0), reciprocal});
+    for (HloInstruction* created : {ones, reciprocal, product}) {
+      created->mutableAttributes().metadata = inst->attributes().metadata;
+    }
+    replace(inst, product);
+    for (HloInstruction* created : {ones, reciprocal, product}) push(created);
+    return true;
+  }
   if (broadcast->opcode() != HloOpcode::kBroadcast || broadcast->operandCount() != 1 ||
       !broadcast->attributes().dimensions) {
     return false;
@@ -68,7 +87,6 @@ bool ComputationSimplifier::rewriteDivideByBroadcast(HloInstruction* inst) {
       (divisor->opcode() != HloOpcode::kConstant && !usedOnlyBy(*divisor, *broadcast))) {
     return false;
   }
-  const PrimitiveType type = inst->shape().elementType();
   HloInstruction* ones = splat(Literal::floats(Shape::scalar(type), {1.0}), divisor->shape());
   HloInstruction* reciprocal =
       m_computation.addInstruction("divide", HloOpcode::kDivide, divisor->shape(), {ones, divisor});

@@ -350,13 +350,45 @@ TEST(AotCompilerTest, RefusesBadTargetsCpusFeaturesAndClassNames) {
     EXPECT_EQ(artifact.status().kind(), ErrorKind::kBadInput);
     return artifact.ok() ? std::string() : artifact.message();
   };
-  EXPECT_NE(refusal({"riscv", "", "", "M"}).find("unknown target 'riscv'"), std::string::npos);
-  EXPECT_NE(refusal({"x86-64", "pentium-9000", "", "M"}).find("--cpu pentium-9000"), std::string::npos);
-  EXPECT_NE(refusal({"aarch64", "", "+avx2", "M"}).find("'avx2' is not a feature"), std::string::npos);
-  EXPECT_NE(refusal({"x86-64", "", "avx2", "M"}).find("must start with + or -"), std::string::npos);
+  EXPECT_NE(refusal({"riscv", "", "", "M", {}}).find("unknown target 'riscv'"), std::string::npos);
+  EXPECT_NE(refusal({"x86-64", "pentium-9000", "", "M", {}}).find("--cpu pentium-9000"), std::string::npos);
+  EXPECT_NE(refusal({"aarch64", "", "+avx2", "M", {}}).find("'avx2' is not a feature"), std::string::npos);
+  EXPECT_NE(refusal({"x86-64", "", "avx2", "M", {}}).find("must start with + or -"), std::string::npos);
   for (const char* name : {"", "1up", "a::", "::M", "a-b", "class", "std::M", "my__M"}) {
-    EXPECT_NE(refusal({"x86-64", "", "", name}).find("--cpp-class"), std::string::npos) << name;
+    EXPECT_NE(refusal({"x86-64", "", "", name, {}}).find("--cpp-class"), std::string::npos) << name;
   }
+}
+
+// The header's result accessors keep the names of the module as written: the cpu preset rewrites `loss = divide(sum,
+// 4)` as a product with 1/4, and result_loss_data() must still be there (samples/mnist_softmax calls it).
+TEST(AotCompilerTest, ResultAccessorsKeepTheNamesAsWritten) {
+  std::unique_ptr<core::HloModule> module = parseOrFail(R"(HloModule mean
+ENTRY e {
+  x = f32[4] parameter(0)
+  zero = f32[] constant(0)
+  sum = f32[] reduce(x, zero), dimensions={0}, to_apply=add
+  four = f32[] constant(4)
+  loss = f32[] divide(sum, four)
+  ROOT t = (f32[], f32[4]) tuple(loss, x)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  std::unique_ptr<core::HloModule> fused = runPipelineOn(*module, "cpu");
+  EXPECT_NE(fused->entry()->root()->operand(0)->name(), "loss")
+      << "the pipeline renamed it (else this test shows nothing)";
+  core::AotOptions options;
+  options.target = "x86-64";
+  options.className = "Mean";
+  options.resultNames = core::resultNamesAsWritten(*module);
+  EXPECT_EQ(options.resultNames, (std::vector<std::string>{"loss", "x"}));
+  StatusOr<core::AotArtifact> artifact = core::compileAot(*fused, options);
+  ASSERT_TRUE(artifact.ok()) << artifact.message();
+  EXPECT_NE(artifact->header.find("result_loss_data()"), std::string::npos) << artifact->header;
 }
 
 // Temporaries in caller memory, a second Run() on the same instance, and the typed accessors named after the

@@ -47,6 +47,53 @@ TEST(SimplifyArithmeticTest, ADivisorOthersReadKeepsItsDivision) {
   EXPECT_EQ(module->entry()->root()->operand(0)->opcode(), HloOpcode::kDivide) << printModule(*module);
 }
 
+// A quantization scale, max(amax, eps) / 448, divided by a constant of its own shape: the cpu preset multiplies by the
+// reciprocal as XLA does (whose fusion then copies the cheap product into each user, where a division, expensive,
+// stayed apart); the gpu preset keeps the division, and a constant divided by a constant is left to folding.
+TEST(SimplifyArithmeticTest, CpuDividesByAConstantThroughItsReciprocal) {
+  const std::string text = R"(
+HloModule m
+ENTRY main {
+  amax = f32[] parameter(0)
+  eps = f32[] constant(1e-12)
+  m = f32[] maximum(amax, eps)
+  c = f32[] constant(448)
+  ROOT scale = f32[] divide(m, c)
+}
+)";
+  auto module = parseOrFail(text);
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(simplifyFor(*module, Backend::kCpu));
+  const HloInstruction* root = module->entry()->root();
+  ASSERT_EQ(root->opcode(), HloOpcode::kMultiply) << printModule(*module);
+  EXPECT_EQ(root->operand(0)->name(), "m");
+  // 1 / 448, folded by the simplifier's constant rules or still a division of constants.
+  const HloInstruction* reciprocal = root->operand(1);
+  if (reciprocal->opcode() == HloOpcode::kConstant) {
+    ASSERT_NE(reciprocal->literal(), nullptr);
+    EXPECT_FLOAT_EQ(static_cast<float>(reciprocal->literal()->floatValues().at(0)), 1.0f / 448) << printModule(*module);
+  } else {
+    ASSERT_EQ(reciprocal->opcode(), HloOpcode::kDivide) << printModule(*module);
+    EXPECT_EQ(reciprocal->operand(1)->name(), "c");
+  }
+
+  auto gpu = parseOrFail(text);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_FALSE(simplifyFor(*gpu, Backend::kGpu)) << "the gpu preset keeps the division";
+
+  auto constants = parseOrFail(R"(
+HloModule m
+ENTRY main {
+  a = f32[] constant(3)
+  c = f32[] constant(448)
+  ROOT q = f32[] divide(a, c)
+}
+)");
+  ASSERT_NE(constants, nullptr);
+  simplifyFor(*constants, Backend::kCpu);
+  EXPECT_NE(constants->entry()->root()->opcode(), HloOpcode::kMultiply) << printModule(*constants);
+}
+
 TEST(SimplifyArithmeticTest, ADivisionByABroadcastExpIsAProductWithExpOfTheNegation) {
   const std::string text = R"(
 HloModule m

@@ -720,7 +720,8 @@ INSTANTIATE_TEST_SUITE_P(
         CorpusCase{"scan_rnn", "modules/scan_rnn.before.txt", "modules/scan_rnn.after.txt", 10, 1.0, 1.0, 1.0},
         CorpusCase{"mnist_step", "mnist_step/fused/module_0018.jit_step.before_optimizations.txt",
                    "mnist_step/fused/module_0018.jit_step.cpu_after_optimizations.txt", 29, 1.0, 1.0, 1.0},
-        CorpusCase{"tf_mnist", "modules/tf_mnist.before.txt", "modules/tf_mnist.after.txt", 45, 1.0, 1.0, 0.95},
+        // 44 of our ops since the cpu preset multiplies a scalar divided by a constant by its reciprocal (XLA's).
+        CorpusCase{"tf_mnist", "modules/tf_mnist.before.txt", "modules/tf_mnist.after.txt", 44, 1.0, 1.0, 0.95},
         CorpusCase{"dropout_mlp", "modules/dropout_mlp.before.txt", "modules/dropout_mlp.after.txt", 234, 1.0, 1.0,
                    0.96},
         // A 6-block transformer's AdamW step (5k ops). 0.760/0.761 with a 64-operand limit and no duplication checks;
@@ -734,8 +735,11 @@ INSTANTIATE_TEST_SUITE_P(
         // 0.981 / 0.990 until the comparison stopped counting transposes that only relabel a layout (XLA's bitcasts)
         // and simplify wrote dots over size-1 contractions as products and a product of exps as one exp, as XLA's:
         // 0.982 / 1.000 (5,246 of our ops compared and matched; 5,290 were before, with the relabelling transposes).
-        CorpusCase{"llm_train", "modules/llm_train.before.txt", "modules/llm_train.after.txt", 5246, 0.981, 0.999,
-                   0.990},
+        // 0.990 / 1.000 since a scalar divided by a constant is a product with the reciprocal (the loss's mean:
+        // XLA's dump holds 1/512), with 104 of our layernorm-gradient products no longer matched (5,142 of 5,290;
+        // 5,246 before): the matcher's, the pairs it does match agree better.
+        CorpusCase{"llm_train", "modules/llm_train.before.txt", "modules/llm_train.after.txt", 5142, 0.989, 0.999,
+                   0.971},
         // interop/jax_more_programs.py (measured 2026-11-29 as vendored; -1: coverage under 95 %, no figure):
         // 0.924 / 0.931 while its cache index clamp (a scalar select of scalars) counted as effectively unary and was
         // copied into each dynamic-update-slice; XLA keeps it as one fusion they all read.
@@ -846,7 +850,18 @@ INSTANTIATE_TEST_SUITE_P(
         // vectors, 'bij,bij->bj', stayed a dot where XLA's simplifier writes multiply + reduce, and while abs of a
         // complex number counted as expensive, which XLA decides by the result's real type; 1.000 / 1.000 now).
         CorpusCase{"dynamics_modes", "modules/dynamics_modes.before.txt", "modules/dynamics_modes.after.txt", 89, 1.0,
-                   1.0, 0.988}),
+                   1.0, 0.988},
+        // Complex baseband processing (measured 2026-12-01 as vendored): 92 % of our ops matched, under the 95 % a
+        // figure needs: JAX's complex convolution is three real ones with one op_name, and two of ours pair with none
+        // of XLA's (whose operands are layout copies), nor do the real/imag ops feeding them.
+        CorpusCase{"complex_signal", "modules/complex_signal.before.txt", "modules/complex_signal.after.txt", 127, -1,
+                   -1, 0.919},
+        // FP8 inference (measured 2026-12-01 as vendored): 0.955 / 0.659 while a scale `max(amax, eps) / 448` stayed a
+        // division (expensive: kept apart, with the reduce fused into it) where XLA multiplies by 1/448 and copies the
+        // product into each user; 0.719 / 1.000 now: we fuse x / broadcast(scale) with its f8 convert where XLA
+        // multiplies by a reciprocal computed apart (its divisor has another reader, the dequantization).
+        CorpusCase{"fp8_inference", "modules/fp8_inference.before.txt", "modules/fp8_inference.after.txt", 83, 0.718,
+                   1.0, 0.954}),
     [](const ::testing::TestParamInfo<CorpusCase>& info) { return std::string(info.param.program); });
 
 }  // namespace
