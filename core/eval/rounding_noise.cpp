@@ -452,10 +452,10 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
       const int exponent = static_cast<int>((std::bit_cast<uint64_t>(x) >> 52) & 0x7ff) - 1023;
       return std::bit_cast<double>(static_cast<uint64_t>(std::max(exponent, -126) - 23 + 1023) << 52);
     };
-    // Rounding differences never carry a finite result past the type's largest value (a value an op rounded to 448
-    // in f8e4m3fn, its largest, is not 480, which that format has only as NaN: such a move is made towards zero),
-    // and an exact zero has none (an error relative to the value; moved to a negative denormal it made AdamW's
-    // sqrt(v) NaN in noisy runs, leaving those elements without a finite bound).
+    // Rounding differences never carry a finite result past the type's largest value: a value an op rounded to 448
+    // in f8e4m3fn (its largest) is not 480, which that format has only as NaN. Such a move is made towards zero. (An
+    // exact zero still moves: compiled code contracts multiply-adds, and its vector math may return a denormal where
+    // the exact result underflows to zero.)
     const eval::FloatFormat* format = eval::floatFormat(type);
     const double largest = format != nullptr ? format->maxFinite : std::numeric_limits<double>::max();
     const auto moved = [&](double x, double by) {
@@ -468,13 +468,13 @@ Status addRoundingNoise(const HloInstruction& inst, Operands operands, Value& va
         if (i % 32 == 0) bits = noise.next();
         const unsigned pair = static_cast<unsigned>(bits & 3);
         bits >>= 2;
-        if (pair == 1 || pair == 2 || !std::isfinite(data[i]) || data[i] == 0) continue;
+        if (pair == 1 || pair == 2 || !std::isfinite(data[i])) continue;
         data[i] = moved(data[i], (pair == 0 ? -1.0 : 1.0) * ulp(data[i]));
       }
     } else {
       const double coherent = noise.next() & 1 ? 2 : -2;
       for (double& x : data) {
-        if (!std::isfinite(x) || x == 0) continue;
+        if (!std::isfinite(x)) continue;
         x = moved(x, std::round(4 * noise.uniform() + coherent * 0.5 * (1 + noise.uniform())) * ulp(x));
       }
     }

@@ -15,7 +15,7 @@
 // be, and takes the spread of the outputs (result_check.h). The error per op:
 //   - exact ops (data movement, negate, abs, max, min, select, compare, floor, ...): none;
 //   - a correctly rounded op (+ - * / sqrt, ...): up to 1 ulp of its type, random sign, never past its largest
-//     finite value (a rounding difference does not overflow), none for an exact zero (a relative error);
+//     finite value (a rounding difference does not overflow);
 //   - a convert or reduce-precision: none of its own (one correctly rounded step in both, so it differs only where its
 //     operand does: the noisy runs carry that through), except where compiled code rounds twice (from f64 or a wide
 //     integer, through f32, to a narrower float): up to 1 ulp. One ulp of f8e4m3fn is an eighth of the value; applied
