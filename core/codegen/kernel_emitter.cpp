@@ -6,12 +6,14 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include "core/codegen/element_emitter.h"
@@ -157,6 +159,40 @@ std::optional<WarpNormalizationPlan> warpNormalizationPlan(const std::vector<con
   return plan;
 }
 
+// CPU kernels take their buffers as an array of pointers, so LLVM cannot tell them apart: a loop that loads
+// through a computed index (a gather, a dynamic slice) and stores to the output stayed scalar ("cannot identify
+// array bounds" for a runtime alias check). Distinct buffers of the plan never overlap (on the GPU they are noalias
+// arguments), so each load and store whose address derives from one buffer gets that buffer's alias scope and is
+// declared not to alias the other buffers. A buffer passed twice (an in-place update) gets no scope, nor does an
+// access whose address the analysis cannot trace to one buffer: both may alias anything, as before.
+void addBufferAliasScopes(llvm::Function& fn, const std::vector<llvm::Value*>& args,
+                          const std::vector<bool>& distinct) {
+  llvm::MDBuilder md(fn.getContext());
+  llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(fn.getName());
+  std::vector<llvm::MDNode*> scopes(args.size(), nullptr);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (distinct[i]) scopes[i] = md.createAnonymousAliasScope(domain, fmt::format("{}.arg{}", fn.getName().str(), i));
+  }
+  std::unordered_map<const llvm::Value*, size_t> argIndex;
+  for (size_t i = 0; i < args.size(); ++i) argIndex.emplace(args[i], i);
+  for (llvm::BasicBlock& block : fn) {
+    for (llvm::Instruction& inst : block) {
+      const llvm::Value* address = nullptr;
+      if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) address = load->getPointerOperand();
+      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst)) address = store->getPointerOperand();
+      if (address == nullptr) continue;
+      auto found = argIndex.find(llvm::getUnderlyingObject(address, /*MaxLookup=*/0));
+      if (found == argIndex.end() || scopes[found->second] == nullptr) continue;
+      std::vector<llvm::Metadata*> others;
+      for (size_t j = 0; j < scopes.size(); ++j) {
+        if (j != found->second && scopes[j] != nullptr) others.push_back(scopes[j]);
+      }
+      inst.setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(fn.getContext(), {scopes[found->second]}));
+      if (!others.empty()) inst.setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(fn.getContext(), others));
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, KernelTarget target, llvm::Module& module,
@@ -165,6 +201,12 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
   ElementEmitter emitter(module, target, vectors);
   llvm::IRBuilder<>& b = emitter.builder();
   std::vector<EmittedKernel> emitted;
+  struct ScopedKernel {
+    llvm::Function* fn;
+    std::vector<llvm::Value*> args;
+    std::vector<bool> distinct;
+  };
+  std::vector<ScopedKernel> scoped;  // CPU kernels, whose buffers get alias scopes once emitted
   llvm::Type* ptrType = llvm::PointerType::get(context, 0);
   llvm::Type* globalPtrType = llvm::PointerType::get(context, target == KernelTarget::kNvptx ? 1 : 0);
   for (const PlanKernel& kernel : plan.kernels) {
@@ -188,6 +230,16 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     std::vector<llvm::Value*> args;
     llvm::Value* begin = nullptr;
     llvm::Value* end = nullptr;
+    // Buffers that alias no other argument: all but a buffer passed twice (an in-place update in a loop body, an
+    // output written into the parameter it aliases).
+    std::vector<bool> distinct(static_cast<size_t>(argCount), true);
+    {
+      std::vector<int> buffers = kernel.inputs;
+      buffers.insert(buffers.end(), kernel.outputs.begin(), kernel.outputs.end());
+      for (size_t i = 0; i < distinct.size() && i < buffers.size(); ++i) {
+        distinct[i] = std::count(buffers.begin(), buffers.end(), buffers[i]) == 1;
+      }
+    }
     if (target == KernelTarget::kCpu) {
       for (int i = 0; i < argCount; ++i) {
         llvm::Value* slot = b.CreateInBoundsGEP(ptrType, fn->getArg(0), emitter.i64(i));
@@ -195,15 +247,10 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
       }
       begin = fn->getArg(1);
       end = fn->getArg(2);
+      scoped.push_back({fn, args, distinct});
     } else {
-      // noalias, except on a buffer passed twice (an in-place update in a loop body, an output written into the
-      // parameter it aliases).
-      std::vector<int> buffers = kernel.inputs;
-      buffers.insert(buffers.end(), kernel.outputs.begin(), kernel.outputs.end());
       for (int i = 0; i < argCount; ++i) {
-        const bool repeated = static_cast<size_t>(i) < buffers.size() &&
-                              std::count(buffers.begin(), buffers.end(), buffers[static_cast<size_t>(i)]) > 1;
-        if (!repeated) fn->getArg(static_cast<unsigned>(i))->addAttr(llvm::Attribute::NoAlias);
+        if (distinct[static_cast<size_t>(i)]) fn->getArg(static_cast<unsigned>(i))->addAttr(llvm::Attribute::NoAlias);
         args.push_back(fn->getArg(static_cast<unsigned>(i)));
       }
       auto read = [&](llvm::Intrinsic::ID id) {
@@ -556,6 +603,7 @@ StatusOr<std::vector<EmittedKernel>> emitKernels(const ExecutionPlan& plan, Kern
     if (!emitter.status().ok()) return emitter.status();
     emitted.push_back({kernel.name, emittedRange, emittedCost});
   }
+  for (ScopedKernel& k : scoped) addBufferAliasScopes(*k.fn, k.args, k.distinct);
   return emitted;
 }
 

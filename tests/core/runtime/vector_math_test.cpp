@@ -439,5 +439,65 @@ ENTRY main {
   EXPECT_TRUE(std::regex_search(ir, std::regex(R"(call .*@_ZGV[bd]N[24]vv_atan2\()"))) << ir.substr(0, 4000);
 }
 
+// A loop that reads one operand through computed indices (a gather: spectral's frames of a signal, windowed by a
+// cos) still calls the vector cos: the kernel's buffers carry alias scopes, without which LLVM could not prove the
+// gathered loads independent of the output's stores and left the loop scalar (32 µs for 1,536 elements, 7 µs now).
+TEST(VectorMathTest, GatheringLoopsStillCallTheVectorVariants) {
+  auto module = parseHloModule(R"(HloModule m
+
+%windowed (s: f32[832], i: s32[1536,1], x: f32[1536]) -> f32[1536] {
+  %s = f32[832]{0} parameter(0)
+  %i = s32[1536,1]{1,0} parameter(1)
+  %x = f32[1536]{0} parameter(2)
+  %g = f32[1536]{0} gather(%s, %i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  %c = f32[1536]{0} cosine(%x)
+  ROOT %m = f32[1536]{0} multiply(%g, %c)
+}
+
+ENTRY main {
+  s = f32[832]{0} parameter(0)
+  i = s32[1536,1]{1,0} parameter(1)
+  x = f32[1536]{0} parameter(2)
+  ROOT f = f32[1536]{0} fusion(s, i, x), kind=kLoop, calls=%windowed
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.message();
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("fs_gather_cos_ir_{}", static_cast<long>(getpid()));
+  std::filesystem::create_directories(dir);
+  CpuCompileOptions options;
+  options.dumpIrDirectory = dir.string();
+  StatusOr<std::unique_ptr<CpuExecutable>> executable = CpuExecutable::compile(**module, options);
+  ASSERT_TRUE(executable.ok()) << executable.message();
+  std::string ir;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    ir += std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(std::regex_search(ir, std::regex(R"(call[^\n]* <\d+ x float> @fusionscope_cosf_v\d+\()")))
+      << ir.substr(0, 4000);
+
+  std::vector<double> signal, indices, xs;
+  for (int k = 0; k < 832; ++k) signal.push_back(std::sin(0.3 * k) + 0.01 * k);
+  for (int k = 0; k < 1536; ++k) {
+    indices.push_back(static_cast<double>((k * 37 + 11) % 832));
+    xs.push_back(static_cast<float>(0.049087387 * (k % 128)) + static_cast<float>(k / 128) * 100.0f);
+  }
+  std::vector<int64_t> at(indices.begin(), indices.end());
+  StatusOr<Value> result = (*executable)
+                               ->run({Value::floats(Shape(PrimitiveType::kF32, {832}), signal),
+                                      Value::integers(Shape(PrimitiveType::kS32, {1536, 1}), at),
+                                      Value::floats(Shape(PrimitiveType::kF32, {1536}), xs)});
+  ASSERT_TRUE(result.ok()) << result.message();
+  const auto ys = result->floatData();
+  ASSERT_EQ(ys.size(), 1536u);
+  for (size_t k = 0; k < ys.size(); ++k) {
+    const double expected = static_cast<double>(static_cast<float>(signal[static_cast<size_t>(at[k])])) *
+                            std::cos(static_cast<double>(static_cast<float>(xs[k])));
+    EXPECT_NEAR(ys[k], expected, 1e-6 * (1.0 + std::fabs(expected))) << "element " << k;
+  }
+}
+
 }  // namespace
 }  // namespace fusionscope::core
